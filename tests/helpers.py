@@ -1,0 +1,160 @@
+"""Helpers for the tests: build a game in a chosen position from a snapshot, name actions and places.
+
+Positions are made the way a bug report would make them: take a fresh game's snapshot
+(``Game.to_dict``), edit the fields that matter, and load it back (``Game.from_dict``), so
+every position a test uses also passes the snapshot validator.
+
+    g = position(suspects={"Scarlet": "Hall", "Mustard": (17, 11)}, phase="suggest")
+    g.step(suggest("Mustard", "Rope", "Hall"))
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from cluedo_env import actions as A
+from cluedo_env.board import load_board
+from cluedo_env.cards import CARD_NAMES, card_id, room_id, suspect_id, weapon_id
+from cluedo_env.config import RulesConfig
+from cluedo_env.reference import Game
+
+BOARD = load_board()
+
+# A fixed deal for four players (R-S5: sizes 5, 5, 4, 4) and the envelope that goes with it.
+ENVELOPE = ["Plum", "Wrench", "Study"]
+HANDS4 = [
+    ["Scarlet", "Candlestick", "Kitchen", "Ballroom", "Conservatory"],
+    ["Mustard", "Dagger", "Dining Room", "Billiard Room", "Library"],
+    ["White", "Lead Pipe", "Lounge", "Hall"],
+    ["Green", "Peacock", "Revolver", "Rope"],
+]
+
+Place = str | tuple[int, int] | list[int]
+
+
+def config(preset: str = "classic", **flags: Any) -> RulesConfig:
+    return RulesConfig.from_preset(preset, **flags)
+
+
+def deal(envelope: list[str], players: int) -> list[list[str]]:
+    """The cards not in ``envelope``, in card-id order, dealt one at a time from seat 0."""
+    held = [c for c in range(len(CARD_NAMES)) if CARD_NAMES[c] not in envelope]
+    return [[CARD_NAMES[c] for c in held[p::players]] for p in range(players)]
+
+
+def position(
+    cfg: RulesConfig | None = None,
+    *,
+    seed: int = 0,
+    suspects: dict[str, Place] | None = None,
+    weapons: dict[str, str] | None = None,
+    phase: str | None = None,
+    current: int | None = None,
+    roll: int | None = None,
+    hands: list[list[str]] | None = None,
+    envelope: list[str] | None = None,
+    dragged: Iterable[int] | None = None,
+    eliminated: Iterable[int] | None = None,
+    turn_count: int | None = None,
+) -> Game:
+    """A game of ``cfg`` (default classic, 4 players) in the position the arguments describe.
+
+    Unnamed fields keep the values of ``Game(cfg, seed)``: tokens on their start squares,
+    that seed's weapons, deal and envelope. ``suspects`` maps a suspect to a room name or a
+    ``(row, col)`` square; ``dragged`` and ``eliminated`` are the seats that are so. Giving
+    only ``envelope`` deals the other cards with :func:`deal`; giving only ``hands`` puts the
+    three cards nobody holds in the envelope.
+    """
+    cfg = cfg or RulesConfig()
+    d = Game(cfg, seed=seed).to_dict()
+    players = cfg.players
+    for name, place in (suspects or {}).items():
+        d["suspects"][name] = place if isinstance(place, str) else list(place)
+    d["weapons"] = d["weapons"] if weapons is None else {**d["weapons"], **weapons}
+    if envelope is not None or hands is not None:
+        if hands is None:
+            hands = deal(list(envelope), players)
+        if envelope is None:
+            held = {c for hand in hands for c in hand}
+            envelope = [c for c in CARD_NAMES if c not in held]
+        d["hands"] = [list(h) for h in hands]
+        d["envelope"] = list(envelope)
+    for key, value in (("phase", phase), ("current", current), ("roll", roll), ("turn_count", turn_count)):
+        if value is not None:
+            d[key] = value
+    if dragged is not None:
+        d["dragged"] = [p in set(dragged) for p in range(players)]
+    if eliminated is not None:
+        d["eliminated"] = [p in set(eliminated) for p in range(players)]
+    return Game.from_dict(json.loads(json.dumps(d)), seed=seed)
+
+
+# ---------------------------------------------------------------- places and actions
+def loc(place: Place) -> int:
+    """Location id of a room name or a ``(row, col)`` square."""
+    if isinstance(place, str):
+        return BOARD.room_loc(room_id(place))
+    return BOARD.square_of[tuple(place)]
+
+
+def name(location: int) -> str | tuple[int, int]:
+    """Room name or ``(row, col)`` of a location id (the inverse of :func:`loc`)."""
+    if BOARD.is_room(location):
+        return BOARD.loc_name(location)
+    return BOARD.squares[location]
+
+
+def where(g: Game, suspect: str) -> str | tuple[int, int]:
+    return name(g.positions[suspect_id(suspect)])
+
+
+def move(place: Place) -> int:
+    return A.MOVE0 + loc(place)
+
+
+def suggest(suspect: str, weapon: str, room: str) -> int:
+    return A.SUGGEST0 + A.triple_index(suspect_id(suspect), weapon_id(weapon), room_id(room))
+
+
+def accuse(suspect: str, weapon: str, room: str) -> int:
+    return A.ACCUSE0 + A.triple_index(suspect_id(suspect), weapon_id(weapon), room_id(room))
+
+
+def show(card: str) -> int:
+    return A.SHOW0 + card_id(card)
+
+
+def kind(action: int) -> str:
+    """ROLL, PASSAGE, STAY, END_TURN, MOVE, SUGGEST, SHOW or ACCUSE."""
+    if action < A.MOVE0:
+        return ("ROLL", "PASSAGE", "STAY", "END_TURN")[action]
+    for first, label in ((A.ACCUSE0, "ACCUSE"), (A.SHOW0, "SHOW"), (A.SUGGEST0, "SUGGEST")):
+        if action >= first:
+            return label
+    return "MOVE"
+
+
+def kinds(g: Game) -> dict[str, int]:
+    """How many legal actions of each kind the actor has, e.g. ``{"ROLL": 1, "ACCUSE": 324}``."""
+    return dict(Counter(kind(a) for a in g.legal_actions()))
+
+
+def dests(g: Game) -> set[str | tuple[int, int]]:
+    """The legal MOVE destinations, as room names and ``(row, col)`` squares."""
+    return {name(a - A.MOVE0) for a in g.legal_actions() if A.MOVE0 <= a < A.SUGGEST0}
+
+
+def dests_after_roll(g: Game, roll: int) -> set[str | tuple[int, int]]:
+    """Roll ``roll`` (forced) on a copy of ``g`` and return the destinations it opens."""
+    h = Game.from_dict(g.to_dict())
+    h.step(A.ROLL, roll=roll)
+    return dests(h)
+
+
+def play(g: Game, *actions: int) -> Game:
+    for a in actions:
+        g.step(a)
+    return g
