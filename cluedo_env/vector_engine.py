@@ -45,7 +45,16 @@ hist_triple       (B, H, 3) int8   suspect, weapon, room indices
 hist_correct      (B, H) bool      accusation was right
 hist_response     (B, H, P) int8   per seat for a suggestion: -1 not asked (yet), -2 could not
                                    refute, c >= 0 showed card c (seen by suggester and refuter only)
+seen              (B, P, P, 21)    seen[b, to, by, c]: seat ``by`` showed card c to seat ``to``
+                  bool
+passed_on         (B, P, 21) bool  seat could not refute a suggestion naming the card (public)
+refuted_on        (B, P, 21) int8  times the seat showed a card for a suggestion naming it (public, capped)
+named_count       (B, P, 21) int8  times the seat named the card in its suggestions (public, capped)
+accused_at        (B, P) int16     history index of the seat's accusation, -1 if none (R-A6)
 ================  ===============  =========================================================
+
+The last five are summaries of the history, kept up to date step by step so that an
+observation never has to scan the history (``rebuild_summaries`` recomputes them).
 
 H = max_turns + players: each turn holds at most one suggestion, each player one accusation.
 """
@@ -137,6 +146,12 @@ class VectorEngine:
         self.hist_triple = np.zeros((B, H, 3), np.int8)
         self.hist_correct = np.zeros((B, H), bool)
         self.hist_response = np.full((B, H, P), NOT_ASKED, np.int8)
+        self.seen = np.zeros((B, P, P, NUM_CARDS), bool)
+        self.passed_on = np.zeros((B, P, NUM_CARDS), bool)
+        self.refuted_on = np.zeros((B, P, NUM_CARDS), np.int8)
+        self.named_count = np.zeros((B, P, NUM_CARDS), np.int8)
+        self.accused_at = np.full((B, P), -1, np.int16)
+        self._observer = None
         # --- legal actions, kept as blocks (see _update_legal) ---
         self.special = np.zeros((B, 4), bool)  # ROLL, PASSAGE, STAY, END_TURN
         self.suggest_set = np.full(B, NO_TRIPLES, np.int8)  # triple-set id of legal SUGGESTs
@@ -194,6 +209,11 @@ class VectorEngine:
         self.hist_len[idx] = 0
         self.hist_kind[idx] = 0
         self.hist_response[idx] = NOT_ASKED
+        self.seen[idx] = False
+        self.passed_on[idx] = False
+        self.refuted_on[idx] = 0
+        self.named_count[idx] = 0
+        self.accused_at[idx] = -1
         self._update_legal(idx)
 
     # ================================================================ queries
@@ -388,6 +408,9 @@ class VectorEngine:
             self.weapon_room[idx, w] = r
         h = self._append_history(idx, SUGGESTION, cur, np.stack([s, w, r], 1))
         self.hist_response[idx, h] = NOT_ASKED
+        for card in (s, WEAPON_CARD0 + w, ROOM_CARD0 + r):
+            cnt = self.named_count[idx, cur, card]
+            self.named_count[idx, cur, card] = np.minimum(cnt, 126) + 1
         self._ask_refuters(idx, cur, end_turn)
 
     def _ask_refuters(self, idx: np.ndarray, after: np.ndarray, end_turn: list) -> None:
@@ -406,7 +429,10 @@ class VectorEngine:
         k = np.arange(1, P)
         passed = (k[None, :] > start[:, None]) & (k[None, :] < first[:, None])  # (n, P-1) by distance
         rows, cols = np.nonzero(passed)
-        self.hist_response[idx[rows], h[rows], (sugg[rows] + cols + 1) % P] = PASSED
+        seat = (sugg[rows] + cols + 1) % P
+        self.hist_response[idx[rows], h[rows], seat] = PASSED
+        for j in range(3):
+            self.passed_on[idx[rows], seat, named[rows, j]] = True
         found = first < P
         self.refuter[idx[found]] = (sugg[found] + first[found]) % P
         self.phase[idx[found]] = A.REFUTE
@@ -416,6 +442,11 @@ class VectorEngine:
         h = self.hist_len[idx].astype(np.int64) - 1
         ref = self.refuter[idx].astype(np.int64)
         self.hist_response[idx, h, ref] = card
+        self.seen[idx, self.hist_player[idx, h], ref, card] = True
+        trip = self.hist_triple[idx, h].astype(np.int64)
+        for named in (trip[:, 0], WEAPON_CARD0 + trip[:, 1], ROOM_CARD0 + trip[:, 2]):
+            cnt = self.refuted_on[idx, ref, named]
+            self.refuted_on[idx, ref, named] = np.minimum(cnt, 126) + 1
         self.refuter[idx] = -1
         if self.config.refutation == "all":  # R-G6 variant: keep asking round the table
             self._ask_refuters(idx, ref, end_turn)
@@ -438,6 +469,7 @@ class VectorEngine:
         correct = (named == self.envelope[idx]).all(1)  # R-A2
         h = self._append_history(idx, ACCUSATION, cur, np.stack([s, w, r], 1))
         self.hist_correct[idx, h] = correct
+        self.accused_at[idx, cur] = h
         self._finish(idx[correct], cur[correct])  # R-A3, R-E1
         wrong, wcur = idx[~correct], cur[~correct]
         self.eliminated[wrong, wcur] = True  # R-A4
@@ -484,6 +516,24 @@ class VectorEngine:
         nxt = order[np.arange(len(go)), np.argmax(~self.eliminated[go[:, None], order], axis=1)]
         self.current[go] = nxt
         self.phase[go] = A.START if self.has_board else A.SUGGEST
+
+    def observe(self, player: np.ndarray | int | None = None, idx: np.ndarray | None = None) -> np.ndarray:
+        """(n, D) int8 observations; see :mod:`cluedo_env.observation` and docs/observation.md.
+
+        ``player``: a seat (int or (n,) array); default each game's actor. ``idx``: games
+        (default all).
+        """
+        if self._observer is None:
+            from cluedo_env.observation import Observer
+
+            self._observer = Observer(self)
+        return self._observer.observe(player, idx)
+
+    @property
+    def observation_size(self) -> int:
+        from cluedo_env.observation import size
+
+        return size(self.config)
 
     # ---------------------------------------------------------- legal blocks
     def _accuse_set_for(self, idx: np.ndarray) -> np.ndarray:
@@ -541,6 +591,29 @@ class VectorEngine:
         if len(g):
             self.special[g, 3] = True  # R-G8, R-M8
             self.accuse_set[g] = self._accuse_set_for(g)
+
+    def rebuild_summaries(self, idx: np.ndarray) -> None:
+        """Recompute the history summaries (``seen`` ... ``accused_at``) from the history."""
+        for i in np.asarray(idx, np.int64):
+            self.seen[i] = False
+            self.passed_on[i] = False
+            self.refuted_on[i] = 0
+            self.named_count[i] = 0
+            self.accused_at[i] = -1
+            for h in range(int(self.hist_len[i])):
+                if self.hist_kind[i, h] == ACCUSATION:
+                    self.accused_at[i, self.hist_player[i, h]] = h
+                    continue
+                s, w, r = (int(x) for x in self.hist_triple[i, h])
+                named = [s, WEAPON_CARD0 + w, ROOM_CARD0 + r]
+                p = int(self.hist_player[i, h])
+                self.named_count[i, p, named] = np.minimum(self.named_count[i, p, named], 126) + 1
+                for seat, resp in enumerate(self.hist_response[i, h]):
+                    if resp == PASSED:
+                        self.passed_on[i, seat, named] = True
+                    elif resp >= 0:
+                        self.seen[i, p, seat, resp] = True
+                        self.refuted_on[i, seat, named] = np.minimum(self.refuted_on[i, seat, named], 126) + 1
 
     # ============================================================= snapshots
     def export_game(self, i: int) -> dict[str, Any]:
@@ -612,6 +685,7 @@ class VectorEngine:
                 self.hist_response[i, h, rec.passed] = PASSED
                 self.hist_response[i, h, rec.refuted_by] = rec.shown
         idx = np.array([i])
+        self.rebuild_summaries(idx)
         self.move_dest[i] = False
         if self.phase[i] == A.MOVE:
             self.move_dest[i] = self._destinations(idx)[0]
