@@ -104,7 +104,9 @@ def parse_board(text: str) -> Board:
     grid = tuple(sections["map"])
     rows, cols = len(grid), len(grid[0])
     if rows != 25 or any(len(line) != cols for line in grid) or cols != 24:
-        raise BoardError(f"the map must be 25 rows of 24 cells, got {rows} rows of widths {sorted({len(x) for x in grid})}")
+        raise BoardError(
+            f"the map must be 25 rows of 24 cells, got {rows} rows of widths {sorted({len(x) for x in grid})}"
+        )
 
     squares: list[tuple[int, int]] = []
     starts: dict[int, int] = {}

@@ -101,7 +101,10 @@ def _build(board: Board, max_roll: int) -> PathTrie:
     offset = np.searchsorted(start, np.arange(NUM_LOCATIONS))
     count_le = np.zeros((NUM_LOCATIONS, max_roll + 1), np.int64)
     for k in range(max_roll + 1):
-        count_le[:, k] = np.searchsorted(start * (max_roll + 2) + depth, np.arange(NUM_LOCATIONS) * (max_roll + 2) + k, "right") - offset
+        count_le[:, k] = (
+            np.searchsorted(start * (max_roll + 2) + depth, np.arange(NUM_LOCATIONS) * (max_roll + 2) + k, "right")
+            - offset
+        )
 
     empty = np.zeros((NUM_LOCATIONS, max_roll + 1, NUM_LOCATIONS), bool)
     for k in range(1, max_roll + 1):
@@ -138,13 +141,14 @@ def blocker_masks(squares: np.ndarray) -> np.ndarray:
     return out
 
 
-def destinations(trie: PathTrie, distance: np.ndarray, start: np.ndarray, roll: np.ndarray, others: np.ndarray) -> np.ndarray:
+def destinations(
+    trie: PathTrie, distance: np.ndarray, start: np.ndarray, roll: np.ndarray, others: np.ndarray
+) -> np.ndarray:
     """(n, 197) bool: legal destinations for n moves at once.
 
     ``start`` (n,) mover locations, ``roll`` (n,) pips, ``others`` (n, m) locations of the
     other suspect tokens (rooms and -1 never block).
     """
-    n = len(start)
     out = trie.empty[start, roll].copy()  # (n, 197) bool
     on_square = (others >= 0) & (others < NUM_SQUARES)
     blockers = np.where(on_square, others, -1)

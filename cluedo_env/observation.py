@@ -22,7 +22,6 @@ from cluedo_env import actions as A
 from cluedo_env.board import NUM_LOCATIONS
 from cluedo_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
 from cluedo_env.config import RulesConfig
-
 from cluedo_env.vector_engine import ACCUSATION, PASSED
 
 if TYPE_CHECKING:
@@ -57,7 +56,11 @@ def _pieces(config: RulesConfig) -> list[tuple[str, tuple[int, ...], str]]:
     if config.has_board:
         out += [
             ("my_suspect", (NUM_SUSPECTS,), "one-hot: the suspect token I move"),
-            ("token_location", (NUM_SUSPECTS, NUM_LOCATIONS), "one-hot location of each suspect token (188 squares, 9 rooms)"),
+            (
+                "token_location",
+                (NUM_SUSPECTS, NUM_LOCATIONS),
+                "one-hot location of each suspect token (188 squares, 9 rooms)",
+            ),
             ("weapon_room", (NUM_WEAPONS, NUM_ROOMS), "one-hot room of each weapon"),
             ("may_stay", (1,), "1 if I was dragged into my room and may stay and suggest (R-T3)"),
         ]

@@ -87,7 +87,9 @@ def history_from_json(items: list[dict[str, Any]]) -> list:
                 out.append(Accusation(int(item["player"]), s, w, r, bool(item["correct"])))
             elif item["type"] == "suggestion":
                 shown = [card_id(c) for c in item["shown"]]
-                out.append(Suggestion(int(item["player"]), s, w, r, list(item["passed"]), list(item["refuted_by"]), shown))
+                out.append(
+                    Suggestion(int(item["player"]), s, w, r, list(item["passed"]), list(item["refuted_by"]), shown)
+                )
             else:
                 raise SnapshotError(f"history[{i}].type must be 'suggestion' or 'accusation', got {item['type']!r}")
         except (KeyError, TypeError, ValueError) as exc:

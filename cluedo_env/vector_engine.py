@@ -61,7 +61,7 @@ H = max_turns + players: each turn holds at most one suggestion, each player one
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -98,6 +98,14 @@ def _loc_passage() -> np.ndarray:
     for room, target in PASSAGES.items():
         out[ROOM_LOC0 + room] = ROOM_LOC0 + target
     return out
+
+
+class StepResult(NamedTuple):
+    """What one step produced, per game: copies, safe to keep."""
+
+    rewards: np.ndarray  # (B, P) float32
+    terminated: np.ndarray  # (B,) bool: the game ended in this step with a win or R-E4
+    truncated: np.ndarray  # (B,) bool: the game was cut at max_turns in this step
 
 
 class VectorEngine:
@@ -157,7 +165,9 @@ class VectorEngine:
         self.suggest_set = np.full(B, NO_TRIPLES, np.int8)  # triple-set id of legal SUGGESTs
         self.accuse_set = np.full(B, NO_TRIPLES, np.int8)  # triple-set id of legal ACCUSEs
         self.show = np.zeros((B, NUM_CARDS), bool)  # legal SHOWs
+        self.n_move = np.zeros(B, np.int16)  # number of True in move_dest
         self._mask: np.ndarray | None = None
+        self._mask_buffer = np.empty((B, A.NUM_ACTIONS), bool)
         self.rng = np.random.default_rng()
 
     # ================================================================= reset
@@ -206,9 +216,8 @@ class VectorEngine:
         self.truncated[idx] = False
         self.rewards[idx] = 0
         self.move_dest[idx] = False
-        self.hist_len[idx] = 0
-        self.hist_kind[idx] = 0
-        self.hist_response[idx] = NOT_ASKED
+        self.n_move[idx] = 0
+        self.hist_len[idx] = 0  # records past hist_len are stale and never read
         self.seen[idx] = False
         self.passed_on[idx] = False
         self.refuted_on[idx] = 0
@@ -235,9 +244,13 @@ class VectorEngine:
 
     @property
     def legal_action_mask(self) -> np.ndarray:
-        """(B, 870) bool mask of the legal actions of each game's actor (all False when over)."""
+        """(B, 870) bool mask of the legal actions of each game's actor (all False when over).
+
+        Built on first access after each step into a buffer that the next step reuses
+        (fresh memory for 3.5 MB a step costs more than building it): copy it to keep it.
+        """
         if self._mask is None:
-            mask = np.empty((self.B, A.NUM_ACTIONS), bool)
+            mask = self._mask_buffer
             mask[:, : A.MOVE0] = self.special
             mask[:, A.MOVE0 : A.SUGGEST0] = self.move_dest
             mask[:, A.SUGGEST0 : A.SHOW0] = _TRIPLE_SETS[self.suggest_set + 1]
@@ -248,7 +261,7 @@ class VectorEngine:
 
     def legal_counts(self) -> np.ndarray:
         """(B,) number of legal actions per game."""
-        return (self.special.sum(1) + self.move_dest.sum(1) + _TRIPLE_COUNT[self.suggest_set + 1]
+        return (self.special.sum(1) + self.n_move + _TRIPLE_COUNT[self.suggest_set + 1]
                 + self.show.sum(1) + _TRIPLE_COUNT[self.accuse_set + 1])  # fmt: skip
 
     def sample_random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -260,7 +273,7 @@ class VectorEngine:
         """
         rng = rng or self.rng
         n_special = self.special.sum(1)
-        n_move = self.move_dest.sum(1)
+        n_move = self.n_move
         n_sug = _TRIPLE_COUNT[self.suggest_set + 1]
         n_show = self.show.sum(1)
         n_acc = _TRIPLE_COUNT[self.accuse_set + 1]
@@ -290,22 +303,22 @@ class VectorEngine:
         return out
 
     # =================================================================== step
-    def step(self, actions: np.ndarray) -> None:
-        """Apply one action per game for that game's actor.
+    def step(self, actions: np.ndarray) -> StepResult:
+        """Apply one action per game for that game's actor; return what the step produced.
 
-        Finished games (when not autoresetting) must get -1 or any value; their action is
-        ignored. Raises IllegalActionError naming the first game whose action is illegal,
-        before any game's state changes.
+        The action of a finished game (phase OVER, when not autoresetting) is ignored: pass
+        -1. Raises IllegalActionError naming the first game whose action is illegal, before
+        any game's state changes. The returned rewards and end flags describe this step even
+        when ``autoreset`` has already put a new game in a finished slot.
         """
         actions = np.asarray(actions)
         if actions.shape != (self.B,) or not np.issubdtype(actions.dtype, np.integer):
-            raise A.IllegalActionError(f"actions must be a ({self.B},) integer array, got {actions.dtype} {actions.shape}")
+            raise A.IllegalActionError(
+                f"actions must be a ({self.B},) integer array, got {actions.dtype} {actions.shape}"
+            )
         done = self.phase == A.OVER
         act = np.where(done, 0, actions).astype(np.int64)
-        in_range = (act >= 0) & (act < A.NUM_ACTIONS)
-        ok = in_range.copy()
-        ok[in_range] = self.legal_action_mask[np.flatnonzero(in_range), act[in_range]]
-        ok |= done
+        ok = self._is_legal(act) | done
         if not ok.all():
             g = int(np.flatnonzero(~ok)[0])
             raise A.IllegalActionError(
@@ -337,6 +350,7 @@ class VectorEngine:
             dest = (act[idx] - A.MOVE0).astype(np.int16)
             self.pos[idx, self.current[idx]] = dest
             self.move_dest[idx] = False
+            self.n_move[idx] = 0
             into_room = dest >= ROOM_LOC0
             self.phase[idx[into_room]] = A.SUGGEST  # R-G2
             self._after_move(idx[~into_room], end_turn)
@@ -355,10 +369,27 @@ class VectorEngine:
         if end_turn:
             self._end_turn(np.concatenate(end_turn))
         self._update_legal(np.flatnonzero(live))
+        result = StepResult(self.rewards.copy(), self.terminated & live, self.truncated & live)
         if self.autoreset:
             finished = np.flatnonzero(self.phase == A.OVER)
             if len(finished):
                 self._new_games(finished)
+        return result
+
+    def _is_legal(self, act: np.ndarray) -> np.ndarray:
+        """(B,) bool: ``act`` is legal in each game, read from the legal blocks (no mask needed)."""
+        ar = self._ar
+        ok = np.zeros(self.B, bool)
+        a = np.clip(act, 0, A.NUM_ACTIONS - 1)
+        in_range = act == a
+        ok |= (a < A.MOVE0) & self.special[ar, np.minimum(a, 3)]
+        ok |= (a >= A.MOVE0) & (a < A.SUGGEST0) & self.move_dest[ar, np.clip(a - A.MOVE0, 0, NUM_LOCATIONS - 1)]
+        t = np.clip(a - A.SUGGEST0, 0, A.NUM_TRIPLES - 1)
+        ok |= (a >= A.SUGGEST0) & (a < A.SHOW0) & _TRIPLE_SETS[self.suggest_set + 1, t]
+        ok |= (a >= A.SHOW0) & (a < A.ACCUSE0) & self.show[ar, np.clip(a - A.SHOW0, 0, NUM_CARDS - 1)]
+        t = np.clip(a - A.ACCUSE0, 0, A.NUM_TRIPLES - 1)
+        ok |= (a >= A.ACCUSE0) & _TRIPLE_SETS[self.accuse_set + 1, t]
+        return ok & in_range
 
     # ------------------------------------------------------------ transitions
     def _roll(self, idx: np.ndarray, end_turn: list) -> None:
@@ -367,8 +398,10 @@ class VectorEngine:
         self.roll[idx] = dice
         self.last_roll[idx] = dice
         dest = self._destinations(idx)
-        has = dest.any(1)
+        count = dest.sum(1)
+        has = count > 0
         self.move_dest[idx[has]] = dest[has]
+        self.n_move[idx[has]] = count[has]
         self.phase[idx[has]] = A.MOVE
         self._after_move(idx[~has], end_turn)
 
@@ -679,7 +712,11 @@ class VectorEngine:
         for h, rec in enumerate(game.history):
             self.hist_triple[i, h] = (rec.suspect, rec.weapon, rec.room)
             if isinstance(rec, Accusation):
-                self.hist_kind[i, h], self.hist_player[i, h], self.hist_correct[i, h] = ACCUSATION, rec.accuser, rec.correct
+                self.hist_kind[i, h], self.hist_player[i, h], self.hist_correct[i, h] = (
+                    ACCUSATION,
+                    rec.accuser,
+                    rec.correct,
+                )
             else:
                 self.hist_kind[i, h], self.hist_player[i, h] = SUGGESTION, rec.suggester
                 self.hist_response[i, h, rec.passed] = PASSED
@@ -689,6 +726,7 @@ class VectorEngine:
         self.move_dest[i] = False
         if self.phase[i] == A.MOVE:
             self.move_dest[i] = self._destinations(idx)[0]
+        self.n_move[i] = self.move_dest[i].sum()
         self._update_legal(idx)
 
 

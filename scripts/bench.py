@@ -17,10 +17,8 @@ warmed up, then timed with ``time.perf_counter`` for ``--seconds`` in two loops,
 What is reported:
 
 * agent-steps/s = B x steps / seconds: each step is one decision of one agent in each of the B games;
-* games/s: games finished per second, counted as ``(eng.terminated | eng.truncated).sum()`` after each
-  step (with autoreset the flags still report the end in the step that ended the game). If a warm-up
-  shows the engine clears those flags when it autoresets, the finished games are counted instead by
-  wrapping the engine's ``_new_games`` (the JSON says which was used);
+* games/s: games finished per second, from the end flags that ``step`` returns (they report the end
+  of a game in the step that ended it, even though autoreset has already started a new one there);
 * decisions/game = agent-steps / games finished (steady state, Little's law);
 * bytes/game: the engine's own per-game arrays (``nbytes`` of the numpy attributes whose first axis is
   B, divided by B; the materialised mask included); tables shared by all games (board, path trie,
@@ -121,41 +119,24 @@ def engine_bytes(eng: VectorEngine) -> tuple[int, int]:
     return per_game, shared
 
 
-class ResetCounter:
-    """Counts the games an engine starts, by wrapping its ``_new_games`` on the instance."""
-
-    def __init__(self, eng: VectorEngine):
-        self.count = 0
-        inner = eng._new_games
-
-        def counted(idx: np.ndarray) -> None:
-            self.count += len(idx)
-            inner(idx)
-
-        eng._new_games = counted  # type: ignore[method-assign]
-
-
-def run_loop(eng: VectorEngine, rng: np.random.Generator, seconds: float, obs: bool,
-             counter: ResetCounter | None, min_steps: int = 1) -> tuple[int, int, float]:
+def run_loop(
+    eng: VectorEngine, rng: np.random.Generator, seconds: float, obs: bool, min_steps: int = 1
+) -> tuple[int, int, float]:
     """Step random legal actions for ``seconds`` (and at least ``min_steps``); (steps, games, elapsed)."""
     steps = games = 0
-    start_resets = counter.count if counter else 0
     observe = eng.observe if obs else None
     t0 = time.perf_counter()
     deadline = t0 + seconds
     while True:
-        eng.step(eng.sample_random_actions(rng))
+        result = eng.step(eng.sample_random_actions(rng))
         _mask = eng.legal_action_mask
         if observe is not None:
             _obs = observe()
-        if counter is None:
-            games += int(np.count_nonzero(eng.terminated | eng.truncated))
+        games += int(np.count_nonzero(result.terminated | result.truncated))
         steps += 1
         now = time.perf_counter()
         if now >= deadline and steps >= min_steps:
             break
-    if counter is not None:
-        games = counter.count - start_resets
     return steps, games, now - t0
 
 
@@ -183,25 +164,19 @@ def bench_one(label: str, cfg: RulesConfig, batch: int, seconds: float, repeats:
     eng.reset(seed=seed)
     rng = np.random.default_rng(seed)
 
-    # Warm-up; also checks whether the end-of-game flags survive autoreset.
-    counter = ResetCounter(eng)
-    warm_steps, flag_games, _ = run_loop(eng, rng, min(0.5, seconds / 4), has_obs, None, min_steps=20)
-    hook_games = counter.count - batch  # minus nothing: reset() ran before the hook; kept for clarity
-    hook_games = counter.count
-    use_hook = flag_games == 0 and hook_games > 0
-    games_by = "reset hook (engine clears terminated/truncated on autoreset)" if use_hook else "terminated|truncated"
+    warm_steps, _, _ = run_loop(eng, rng, min(0.5, seconds / 4), has_obs, min_steps=20)
     obs_dim = int(eng.observe().shape[1]) if has_obs else None
 
     rates: dict[str, list[float]] = {"mask": [], "mask+obs": []}
     games_s: list[float] = []
     dec_game: list[float] = []
     for _ in range(repeats):
-        steps, games, elapsed = run_loop(eng, rng, seconds, False, counter if use_hook else None)
+        steps, games, elapsed = run_loop(eng, rng, seconds, False)
         rates["mask"].append(batch * steps / elapsed)
         games_s.append(games / elapsed)
         dec_game.append(batch * steps / games if games else float("nan"))
         if has_obs:
-            steps, _, elapsed = run_loop(eng, rng, seconds, True, counter if use_hook else None)
+            steps, _, elapsed = run_loop(eng, rng, seconds, True)
             rates["mask+obs"].append(batch * steps / elapsed)
 
     _mask = eng.legal_action_mask  # count the materialised mask among the engine's arrays
@@ -226,7 +201,6 @@ def bench_one(label: str, cfg: RulesConfig, batch: int, seconds: float, repeats:
         "mask_obs_steps_per_s_all": rates["mask+obs"],
         "games_per_s": med(games_s),
         "decisions_per_game": med(dec_game),
-        "games_counted_by": games_by,
         "obs_dim": obs_dim,
         "engine_bytes_per_game": per_game / batch,
         "engine_shared_bytes": shared,
@@ -250,8 +224,16 @@ def fmt_bytes(x: float) -> str:
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
-    head = ("config", "batch", "mask steps/s", "mask+obs steps/s", "games/s", "decisions/game", "bytes/game",
-            "peak/game")
+    head = (
+        "config",
+        "batch",
+        "mask steps/s",
+        "mask+obs steps/s",
+        "games/s",
+        "decisions/game",
+        "bytes/game",
+        "peak/game",
+    )
     lines = [head]
     for r in rows:
         lines.append((
@@ -261,7 +243,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         ))  # fmt: skip
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     for n, line in enumerate(lines):
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))))
+        cells = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True))]
+        print("  ".join(cells))
         if n == 0:
             print("  ".join("-" * w for w in widths))
 
@@ -280,8 +263,10 @@ def profile(seed: int, steps: int = 200, batch: int = 4096, top: int = 25) -> No
         _mask = eng.legal_action_mask
     prof.disable()
     elapsed = time.perf_counter() - t0
-    print(f"cProfile: classic:4, batch {batch}, {steps} steps with the mask, {elapsed:.2f} s under the profiler "
-          f"({elapsed / steps * 1e3:.2f} ms/step)\n")
+    print(
+        f"cProfile: classic:4, batch {batch}, {steps} steps with the mask, {elapsed:.2f} s under the profiler "
+        f"({elapsed / steps * 1e3:.2f} ms/step)\n"
+    )
     for key in ("cumulative", "tottime"):
         out = io.StringIO()
         pstats.Stats(prof, stream=out).strip_dirs().sort_stats(key).print_stats(top)
@@ -290,18 +275,23 @@ def profile(seed: int, steps: int = 200, batch: int = 4096, top: int = 25) -> No
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
+    )
     ap.add_argument("--batch-sizes", type=int, nargs="+", default=None, help=f"default {DEFAULT_BATCHES}")
     ap.add_argument("--configs", nargs="+", default=None, help=f"preset:players, default {DEFAULT_CONFIGS}")
     ap.add_argument("--seconds", type=float, default=None, help="seconds per timed measurement (default 2.0)")
     ap.add_argument("--repeats", type=int, default=3, help="timed repeats per measurement; medians reported")
     ap.add_argument("--json", default="results/bench.json", help="where to write the results")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--quick", action="store_true",
-                    help=f"batch sizes {QUICK_BATCHES}, configs {QUICK_CONFIGS}, 1 s (explicit options win)")
-    ap.add_argument("--profile", action="store_true",
-                    help="instead of the grid: cProfile 200 steps at batch 4096 for classic:4")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"batch sizes {QUICK_BATCHES}, configs {QUICK_CONFIGS}, 1 s (explicit options win)",
+    )
+    ap.add_argument(
+        "--profile", action="store_true", help="instead of the grid: cProfile 200 steps at batch 4096 for classic:4"
+    )
     args = ap.parse_args(argv)
 
     if args.profile:
@@ -315,29 +305,42 @@ def main(argv: list[str] | None = None) -> None:
     configs = [parse_config(s) for s in specs]
 
     info = machine_info()
-    print(f"{info['platform']}, {info['cpus_usable']}/{info['cpu_count']} CPUs, Python {info['python']}, "
-          f"numpy {info['numpy']}; {seconds:g} s x {args.repeats} per measurement, medians")
+    print(
+        f"{info['platform']}, {info['cpus_usable']}/{info['cpu_count']} CPUs, Python {info['python']}, "
+        f"numpy {info['numpy']}; {seconds:g} s x {args.repeats} per measurement, medians"
+    )
     rows = []
     for label, cfg in configs:
         for batch in batches:
             row = bench_one(label, cfg, batch, seconds, args.repeats, args.seed)
             rows.append(row)
-            print(f"  {label:<10} B={batch:<6} mask {fmt_rate(row['mask_steps_per_s']):>12} steps/s, "
-                  f"mask+obs {fmt_rate(row['mask_obs_steps_per_s']):>12} steps/s", flush=True)
+            print(
+                f"  {label:<10} B={batch:<6} mask {fmt_rate(row['mask_steps_per_s']):>12} steps/s, "
+                f"mask+obs {fmt_rate(row['mask_obs_steps_per_s']):>12} steps/s",
+                flush=True,
+            )
     print()
     print_table(rows)
     if rows and rows[0]["obs_dim"] is None:
         print("\n(the engine has no observe() yet: mask+obs not measured)")
-    print(f"\nsteps/s = agent-steps (B x steps) per second; decisions/game = agent-steps / games finished; "
-          f"bytes/game = engine arrays with B rows / B; peak/game = tracemalloc peak over build + reset + "
-          f"{MEMORY_STEPS} steps / B. Games counted by: {rows[0]['games_counted_by'] if rows else '-'}.")
+    print(
+        f"\nsteps/s = agent-steps (B x steps) per second; decisions/game = agent-steps / games finished; "
+        f"bytes/game = engine arrays with B rows / B; peak/game = tracemalloc peak over build + reset + "
+        f"{MEMORY_STEPS} steps / B."
+    )
 
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)
     result = {
         "machine": info,
-        "settings": {"batch_sizes": batches, "configs": [c for c, _ in configs], "seconds": seconds,
-                     "repeats": args.repeats, "seed": args.seed, "quick": args.quick},
+        "settings": {
+            "batch_sizes": batches,
+            "configs": [c for c, _ in configs],
+            "seconds": seconds,
+            "repeats": args.repeats,
+            "seed": args.seed,
+            "quick": args.quick,
+        },
         "measures": {
             "steps_per_s": "agent-steps per second = batch x steps / perf_counter seconds, median of repeats",
             "mask": "sample_random_actions + step + legal_action_mask each step, autoreset=True",
