@@ -147,7 +147,6 @@ class VectorEngine:
         self.truncated = np.zeros(B, bool)
         self.rewards = np.zeros((B, P), np.float32)
         self.last_roll = np.zeros(B, np.int8)
-        self.move_dest = np.zeros((B, NUM_LOCATIONS), bool)
         self.hist_len = np.zeros(B, np.int16)
         self.hist_kind = np.zeros((B, H), np.int8)
         self.hist_player = np.zeros((B, H), np.int8)
@@ -161,13 +160,18 @@ class VectorEngine:
         self.accused_at = np.full((B, P), -1, np.int16)
         self._observer = None
         # --- legal actions, kept as blocks (see _update_legal) ---
-        self.special = np.zeros((B, 4), bool)  # ROLL, PASSAGE, STAY, END_TURN
+        # The special, move and show blocks live inside the mask buffer itself (views), so the
+        # mask only needs its two triple blocks filled when asked for.
+        self._mask_buffer = np.zeros((B, A.NUM_ACTIONS), bool)
+        self._mask_ready = False
+        self.special = self._mask_buffer[:, : A.MOVE0]  # (B, 4) ROLL, PASSAGE, STAY, END_TURN
+        self.move_dest = self._mask_buffer[:, A.MOVE0 : A.SUGGEST0]  # (B, 197) destinations (phase MOVE)
+        self.show = self._mask_buffer[:, A.SHOW0 : A.ACCUSE0]  # (B, 21) legal SHOWs
+        self.n_special = np.zeros(B, np.int16)  # number of True in special
+        self.n_move = np.zeros(B, np.int16)  # number of True in move_dest
+        self.n_show = np.zeros(B, np.int16)  # number of True in show
         self.suggest_set = np.full(B, NO_TRIPLES, np.int8)  # triple-set id of legal SUGGESTs
         self.accuse_set = np.full(B, NO_TRIPLES, np.int8)  # triple-set id of legal ACCUSEs
-        self.show = np.zeros((B, NUM_CARDS), bool)  # legal SHOWs
-        self.n_move = np.zeros(B, np.int16)  # number of True in move_dest
-        self._mask: np.ndarray | None = None
-        self._mask_buffer = np.empty((B, A.NUM_ACTIONS), bool)
         self.rng = np.random.default_rng()
 
     # ================================================================= reset
@@ -249,20 +253,19 @@ class VectorEngine:
         Built on first access after each step into a buffer that the next step reuses
         (fresh memory for 3.5 MB a step costs more than building it): copy it to keep it.
         """
-        if self._mask is None:
-            mask = self._mask_buffer
-            mask[:, : A.MOVE0] = self.special
-            mask[:, A.MOVE0 : A.SUGGEST0] = self.move_dest
+        mask = self._mask_buffer
+        if not self._mask_ready:
             mask[:, A.SUGGEST0 : A.SHOW0] = _TRIPLE_SETS[self.suggest_set + 1]
-            mask[:, A.SHOW0 : A.ACCUSE0] = self.show
             mask[:, A.ACCUSE0 :] = _TRIPLE_SETS[self.accuse_set + 1]
-            self._mask = mask
-        return self._mask
+            self._mask_ready = True
+        view = mask.view()
+        view.flags.writeable = False
+        return view
 
     def legal_counts(self) -> np.ndarray:
         """(B,) number of legal actions per game."""
-        return (self.special.sum(1) + self.n_move + _TRIPLE_COUNT[self.suggest_set + 1]
-                + self.show.sum(1) + _TRIPLE_COUNT[self.accuse_set + 1])  # fmt: skip
+        return (self.n_special + self.n_move + _TRIPLE_COUNT[self.suggest_set + 1]
+                + self.n_show + _TRIPLE_COUNT[self.accuse_set + 1])  # fmt: skip
 
     def sample_random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """(B,) int64: a uniformly random legal action per game (-1 for finished games).
@@ -272,10 +275,10 @@ class VectorEngine:
         games get -1, which ``step`` accepts only for finished games.
         """
         rng = rng or self.rng
-        n_special = self.special.sum(1)
+        n_special = self.n_special
         n_move = self.n_move
         n_sug = _TRIPLE_COUNT[self.suggest_set + 1]
-        n_show = self.show.sum(1)
+        n_show = self.n_show
         n_acc = _TRIPLE_COUNT[self.accuse_set + 1]
         bounds = np.cumsum(np.stack([n_special, n_move, n_sug, n_show, n_acc], 1), axis=1)  # (B, 5)
         total = bounds[:, -1]
@@ -326,7 +329,7 @@ class VectorEngine:
                 f"{int(self.actor[g])} in phase '{A.PHASE_NAMES[self.phase[g]]}' ({A.PHASE_HELP[self.phase[g]]}); "
                 f"{int((~ok).sum())} game(s) of {self.B} had an illegal action; no game was changed"
             )
-        self._mask = None
+        self._mask_ready = False
         self.rewards[:] = 0
         self.last_roll[:] = 0
         live = ~done
@@ -578,13 +581,15 @@ class VectorEngine:
 
     def _update_legal(self, idx: np.ndarray) -> None:
         """Recompute the legal-action blocks of games ``idx`` from their state."""
-        self._mask = None
+        self._mask_ready = False
         cfg = self.config
         ph = self.phase[idx]
         self.special[idx] = False
         self.suggest_set[idx] = NO_TRIPLES
         self.accuse_set[idx] = NO_TRIPLES
         self.show[idx] = False
+        self.n_special[idx] = 0
+        self.n_show[idx] = 0
 
         g = idx[ph == A.START]
         if len(g):
@@ -601,6 +606,7 @@ class VectorEngine:
             self.special[g, 1] = passage
             self.special[g, 2] = stay
             self.special[g, 3] = ~(can_roll | passage | stay)  # R-T5
+            self.n_special[g] = np.maximum(can_roll.astype(np.int16) + passage + stay, 1)
             self.accuse_set[g] = self._accuse_set_for(g)  # R-T4
         g = idx[ph == A.SUGGEST]
         if len(g):
@@ -610,6 +616,7 @@ class VectorEngine:
                 self.suggest_set[g] = ALL_TRIPLES  # R-C2
             if self.has_board and cfg.suggestion_on_entry == "optional":  # R-G2 variant
                 self.special[g, 3] = True
+                self.n_special[g] = 1
                 self.accuse_set[g] = self._accuse_set_for(g)
             elif not cfg.accuse_after_suggestion:  # R-G8 variant
                 self.accuse_set[g] = self._accuse_set_for(g)
@@ -618,11 +625,16 @@ class VectorEngine:
             h = self.hist_len[g].astype(np.int64) - 1
             trip = self.hist_triple[g, h].astype(np.int64)
             ref = self.refuter[g]
+            n = np.zeros(len(g), np.int16)
             for card in (trip[:, 0], WEAPON_CARD0 + trip[:, 1], ROOM_CARD0 + trip[:, 2]):
-                self.show[g, card] = self.owner[g, card] == ref  # R-G6: only a named card held
+                held = self.owner[g, card] == ref  # R-G6: only a named card held
+                self.show[g, card] = held
+                n += held
+            self.n_show[g] = n
         g = idx[ph == A.POST]
         if len(g):
             self.special[g, 3] = True  # R-G8, R-M8
+            self.n_special[g] = 1
             self.accuse_set[g] = self._accuse_set_for(g)
 
     def rebuild_summaries(self, idx: np.ndarray) -> None:
