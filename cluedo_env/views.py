@@ -1,0 +1,178 @@
+"""What one seat may know, over a whole batch: the only door agents use into the engine.
+
+Rule-based players must decide from the information their seat has (R-G7), exactly as
+the observations do, never from hidden state. Rather than hand them the engine, a
+:class:`PlayerView` exposes the public state, the seat's own hand, and the history with
+every shown card hidden unless this seat showed it or was shown it. Everything returned
+is a copy or a read-only view, so an agent cannot change the game either.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from cluedo_env.board import Board
+from cluedo_env.config import RulesConfig
+from cluedo_env.vector_engine import NOT_ASKED, PASSED
+
+if TYPE_CHECKING:
+    from cluedo_env.vector_engine import VectorEngine
+
+HIDDEN = -3  # in a record's responses: this seat showed a card you did not see
+
+
+class Records(NamedTuple):
+    """History records as one seat sees them; m records, each given as (game, index)."""
+
+    game: np.ndarray  # (m,) game index in the batch
+    index: np.ndarray  # (m,) record index in that game's history (0 = oldest)
+    is_accusation: np.ndarray  # (m,) bool; False: a suggestion
+    player: np.ndarray  # (m,) int8 suggester or accuser (absolute seat)
+    triple: np.ndarray  # (m, 3) int8 suspect, weapon, room indices (not card ids)
+    correct: np.ndarray  # (m,) bool, accusations only
+    response: np.ndarray  # (m, P) int8 per seat: -1 not asked, -2 could not refute, -3 showed a card
+    #                       you did not see, c >= 0 showed card c (to you, or by you)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+class PlayerView:
+    """Seat ``seat``'s view of every game in ``engine``'s batch."""
+
+    def __init__(self, engine: VectorEngine, seat: int) -> None:
+        if not 0 <= seat < engine.P:
+            raise ValueError(f"seat must be 0..{engine.P - 1}, got {seat}")
+        self._eng = engine
+        self.seat = seat
+
+    # ---- static facts
+    @property
+    def config(self) -> RulesConfig:
+        return self._eng.config
+
+    @property
+    def board(self) -> Board:
+        return self._eng.board
+
+    @property
+    def batch_size(self) -> int:
+        return self._eng.B
+
+    @property
+    def num_players(self) -> int:
+        return self._eng.P
+
+    # ---- public state, (B, ...) read-only
+    @property
+    def phase(self) -> np.ndarray:
+        return _readonly(self._eng.phase)
+
+    @property
+    def actor(self) -> np.ndarray:
+        return self._eng.actor
+
+    @property
+    def current(self) -> np.ndarray:
+        return _readonly(self._eng.current)
+
+    @property
+    def roll(self) -> np.ndarray:
+        return _readonly(self._eng.roll)
+
+    @property
+    def positions(self) -> np.ndarray:
+        """(B, 6) location of every suspect token."""
+        return _readonly(self._eng.pos)
+
+    @property
+    def weapon_room(self) -> np.ndarray:
+        return _readonly(self._eng.weapon_room)
+
+    @property
+    def eliminated(self) -> np.ndarray:
+        return _readonly(self._eng.eliminated)
+
+    @property
+    def turn_count(self) -> np.ndarray:
+        return _readonly(self._eng.turn_count)
+
+    @property
+    def may_stay(self) -> np.ndarray:
+        """(B,) bool: this seat was dragged and may stay and suggest (R-T3)."""
+        return self._eng.dragged[:, self.seat].copy()
+
+    @property
+    def hand_sizes(self) -> np.ndarray:
+        """(B, P) cards held by each seat (public)."""
+        owner = self._eng.owner
+        return (owner[:, None, :] == np.arange(self._eng.P)[None, :, None]).sum(2)
+
+    @property
+    def hand(self) -> np.ndarray:
+        """(B, 21) bool: this seat's own cards (R-S6)."""
+        return self._eng.owner == self.seat
+
+    @property
+    def envelope_if_known(self) -> np.ndarray:
+        """(B, 3) card ids of the solution for games where this seat has accused (R-A2), else -1."""
+        known = self._eng.accused_at[:, self.seat] >= 0
+        return np.where(known[:, None], self._eng.envelope, -1)
+
+    @property
+    def legal_action_mask(self) -> np.ndarray:
+        """(B, 870) legal actions, all False in games where this seat is not to act."""
+        mine = self._eng.actor == self.seat
+        return self._eng.legal_action_mask & mine[:, None]
+
+    @property
+    def hist_len(self) -> np.ndarray:
+        return _readonly(self._eng.hist_len)
+
+    def observe(self, idx: np.ndarray | None = None) -> np.ndarray:
+        """This seat's observation vector (docs/observation.md)."""
+        return self._eng.observe(player=self.seat, idx=idx)
+
+    # ---- history
+    def records(self, game: np.ndarray, index: np.ndarray) -> Records:
+        """Records ``index`` of games ``game`` (paired arrays), with other people's cards hidden."""
+        eng, me = self._eng, self.seat
+        game = np.asarray(game, np.int64)
+        index = np.asarray(index, np.int64)
+        if len(game) and (index >= eng.hist_len[game]).any():
+            raise IndexError("record index beyond the game's history")
+        player = eng.hist_player[game, index]
+        response = eng.hist_response[game, index].copy()  # (m, P)
+        is_acc = eng.hist_kind[game, index] == 2
+        response[is_acc] = NOT_ASKED
+        # A shown card is private to the suggester and the refuter who showed it (R-G7).
+        shown = response >= 0
+        may_see = (player == me)[:, None] | (np.arange(eng.P)[None, :] == me)
+        response[shown & ~may_see] = HIDDEN
+        return Records(
+            game=game,
+            index=index,
+            is_accusation=is_acc,
+            player=player.copy(),
+            triple=eng.hist_triple[game, index].copy(),
+            correct=eng.hist_correct[game, index] & is_acc,
+            response=response,
+        )
+
+    def new_records(self, seen: np.ndarray) -> Records:
+        """Every record of every game from index ``seen[g]`` on: catch up after ``seen`` per game."""
+        hl = self._eng.hist_len.astype(np.int64)
+        seen = np.asarray(seen, np.int64)
+        count = np.maximum(hl - seen, 0)
+        game = np.repeat(np.arange(len(hl)), count)
+        first = np.cumsum(count) - count
+        index = np.arange(int(count.sum())) - np.repeat(first, count) + np.repeat(seen, count)
+        return self.records(game, index)
+
+
+__all__ = ["HIDDEN", "NOT_ASKED", "PASSED", "PlayerView", "Records"]
