@@ -1,0 +1,94 @@
+"""Play batches of games between batched players: the loop every evaluation uses.
+
+``play_games`` puts one :class:`agents.base.Agent` in each seat of a VectorEngine, asks
+each seat's player for the games where that seat is to act, and steps all games
+together until ``num_games`` games have finished. Finished slots are refilled with new
+games (until enough have been started), so the batch stays full.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from agents.base import Agent
+from cluedo_env import actions as A
+from cluedo_env.config import RulesConfig
+from cluedo_env.vector_engine import ACCUSATION, VectorEngine
+from cluedo_env.views import PlayerView
+
+
+@dataclass
+class GameRecord:
+    """The outcome of one finished game (public facts only)."""
+
+    winner: int  # seat, -1 if none
+    ending: str  # "accusation", "last_standing", "all_eliminated", "truncated"
+    turns: int
+    suggestions: int  # suggestions made in the game
+    seat_order: tuple[int, ...] = field(default=())  # agent index per seat (set by the caller)
+
+
+def _ending(eng: VectorEngine, i: int) -> str:
+    if eng.truncated[i]:
+        return "truncated"
+    if eng.winner[i] < 0:
+        return "all_eliminated"
+    h = int(eng.hist_len[i]) - 1
+    if h >= 0 and eng.hist_kind[i, h] == ACCUSATION and eng.hist_correct[i, h]:
+        return "accusation"
+    return "last_standing"
+
+
+def play_games(
+    config: RulesConfig,
+    agents: list[Agent],
+    num_games: int,
+    batch_size: int = 1024,
+    seed: int = 0,
+    progress=None,
+) -> list[GameRecord]:
+    """Play ``num_games`` games with ``agents[s]`` in seat ``s``; return their records in finishing order.
+
+    ``progress``: an optional callable taking the number of games just finished (e.g. a tqdm
+    bar's ``update``).
+    """
+    if len(agents) != config.players:
+        raise ValueError(f"need one agent per seat: {config.players} seats, {len(agents)} agents")
+    B = max(1, min(batch_size, num_games))
+    eng = VectorEngine(config, B, autoreset=False)
+    eng.reset(seed)
+    views = [PlayerView(eng, s) for s in range(config.players)]
+    all_games = np.arange(B)
+    for agent, view in zip(agents, views):
+        agent.reset(view, all_games)
+    started, records = B, []
+    active = np.ones(B, bool)
+    while active.any():
+        actor = eng.actor
+        actions = np.full(B, -1, np.int64)
+        for seat, (agent, view) in enumerate(zip(agents, views)):
+            idx = np.flatnonzero(actor == seat)
+            if len(idx):
+                actions[idx] = agent.act(view, idx)
+        result = eng.step(actions)
+        for agent, view in zip(agents, views):
+            agent.observe_step(view)
+        ended = np.flatnonzero((result.terminated | result.truncated) & active)
+        for i in ended:
+            h = int(eng.hist_len[i])
+            suggestions = int((eng.hist_kind[i, :h] != ACCUSATION).sum())
+            records.append(GameRecord(int(eng.winner[i]), _ending(eng, i), int(eng.turn_count[i]), suggestions))
+        if progress is not None and len(ended):
+            progress(len(ended))
+        if len(ended):
+            refill = ended[: max(0, num_games - started)]
+            if len(refill):
+                eng.reset_games(refill)
+                for agent, view in zip(agents, views):
+                    agent.reset(view, refill)
+                started += len(refill)
+            active[ended[len(refill) :]] = False
+        assert not (active & (eng.phase == A.OVER)).any()
+    return records
