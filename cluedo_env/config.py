@@ -55,6 +55,10 @@ class RulesConfig:
             raise ConfigError(f"players={self.players!r} is not allowed; {where} takes {lo} to 6 players (R-S1, R-C1)")
         if type(self.max_turns) is not int or self.max_turns < 1:
             raise ConfigError(f"max_turns={self.max_turns!r} is not allowed; it must be a positive integer (R-E3)")
+        if self.board == "none" and self.accusation_in_room:
+            raise ConfigError(
+                "accusation_in_room=True needs a board; the card-only game (board=none) has no rooms to stand in"
+            )
         if self.preset not in PRESETS:
             raise ConfigError(f"unknown preset {self.preset!r}; presets are: {', '.join(PRESETS)}")
 
@@ -115,6 +119,8 @@ def load_config(path: str | Path, **overrides: Any) -> RulesConfig:
 
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read rules file {path}: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):

@@ -228,7 +228,9 @@ class Game:
                 acts = list(range(A.SUGGEST0, A.SUGGEST0 + A.NUM_TRIPLES))
             else:  # R-G1: the room the token is in
                 room = self.current_room()
-                acts = [A.SUGGEST0 + A.triple_index(s, w, room) for s in range(NUM_SUSPECTS) for w in range(NUM_WEAPONS)]
+                acts = [
+                    A.SUGGEST0 + A.triple_index(s, w, room) for s in range(NUM_SUSPECTS) for w in range(NUM_WEAPONS)
+                ]
             if cfg.has_board and cfg.suggestion_on_entry == "optional":  # R-G2 variant: may decline, may accuse (R-A1)
                 acts = [A.END_TURN] + acts + self._accusations()
             elif not cfg.accuse_after_suggestion:  # R-G8 variant: accuse in place of the suggestion
@@ -260,6 +262,8 @@ class Game:
         engine's chance outcomes); otherwise the dice come from the game's RNG (R-D1).
         Raises IllegalActionError, leaving the state unchanged, for an illegal action.
         """
+        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+            raise A.IllegalActionError(f"an action is an integer 0..{A.NUM_ACTIONS - 1}, got {action!r}")
         action = int(action)
         legal = self.legal_actions()
         if action not in legal:

@@ -123,9 +123,11 @@ def game_to_dict(game: Game) -> dict[str, Any]:
     }
 
 
-def _field(data: dict[str, Any], key: str) -> Any:
+def _field(data: dict[str, Any], key: str, read: list[str] | None = None) -> Any:
     if key not in data:
         raise SnapshotError(f"snapshot lacks the field {key!r}")
+    if read is not None:
+        read.append(key)  # the field being converted, for error messages
     return data[key]
 
 
@@ -133,34 +135,49 @@ def game_from_dict(cls: type[Game], data: dict[str, Any], seed: int | None = Non
     """Build a game of class ``cls`` from a snapshot; raises SnapshotError on a malformed one."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise SnapshotError(f"not a snapshot of schema {SCHEMA!r}")
-    config = RulesConfig.from_dict(_field(data, "rules"))
+    read: list[str] = []
+    try:
+        game = _game_from_dict(cls, data, seed, read)
+    except SnapshotError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError) as exc:  # a bad name, value or length in a field
+        raise SnapshotError(f"snapshot field {read[-1] if read else 'rules'!r} is malformed: {exc}") from exc
+    validate(game)
+    return game
+
+
+def _game_from_dict(cls: type[Game], data: dict[str, Any], seed: int | None, read: list[str]) -> Game:
+    config = RulesConfig.from_dict(_field(data, "rules", read))
     game = cls(config, seed=seed)
     P = config.players
-    try:
-        game.phase = A.PHASE_NAMES.index(_field(data, "phase"))
-    except ValueError:
-        raise SnapshotError(f"phase {data['phase']!r} is not one of {A.PHASE_NAMES}") from None
-    game.current = int(_field(data, "current"))
-    game.refuter = -1 if _field(data, "refuter") is None else int(data["refuter"])
-    game.roll = int(_field(data, "roll"))
-    game.turn_count = int(_field(data, "turn_count"))
+    phase = _field(data, "phase", read)
+    if phase not in A.PHASE_NAMES:
+        raise SnapshotError(f"phase {phase!r} is not one of {A.PHASE_NAMES}")
+    game.phase = A.PHASE_NAMES.index(phase)
+    game.current = int(_field(data, "current", read))
+    game.refuter = -1 if _field(data, "refuter", read) is None else int(data["refuter"])
+    game.roll = int(_field(data, "roll", read))
+    game.turn_count = int(_field(data, "turn_count", read))
     if config.has_board:
-        suspects, weapons = _field(data, "suspects"), _field(data, "weapons")
-        if sorted(suspects) != sorted(SUSPECTS) or sorted(weapons) != sorted(WEAPONS):
-            raise SnapshotError("suspects and weapons must name all six suspects and all six weapons")
+        suspects = _field(data, "suspects", read)
+        if sorted(suspects) != sorted(SUSPECTS):
+            raise SnapshotError("suspects must name all six suspects")
         game.positions = [loc_from_json(suspects[name]) for name in SUSPECTS]
+        weapons = _field(data, "weapons", read)
+        if sorted(weapons) != sorted(WEAPONS):
+            raise SnapshotError("weapons must name all six weapons")
         game.weapons = [room_id(weapons[name]) for name in WEAPONS]
-    game.hands = [sorted(card_id(c) for c in hand) for hand in _field(data, "hands")]
-    env = [card_id(c) for c in _field(data, "envelope")]
+    game.hands = [sorted(card_id(c) for c in hand) for hand in _field(data, "hands", read)]
+    env = [card_id(c) for c in _field(data, "envelope", read)]
     game.envelope = (env[0], env[1], env[2])
-    game.eliminated = [bool(x) for x in _field(data, "eliminated")]
-    game.dragged = [bool(x) for x in _field(data, "dragged")]
-    game.history = history_from_json(_field(data, "history"))
-    game.winner = -1 if _field(data, "winner") is None else int(data["winner"])
-    game.terminated = bool(_field(data, "terminated"))
-    game.truncated = bool(_field(data, "truncated"))
+    game.eliminated = [bool(x) for x in _field(data, "eliminated", read)]
+    game.dragged = [bool(x) for x in _field(data, "dragged", read)]
+    game.history = history_from_json(_field(data, "history", read))
+    game.winner = -1 if _field(data, "winner", read) is None else int(data["winner"])
+    game.terminated = bool(_field(data, "terminated", read))
+    game.truncated = bool(_field(data, "truncated", read))
+    read.append("rewards")
     game.rewards = [float(x) for x in data.get("rewards", [0.0] * P)]
-    validate(game)
     return game
 
 
@@ -183,8 +200,14 @@ def validate(game: Game) -> None:
         raise SnapshotError(f"current={game.current} must be a seat 0..{P - 1} still in the game")
     if (game.phase == A.REFUTE) != (0 <= game.refuter < P):
         raise SnapshotError("refuter must be a seat exactly when phase is 'refute'")
-    if game.phase in (A.REFUTE,) and not game.history:
-        raise SnapshotError("phase 'refute' needs the suggestion being refuted in history")
+    if game.phase == A.REFUTE:
+        from cluedo_env.reference import Suggestion
+
+        last = game.history[-1] if game.history else None
+        if not isinstance(last, Suggestion) or last.suggester != game.current or game.refuter == game.current:
+            raise SnapshotError(
+                "phase 'refute' needs another player's refuter and the current player's suggestion last"
+            )
     if game.phase == A.MOVE and not game.config.dice <= game.roll <= game.config.max_roll:
         raise SnapshotError(f"phase 'move' needs a roll in {game.config.dice}..{game.config.max_roll}")
     if game.config.has_board:
@@ -193,5 +216,9 @@ def validate(game: Game) -> None:
             raise SnapshotError("two suspect tokens on one square (R-M2)")
         if game.phase == A.SUGGEST and game.current_room() < 0:
             raise SnapshotError("phase 'suggest' needs the current player's token in a room (R-G1)")
+        for q in range(P):  # R-T3: only the current player may have left the room it was dragged into
+            if game.dragged[q] and not game.board.is_room(game.positions[q]):
+                if q != game.current or game.phase == A.START:
+                    raise SnapshotError(f"dragged[{q}] is set but that token is not in a room (R-T3)")
     if game.phase == A.OVER and not (game.terminated or game.truncated):
         raise SnapshotError("phase 'over' needs terminated or truncated")

@@ -152,9 +152,3 @@ def dests_after_roll(g: Game, roll: int) -> set[str | tuple[int, int]]:
     h = Game.from_dict(g.to_dict())
     h.step(A.ROLL, roll=roll)
     return dests(h)
-
-
-def play(g: Game, *actions: int) -> Game:
-    for a in actions:
-        g.step(a)
-    return g
