@@ -22,7 +22,7 @@ from cluedo_env import actions as A
 from cluedo_env.board import NUM_LOCATIONS
 from cluedo_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
 from cluedo_env.config import RulesConfig
-from cluedo_env.vector_engine import ACCUSATION, PASSED
+from cluedo_env.vector_engine import ACCUSATION, NOT_ASKED, PASSED
 
 if TYPE_CHECKING:
     from cluedo_env.vector_engine import VectorEngine
@@ -125,105 +125,131 @@ class Observer:
         p = self.pieces[name]
         return out[:, p.offset : p.offset + p.size].reshape((out.shape[0],) + p.shape)
 
-    def observe(self, player: np.ndarray | int | None = None, idx: np.ndarray | None = None) -> np.ndarray:
+    def _put(self, flat: np.ndarray, base: np.ndarray, name: str, within: np.ndarray, value=1) -> None:
+        """Set slots ``within`` (flat index inside piece ``name``) of rows with flat start ``base``."""
+        flat[base + self.pieces[name].offset + within] = value
+
+    def observe(
+        self, player: np.ndarray | int | None = None, idx: np.ndarray | None = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
         """(n, D) int8 observations of ``player`` (default: each game's actor, or the player
-        whose turn it is once a game is over) for games ``idx`` (default: all)."""
+        whose turn it is once a game is over) for games ``idx`` (default: all).
+
+        Every piece is written with a few flat gathers and scatters over the whole batch
+        (no per-game loop): the cost is a handful of numpy calls per piece. ``out``: an
+        (n, D) int8 C-contiguous array to fill instead of allocating a new one.
+        """
         eng = self.eng
-        P = eng.P
+        P, H, D = eng.P, eng.H, self.dim
         idx = np.arange(eng.B) if idx is None else np.asarray(idx, np.int64)
         n = len(idx)
+        actor = eng.actor[idx]
         if player is None:
-            actor = eng.actor[idx]
             seat = np.where(actor >= 0, actor, eng.current[idx]).astype(np.int64)
         else:
             seat = np.broadcast_to(np.asarray(player, np.int64), (n,)).copy()
             if ((seat < 0) | (seat >= P)).any():
                 raise ValueError(f"player must be a seat 0..{P - 1}, got {np.unique(seat).tolist()}")
-        out = np.zeros((n, self.dim), np.int8)
-        rows = np.arange(n)
+        if out is None:
+            out = np.zeros((n, D), np.int8)
+        else:
+            if out.shape != (n, D) or out.dtype != np.int8 or not out.flags.c_contiguous:
+                raise ValueError(f"out must be a C-contiguous ({n}, {D}) int8 array")
+            out.fill(0)
+        flat = out.reshape(-1)
+        base = np.arange(n) * D  # flat start of each row
+        base_c = base[:, None]
         abs_seat = self.rel[seat]  # (n, P): absolute seat of relative seat j
-        phase = eng.phase[idx]
+        gP = idx[:, None] * P
+        phase = eng.phase[idx].astype(np.int64)
+        put = self._put
 
-        self._view(out, "phase")[rows, phase] = 1
-        self._view(out, "to_act")[:, 0] = eng.actor[idx] == seat
+        put(flat, base, "phase", phase)
+        self._view(out, "to_act")[:, 0] = actor == seat
         cur = eng.current[idx].astype(np.int64)
-        self._view(out, "current_seat")[rows, (cur - seat) % P] = 1
-        self._view(out, "roll")[rows, eng.roll[idx]] = 1
+        put(flat, base, "current_seat", (cur - seat) % P)
+        put(flat, base, "roll", eng.roll[idx].astype(np.int64))
         owner = eng.owner[idx]
         self._view(out, "my_hand")[:] = owner == seat[:, None]
         if eng.has_board:
-            self._view(out, "my_suspect")[rows, seat] = 1
-            self._view(out, "token_location")[rows[:, None], np.arange(NUM_SUSPECTS), eng.pos[idx]] = 1
-            self._view(out, "weapon_room")[rows[:, None], np.arange(NUM_WEAPONS), eng.weapon_room[idx]] = 1
+            put(flat, base, "my_suspect", seat)
+            put(flat, base_c, "token_location", np.arange(NUM_SUSPECTS) * NUM_LOCATIONS + eng.pos[idx])
+            put(flat, base_c, "weapon_room", np.arange(NUM_WEAPONS) * NUM_ROOMS + eng.weapon_room[idx])
             self._view(out, "may_stay")[:, 0] = eng.dragged[idx, seat]
         self._view(out, "seat_present")[:, :P] = 1
-        elim = eng.eliminated[idx[:, None], abs_seat]  # (n, P) relative
+        elim = eng.eliminated.reshape(-1)[gP + abs_seat]  # (n, P) relative
         self._view(out, "eliminated")[:, :P] = elim
-        hand_size = (owner[:, None, :] == np.arange(P)[None, :, None]).sum(2)  # (n, P) absolute
-        self._view(out, "hand_size")[:, :P] = hand_size[rows[:, None], abs_seat]
+        self._view(out, "hand_size")[:, :P] = eng.hand_size.reshape(-1)[gP + abs_seat]
 
         hl = eng.hist_len[idx].astype(np.int64)
-        last = np.maximum(hl - 1, 0)
         refuting = np.flatnonzero(phase == A.REFUTE)
         if len(refuting):
-            g, h = idx[refuting], last[refuting]
-            sugg = eng.hist_player[g, h].astype(np.int64)
-            self._view(out, "pending_suggester")[refuting, (sugg - seat[refuting]) % P] = 1
-            trip = eng.hist_triple[g, h].astype(np.int64)
-            cards = np.stack([trip[:, 0], WEAPON_CARD0 + trip[:, 1], ROOM_CARD0 + trip[:, 2]], 1)
-            self._view(out, "pending_cards")[refuting[:, None], cards] = 1
+            fi = idx[refuting] * H + hl[refuting] - 1
+            sugg = eng.hist_player.reshape(-1)[fi].astype(np.int64)
+            put(flat, base[refuting], "pending_suggester", (sugg - seat[refuting]) % P)
+            trip = eng.hist_triple.reshape(-1, 3)[fi].astype(np.int64)
+            put(flat, base[refuting, None], "pending_cards", trip + _CARD0)
 
-        gi = idx[:, None]
-        self._view(out, "shown_to_me")[:, :P] = eng.seen[gi, seat[:, None], abs_seat]  # by seat j, to me
-        self._view(out, "i_showed")[:, :P] = eng.seen[gi, abs_seat, seat[:, None]]  # to seat j, by me
-        self._view(out, "passed_on")[:, :P] = eng.passed_on[gi, abs_seat]
-        self._view(out, "refuted_on")[:, :P] = eng.refuted_on[gi, abs_seat]
-        self._view(out, "named_count")[:, :P] = eng.named_count[gi, abs_seat]
+        # Summaries (B, P, ...) read as flat rows: one take per piece.
+        seen = eng.seen.reshape(-1, NUM_CARDS)
+        to_me = (gP + seat[:, None]) * P + abs_seat  # seen[g, me, j]: j showed it to me
+        by_me = (gP + abs_seat) * P + seat[:, None]  # seen[g, j, me]: I showed it to j
+        self._view(out, "shown_to_me")[:, :P] = seen.take(to_me, axis=0)
+        self._view(out, "i_showed")[:, :P] = seen.take(by_me, axis=0)
+        rows_p = gP + abs_seat
+        self._view(out, "passed_on")[:, :P] = eng.passed_on.reshape(-1, NUM_CARDS).take(rows_p, axis=0)
+        self._view(out, "refuted_on")[:, :P] = eng.refuted_on.reshape(-1, NUM_CARDS).take(rows_p, axis=0)
+        self._view(out, "named_count")[:, :P] = eng.named_count.reshape(-1, NUM_CARDS).take(rows_p, axis=0)
 
         # Accusations: at most one per player (R-A6), public; the accuser alone knows the envelope (R-A2).
-        at = eng.accused_at[idx[:, None], abs_seat].astype(np.int64)  # (n, P) relative
+        at = eng.accused_at.reshape(-1)[rows_p].astype(np.int64)  # (n, P) relative
         acc_r, acc_j = np.nonzero(at >= 0)
         if len(acc_r):
-            g, h = idx[acc_r], at[acc_r, acc_j]
-            trip = eng.hist_triple[g, h].astype(np.int64)
-            self._view(out, "accused")[acc_r, acc_j] = 1
-            acc_cards = self._view(out, "accusation_cards")
-            acc_cards[acc_r, acc_j, trip[:, 0]] = 1
-            acc_cards[acc_r, acc_j, WEAPON_CARD0 + trip[:, 1]] = 1
-            acc_cards[acc_r, acc_j, ROOM_CARD0 + trip[:, 2]] = 1
-            self._view(out, "accusation_correct")[acc_r, acc_j] = eng.hist_correct[g, h]
+            fi = idx[acc_r] * H + at[acc_r, acc_j]
+            trip = eng.hist_triple.reshape(-1, 3)[fi].astype(np.int64)
+            put(flat, base[acc_r], "accused", acc_j)
+            put(flat, base[acc_r, None], "accusation_cards", acc_j[:, None] * NUM_CARDS + trip + _CARD0)
+            put(flat, base[acc_r], "accusation_correct", acc_j, eng.hist_correct.reshape(-1)[fi])
             mine = acc_j == 0
-            self._view(out, "envelope_known")[acc_r[mine, None], eng.envelope[g[mine]]] = 1
+            put(flat, base[acc_r[mine], None], "envelope_known", eng.envelope[idx[acc_r[mine]]].astype(np.int64))
 
-        self._history_window(out, idx, seat, hl)
+        self._history_window(flat, base, idx, seat, hl, abs_seat)
         return out
 
-    def _history_window(self, out: np.ndarray, idx: np.ndarray, seat: np.ndarray, hl: np.ndarray) -> None:
-        eng, P = self.eng, self.eng.P
+    def _history_window(
+        self, flat: np.ndarray, base: np.ndarray, idx: np.ndarray, seat: np.ndarray, hl: np.ndarray, abs_seat
+    ) -> None:
+        eng, P, H = self.eng, self.eng.P, self.eng.H
         K = HISTORY_WINDOW
         h = hl[:, None] - 1 - np.arange(K)[None, :]  # (n, K) most recent first
-        valid = h >= 0
-        r, k = np.nonzero(valid)
+        r, k = np.nonzero(h >= 0)
         if len(r) == 0:
             return
-        g, hh = idx[r], h[r, k]
+        fi = idx[r] * H + h[r, k]  # flat record index
+        b = base[r]
+        put = self._put
+        put(flat, b, "hist_valid", k)
+        is_acc = eng.hist_kind.reshape(-1)[fi] == ACCUSATION
+        put(flat, b, "hist_is_accusation", k, is_acc)
+        who = eng.hist_player.reshape(-1)[fi].astype(np.int64)
         me = seat[r]
-        self._view(out, "hist_valid")[r, k] = 1
-        kind = eng.hist_kind[g, hh]
-        self._view(out, "hist_is_accusation")[r, k] = kind == ACCUSATION
-        who = eng.hist_player[g, hh].astype(np.int64)
-        self._view(out, "hist_player")[r, k, (who - me) % P] = 1
-        trip = eng.hist_triple[g, hh].astype(np.int64)
-        cards = self._view(out, "hist_cards")
-        cards[r, k, trip[:, 0]] = 1
-        cards[r, k, WEAPON_CARD0 + trip[:, 1]] = 1
-        cards[r, k, ROOM_CARD0 + trip[:, 2]] = 1
-        self._view(out, "hist_correct")[r, k] = eng.hist_correct[g, hh] & (kind == ACCUSATION)
-        resp = eng.hist_response[g, hh].astype(np.int64)  # (m, P) absolute seats
-        resp_rel = resp[np.arange(len(r))[:, None], self.rel[me]]  # (m, P) relative seats
-        self._view(out, "hist_passed")[r, k, :P] = resp_rel == PASSED
-        self._view(out, "hist_refuted")[r, k, :P] = resp_rel >= 0
+        put(flat, b, "hist_player", k * S + (who - me) % P)
+        trip = eng.hist_triple.reshape(-1, 3)[fi].astype(np.int64)
+        put(flat, b[:, None], "hist_cards", k[:, None] * NUM_CARDS + trip + _CARD0)
+        put(flat, b, "hist_correct", k, eng.hist_correct.reshape(-1)[fi] & is_acc)
+        # Responses by relative seat (j = 0 is me); accusations have none.
+        resp = eng.hist_response.reshape(-1, P)[fi]  # (m, P) absolute seats
+        resp = np.take_along_axis(resp, abs_seat[r], axis=1).astype(np.int64)
+        resp[is_acc] = NOT_ASKED
+        slot = k[:, None] * S + np.arange(P)[None, :]
+        pr, pj = np.nonzero(resp == PASSED)
+        put(flat, b[pr], "hist_passed", slot[pr, pj])
+        rr, rj = np.nonzero(resp >= 0)
+        put(flat, b[rr], "hist_refuted", slot[rr, rj])
         # Shown cards I saw: all of them if I suggested, the one I showed if I refuted (R-G7).
-        saw = (resp >= 0) & ((who == me)[:, None] | (np.arange(P)[None, :] == me[:, None]))
-        sr, sp = np.nonzero(saw)
-        self._view(out, "hist_card_seen")[r[sr], k[sr], resp[sr, sp]] = 1
+        saw = (who[rr] == me[rr]) | (rj == 0)
+        rr, rj = rr[saw], rj[saw]
+        put(flat, b[rr], "hist_card_seen", k[rr] * NUM_CARDS + resp[rr, rj])
+
+
+_CARD0 = np.array([0, WEAPON_CARD0, ROOM_CARD0])  # card id of suspect/weapon/room index 0

@@ -110,8 +110,7 @@ class PlayerView:
     @property
     def hand_sizes(self) -> np.ndarray:
         """(B, P) cards held by each seat (public)."""
-        owner = self._eng.owner
-        return (owner[:, None, :] == np.arange(self._eng.P)[None, :, None]).sum(2)
+        return _readonly(self._eng.hand_size)
 
     @property
     def hand(self) -> np.ndarray:
