@@ -61,19 +61,19 @@ def play_games(
     eng.reset(seed)
     views = [PlayerView(eng, s) for s in range(config.players)]
     all_games = np.arange(B)
-    for agent, view in zip(agents, views):
+    for agent, view in zip(agents, views, strict=True):
         agent.reset(view, all_games)
     started, records = B, []
     active = np.ones(B, bool)
     while active.any():
         actor = eng.actor
         actions = np.full(B, -1, np.int64)
-        for seat, (agent, view) in enumerate(zip(agents, views)):
+        for seat, (agent, view) in enumerate(zip(agents, views, strict=True)):
             idx = np.flatnonzero(actor == seat)
             if len(idx):
                 actions[idx] = agent.act(view, idx)
         result = eng.step(actions)
-        for agent, view in zip(agents, views):
+        for agent, view in zip(agents, views, strict=True):
             agent.observe_step(view)
         ended = np.flatnonzero((result.terminated | result.truncated) & active)
         for i in ended:
@@ -86,7 +86,7 @@ def play_games(
             refill = ended[: max(0, num_games - started)]
             if len(refill):
                 eng.reset_games(refill)
-                for agent, view in zip(agents, views):
+                for agent, view in zip(agents, views, strict=True):
                     agent.reset(view, refill)
                 started += len(refill)
             active[ended[len(refill) :]] = False

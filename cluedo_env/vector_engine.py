@@ -230,7 +230,12 @@ class VectorEngine:
         self.refuted_on[idx] = 0
         self.named_count[idx] = 0
         self.accused_at[idx] = -1
-        self._update_legal(idx)
+        # Every new game is in the same public position, so its legal blocks are too.
+        first = idx[:1]
+        self._update_legal(first)
+        rest = idx[1:]
+        for block in (self.special, self.n_special, self.suggest_set, self.accuse_set, self.show, self.n_show):
+            block[rest] = block[first]
 
     # ================================================================ queries
     @property
@@ -604,7 +609,10 @@ class VectorEngine:
             ex = self.exits[loc]  # (n, 4) first steps
             others = self.pos[g].astype(np.int64)
             others[np.arange(len(g)), cur] = -1
-            free = (ex >= 0) & ~(ex[:, :, None] == others[:, None, :]).any(2)
+            taken = ex == others[:, :1]
+            for j in range(1, NUM_SUSPECTS):
+                taken |= ex == others[:, j : j + 1]
+            free = (ex >= 0) & ~taken
             can_roll = free.any(1) | (self.front_room[loc] >= 0) & (loc < NUM_SQUARES)  # R-T1, R-M6
             passage = self.passage[loc] >= 0  # R-T2
             stay = self.dragged[g, cur]  # R-T3

@@ -1,0 +1,160 @@
+"""The heuristic player: a detective's notebook, batched over games.
+
+For every game the notebook keeps which of the 21 cards may still be in the envelope
+("open"). It learns only what its seat may know (:class:`cluedo_env.views.PlayerView`):
+
+* its own hand is crossed off (R-S6);
+* a card shown to it is crossed off (R-G6, R-G7);
+* a suggestion of its own that nobody could refute: each named card it does not hold
+  is in the envelope (no other player holds it), so that category is solved.
+
+(``use_unrefuted=False`` turns the last rule off: that notebook can loop forever between
+rooms whose cards are all in the envelope, since it never learns anything there.)
+It does no further reasoning (no "could not refute" facts about others, no hand sizes,
+no clauses): that is the deducer's job (agents/deducer.py).
+
+Play:
+
+* START (board): accuse if solved and the accusation is open (R-T4; with
+  ``accusation_in_room`` only from the solution room), otherwise roll, take the passage or
+  stay, toward the nearest room whose card is still open (agents/planning.py);
+* MOVE: the destination with the best value per turn toward open rooms;
+* SUGGEST: the current room (or a random open room without a board), with a suspect and
+  a weapon chosen at random among the open ones; an accusation instead when solved and
+  the variant allows it here (R-G8 ``accuse_after_suggestion=false``, R-G2 optional);
+* REFUTE: shows one of the legal cards at random;
+* POST: accuses when exactly one candidate is left in each category, else ends the turn.
+
+Every action is checked against the legal mask; an illegal choice (a bug) falls back to
+a random legal action and is counted in ``fallbacks`` so tests can insist on zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import Agent, sample_legal
+from agents.planning import choose_moves, turn_start_choice
+from cluedo_env import actions as A
+from cluedo_env.board import ROOM_LOC0
+from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, ROOM_CARD0, WEAPON_CARD0
+from cluedo_env.views import PlayerView
+
+_CAT = (slice(0, WEAPON_CARD0), slice(WEAPON_CARD0, ROOM_CARD0), slice(ROOM_CARD0, NUM_CARDS))
+_OFFSET = np.array([0, WEAPON_CARD0, ROOM_CARD0])
+
+
+def _random_true(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(n,) index of a uniformly random True per row of a (n, k) bool array (0 for an all-False row)."""
+    return np.where(mask, rng.random(mask.shape), -1.0).argmax(1)
+
+
+class HeuristicAgent(Agent):
+    """Crosses off cards, walks to open rooms, suggests open cards, accuses when one candidate per category is left."""
+
+    name = "heuristic"
+
+    def __init__(self, seed: int | None = None, use_unrefuted: bool = True) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.use_unrefuted = use_unrefuted
+        self.open: np.ndarray = np.zeros((0, NUM_CARDS), bool)  # (B, 21) may be in the envelope
+        self.seen: np.ndarray = np.zeros(0, np.int64)  # (B,) history records already read
+        self.fallbacks = 0  # illegal choices replaced by a random legal action (should stay 0)
+
+    # ------------------------------------------------------------------ notebook
+    def reset(self, view: PlayerView, idx: np.ndarray) -> None:
+        B = view.batch_size
+        if self.open.shape[0] != B:
+            self.open = np.ones((B, NUM_CARDS), bool)
+            self.seen = np.zeros(B, np.int64)
+        idx = np.asarray(idx, np.int64)
+        self.open[idx] = ~view.hand[idx]
+        self.seen[idx] = 0
+
+    def _update(self, view: PlayerView, idx: np.ndarray) -> None:
+        """Read the new history records of games ``idx`` into the notebook."""
+        hist_len = view.hist_len.astype(np.int64)
+        since = hist_len.copy()
+        since[idx] = self.seen[idx]
+        rec = view.new_records(since)
+        self.seen[idx] = hist_len[idx]
+        mine = np.flatnonzero(~rec.is_accusation & (rec.player == view.seat))
+        if len(mine) == 0:
+            return
+        g, resp = rec.game[mine], rec.response[mine]
+        rows, seats = np.nonzero(resp >= 0)  # cards shown to me
+        self.open[g[rows], resp[rows, seats]] = False
+        if self.use_unrefuted:
+            nobody = ~(resp >= 0).any(1)
+            if nobody.any():
+                gn = g[nobody]
+                cards = rec.triple[mine[nobody]].astype(np.int64) + _OFFSET  # (k, 3)
+                held = view.hand[gn[:, None], cards]
+                for cat in range(3):
+                    solve = ~held[:, cat]  # not mine and nobody else's: the envelope's
+                    gs, card = gn[solve], cards[solve, cat]
+                    self.open[gs, _CAT[cat]] = False
+                    self.open[gs, card] = True
+
+    def solution(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(solved (n,) bool, triple index (n,)) for games ``idx``: one open card left per category."""
+        op = self.open[idx]
+        counts = np.stack([op[:, s].sum(1) for s in _CAT], 1)
+        solved = (counts == 1).all(1)
+        s, w, r = (op[:, sl].argmax(1) for sl in _CAT)
+        return solved, (s * 6 + w) * NUM_ROOMS + r
+
+    def room_value(self, idx: np.ndarray) -> np.ndarray:
+        """(n, 9) 1.0 for each room whose card is still open."""
+        return self.open[idx, ROOM_CARD0:].astype(np.float64)
+
+    # -------------------------------------------------------------------- acting
+    def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx, np.int64)
+        n = len(idx)
+        if n == 0:
+            return np.zeros(0, np.int64)
+        self._update(view, idx)
+        mask = view.legal_action_mask[idx]
+        phase = view.phase[idx]
+        out = np.full(n, -1, np.int64)
+        rows = np.arange(n)
+
+        # Accuse whenever solved and the accusation is open here (START, SUGGEST, POST).
+        solved, triple = self.solution(idx)
+        accuse = solved & mask[rows, A.ACCUSE0 + triple]
+        out[accuse] = A.ACCUSE0 + triple[accuse]
+        todo = out < 0
+
+        sel = np.flatnonzero(todo & (phase == A.START))
+        if len(sel):
+            out[sel] = turn_start_choice(view, idx[sel], self.room_value(idx[sel]), mask=mask[sel])
+        sel = np.flatnonzero(todo & (phase == A.MOVE))
+        if len(sel):
+            out[sel] = choose_moves(view, idx[sel], self.room_value(idx[sel]), mask=mask[sel], rng=self.rng)
+        sel = np.flatnonzero(todo & (phase == A.SUGGEST))
+        if len(sel):
+            out[sel] = A.SUGGEST0 + self._suggestion(view, idx[sel])
+        sel = np.flatnonzero(todo & (phase == A.REFUTE))
+        if len(sel):
+            out[sel] = A.SHOW0 + _random_true(mask[sel, A.SHOW0 : A.ACCUSE0], self.rng)
+        sel = np.flatnonzero(todo & (phase == A.POST))
+        out[sel] = A.END_TURN
+
+        ok = (out >= 0) & mask[rows, np.clip(out, 0, A.NUM_ACTIONS - 1)]
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            self.fallbacks += len(bad)
+            out[bad] = sample_legal(mask[bad], self.rng)
+        return out
+
+    def _suggestion(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        """(n,) triple index: a random open suspect and weapon; the current room (no board: a random open one)."""
+        op = self.open[idx]
+        s = _random_true(op[:, _CAT[0]], self.rng)
+        w = _random_true(op[:, _CAT[1]], self.rng)
+        if view.config.has_board:
+            r = view.positions[idx, view.seat].astype(np.int64) - ROOM_LOC0
+        else:
+            r = _random_true(op[:, _CAT[2]], self.rng)
+        return (s * 6 + w) * NUM_ROOMS + r

@@ -1,0 +1,208 @@
+"""Movement planning for rule-based players: where to move, and whether to roll, take the passage or stay.
+
+A player says how much it wants to be in each room (``room_value``, an (n, 9) float array,
+one row per game of ``idx``, 0 = no use, larger = better); this module turns that into
+legal START and MOVE actions, batched over games with numpy (no loop over games).
+
+API (all batched; ``idx`` are the games where ``view.seat`` is to act)::
+
+    turn_start_choice(view, idx, room_value, *, mask=None) -> (n,) int64
+        START phase: ROLL, PASSAGE, STAY, or END_TURN when none of them is open (R-T1..R-T5).
+        Never ACCUSE: accusing is the caller's decision, taken before calling this.
+    choose_moves(view, idx, room_value, *, mask=None, rng=None) -> (n,) int64
+        MOVE phase: the best legal MOVE action; -1 in games with no legal MOVE.
+    move_scores(view, idx, room_value, *, mask=None) -> (n, 197) float64
+        The score choose_moves maximises for every location, -inf where the MOVE is not legal.
+    travel_turns(dice) -> (197, 9) float64
+        Expected turns, starting a turn at a location, until entering each room (below).
+
+``mask`` is ``view.legal_action_mask[idx]`` if the caller already has it (saves building
+the (B, 870) mask again); ``rng`` breaks ties between equally good destinations at random
+(default: the lowest location id wins, deterministic).
+
+How destinations are scored: value per expected turn, the current turn included.
+
+* Travel time: ``T(d)`` is the expected number of turns to enter a room whose door is
+  ``d`` pips away (``board.distance``: the pips to the square in front of the door). A roll
+  ``k >= d`` enters at once (a room can be entered with at most the pips rolled, R-M4);
+  otherwise the token walks ``k`` pips closer (R-M3) and tries again:
+  ``T(d) = 1 + sum_{k<d} P(roll = k) T(d - k)``, with the roll distribution of the
+  preset's dice (R-D1). The board is taken as empty (tokens that block are ignored).
+* ``travel_turns`` combines walking with the secret passages (R-T2, one turn each) and
+  with stops in rooms on the way (shortest expected-turn routes over the 9 rooms). Being
+  in a room already does not count as entering it: re-entering costs about 2 turns
+  (leave, come back), since one suggestion is allowed per entry (R-G5).
+* MOVE to a room ``q``: ``max(v_q, max_r v_r / (1 + S[q, r]))`` (suggest in ``q`` now, or
+  use ``q`` as a stepping stone, e.g. to its passage). MOVE to a square ``s``:
+  ``max_r v_r / (1 + S[s, r])``. So with equal values a room entered now always beats a
+  square (every square needs at least one more turn), and among squares the one closest,
+  in expected turns, to valuable rooms wins.
+* START: STAY scores ``v`` of the room one was dragged into (suggest now, R-T3);
+  PASSAGE scores like a MOVE into the passage's room; ROLL scores
+  ``max_r v_r / S'[x, r]`` where ``S'`` is ``S`` without taking the passage first. The
+  best option is taken, ties going to STAY, then PASSAGE, then ROLL; when every value is
+  0 the player ROLLs if it can.
+
+Without a board (the card-only game, R-C1) there is no movement: these functions are not
+needed there (START and MOVE never happen).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from cluedo_env import actions as A
+from cluedo_env.board import NUM_LOCATIONS, ROOM_LOC0, load_board
+from cluedo_env.cards import NUM_ROOMS, PASSAGES
+from cluedo_env.views import PlayerView
+
+REENTER_TURNS = 2.0  # leave a room and come back in: about two turns
+_TIE = 1e-9
+
+
+def roll_distribution(dice: int) -> np.ndarray:
+    """(6 * dice + 1,) probability of each roll total 0..6*dice (R-D1)."""
+    p = np.zeros(1)
+    p[0] = 1.0
+    for _ in range(dice):
+        q = np.zeros(len(p) + 6)
+        for face in range(1, 7):
+            q[face : face + len(p)] += p / 6
+        p = q
+    return p
+
+
+def turns_to_enter(dice: int, max_distance: int) -> np.ndarray:
+    """(max_distance + 1,) ``T(d)``: expected turns to enter a room whose door square is ``d`` pips away."""
+    p = roll_distribution(dice)
+    T = np.zeros(max_distance + 1)
+    for d in range(max_distance + 1):
+        k = np.arange(1, min(d, len(p)))  # rolls that fall short: walk k pips closer
+        T[d] = 1.0 + float((p[k] * T[d - k]).sum())
+    return T
+
+
+@lru_cache(maxsize=4)
+def _tables(dice: int) -> tuple[np.ndarray, np.ndarray]:
+    """(S, S_roll), both (197, 9): expected turns to enter each room, with / without the passage first."""
+    dist = load_board().distance[:, ROOM_LOC0:].astype(np.int64)  # (197, 9)
+    T = turns_to_enter(dice, int(dist.max()))
+    walk = T[dist]  # one or more turns of rolling, no room on the way
+    rooms = np.arange(NUM_ROOMS)
+    walk[ROOM_LOC0 + rooms, rooms] = REENTER_TURNS
+    at = walk.copy()  # turns to *be* in the room (0 when already there), for routes via rooms
+    at[ROOM_LOC0 + rooms, rooms] = 0.0
+    # Room-to-room routes: walking or one passage per turn, then shortest routes (Floyd-Warshall).
+    R = at[ROOM_LOC0:].copy()  # (9, 9)
+    for a, b in PASSAGES.items():
+        R[a, b] = min(R[a, b], 1.0)
+    for k in range(NUM_ROOMS):
+        R = np.minimum(R, R[:, k : k + 1] + R[k : k + 1, :])
+    np.fill_diagonal(R, np.inf)  # a route ending in its own start room is no entry
+    # Start a turn at x: walk straight in, or reach a room c first (0 if x is c) and route on.
+    via = (at[:, :, None] + R[None, :, :]).min(axis=1)  # (197, 9)
+    S = np.minimum(walk, via)
+    # Rolling from a room forbids using that room's passage first (that is the PASSAGE option).
+    at_no_self = at.copy()
+    at_no_self[ROOM_LOC0 + rooms, rooms] = np.inf
+    via_roll = (at_no_self[:, :, None] + R[None, :, :]).min(axis=1)
+    S_roll = np.minimum(walk, via_roll)
+    S.flags.writeable = False
+    S_roll.flags.writeable = False
+    return S, S_roll
+
+
+def travel_turns(dice: int = 1) -> np.ndarray:
+    """(197, 9) expected turns, starting a turn at a location, until entering each room (read-only)."""
+    return _tables(dice)[0]
+
+
+def _check(view: PlayerView, idx: np.ndarray, room_value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    idx = np.asarray(idx, np.int64)
+    v = np.asarray(room_value, np.float64)
+    if v.shape != (len(idx), NUM_ROOMS):
+        raise ValueError(f"room_value must be ({len(idx)}, {NUM_ROOMS}) for {len(idx)} games, got {v.shape}")
+    if not view.config.has_board:
+        raise ValueError("movement planning needs a board; the card-only game (board=none) has no movement")
+    return idx, np.maximum(v, 0.0)
+
+
+def _location_values(v: np.ndarray, S: np.ndarray, locs: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Value per turn of reaching ``locs`` (for games ``rows`` of v) now and suggesting next (the formula above)."""
+    future = (v[rows] / (1.0 + S[locs])).max(1)
+    room = locs - ROOM_LOC0
+    is_room = room >= 0
+    now = np.where(is_room, v[rows, np.clip(room, 0, NUM_ROOMS - 1)], 0.0)
+    return np.maximum(now, future)
+
+
+def move_scores(
+    view: PlayerView, idx: np.ndarray, room_value: np.ndarray, *, mask: np.ndarray | None = None
+) -> np.ndarray:
+    """(n, 197) score of every legal MOVE destination of games ``idx`` (see the module docstring), -inf if illegal."""
+    idx, v = _check(view, idx, room_value)
+    S, _ = _tables(view.config.dice)
+    legal = (view.legal_action_mask[idx] if mask is None else mask)[:, A.MOVE0 : A.SUGGEST0]
+    rows, locs = np.nonzero(legal)
+    out = np.full((len(idx), NUM_LOCATIONS), -np.inf)
+    out[rows, locs] = _location_values(v, S, locs, rows)
+    return out
+
+
+def choose_moves(
+    view: PlayerView,
+    idx: np.ndarray,
+    room_value: np.ndarray,
+    *,
+    mask: np.ndarray | None = None,
+    rng: np.random.Generator | None = None,
+) -> np.ndarray:
+    """(n,) int64 the MOVE action with the best value per turn for each game of ``idx``; -1 where none is legal."""
+    score = move_scores(view, idx, room_value, mask=mask)
+    best = score.max(1)
+    tied = score >= best[:, None] - _TIE
+    if rng is not None:  # a uniformly random one among the tied best
+        tied = tied & np.isfinite(score)
+        key = np.where(tied, rng.random(score.shape), -1.0)
+        pick = key.argmax(1)
+    else:
+        pick = tied.argmax(1)
+    return np.where(np.isfinite(best), A.MOVE0 + pick, -1).astype(np.int64)
+
+
+def turn_start_choice(
+    view: PlayerView, idx: np.ndarray, room_value: np.ndarray, *, mask: np.ndarray | None = None
+) -> np.ndarray:
+    """(n,) int64 ROLL, PASSAGE, STAY or END_TURN for games ``idx`` in the START phase (see the module docstring).
+
+    Rows of games not in the START phase (no special action open) get END_TURN, which is
+    then not legal: call this only for START games.
+    """
+    idx, v = _check(view, idx, room_value)
+    S, S_roll = _tables(view.config.dice)
+    special = (view.legal_action_mask[idx] if mask is None else mask)[:, : A.MOVE0]
+    n = len(idx)
+    rows = np.arange(n)
+    x = view.positions[idx, view.seat].astype(np.int64)
+    room = np.clip(x - ROOM_LOC0, 0, NUM_ROOMS - 1)
+    passage = np.full(NUM_LOCATIONS, -1, np.int64)
+    for a, b in PASSAGES.items():
+        passage[ROOM_LOC0 + a] = ROOM_LOC0 + b
+    target = passage[x]
+    stay = np.where(special[:, A.STAY], v[rows, room], -np.inf)
+    via_passage = _location_values(v, S, np.maximum(target, 0), rows)
+    take_passage = np.where(special[:, A.PASSAGE] & (target >= 0), via_passage, -np.inf)
+    roll = np.where(special[:, A.ROLL], (v / S_roll[x]).max(1), -np.inf)
+    options = np.stack([stay, take_passage, roll], 1)  # in tie priority order
+    best = options.max(1)
+    choice = np.array([A.STAY, A.PASSAGE, A.ROLL])[(options >= best[:, None] - _TIE).argmax(1)]
+    # Nothing worth anything: move on (roll if possible).
+    idle = best <= 0
+    fallback = np.where(special[:, A.ROLL], A.ROLL, np.where(special[:, A.PASSAGE], A.PASSAGE, A.STAY))
+    choice = np.where(idle, fallback, choice)
+    return np.where(np.isfinite(best), choice, A.END_TURN).astype(np.int64)
+
+
+__all__ = ["choose_moves", "move_scores", "roll_distribution", "travel_turns", "turn_start_choice", "turns_to_enter"]

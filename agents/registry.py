@@ -1,0 +1,112 @@
+"""Players by name, for the evaluator, scripts and configs.
+
+    make_agent("heuristic", seed=0)
+    make_agent("deducer", seed=1)              # agents/deducer.py, imported only when asked for
+    make_agent("ckpt:runs/ppo/best.pt")        # a trained checkpoint, once a loader is registered
+
+Built-in names: ``random``, ``heuristic``, ``deducer``, ``expert``. The last two live in
+modules written separately and are imported lazily, so this module works before they
+exist (asking for them then raises :class:`UnknownAgentError` saying what is available).
+
+Others extend the registry without editing it:
+
+    register_agent("greedy", lambda seed=None, **kw: GreedyAgent(seed, **kw))
+    register_prefix("ckpt", lambda spec, seed=None, **kw: load_policy_agent(spec, seed=seed, **kw))
+
+A *prefix* factory receives what follows ``prefix:`` (for example a checkpoint path).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from agents.base import Agent
+
+AgentFactory = Callable[..., Agent]
+
+
+class UnknownAgentError(ValueError):
+    """A player name the registry cannot build; the message lists the available names."""
+
+
+# name -> (module, class) for the built-in players, imported when first asked for.
+_BUILTIN: dict[str, tuple[str, str]] = {
+    "random": ("agents.random_agent", "RandomAgent"),
+    "heuristic": ("agents.heuristic", "HeuristicAgent"),
+    "deducer": ("agents.deducer", "DeducerAgent"),
+    "expert": ("agents.expert", "ExpertAgent"),
+}
+_FACTORIES: dict[str, AgentFactory] = {}
+_PREFIXES: dict[str, Callable[..., Agent]] = {}
+
+
+def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -> None:
+    """Make ``make_agent(name, seed=..., **kwargs)`` call ``factory(seed=..., **kwargs)``."""
+    if ":" in name:
+        raise ValueError(f"agent names may not contain ':' (that marks a prefix): {name!r}")
+    if not replace and (name in _FACTORIES or name in _BUILTIN):
+        raise ValueError(f"agent {name!r} is already registered (pass replace=True to override)")
+    _FACTORIES[name] = factory
+
+
+def register_prefix(prefix: str, factory: Callable[..., Agent], *, replace: bool = False) -> None:
+    """Make ``make_agent(f"{prefix}:{spec}", seed=..., **kw)`` call ``factory(spec, seed=..., **kw)``."""
+    if not replace and prefix in _PREFIXES:
+        raise ValueError(f"prefix {prefix!r} is already registered (pass replace=True to override)")
+    _PREFIXES[prefix] = factory
+
+
+def _importable(name: str) -> bool:
+    module, cls = _BUILTIN[name]
+    try:
+        return hasattr(importlib.import_module(module), cls)
+    except ImportError:
+        return False
+
+
+def available_agents() -> list[str]:
+    """Names ``make_agent`` can build now (built-ins whose module imports, registered names, ``prefix:...``)."""
+    names = [n for n in _BUILTIN if n not in _FACTORIES and _importable(n)]
+    return names + sorted(_FACTORIES) + [f"{p}:..." for p in sorted(_PREFIXES)]
+
+
+def make_agent(spec: str, seed: int | None = None, **kwargs) -> Agent:
+    """A new player from its name (``"heuristic"``) or ``prefix:argument`` (``"ckpt:path"``)."""
+    if not isinstance(spec, str) or not spec:
+        raise UnknownAgentError(f"an agent is named by a non-empty string, got {spec!r}")
+    if ":" in spec:
+        prefix, arg = spec.split(":", 1)
+        if prefix in _PREFIXES:
+            return _PREFIXES[prefix](arg, seed=seed, **kwargs)
+        if prefix == "ckpt":
+            raise NotImplementedError(
+                f"{spec!r}: loading trained checkpoints is not implemented yet; the training code registers a "
+                "loader with agents.registry.register_prefix('ckpt', factory)"
+            )
+        raise UnknownAgentError(f"unknown agent prefix {prefix!r} in {spec!r}; available: {_available_text()}")
+    if spec in _FACTORIES:
+        return _FACTORIES[spec](seed=seed, **kwargs)
+    if spec in _BUILTIN:
+        module, cls = _BUILTIN[spec]
+        try:
+            factory = getattr(importlib.import_module(module), cls)
+        except (ImportError, AttributeError) as exc:
+            raise UnknownAgentError(
+                f"agent {spec!r} needs {module}.{cls}, which cannot be imported ({exc}); available: {_available_text()}"
+            ) from exc
+        return factory(seed=seed, **kwargs)
+    raise UnknownAgentError(f"unknown agent {spec!r}; available: {_available_text()}")
+
+
+def _available_text() -> str:
+    return ", ".join(available_agents()) or "(none)"
+
+
+__all__ = [
+    "UnknownAgentError",
+    "available_agents",
+    "make_agent",
+    "register_agent",
+    "register_prefix",
+]

@@ -1,0 +1,427 @@
+"""Rule-based players (random, heuristic), movement planning and the player registry.
+
+Legality is checked by the engine itself: ``VectorEngine.step`` raises IllegalActionError on
+any illegal action, so a run that completes proves every action was legal; the heuristic
+also counts the illegal choices it had to replace (``fallbacks``), which must stay 0.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import BOARD, config, position
+
+import agents.heuristic as heuristic_module
+import agents.planning as planning_module
+from agents.base import Agent
+from agents.heuristic import HeuristicAgent
+from agents.planning import choose_moves, move_scores, travel_turns, turn_start_choice, turns_to_enter
+from agents.random_agent import RandomAgent
+from agents.registry import UnknownAgentError, available_agents, make_agent, register_agent, register_prefix
+from agents.runner import play_games
+from cluedo_env import actions as A
+from cluedo_env.board import ROOM_LOC0
+from cluedo_env.cards import CARD_NAMES, KITCHEN, ROOMS, STUDY, room_id
+from cluedo_env.reference import Game
+from cluedo_env.vector_engine import VectorEngine
+from cluedo_env.views import PlayerView
+
+ALL_CONFIGS = (
+    [("classic", p, {}) for p in range(2, 7)]
+    + [("seed000", p, {}) for p in range(3, 7)]
+    + [("cards", p, {}) for p in range(3, 7)]
+    + [
+        ("classic", 4, {"suggestion_on_entry": "optional"}),
+        ("classic", 4, {"refutation": "all"}),
+        ("classic", 4, {"accuse_after_suggestion": False}),
+        ("classic", 4, {"accusation_in_room": True}),
+        ("classic", 3, {"accusation_in_room": True, "suggestion_on_entry": "optional", "dice": 2}),
+        ("cards", 4, {"refutation": "all", "accuse_after_suggestion": False}),
+    ]
+)
+
+
+def _ids(case):
+    preset, players, flags = case
+    return f"{preset}:{players}" + "".join(f",{k}={v}" for k, v in flags.items())
+
+
+# ==================================================================== legality, every preset
+@pytest.mark.parametrize("case", ALL_CONFIGS, ids=[_ids(c) for c in ALL_CONFIGS])
+def test_random_and_heuristic_always_legal_and_games_end(case):
+    preset, players, flags = case
+    cfg = config(preset, players=players, **flags)
+    # All heuristic: long games through every phase; then heuristic and random mixed: random
+    # players get eliminated early, so eliminated refuters and last players are exercised.
+    lineups = [["h"] * players, ["h" if s % 2 else "r" for s in range(players)]]
+    for k, lineup in enumerate(lineups):
+        agents = [HeuristicAgent(seed=10 * k + s) if c == "h" else RandomAgent(seed=10 * k + s) for s, c in
+                  enumerate(lineup)]  # fmt: skip
+        records = play_games(cfg, agents, 48, batch_size=24, seed=k)
+        assert len(records) == 48
+        assert all(a.fallbacks == 0 for a in agents if isinstance(a, HeuristicAgent))
+        if k == 0:  # heuristic players accuse only when certain: every game is won by a right accusation
+            assert all(r.ending == "accusation" and r.winner >= 0 for r in records), [r.ending for r in records]
+
+
+@pytest.mark.parametrize("preset", ["classic", "seed000", "cards"])
+def test_random_players_alone_are_always_legal(preset):
+    cfg = config(preset, players=5)
+    records = play_games(cfg, [RandomAgent(seed=s) for s in range(5)], 300, batch_size=100, seed=1)
+    assert len(records) == 300
+
+
+# ==================================================================== strength
+@pytest.mark.parametrize("preset", ["classic", "cards"])
+def test_heuristic_clearly_beats_random_players(preset):
+    cfg = config(preset, players=4)
+    wins = 0
+    games = 0
+    for rot in range(4):  # the heuristic in every seat
+        agents = [RandomAgent(seed=rot * 10 + s) for s in range(4)]
+        agents[rot] = HeuristicAgent(seed=rot)
+        records = play_games(cfg, agents, 75, batch_size=75, seed=rot)
+        wins += sum(r.winner == rot for r in records)
+        games += len(records)
+    assert games == 300
+    assert wins / games > 0.85  # chance is 0.25; measured about 0.99
+
+
+def test_planning_helps_the_heuristic_against_random_walkers():
+    """The same notebook walking at random loses clearly to one that plans its moves."""
+
+    class Walker(HeuristicAgent):
+        def act(self, view, idx):
+            out = super().act(view, idx)
+            phase, mask = view.phase[idx], view.legal_action_mask[idx]
+            sel = np.flatnonzero((phase == A.MOVE) | ((phase == A.START) & (out < A.MOVE0)))
+            if len(sel):
+                m = mask[sel].copy()
+                m[:, A.SUGGEST0 :] = False
+                m[:, A.END_TURN] &= ~m[:, : A.END_TURN].any(1)
+                out[sel] = [np.flatnonzero(row)[self.rng.integers(row.sum())] for row in m]
+            return out
+
+    cfg = config("classic", players=4)
+    wins = games = 0
+    for rot in range(2):
+        agents = [Walker(seed=s) if (s + rot) % 2 else HeuristicAgent(seed=s) for s in range(4)]
+        records = play_games(cfg, agents, 100, batch_size=100, seed=rot)
+        wins += sum(isinstance(agents[r.winner], Walker) is False for r in records)
+        games += len(records)
+    assert wins / games > 0.7  # measured about 0.9
+
+
+# ==================================================================== hidden information
+def test_heuristic_touches_the_game_only_through_its_player_view():
+    for module in (heuristic_module, planning_module):
+        source = inspect.getsource(module)
+        assert "_eng" not in source and "VectorEngine" not in source and ".owner" not in source
+
+
+def _swap_hidden(snapshot: dict, seat: int, rng: np.random.Generator) -> dict | None:
+    """The same position for ``seat`` with an envelope card and a same-category card of another
+    player's hand swapped, both never named in the history (so every public fact stays true)."""
+    named = {c for rec in snapshot["history"] for c in rec["cards"]}
+    env = snapshot["envelope"]
+    options = []
+    for cat, card in enumerate(env):
+        if card in named:
+            continue
+        for p, hand in enumerate(snapshot["hands"]):
+            if p == seat:
+                continue
+            for other in hand:
+                cid = CARD_NAMES.index(other)
+                if other not in named and (cid < 6, 6 <= cid < 12, cid >= 12)[cat]:
+                    options.append((cat, p, other))
+    if not options:
+        return None
+    cat, p, other = options[rng.integers(len(options))]
+    out = copy.deepcopy(snapshot)
+    card = out["envelope"][cat]
+    out["envelope"][cat] = other
+    hand = [c for c in out["hands"][p] if c != other] + [card]
+    out["hands"][p] = sorted(hand, key=CARD_NAMES.index)
+    return out
+
+
+def _decide(cfg, snapshot, seat, seed):
+    eng = VectorEngine(cfg, 1)
+    eng.import_game(0, snapshot)
+    view = PlayerView(eng, seat)
+    agent = HeuristicAgent(seed=seed)
+    agent.reset(view, np.array([0]))
+    action = agent.act(view, np.array([0]))
+    return int(action[0]), agent.open[0].copy()
+
+
+@pytest.mark.parametrize("preset", ["classic", "seed000", "cards"])
+def test_heuristic_decisions_do_not_depend_on_hidden_cards(preset):
+    """Positions from real games; moving hidden cards between the envelope and another hand
+    (consistently with everything public and everything this seat saw) changes nothing."""
+    cfg = config(preset, players=4)
+    rng = np.random.default_rng(0)
+    B = 16
+    eng = VectorEngine(cfg, B)
+    eng.reset(5)
+    views = [PlayerView(eng, s) for s in range(4)]
+    agents = [HeuristicAgent(seed=s) for s in range(4)]
+    for agent, view in zip(agents, views, strict=True):
+        agent.reset(view, np.arange(B))
+    checked = differ = 0
+    for step in range(400):
+        if eng.done.all():
+            break
+        actor = eng.actor
+        if checked < 60:
+            for i in np.flatnonzero(actor >= 0)[step % 4 :: 4][:3]:
+                seat = int(actor[i])
+                snap = eng.export_game(int(i))
+                alt = _swap_hidden(snap, seat, rng)
+                if alt is None:
+                    continue
+                differ += alt["envelope"] != snap["envelope"]
+                a1, open1 = _decide(cfg, snap, seat, seed=step)
+                a2, open2 = _decide(cfg, alt, seat, seed=step)
+                assert a1 == a2, (step, int(i), A.describe(a1), A.describe(a2))
+                assert (open1 == open2).all()
+                checked += 1
+        actions = np.full(B, -1, np.int64)
+        for seat in range(4):
+            idx = np.flatnonzero(actor == seat)
+            if len(idx):
+                actions[idx] = agents[seat].act(views[seat], idx)
+        eng.step(actions)
+    assert checked >= 40 and differ == checked
+
+
+# ==================================================================== heuristic scenarios
+def _engine(g):
+    eng = VectorEngine(g.config, 1)
+    eng.import_game(0, g.to_dict())
+    return eng
+
+
+def _act(eng, seat=0, agent=None):
+    view = PlayerView(eng, seat)
+    agent = agent or HeuristicAgent(seed=0)
+    agent.reset(view, np.array([0]))
+    return int(agent.act(view, np.array([0]))[0]), agent
+
+
+def _with_history(g, records):
+    d = g.to_dict()
+    d["history"] = records
+    return Game.from_dict(d, seed=0)
+
+
+def test_heuristic_accuses_after_an_unrefuted_suggestion_of_open_cards():
+    envelope = ["Plum", "Wrench", "Study"]
+    g = position(config("cards", players=3), envelope=envelope, phase="post")
+    g = _with_history(g, [{"type": "suggestion", "player": 0, "cards": envelope, "passed": [1, 2],
+                           "refuted_by": [], "shown": []}])  # fmt: skip
+    action, agent = _act(_engine(g))
+    assert A.describe(action) == "ACCUSE(Plum, Wrench, Study)"
+    # Without the "nobody could refute" rule it only crosses off and ends the turn.
+    action, _ = _act(_engine(g), agent=HeuristicAgent(seed=0, use_unrefuted=False))
+    assert action == A.END_TURN
+
+
+def test_heuristic_crosses_off_shown_cards_and_keeps_the_rest_open():
+    g = position(config("classic", players=3), envelope=["Plum", "Wrench", "Study"], phase="post",
+                 suspects={"Scarlet": "Hall"})  # fmt: skip
+    shown_by_1 = next(c for c in g.to_dict()["hands"][1] if CARD_NAMES.index(c) < 6)
+    g = _with_history(g, [{"type": "suggestion", "player": 0, "cards": [shown_by_1, "Wrench", "Hall"],
+                           "passed": [], "refuted_by": [1], "shown": [shown_by_1]}])  # fmt: skip
+    action, agent = _act(_engine(g))
+    assert action == A.END_TURN
+    hand0 = set(g.to_dict()["hands"][0])
+    expected_open = {c for c in CARD_NAMES if c not in hand0 and c != shown_by_1}
+    assert {CARD_NAMES[c] for c in np.flatnonzero(agent.open[0])} == expected_open
+
+
+def test_heuristic_with_accusation_in_room_walks_to_the_solution_room_first():
+    cfg = config("seed000", players=3)
+    envelope = ["Plum", "Wrench", "Study"]
+    hist = [{"type": "suggestion", "player": 0, "cards": envelope, "passed": [1, 2], "refuted_by": [], "shown": []}]
+    # Solved (nobody could refute), but in the Kitchen: no accusation possible here (R-A1 variant);
+    # the passage leads to the Study.
+    g = _with_history(position(cfg, envelope=envelope, phase="start", suspects={"Scarlet": "Kitchen"}), hist)
+    action, _ = _act(_engine(g))
+    assert action == A.PASSAGE
+    g = _with_history(position(cfg, envelope=envelope, phase="start", suspects={"Scarlet": "Study"}), hist)
+    action, _ = _act(_engine(g))
+    assert A.describe(action) == "ACCUSE(Plum, Wrench, Study)"
+
+
+def test_heuristic_suggests_the_current_room_with_open_suspect_and_weapon():
+    g = position(config("classic", players=4), phase="suggest", suspects={"Scarlet": "Lounge"})
+    hand = set(g.to_dict()["hands"][0])
+    for seed in range(20):
+        action, _ = _act(_engine(g), agent=HeuristicAgent(seed=seed))
+        s, w, r = A.triple_of(action - A.SUGGEST0)
+        assert A.SUGGEST0 <= action < A.SHOW0 and ROOMS[r] == "Lounge"
+        assert CARD_NAMES[s] not in hand and CARD_NAMES[6 + w] not in hand
+
+
+# ==================================================================== planning
+def _planning_engine(*games):
+    eng = VectorEngine(games[0].config, len(games))
+    for i, g in enumerate(games):
+        eng.import_game(i, g.to_dict())
+    return eng, PlayerView(eng, 0)
+
+
+def _value(**rooms):
+    v = np.zeros((1, 9))
+    for name, x in rooms.items():
+        v[0, room_id(name.replace("_", " "))] = x
+    return v
+
+
+def _front(room):
+    sq = BOARD.room_fronts[room_id(room)][0]
+    return BOARD.squares[sq]
+
+
+def test_expected_turns_to_enter():
+    T = turns_to_enter(1, 12)
+    assert T[0] == 1 and T[1] == 1  # on or next to the door square: any roll enters
+    assert T[2] == pytest.approx(1 + 1 / 6)  # only a 1 falls short, then one more turn
+    assert (np.diff(T) >= 0).all()
+    assert turns_to_enter(2, 12)[12] < T[12]  # two dice travel faster
+    S = travel_turns(1)
+    k, s = ROOM_LOC0 + KITCHEN, STUDY
+    assert S[k, s] == 1.0  # the secret passage: one turn
+    assert S[k, KITCHEN] == 2.0  # re-entering the room one is in
+
+
+def test_a_valuable_room_now_beats_every_square():
+    g = position(phase="move", roll=4, suspects={"Scarlet": _front("Lounge")})
+    eng, view = _planning_engine(g)
+    assert view.legal_action_mask[0, A.MOVE0 + ROOM_LOC0 + room_id("Lounge")]
+    action = choose_moves(view, np.array([0]), _value(Lounge=1.0))
+    assert A.describe(int(action[0])) == "MOVE(Lounge)"
+    # All rooms equally valuable: still a room entered now (the Lounge or the Dining Room, 4 pips away).
+    action = int(choose_moves(view, np.array([0]), np.ones((1, 9)))[0])
+    assert A.describe(action) in ("MOVE(Lounge)", "MOVE(Dining Room)")
+
+
+def test_squares_lead_toward_the_valuable_room():
+    g = position(phase="move", roll=5, suspects={"Scarlet": _front("Lounge")})
+    eng, view = _planning_engine(g)
+    for target in ("Billiard Room", "Kitchen", "Dining Room"):
+        value = np.zeros((1, 9))
+        value[0, room_id(target)] = 1.0
+        action = int(choose_moves(view, np.array([0]), value)[0])
+        dest = action - A.MOVE0
+        legal = np.flatnonzero(view.legal_action_mask[0, A.MOVE0 : A.SUGGEST0])
+        assert dest in legal
+        if ROOM_LOC0 + room_id(target) in legal:  # reachable now: go in
+            assert dest == ROOM_LOC0 + room_id(target)
+            continue
+        S = travel_turns(1)[:, room_id(target)]
+        assert S[dest] == S[legal].min()  # the destination closest in expected turns
+        assert S[dest] < S[BOARD.square_of[_front("Lounge")]]
+    scores = move_scores(view, np.array([0]), _value(Lounge=1.0))
+    assert np.isneginf(scores[0, ~view.legal_action_mask[0, A.MOVE0 : A.SUGGEST0]]).all()
+
+
+def test_the_passage_is_taken_when_its_room_is_the_valuable_one():
+    g = position(phase="start", suspects={"Scarlet": "Kitchen"})
+    eng, view = _planning_engine(g)
+    idx = np.array([0])
+    assert turn_start_choice(view, idx, _value(Study=1.0))[0] == A.PASSAGE
+    assert turn_start_choice(view, idx, _value(Ballroom=1.0))[0] == A.ROLL
+    assert turn_start_choice(view, idx, np.zeros((1, 9)))[0] == A.ROLL
+    # Through the passage and on: the Hall is 3 pips from the Study, far from the Kitchen.
+    assert turn_start_choice(view, idx, _value(Hall=1.0))[0] == A.PASSAGE
+
+
+def test_stay_when_dragged_into_a_valuable_room():
+    g = position(phase="start", suspects={"Scarlet": "Hall"}, dragged=[0])
+    eng, view = _planning_engine(g)
+    idx = np.array([0])
+    assert turn_start_choice(view, idx, _value(Hall=1.0, Lounge=1.0))[0] == A.STAY
+    assert turn_start_choice(view, idx, _value(Lounge=1.0))[0] == A.ROLL
+
+
+def test_planning_is_batched_and_matches_one_game_at_a_time():
+    games = [
+        position(phase="move", roll=4, suspects={"Scarlet": _front("Lounge")}),
+        position(phase="start", suspects={"Scarlet": "Kitchen"}),
+        position(phase="move", roll=6),
+        position(phase="start", suspects={"Scarlet": "Hall"}, dragged=[0]),
+    ]
+    eng, view = _planning_engine(*games)
+    rng = np.random.default_rng(0)
+    values = rng.random((4, 9)) * (rng.random((4, 9)) < 0.5)
+    moves, starts = np.array([0, 2]), np.array([1, 3])
+    together = choose_moves(view, moves, values[moves])
+    for k, i in enumerate(moves):
+        assert choose_moves(view, np.array([i]), values[[i]])[0] == together[k]
+    together = turn_start_choice(view, starts, values[starts])
+    for k, i in enumerate(starts):
+        assert turn_start_choice(view, np.array([i]), values[[i]])[0] == together[k]
+    # No legal MOVE in START games: -1.
+    assert (choose_moves(view, starts, values[starts]) == -1).all()
+    with pytest.raises(ValueError, match="room_value"):
+        choose_moves(view, moves, values)
+
+
+def test_random_tie_breaks_pick_only_best_destinations():
+    g = position(phase="move", roll=6)
+    eng, view = _planning_engine(g)
+    zero = np.zeros((1, 9))
+    picks = {int(choose_moves(view, np.array([0]), zero, rng=np.random.default_rng(s))[0]) for s in range(30)}
+    legal = set(np.flatnonzero(view.legal_action_mask[0]).tolist())
+    assert picks <= legal and len(picks) > 1
+
+
+# ==================================================================== registry
+def test_registry_builds_players_by_name():
+    assert isinstance(make_agent("random", seed=1), RandomAgent)
+    assert isinstance(make_agent("heuristic", seed=1), HeuristicAgent)
+    assert {"random", "heuristic"} <= set(available_agents())
+    with pytest.raises(UnknownAgentError, match="available: .*heuristic"):
+        make_agent("grandmaster")
+    with pytest.raises(NotImplementedError, match="checkpoint"):
+        make_agent("ckpt:runs/x.pt")
+
+
+def test_registry_can_be_extended():
+    class Fixed(RandomAgent):
+        name = "fixed"
+
+    register_agent("test-fixed", lambda seed=None, **kw: Fixed(seed), replace=True)
+    assert isinstance(make_agent("test-fixed", seed=3), Fixed)
+    got = {}
+
+    def loader(spec, seed=None, **kw):
+        got["spec"] = spec
+        return Fixed(seed)
+
+    register_prefix("testckpt", loader, replace=True)
+    assert isinstance(make_agent("testckpt:some/path.pt"), Agent) and got["spec"] == "some/path.pt"
+    with pytest.raises(ValueError):
+        register_agent("heuristic", lambda seed=None: Fixed(seed))
+
+
+@pytest.mark.parametrize("name", ["deducer", "expert"])
+def test_registry_names_the_lazy_players_clearly(name):
+    module = Path(__file__).resolve().parents[1] / "agents" / f"{name}.py"
+    if module.exists():
+        try:
+            agent = make_agent(name, seed=0)
+        except UnknownAgentError as exc:  # the module exists but does not import (yet)
+            assert name in str(exc) and "available" in str(exc)
+        else:
+            assert isinstance(agent, Agent)
+    else:
+        with pytest.raises(UnknownAgentError, match=f"{name}.*available: .*heuristic"):
+            make_agent(name)
