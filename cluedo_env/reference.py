@@ -18,6 +18,7 @@ Typical use::
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,6 +113,13 @@ def can_leave(board: Board, loc: int, occupied: set[int]) -> bool:
     return loc in board.front_room or any(n not in occupied for n in board.neighbors[loc])
 
 
+_ACCUSE_ANY = list(range(A.ACCUSE0, A.ACCUSE0 + A.NUM_TRIPLES))
+_ACCUSE_IN_ROOM = [
+    [A.ACCUSE0 + A.triple_index(s, w, room) for s in range(NUM_SUSPECTS) for w in range(NUM_WEAPONS)]
+    for room in range(NUM_ROOMS)
+]
+
+
 class Game:
     """One game of Cluedo. Mutated in place by :meth:`step`."""
 
@@ -196,13 +204,14 @@ class Game:
         return self._moves_cache[1]
 
     def _accusations(self) -> list[int]:
-        """Accusation actions open to the current player (R-A1, R-A6; eliminated players never act)."""
+        """Accusation actions open to the current player (R-A1, R-A6; eliminated players never act).
+
+        The lists are shared constants: callers must not modify them.
+        """
         if self.config.accusation_in_room:  # R-A1 variant: name the room one is in
             room = self.current_room()
-            if room < 0:
-                return []
-            return [A.ACCUSE0 + A.triple_index(s, w, room) for s in range(NUM_SUSPECTS) for w in range(NUM_WEAPONS)]
-        return list(range(A.ACCUSE0, A.ACCUSE0 + A.NUM_TRIPLES))
+            return _ACCUSE_IN_ROOM[room] if room >= 0 else []
+        return _ACCUSE_ANY
 
     def legal_actions(self) -> list[int]:
         """Sorted legal actions of :attr:`actor`; empty only when the game is over."""
@@ -265,8 +274,9 @@ class Game:
         if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
             raise A.IllegalActionError(f"an action is an integer 0..{A.NUM_ACTIONS - 1}, got {action!r}")
         action = int(action)
-        legal = self.legal_actions()
-        if action not in legal:
+        legal = self.legal_actions()  # sorted
+        i = bisect_left(legal, action)
+        if i == len(legal) or legal[i] != action:
             phase = A.PHASE_NAMES[self.phase]
             raise A.IllegalActionError(
                 f"illegal action {A.describe(action)} (id {action}) for player {self.actor} in phase "

@@ -1,0 +1,132 @@
+"""PettingZoo's standard AEC wrappers, with the same behaviour and cheaper attribute access.
+
+PettingZoo's :class:`~pettingzoo.utils.wrappers.BaseWrapper` forwards every attribute it does not
+have (``agents``, ``agent_selection``, ``terminations`` ...) through ``__getattr__``, one hop per
+wrapper, and ``AssertOutOfBoundsWrapper`` calls ``Discrete.contains`` on every action. Through the
+three wrappers of a classic game that is about 35 attribute hops, ~40 us on a 2-core machine, per ``last()`` +
+``step()``, more than the game itself. The subclasses here are the same classes (``isinstance``
+holds, their ``step``/``observe``/``reset`` logic is PettingZoo's own) with these changes only:
+
+* the AEC bookkeeping attributes are properties that read (and write) the unwrapped env directly;
+  the ordered one still raises ``AttributeError`` before ``reset()``, as ``OrderEnforcingWrapper``
+  does;
+* ``OrderEnforcingWrapper``'s ``step``, ``observe`` and ``last`` (AECEnv's) call the next env
+  directly instead of through ``BaseWrapper``'s forwarding methods, with the same checks;
+* ``AssertOutOfBoundsWrapper.step`` accepts a plain ``int`` inside ``Discrete(n)`` without
+  calling ``contains`` (which says yes to exactly those); anything else goes through ``contains``.
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+from typing import Any
+
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
+
+FORWARDED = ("agents", "possible_agents", "agent_selection", "rewards", "_cumulative_rewards",
+             "terminations", "truncations", "infos")  # fmt: skip
+# What OrderEnforcingWrapper refuses to read before reset():
+BEFORE_RESET = {"rewards", "terminations", "truncations", "infos", "agent_selection", "agents"}
+
+
+def _forward(name: str) -> property:
+    """``name`` read from and written to the unwrapped env (``operator.attrgetter`` runs in C)."""
+
+    def put(self: Any, value: Any) -> None:
+        setattr(self._raw, name, value)
+
+    return property(attrgetter(f"_raw.{name}"), put, doc=f"``{name}`` of the unwrapped env")
+
+
+def _forward_after_reset(name: str) -> property:
+    """As :func:`_forward`, raising AttributeError before ``reset()`` as ``OrderEnforcingWrapper`` does."""
+    read = attrgetter(name)
+
+    def get(self: Any) -> Any:
+        if self._has_reset:
+            return read(self._raw)
+        raise AttributeError(f"{name} cannot be accessed before reset")
+
+    def put(self: Any, value: Any) -> None:
+        setattr(self._raw, name, value)
+
+    return property(get, put, doc=f"``{name}`` of the unwrapped env")
+
+
+class _Forwarding:
+    """Mixin: read the AEC bookkeeping attributes from the unwrapped env in one step."""
+
+    _raw: AECEnv
+
+    def _bind(self, env: AECEnv) -> None:
+        self.__dict__["_raw"] = env.unwrapped
+
+
+for _name in FORWARDED:
+    setattr(_Forwarding, _name, _forward(_name))
+
+
+class FastTerminateIllegalWrapper(_Forwarding, TerminateIllegalWrapper):
+    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
+        self._bind(env)
+        super().__init__(env, illegal_reward)
+
+
+class FastAssertOutOfBoundsWrapper(_Forwarding, AssertOutOfBoundsWrapper):
+    def __init__(self, env: AECEnv) -> None:
+        self._bind(env)
+        super().__init__(env)
+        space = env.action_space(env.possible_agents[0])
+        self._n = space.n if isinstance(space, spaces.Discrete) and space.start == 0 else 0
+        # Only valid if every agent has the same Discrete(n) space.
+        if any(env.action_space(a) != space for a in env.possible_agents):
+            self._n = 0
+
+    def step(self, action: Any) -> None:
+        if type(action) is int and 0 <= action < self._n:  # Discrete(n).contains(action) is True
+            self.env.step(action)
+        else:
+            super().step(action)
+
+
+class FastOrderEnforcingWrapper(_Forwarding, OrderEnforcingWrapper):
+    def __init__(self, env: AECEnv) -> None:
+        self._bind(env)
+        super().__init__(env)
+
+    # The three calls of every turn, as OrderEnforcingWrapper and AECEnv have them, one call level less.
+    def step(self, action: Any) -> None:
+        if self._has_reset and self._raw.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:
+            super().step(action)  # the error or warning of OrderEnforcingWrapper
+
+    def observe(self, agent: Any) -> Any:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.observe(agent)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        agent = self.agent_selection  # AttributeError before reset
+        raw = self._raw
+        observation = self.observe(agent) if observe else None
+        return (observation, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent],
+                raw.infos[agent])  # fmt: skip
+
+    def __str__(self) -> str:  # as OrderEnforcingWrapper's own: the env's name
+        return str(self.env)
+
+
+for _name in FORWARDED:
+    setattr(FastOrderEnforcingWrapper, _name, (_forward_after_reset if _name in BEFORE_RESET else _forward)(_name))
+
+
+def wrap(env: AECEnv, illegal_reward: float = -1.0) -> AECEnv:
+    """The wrappers of PettingZoo's classic games, in their order (connect_four, chess, ...)."""
+    env = FastTerminateIllegalWrapper(env, illegal_reward=illegal_reward)
+    env = FastAssertOutOfBoundsWrapper(env)
+    return FastOrderEnforcingWrapper(env)
