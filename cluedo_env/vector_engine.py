@@ -433,10 +433,11 @@ class VectorEngine:
 
     def _append_history(self, idx: np.ndarray, kind: int, player: np.ndarray, triple: np.ndarray) -> np.ndarray:
         h = self.hist_len[idx].astype(np.int64)
-        self.hist_kind[idx, h] = kind
-        self.hist_player[idx, h] = player
-        self.hist_triple[idx, h] = triple
-        self.hist_len[idx] += 1
+        flat = idx * self.H + h  # flat record index: one gather/scatter instead of a 2-D one
+        self.hist_kind.reshape(-1)[flat] = kind
+        self.hist_player.reshape(-1)[flat] = player
+        self.hist_triple.reshape(-1, 3)[flat] = triple
+        self.hist_len[idx] = h + 1
         return h
 
     def _suggest(self, idx: np.ndarray, triple_id: np.ndarray, end_turn: list) -> None:
@@ -510,7 +511,8 @@ class VectorEngine:
         s, w, r = triple_id // (NUM_WEAPONS * NUM_ROOMS), (triple_id // NUM_ROOMS) % NUM_WEAPONS, triple_id % NUM_ROOMS
         cur = self.current[idx].astype(np.int64)
         named = np.stack([s, WEAPON_CARD0 + w, ROOM_CARD0 + r], 1)
-        correct = (named == self.envelope[idx]).all(1)  # R-A2
+        env = self.envelope[idx]
+        correct = (named[:, 0] == env[:, 0]) & (named[:, 1] == env[:, 1]) & (named[:, 2] == env[:, 2])  # R-A2
         h = self._append_history(idx, ACCUSATION, cur, np.stack([s, w, r], 1))
         self.hist_correct[idx, h] = correct
         self.accused_at[idx, cur] = h
@@ -522,7 +524,7 @@ class VectorEngine:
             room = np.where(loc < NUM_SQUARES, self.front_room[np.minimum(loc, NUM_LOCATIONS - 1)], -1)
             at_door = room >= 0
             self.pos[wrong[at_door], wcur[at_door]] = ROOM_LOC0 + room[at_door]  # R-A5
-        alive = (~self.eliminated[wrong]).sum(1)
+        alive = self.P - np.count_nonzero(self.eliminated[wrong], axis=1)
         nobody = alive == 0
         self._finish(wrong[nobody], np.full(int(nobody.sum()), -1))  # R-E4
         if self.config.last_standing == "wins":  # R-E2
