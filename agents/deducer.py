@@ -1,0 +1,292 @@
+"""The deducer: full constraint reasoning (agents/deduction.py), information-seeking suggestions, certain accusations.
+
+Per seat and batch, a :class:`agents.deduction.Notebook` is kept up to date from
+``view.new_records`` (it remembers how many records of each game it has taken in, and
+forgets a game on ``reset``). The notebook's facts are sound, and once at most 8 solution
+hypotheses are left every envelope cell is decided exactly (see the notebook's
+docstring), so the deducer knows the solution as soon as the information it has proves it.
+
+Play, batched over the games where the seat is to act:
+
+* **Accuse** only when certain: all three envelope cards proved. Where the accusation is
+  not open yet (``accusation_in_room``: only from the solution room, R-A1), the solution
+  room becomes the only room worth going to.
+* **Suggest** the triple with the highest expected information: the mutual information
+  between the hidden deal and the answer (who refutes, and which card is shown to us),
+  computed from per-card holder probabilities (:meth:`Notebook.marginals`, or better ones
+  that a subclass supplies) under an independence approximation, for the refutation rule
+  in force (first refuter, or everybody with ``refutation=all``). Naming a card whose place
+  is known to us (our own, or a proved envelope card) is a "blank": nobody can show it, so
+  the answer is about the other two; the score finds when that pays. On the board the
+  room is the one we stand in (R-G1) and all 36 suspect x weapon pairs are scored; in the
+  card-only game the best few cards of each category plus a blank are combined.
+* **Move** toward the room with the best value per turn of travel
+  (:mod:`agents.planning`: expected turns from the board's distance table and the roll
+  distribution, secret passages, staying after being dragged). A room's value is the best
+  information a suggestion there can bring (best of four suspect x weapon pairs: the most
+  uncertain card of each category or a blank), computed at the start of the turn.
+* **Refute**: show any named card held (uniformly at random); :class:`agents.expert.ExpertAgent`
+  shows the one that leaks least.
+* Otherwise end the turn.
+
+Every choice is checked against the legal mask; an illegal one (a bug) would be replaced
+by a random legal action and counted in ``fallbacks`` (tests insist on zero).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import Agent, sample_legal
+from agents.deduction import CAT_SLICES, Notebook
+from agents.planning import choose_moves, turn_start_choice
+from cluedo_env import actions as A
+from cluedo_env.board import ROOM_LOC0
+from cluedo_env.cards import NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
+from cluedo_env.views import PlayerView
+
+# The 7 non-empty subsets of the three named cards, and 1/|S| per member.
+SUBSETS = np.array([[(m >> j) & 1 for j in range(3)] for m in range(1, 8)], bool)  # (7, 3)
+SUBSET_SIZE = SUBSETS.sum(1)
+SHOW_SHARE = SUBSETS / SUBSET_SIZE[:, None]  # (7, 3): chance each member is the one shown
+LOG_SIZE = np.log2(SUBSET_SIZE)
+OFFSET = np.array([0, WEAPON_CARD0, ROOM_CARD0])
+
+
+def _entropy_terms(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 0.0, 1.0)
+    return np.where(p > 1e-12, -p * np.log2(np.where(p > 1e-12, p, 1.0)), 0.0)
+
+
+def information(prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_all: bool) -> np.ndarray:
+    """(n, T) expected information (bits) of suggesting each triple of ``cards`` (n, T, 3).
+
+    prob (n, H, 21): probability of each holder holding each card; order (n, P - 1): the
+    seats asked, in order (R-G6). Cards are treated as independent. With the first-refuter
+    rule the answer is (first seat holding a named card, the card it shows) or nobody; with
+    ``refute_all`` each asked seat answers on its own (summed). The refuter picks among its
+    named cards uniformly (the information of that pick is subtracted: it says nothing
+    about the deal).
+    """
+    n, T, _ = cards.shape
+    r = np.arange(n)[:, None, None, None]
+    q = prob[r, order[:, None, :, None], cards[:, :, None, :]]  # (n, T, K, 3) asked seat k holds card x
+    if refute_all:
+        other = 1.0 - q
+    else:
+        before = np.cumsum(q, axis=2) - q
+        other = np.clip(1.0 - before - q, 0.0, 1.0)  # held by a seat asked later, by us, or the envelope
+    ps = _subset_probs(q, other)  # (n, T, K, 7)
+    shown = ps @ SHOW_SHARE  # (n, T, K, 3)
+    cond = ps @ LOG_SIZE  # (n, T, K) bits of the refuter's own choice
+    if refute_all:
+        none = other.prod(-1)  # (n, T, K) seat k holds none
+        return (_entropy_terms(none) + _entropy_terms(shown).sum(-1) - cond).sum(-1)
+    none = np.clip(1.0 - q.sum(2), 0.0, 1.0).prod(-1)  # (n, T): nobody asked holds any
+    return _entropy_terms(none) + _entropy_terms(shown).sum((-1, -2)) - cond.sum(-1)
+
+
+def _subset_probs(yes: np.ndarray, no: np.ndarray) -> np.ndarray:
+    """(..., 7) probability of each subset S (order of SUBSETS) from per-card (..., 3) in / out probabilities."""
+    f = np.stack([no, yes], -1)  # (..., 3, 2)
+    ps = f[..., 2, :, None, None] * f[..., 1, None, :, None] * f[..., 0, None, None, :]  # index 4 i2 + 2 i1 + i0
+    return ps.reshape(ps.shape[:-3] + (8,))[..., 1:]
+
+
+def _card_uncertainty(prob: np.ndarray) -> np.ndarray:
+    """(n, 21) entropy (bits) of each card's holder."""
+    return _entropy_terms(prob).sum(1)
+
+
+class DeducerAgent(Agent):
+    """Constraint reasoning to a fixpoint, exact envelope facts, information-seeking play; accuses only when certain."""
+
+    name = "deducer"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        shortlist: int = 3,
+        room_shortlist: int = 1,
+        notebook_options: dict | None = None,
+    ) -> None:
+        """``notebook_options`` go to :class:`Notebook` (default: exact envelope facts once at most
+        ``exact_triples=8`` solution hypotheses are left, where they decide the accusation)."""
+        self.rng = np.random.default_rng(seed)
+        self.seed = seed
+        self.shortlist = shortlist
+        self.room_shortlist = room_shortlist
+        self.notebook_options = {"exact_triples": 8, **(notebook_options or {})}
+        self.notebook: Notebook | None = None
+        self.fallbacks = 0
+        self._rv: np.ndarray | None = None  # (B, 9) room values of the current turn
+        self._rv_turn = np.zeros(0, np.int64)
+
+    # ------------------------------------------------------------------ notebook
+    def _ensure(self, view: PlayerView) -> Notebook:
+        nb = self.notebook
+        if nb is None or nb.B != view.batch_size or nb.P != view.num_players or nb.seat != view.seat:
+            seed = None if self.seed is None else self.seed + 7919
+            nb = Notebook(view.batch_size, view.num_players, view.seat, seed=seed, **self.notebook_options)
+            self.notebook = nb
+            nb.reset(np.arange(view.batch_size), view.hand, view.hand_sizes)
+        return nb
+
+    def reset(self, view: PlayerView, idx: np.ndarray) -> None:
+        nb = self._ensure(view)
+        idx = np.asarray(idx, np.int64)
+        nb.reset(idx, view.hand[idx], view.hand_sizes[idx])
+
+    def probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        """(n, H, 21) holder probabilities used to score suggestions (the expert refines them)."""
+        return self.notebook.marginals(idx)
+
+    # ------------------------------------------------------------------ acting
+    def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx, np.int64)
+        nb = self._ensure(view)
+        nb.update(view, idx)
+        n = len(idx)
+        mask = view.legal_action_mask[idx]
+        phase = view.phase[idx]
+        out = np.full(n, -1, np.int64)
+        rows = np.arange(n)
+
+        accuse = self.accusations(view, idx, mask)  # -1 where not accusing now
+        out[accuse >= 0] = accuse[accuse >= 0]
+        todo = out < 0
+
+        sel = np.flatnonzero(todo & (phase == A.REFUTE))
+        if len(sel):
+            out[sel] = self.refute(view, idx[sel], mask[sel])
+        sel = np.flatnonzero(todo & (phase == A.SUGGEST))
+        if len(sel):
+            out[sel] = self.suggest(view, idx[sel], mask[sel])
+        sel = np.flatnonzero(todo & (phase == A.POST))
+        out[sel] = A.END_TURN
+        sel = np.flatnonzero(todo & ((phase == A.START) | (phase == A.MOVE)))
+        if len(sel):
+            value = self._cached_room_values(view, idx[sel])
+            start = phase[sel] == A.START
+            s = sel[start]
+            if len(s):
+                out[s] = turn_start_choice(view, idx[s], value[start], mask=mask[s])
+            m = sel[~start]
+            if len(m):
+                out[m] = choose_moves(view, idx[m], value[~start], mask=mask[m], rng=self.rng)
+
+        ok = (out >= 0) & mask[rows, np.clip(out, 0, A.NUM_ACTIONS - 1)]
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            self.fallbacks += len(bad)
+            out[bad] = sample_legal(mask[bad], self.rng)
+        return out
+
+    def accusations(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """(n,) ACCUSE action where the solution is proved and the accusation is open now, else -1."""
+        nb = self.notebook
+        env = nb.envelope_known(idx)
+        solved = nb.solved(idx)
+        t = (np.maximum(env[:, 0], 0) * NUM_WEAPONS + np.maximum(env[:, 1] - WEAPON_CARD0, 0)) * NUM_ROOMS + np.maximum(
+            env[:, 2] - ROOM_CARD0, 0
+        )
+        action = A.ACCUSE0 + t
+        legal = mask[np.arange(len(idx)), action]
+        return np.where(solved & legal & (view.phase[idx] != A.REFUTE), action, -1)
+
+    def refute(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """(n,) SHOW action: a uniformly random named card held."""
+        legal = mask[:, A.SHOW0 : A.ACCUSE0]
+        return A.SHOW0 + np.where(legal, self.rng.random(legal.shape), -1.0).argmax(1)
+
+    # ------------------------------------------------------------------ suggestions
+    def _order(self, view: PlayerView, n: int) -> np.ndarray:
+        P = view.num_players
+        return np.broadcast_to((view.seat + np.arange(1, P)) % P, (n, P - 1))
+
+    def _candidates(self, prob: np.ndarray, k: int) -> list[np.ndarray]:
+        """Per category, (n, k + 1) card ids: the k most uncertain cards and the best blank."""
+        E = prob.shape[1] - 1
+        u = _card_uncertainty(prob) + 1e-6 * self.rng.random(prob.shape[::2])
+        blank = (prob[:, self.notebook.seat] > 0.999) | (prob[:, E] > 0.999)  # nobody can show it
+        out = []
+        for sl in CAT_SLICES:
+            uc = u[:, sl]
+            top = np.argsort(-uc, axis=1)[:, :k]
+            b = np.where(blank[:, sl], self.rng.random(uc.shape), -1.0).argmax(1)  # a blank if any (else a card)
+            out.append(np.concatenate([top, b[:, None]], 1) + sl.start)
+        return out
+
+    def suggest(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """(n,) SUGGEST action with the highest expected information among the legal ones."""
+        n = len(idx)
+        prob = self.probabilities(view, idx)
+        order = self._order(view, n)
+        refute_all = view.config.refutation == "all"
+        legal = mask[:, A.SUGGEST0 : A.SHOW0]
+        if view.config.has_board:
+            room = (view.positions[idx, view.seat].astype(np.int64) - ROOM_LOC0).clip(0, NUM_ROOMS - 1)
+            s = np.repeat(np.arange(NUM_SUSPECTS), NUM_WEAPONS)
+            w = np.tile(np.arange(NUM_WEAPONS), NUM_SUSPECTS)
+            cards = np.stack(
+                [np.broadcast_to(s, (n, 36)), np.broadcast_to(WEAPON_CARD0 + w, (n, 36)), (ROOM_CARD0 + room)[:, None]
+                 + np.zeros((1, 36), np.int64)], -1)  # fmt: skip
+        else:
+            cs, cw, cr = self._candidates(prob, self.shortlist)
+            k = cs.shape[1]
+            cards = np.stack(
+                [np.repeat(cs, k * k, 1), np.tile(np.repeat(cw, k, 1), (1, k)), np.tile(cr, (1, k * k))], -1
+            )
+        score = information(prob, cards, order, refute_all) + 1e-9 * self.rng.random(cards.shape[:2])
+        t = (cards[..., 0] * NUM_WEAPONS + cards[..., 1] - WEAPON_CARD0) * NUM_ROOMS + cards[..., 2] - ROOM_CARD0
+        ok = legal[np.arange(n)[:, None], t]
+        score = np.where(ok, score, -np.inf)
+        best = score.argmax(1)
+        action = A.SUGGEST0 + t[np.arange(n), best]
+        return np.where(np.isfinite(score.max(1)), action, -1)
+
+    # ------------------------------------------------------------------ movement
+    def _cached_room_values(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        """Room values, computed once per turn (START) and reused for the MOVE of the same turn."""
+        B = view.batch_size
+        if self._rv is None or self._rv.shape[0] != B:
+            self._rv = np.zeros((B, NUM_ROOMS))
+            self._rv_turn = np.full(B, -1, np.int64)
+        turn = view.turn_count[idx].astype(np.int64)
+        stale = (self._rv_turn[idx] != turn) | (view.phase[idx] == A.START)
+        if stale.any():
+            g = idx[stale]
+            self._rv[g] = self.room_values(view, g)
+            self._rv_turn[g] = turn[stale]
+        return self._rv[idx]
+
+    def room_values(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        """(n, 9) how much a suggestion in each room is worth now (bits), for movement planning.
+
+        The best of four suspect x weapon pairs (the most uncertain card of each category,
+        or a blank) in each room. When the solution is proved but can be accused only from its room
+        (``accusation_in_room``), that room alone is worth going to.
+        """
+        n = len(idx)
+        nb = self.notebook
+        prob = self.probabilities(view, idx)
+        cs, cw, _ = self._candidates(prob, self.room_shortlist)
+        k = cs.shape[1]
+        pairs_s = np.repeat(cs, k, 1)  # (n, k*k)
+        pairs_w = np.tile(cw, (1, k))
+        m = k * k
+        cards = np.stack(
+            [np.repeat(pairs_s, NUM_ROOMS, 1), np.repeat(pairs_w, NUM_ROOMS, 1),
+             np.tile(ROOM_CARD0 + np.arange(NUM_ROOMS), (n, m))], -1)  # fmt: skip
+        score = information(prob, cards, self._order(view, n), view.config.refutation == "all")
+        value = score.reshape(n, m, NUM_ROOMS).max(1)
+        solved = nb.solved(idx)
+        if solved.any():
+            env_room = nb.envelope_known(idx)[:, 2] - ROOM_CARD0
+            goal = np.zeros((n, NUM_ROOMS))
+            goal[np.arange(n), np.clip(env_room, 0, NUM_ROOMS - 1)] = 1.0
+            value = np.where(solved[:, None], goal, value)
+        return np.maximum(value, 0.0)
+
+
+__all__ = ["DeducerAgent", "information"]
