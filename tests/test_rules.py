@@ -1061,13 +1061,27 @@ def test_R_C4_playing_card_names():
     assert CARD_NAMES[0] == "Scarlet" and PLAYING_CARD_NAMES[0] == "Jack of spades"
 
 
-def test_rule_ids_all_covered():
-    """Every rule ID in RULES.md has at least one test here named after it."""
+def _shared_rules() -> Path | None:
+    """shared/RULES.md beside the checkout (the source of truth), if this machine has it."""
     here = Path(__file__).resolve().parents
     found = [p / "shared" / "RULES.md" for p in here[1:3] if (p / "shared" / "RULES.md").exists()]
-    if not found:
+    return found[0] if found else None
+
+
+DOCS_RULES = Path(__file__).resolve().parents[1] / "docs" / "RULES.md"
+
+
+def test_docs_copy_of_rules_is_current():
+    """docs/RULES.md is the users' copy of shared/RULES.md; it must not drift."""
+    shared = _shared_rules()
+    if shared is None:
         pytest.skip("shared/RULES.md is not next to the checkout")
-    rules = found[0]
+    assert DOCS_RULES.read_text() == shared.read_text(), "copy shared/RULES.md to docs/RULES.md"
+
+
+def test_rule_ids_all_covered():
+    """Every rule ID in RULES.md has at least one test here named after it."""
+    rules = _shared_rules() or DOCS_RULES
     ids = sorted(set(re.findall(r"\*\*R-([A-Z])(\d+)\*\*", rules.read_text())))
     names = [n for n in globals() if n.startswith("test_R_")]
     missing = [f"R-{a}{b}" for a, b in ids if not any(n.startswith(f"test_R_{a}{b}_") for n in names)]
