@@ -41,3 +41,15 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise ValueError("a row of the mask has no legal action")
     rank = (rng.random(len(mask)) * counts).astype(np.int64)
     return (np.cumsum(mask, axis=1) > rank[:, None]).argmax(1)
+
+
+def replace_illegal(out: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
+    """Replace, in place, every action of ``out`` that ``mask`` (n, A) does not allow by a random
+    legal one; return how many were replaced (a player's safety net, counted so tests can demand 0)."""
+    rows = np.arange(len(out))
+    ok = (out >= 0) & mask[rows, np.clip(out, 0, mask.shape[1] - 1)]
+    if ok.all():
+        return 0
+    bad = np.flatnonzero(~ok)
+    out[bad] = sample_legal(mask[bad], rng)
+    return len(bad)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Agent, sample_legal
+from agents.base import Agent, replace_illegal
 from agents.deduction import CAT_SLICES, Notebook
 from agents.planning import choose_moves, turn_start_choice
 from cluedo_env import actions as A
@@ -150,7 +150,6 @@ class DeducerAgent(Agent):
         mask = view.legal_action_mask[idx]
         phase = view.phase[idx]
         out = np.full(n, -1, np.int64)
-        rows = np.arange(n)
 
         accuse = self.accusations(view, idx, mask)  # -1 where not accusing now
         out[accuse >= 0] = accuse[accuse >= 0]
@@ -175,11 +174,7 @@ class DeducerAgent(Agent):
             if len(m):
                 out[m] = choose_moves(view, idx[m], value[~start], mask=mask[m], rng=self.rng)
 
-        ok = (out >= 0) & mask[rows, np.clip(out, 0, A.NUM_ACTIONS - 1)]
-        if not ok.all():
-            bad = np.flatnonzero(~ok)
-            self.fallbacks += len(bad)
-            out[bad] = sample_legal(mask[bad], self.rng)
+        self.fallbacks += replace_illegal(out, mask, self.rng)
         return out
 
     def accusations(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Agent, sample_legal
+from agents.base import Agent, replace_illegal
 from agents.planning import choose_moves, turn_start_choice
 from cluedo_env import actions as A
 from cluedo_env.board import ROOM_LOC0
@@ -141,11 +141,7 @@ class HeuristicAgent(Agent):
         sel = np.flatnonzero(todo & (phase == A.POST))
         out[sel] = A.END_TURN
 
-        ok = (out >= 0) & mask[rows, np.clip(out, 0, A.NUM_ACTIONS - 1)]
-        if not ok.all():
-            bad = np.flatnonzero(~ok)
-            self.fallbacks += len(bad)
-            out[bad] = sample_legal(mask[bad], self.rng)
+        self.fallbacks += replace_illegal(out, mask, self.rng)
         return out
 
     def _suggestion(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
