@@ -314,13 +314,15 @@ class VectorEngine:
         return out
 
     # =================================================================== step
-    def step(self, actions: np.ndarray) -> StepResult:
+    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> StepResult:
         """Apply one action per game for that game's actor; return what the step produced.
 
         The action of a finished game (phase OVER, when not autoresetting) is ignored: pass
-        -1. Raises IllegalActionError naming the first game whose action is illegal, before
-        any game's state changes. The returned rewards and end flags describe this step even
-        when ``autoreset`` has already put a new game in a finished slot.
+        -1. ``active``: an optional (B,) bool mask; games where it is False are left exactly
+        as they are (their action is ignored too), e.g. while a single-agent wrapper waits for
+        its learner. Raises IllegalActionError naming the first game whose action is illegal,
+        before any game's state changes. The returned rewards and end flags describe this
+        step even when ``autoreset`` has already put a new game in a finished slot.
         """
         actions = np.asarray(actions)
         if actions.shape != (self.B,) or not np.issubdtype(actions.dtype, np.integer):
@@ -328,6 +330,11 @@ class VectorEngine:
                 f"actions must be a ({self.B},) integer array, got {actions.dtype} {actions.shape}"
             )
         done = self.phase == A.OVER
+        if active is not None:
+            active = np.asarray(active, bool)
+            if active.shape != (self.B,):
+                raise ValueError(f"active must be a ({self.B},) bool mask, got shape {active.shape}")
+            done = done | ~active
         act = np.where(done, 0, actions).astype(np.int64)
         ok = self._is_legal(act) | done
         if not ok.all():

@@ -678,3 +678,23 @@ def test_legal_mask_and_counts_agree_after_reset():
         for i in range(eng.B):
             assert_fresh_game(eng, i)
         assert not eng.show.any() and (eng.refuter == -1).all()  # nobody is asked to refute yet
+
+
+def test_step_with_active_mask_leaves_inactive_games_untouched():
+    config = cfg("classic", players=4)
+    eng = VectorEngine(config, batch_size=6)
+    eng.reset(seed=5)
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        eng.step(no_accusations(eng, rng))
+    before = state(eng)
+    active = np.array([True, False, True, False, True, False])
+    acts = no_accusations(eng, rng)
+    acts[~active] = 12345  # ignored: not even validated
+    eng.step(acts, active=active)
+    after = state(eng)
+    for per_step_output in ("last_roll", "rewards"):  # describe this step, not the game
+        after[per_step_output] = before[per_step_output]
+    assert_same_state(before, after, rows=[1, 3, 5])
+    with pytest.raises(ValueError, match="active must be"):
+        eng.step(no_accusations(eng, rng), active=np.ones(3, bool))

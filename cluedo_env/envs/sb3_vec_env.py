@@ -1,0 +1,111 @@
+"""The single-agent Cluedo env as a Stable-Baselines3 ``VecEnv`` (N games in one batched engine).
+
+    from cluedo_env.envs.sb3_vec_env import CluedoVecEnv
+    venv = CluedoVecEnv(1024, "classic", opponents="heuristic", seat="random", macro_moves=True, seed=0)
+    model = MaskablePPO("MlpPolicy", venv)          # sb3-contrib reads venv.env_method("action_masks")
+
+The learner, the opponents, rewards, macro moves and seeding are those of
+:mod:`cluedo_env.envs.single_agent` (this is a thin front end over its ``LearnerCore``).
+SB3's conventions: ``step_wait`` autoresets finished games; ``infos[i]["terminal_observation"]``
+holds the last observation of a finished episode and ``infos[i]["TimeLimit.truncated"]`` is True
+when it was cut at ``max_turns`` (R-E3). ``infos[i]["seat"]`` is the learner's seat in the game
+that just ended (or is going on). ``action_masks()`` returns the (N, A) bool legal actions;
+``env_method("action_masks")`` returns them row by row, which is what
+``sb3_contrib.common.maskable.utils.get_action_masks`` stacks. ``seed(s)`` takes effect at the next
+``reset()``, as in SB3.
+
+This module needs stable-baselines3; :mod:`cluedo_env.envs.single_agent` does not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+from cluedo_env.config import RulesConfig
+from cluedo_env.envs.single_agent import LearnerCore, _spaces
+
+
+class CluedoVecEnv(VecEnv):
+    """N games, the learner in one seat of each; keyword arguments as :class:`LearnerCore`."""
+
+    def __init__(self, num_envs: int = 1024, config: RulesConfig | str | dict | None = None, *,
+                 seed: int | None = None, **kwargs: Any) -> None:  # fmt: skip
+        self.core = LearnerCore(num_envs, config, seed=seed, **kwargs)
+        obs_space, act_space = _spaces(self.core)
+        self.render_mode = None
+        super().__init__(num_envs, obs_space, act_space)
+        self._actions: np.ndarray | None = None
+        self._next_seed = seed
+
+    # ---- VecEnv API
+    def seed(self, seed: int | None = None) -> list[int | None]:
+        self._next_seed = seed
+        return [seed] * self.num_envs
+
+    def reset(self) -> np.ndarray:
+        seed, self._next_seed = self._next_seed, None  # None: go on with the current random streams
+        return self.core.reset(seed).copy()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions)
+
+    def step_wait(self):
+        if self._actions is None:
+            raise RuntimeError("step_wait() without step_async()")
+        seats = self.core.seat.copy()
+        obs, rew, term, trunc, ended = self.core.step(self._actions)
+        self._actions = None
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        for i in np.flatnonzero(ended):
+            infos[i] = {"terminal_observation": self.core.final_obs[i].copy(),
+                        "TimeLimit.truncated": bool(trunc[i]), "seat": int(seats[i])}  # fmt: skip
+        return obs.copy(), rew.copy(), ended.copy(), infos
+
+    def close(self) -> None:
+        pass
+
+    def action_masks(self) -> np.ndarray:
+        """(N, A) bool: the learner's legal actions in every game."""
+        return self.core.action_masks()
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        value = getattr(self, attr_name)
+        return [value] * len(self._indices(indices))
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        setattr(self, attr_name, value)
+
+    def has_attr(self, attr_name: str) -> bool:
+        return hasattr(self, attr_name)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+        idx = self._indices(indices)
+        if method_name == "action_masks":
+            return list(self.core.action_masks()[idx])
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result] * len(idx)
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False] * len(self._indices(indices))
+
+    def _indices(self, indices) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
+
+    # ---- extras
+    def set_opponents(self, opponents: Any, seed: int | None = None) -> None:
+        """New opponents; call ``reset()`` afterwards to start fresh games with them."""
+        self.core.set_opponents(opponents, seed=seed)
+
+    @property
+    def skipped_games(self) -> int:
+        return self.core.skipped_games
+
+
+__all__ = ["CluedoVecEnv"]

@@ -1,0 +1,106 @@
+"""Training smoke tests: a tiny MaskablePPO run checkpoints, resumes, and plays through the evaluator."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from training.policy import CheckpointError, load_model  # noqa: E402
+from training.train import TrainConfigError, Trainer, load_train_config, main  # noqa: E402
+
+
+def _tiny(run_dir, **over):
+    cfg = {
+        "run_dir": str(run_dir),
+        "seed": 0,
+        "total_timesteps": 512,
+        "checkpoint_every": 256,
+        "env": {"num_envs": 16, "opponents": "random", "seat": "random", "macro_moves": True},
+        "ppo": {"n_steps": 16, "batch_size": 64, "n_epochs": 1, "net_arch": [32]},
+        "eval": {"every": 0, "games": 8, "batch_size": 8},
+    }
+    for k, v in over.items():
+        cfg[k] = {**cfg[k], **v} if isinstance(v, dict) else v
+    return load_train_config(None, **cfg)
+
+
+def test_train_checkpoint_resume_evaluate(tmp_path, capsys):
+    run = tmp_path / "run"
+    out = Trainer(_tiny(run), progress=False).run()
+    assert out["timesteps"] == 512
+    state = json.loads((run / "state.json").read_text())
+    assert state["timesteps"] == 512 and (run / state["checkpoint"]).is_file()
+    assert (run / "model.zip").is_file() and (run / "evals.jsonl").is_file()
+    assert any((run / "tb").rglob("events.out.tfevents*"))
+    ev = json.loads((run / "evals.jsonl").read_text().splitlines()[-1])
+    assert ev["games"] >= 8 and 0.0 <= ev["win_rate"] <= 1.0
+
+    # resume continues the step count from the checkpoint
+    out2 = Trainer(_tiny(run, total_timesteps=1024), resume=True, progress=False).run()
+    assert out2["timesteps"] == 1024
+    assert json.loads((run / "state.json").read_text())["timesteps"] == 1024
+
+    # the checkpoint plays in the tournament evaluator by name
+    from training.train import _evaluate_module
+
+    evaluate = _evaluate_module()
+    res = evaluate.main(["--players", f"ckpt:{run / 'model.zip'}", "random", "random", "random", "--games", "8",
+                         "--out", str(tmp_path / "eval"), "--no-progress"])  # fmt: skip
+    assert res["games"] == 8
+    capsys.readouterr()
+
+
+def test_command_line_and_config_errors(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        "env: {num_envs: 8, opponents: random}\nppo: {n_steps: 8, batch_size: 32, n_epochs: 1, net_arch: [16]}\n"
+        "eval: {every: 0, games: 0}\ncheckpoint_every: 64\n"
+    )
+    out = main(["--config", str(cfg), "--total-timesteps", "64", "--run-dir", str(tmp_path / "r"), "--no-progress"])
+    assert out["timesteps"] == 64
+    with pytest.raises(TrainConfigError, match="unknown config key"):
+        load_train_config(None, ppo={"n_stepz": 3})
+    with pytest.raises(CheckpointError, match="does not exist"):
+        Trainer(_tiny(tmp_path / "nothing"), resume=True, progress=False).run()
+
+
+def test_malformed_and_mismatched_checkpoints(tmp_path):
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"not a zip at all")
+    with pytest.raises(CheckpointError, match="not a zip"):
+        load_model(bad)
+    with pytest.raises(CheckpointError, match="no such file"):
+        load_model(tmp_path / "missing.zip")
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "other.zip", "w") as zf:
+        zf.writestr("hello.txt", "hi")
+    with pytest.raises(CheckpointError, match="not a Stable-Baselines3 model"):
+        load_model(tmp_path / "other.zip")
+
+    run = tmp_path / "run"
+    Trainer(_tiny(run, total_timesteps=256, eval={"games": 0}), progress=False).run()
+    good = run / "model.zip"
+    truncated = tmp_path / "trunc.zip"
+    truncated.write_bytes(good.read_bytes()[:2000])
+    with pytest.raises(CheckpointError):
+        load_model(truncated)
+    with pytest.raises(CheckpointError, match="actions"):
+        load_model(good, n_actions=870)  # trained with macro moves (682)
+    with pytest.raises(CheckpointError, match="observations of size"):
+        load_model(good, obs_size=1385)  # the card-only game's size
+
+    from agents.registry import make_agent
+    from cluedo_env.config import make_config
+    from cluedo_env.vector_engine import VectorEngine
+    from cluedo_env.views import PlayerView
+
+    agent = make_agent(f"ckpt:{good}")
+    eng = VectorEngine(make_config("cards", players=4), 4)
+    eng.reset(0)
+    with pytest.raises(CheckpointError, match="observations of size"):
+        agent.act(PlayerView(eng, 0), np.arange(4))
