@@ -4,10 +4,15 @@
 each seat's player for the games where that seat is to act, and steps all games
 together until ``num_games`` games have finished. Finished slots are refilled with new
 games (until enough have been started), so the batch stays full.
+
+``record``: an optional callable that receives, for each of the first ``record_games`` games
+started (all of them when None), its game record (:mod:`cluedo_env.record`) when it ends. Without
+it nothing is recorded and the loop does no extra work.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,11 +53,13 @@ def play_games(
     batch_size: int = 1024,
     seed: int = 0,
     progress=None,
+    record: Callable[[dict], None] | None = None,
+    record_games: int | None = None,
 ) -> list[GameRecord]:
     """Play ``num_games`` games with ``agents[s]`` in seat ``s``; return their records in finishing order.
 
     ``progress``: an optional callable taking the number of games just finished (e.g. a tqdm
-    bar's ``update``).
+    bar's ``update``). ``record`` / ``record_games``: see the module docstring.
     """
     if len(agents) != config.players:
         raise ValueError(f"need one agent per seat: {config.players} seats, {len(agents)} agents")
@@ -65,6 +72,9 @@ def play_games(
         agent.reset(view, all_games)
     started, records = B, []
     active = np.ones(B, bool)
+    rec = _Recording(eng, agents, seed, record, record_games) if record is not None else None
+    if rec is not None:
+        rec.start(all_games, 0)
     while active.any():
         actor = eng.actor
         actions = np.full(B, -1, np.int64)
@@ -73,6 +83,8 @@ def play_games(
             if len(idx):
                 actions[idx] = agent.act(view, idx)
         result = eng.step(actions)
+        if rec is not None:
+            rec.step(actor, actions)
         for agent, view in zip(agents, views, strict=True):
             agent.observe_step(view)
         ended = np.flatnonzero((result.terminated | result.truncated) & active)
@@ -80,15 +92,57 @@ def play_games(
             h = int(eng.hist_len[i])
             suggestions = int((eng.hist_kind[i, :h] != ACCUSATION).sum())
             records.append(GameRecord(int(eng.winner[i]), _ending(eng, i), int(eng.turn_count[i]), suggestions))
+            if rec is not None:
+                rec.finish(int(i))
         if progress is not None and len(ended):
             progress(len(ended))
         if len(ended):
             refill = ended[: max(0, num_games - started)]
             if len(refill):
                 eng.reset_games(refill)
+                if rec is not None:
+                    rec.start(refill, started)
                 for agent, view in zip(agents, views, strict=True):
                     agent.reset(view, refill)
                 started += len(refill)
             active[ended[len(refill) :]] = False
         assert not (active & (eng.phase == A.OVER)).any()
     return records
+
+
+class _Recording:
+    """Collects the game records of the first ``limit`` games a ``play_games`` call starts."""
+
+    def __init__(self, eng: VectorEngine, agents: list[Agent], seed: int, sink, limit: int | None) -> None:
+        self.eng, self.sink, self.seed = eng, sink, seed
+        self.limit = limit
+        self.players = [getattr(a, "name", type(a).__name__) for a in agents]
+        self.on = np.zeros(eng.B, bool)  # slots whose current game is recorded
+        self.initial: list[dict | None] = [None] * eng.B
+        self.steps: list[list[tuple[int, int, int | None]]] = [[] for _ in range(eng.B)]
+
+    def start(self, slots: np.ndarray, first_number: int) -> None:
+        """Games number ``first_number``, ``first_number + 1``, ... start in ``slots``."""
+        for k, i in enumerate(slots):
+            i = int(i)
+            self.on[i] = self.limit is None or first_number + k < self.limit
+            self.initial[i] = self.eng.export_game(i) if self.on[i] else None
+            self.steps[i] = []
+
+    def step(self, actor: np.ndarray, actions: np.ndarray) -> None:
+        idx = np.flatnonzero(self.on & (actor >= 0))
+        if not len(idx):
+            return
+        rolls = self.eng.last_roll[idx].tolist()
+        for i, p, a, r in zip(idx.tolist(), actor[idx].tolist(), actions[idx].tolist(), rolls, strict=True):
+            self.steps[i].append((p, a, r if a == A.ROLL else None))
+
+    def finish(self, i: int) -> None:
+        if not self.on[i]:
+            return
+        from cluedo_env.record import record_from_engine_game
+
+        self.on[i] = False
+        initial, steps = self.initial[i], self.steps[i]
+        self.initial[i], self.steps[i] = None, []
+        self.sink(record_from_engine_game(self.eng, i, initial, steps, seed=self.seed, players=self.players))

@@ -25,6 +25,10 @@ against a player of strength 1 so that a player who never wins still gets a fini
 Ratings are printed on the Elo scale (400 log10 g, mean 0) with 95% intervals from the observed
 Fisher information. Games without a winner (truncated, everyone eliminated) do not count.
 
+**Records** (``--record DIR``, optionally ``--record-games N``): every game (or the first N) is
+saved as a game record ``DIR/game_00000.json`` ... (schema in :mod:`cluedo_env.record`), which
+``cluedo_env.record.replay`` replays to the same final state.
+
 Outputs in ``--out`` (a folder): ``tournament.md``/``.json``/``.png`` or ``round_robin.md``/``.json``/``.png``
 (the PNG: win rates with 95% error bars, or ratings with 95% error bars).
 """
@@ -52,6 +56,11 @@ from agents.runner import play_games  # noqa: E402
 from cluedo_env import actions as A  # noqa: E402
 from cluedo_env.config import PRESETS, RulesConfig, make_config  # noqa: E402
 from cluedo_env.views import PlayerView  # noqa: E402
+
+try:  # "ckpt:PATH" players: importing training.policy registers the prefix (needs the `train` extra)
+    import training.policy  # noqa: E402, F401
+except ImportError:  # pragma: no cover - without torch / sb3-contrib, ckpt: names give a clear error
+    pass
 
 Z95 = 1.959963984540054
 ELO = 400.0 / math.log(10.0)
@@ -192,6 +201,25 @@ def _agent_seed(seed: int, *key: int) -> int:
     return int(np.random.SeedSequence([seed, *key]).generate_state(1)[0])
 
 
+class RecordSink:
+    """Saves game records as ``folder/game_00000.json`` ..., at most ``limit`` of them (None: all)."""
+
+    def __init__(self, folder: str | Path, limit: int | None = None) -> None:
+        self.folder = Path(folder)
+        self.limit = limit
+        self.count = 0
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def remaining(self) -> int | None:
+        return None if self.limit is None else max(0, self.limit - self.count)
+
+    def __call__(self, record: dict) -> None:
+        from cluedo_env.record import save
+
+        save(record, self.folder / f"game_{self.count:05d}.json")
+        self.count += 1
+
+
 def play_match(
     config: RulesConfig,
     names: list[str],
@@ -200,6 +228,7 @@ def play_match(
     batch_size: int = 1024,
     progress=None,
     match_key: int = 0,
+    record: RecordSink | None = None,
 ) -> Match:
     """Play ``names`` (one entry per seat) over the P seat rotations, ``ceil(games / P)`` games each."""
     P = config.players
@@ -213,7 +242,11 @@ def play_match(
         tracker = _Tracked(seated[0])
         seated[0] = tracker
         t0 = time.perf_counter()
-        records = play_games(config, seated, per_rotation, batch_size, _agent_seed(seed, match_key, 2, k), progress)
+        sink = record if record is not None and record.remaining() != 0 else None
+        records = play_games(
+            config, seated, per_rotation, batch_size, _agent_seed(seed, match_key, 2, k), progress,
+            record=sink, record_games=sink.remaining() if sink is not None else None,
+        )  # fmt: skip
         match.seconds += time.perf_counter() - t0
         if len(tracker.finished) != len(records):
             raise RuntimeError("suggestion tracking lost step with the runner")
@@ -359,7 +392,13 @@ def round_robin_lineups(names: list[str], P: int) -> list[tuple[str, list[list[s
 
 
 def round_robin(
-    config: RulesConfig, names: list[str], games: int, seed: int = 0, batch_size: int = 1024, progress=None
+    config: RulesConfig,
+    names: list[str],
+    games: int,
+    seed: int = 0,
+    batch_size: int = 1024,
+    progress=None,
+    record: RecordSink | None = None,
 ) -> dict:
     if len(set(names)) != len(names) or len(names) < 2:
         raise ValueError(f"a round robin needs two or more different names, got {names}")
@@ -372,7 +411,7 @@ def round_robin(
         wins, played, counts_by_name = Counter(), 0, Counter()
         for lineup in lineups:
             key += 1
-            m = play_match(config, lineup, per_lineup, seed, batch_size, progress, match_key=key)
+            m = play_match(config, lineup, per_lineup, seed, batch_size, progress, match_key=key, record=record)
             seconds += m.seconds
             held = np.array([lineup.count(n) for n in names], np.float64)
             for g in m.games:
@@ -487,9 +526,16 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--batch-size", type=int, default=1024)
     ap.add_argument("--out", default="results/eval", help="folder for the .md, .json and .png reports")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--record", metavar="DIR", default=None,
+                    help="save every game as a JSON game record DIR/game_00000.json ...")  # fmt: skip
+    ap.add_argument("--record-games", type=int, default=None, metavar="N",
+                    help="with --record: save only the first N games")  # fmt: skip
     args = ap.parse_args(argv)
     if args.games < 1:
         ap.error("--games must be at least 1")
+    if args.record_games is not None and (args.record is None or args.record_games < 0):
+        ap.error("--record-games needs --record DIR and a count >= 0")
+    sink = RecordSink(args.record, args.record_games) if args.record else None
 
     overrides = dict(args.rule)
     if args.max_turns is not None:
@@ -510,10 +556,12 @@ def main(argv: list[str] | None = None) -> dict:
         total = sum(math.ceil(math.ceil(args.games / len(ups)) / P) * P * len(ups) for _, ups in pairs)
     with tqdm(total=total, unit="game", disable=args.no_progress or None, dynamic_ncols=True) as bar:
         if args.players:
-            match = play_match(config, args.players, args.games, args.seed, args.batch_size, bar.update)
+            match = play_match(config, args.players, args.games, args.seed, args.batch_size, bar.update, record=sink)
             result = summarize(match, config)
         else:
-            result = round_robin(config, args.round_robin, args.games, args.seed, args.batch_size, bar.update)
+            result = round_robin(
+                config, args.round_robin, args.games, args.seed, args.batch_size, bar.update, record=sink
+            )
     result["command"] = "python scripts/evaluate.py " + " ".join(sys.argv[1:] if argv is None else argv)
     result["seed"] = args.seed
     result["batch_size"] = args.batch_size
@@ -525,6 +573,9 @@ def main(argv: list[str] | None = None) -> dict:
         paths = write_round_robin(result, out)
         print(round_robin_markdown(result))
     print("wrote " + ", ".join(str(p) for p in paths))
+    if sink is not None:
+        result["records"] = {"folder": str(sink.folder), "games": sink.count}
+        print(f"saved {sink.count} game records in {sink.folder}")
     return result
 
 

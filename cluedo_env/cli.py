@@ -1,0 +1,600 @@
+"""The ``cluedo`` command: play in the terminal against bots, and check game records.
+
+    cluedo play --players human deducer heuristic heuristic --preset classic --seed 1 --record game.json
+    cluedo check game.json                       # replay a record and confirm its final state
+    cluedo replay game.json [--out game.html]    # the record as an offline HTML replay page (cluedo_env.viewer)
+    python -m cluedo_env.cli play ...            # the same without the installed entry point
+
+``play``: one entry per seat (seat p plays suspect p; Scarlet, seat 0, moves first). ``human``
+is a person at this terminal (any seat; several ``human`` entries play hot-seat); any other
+name is a bot from :func:`agents.registry.make_agent` (``random``, ``heuristic``, ``deducer``,
+``expert``, ``ckpt:PATH`` once checkpoints load). Bots act through a one-game
+:class:`~cluedo_env.vector_engine.VectorEngine` and see only their
+:class:`~cluedo_env.views.PlayerView`. The human sees the board from their seat (their hand and
+the cards shown to them, nothing else), a notebook of what they know, and numbered prompts of
+their legal choices. At every prompt: ``b`` board, ``n`` notebook, ``h`` help, ``q`` quit.
+The game (finished or abandoned) is saved as a game record (:mod:`cluedo_env.record`).
+
+Input and output are injectable (``input_fn``, ``output``) so that tests can script a game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cluedo_env import actions as A
+from cluedo_env.board import load_board
+from cluedo_env.cards import CARD_NAMES, ROOMS, SUSPECTS, WEAPONS
+from cluedo_env.config import PRESETS, ConfigError, make_config
+from cluedo_env.record import Recorder, RecordError, check, knowledge, load, save
+from cluedo_env.render import render_ansi
+
+HUMAN = "human"
+
+
+class Quit(Exception):
+    """The person quit (``q`` or end of input)."""
+
+
+class _Back(Exception):
+    """The person went back to the previous menu."""
+
+
+# ============================================================================ console
+class Console:
+    """Prompts with validation: every answer is re-asked with the reason until it is valid."""
+
+    def __init__(
+        self,
+        input_fn: Callable[[str], str] | None = None,
+        output: Callable[[str], None] | None = None,
+    ) -> None:
+        self.input_fn = input_fn or input
+        self.output = output or (lambda text: print(text, flush=True))
+        self.commands: dict[str, Callable[[], None]] = {}
+
+    def say(self, text: str = "") -> None:
+        self.output(text)
+
+    def ask(self, prompt: str) -> str:
+        """One answer (stripped); handles the global commands; Quit on ``q`` or end of input."""
+        while True:
+            try:
+                raw = self.input_fn(prompt)
+            except (EOFError, KeyboardInterrupt) as exc:
+                raise Quit() from exc
+            if raw is None:
+                raise Quit()
+            text = str(raw).strip()
+            low = text.lower()
+            if low in ("q", "quit", "exit"):
+                raise Quit()
+            if low in self.commands:
+                self.commands[low]()
+                continue
+            if not text:
+                self.say("  Please type an answer (h for help).")
+                continue
+            return text
+
+    def choose(self, title: str, options: list[tuple[str, Any]], back: bool = False) -> Any:
+        """A numbered menu; the answer is a number or an option's name (case-insensitive, unique prefix)."""
+        self.say(title)
+        for k, (label, _) in enumerate(options, 1):
+            self.say(f"  {k}) {label}")
+        hint = f"1-{len(options)}" + (", x to go back" if back else "")
+        while True:
+            text = self.ask(f"Choose [{hint}]: ")
+            if back and text.lower() in ("x", "back"):
+                raise _Back()
+            pick, reason = _match(text, options)
+            if pick is not None:
+                return options[pick][1]
+            self.say(f"  {reason}")
+
+
+def _match(text: str, options: list[tuple[str, Any]]) -> tuple[int | None, str]:
+    n = len(options)
+    if text.lstrip("+-").isdigit():
+        k = int(text)
+        if 1 <= k <= n:
+            return k - 1, ""
+        return None, f"{k} is out of range: enter a number from 1 to {n}."
+    low = text.lower()
+    exact = [i for i, (label, _) in enumerate(options) if label.lower() == low]
+    if len(exact) == 1:
+        return exact[0], ""
+    prefix = [i for i, (label, _) in enumerate(options) if label.lower().startswith(low)]
+    if len(prefix) == 1:
+        return prefix[0], ""
+    if prefix:
+        return None, f"{text!r} matches several choices ({', '.join(options[i][0] for i in prefix)}): be more precise."
+    return None, f"{text!r} is not one of the choices: enter a number from 1 to {n} or a name from the list."
+
+
+# ============================================================================ text helpers
+def _seat(p: int, names: list[str] | None = None) -> str:
+    who = f"{SUSPECTS[p]} (seat {p}"
+    if names is not None:
+        who += f", {names[p]}"
+    return who + ")"
+
+
+def _loc_label(loc: int) -> str:
+    board = load_board()
+    if board.is_room(loc):
+        return ROOMS[board.room_of(loc)]
+    r, c = board.squares[loc]
+    return f"square {r},{c}"
+
+
+def _triple_text(s: int, w: int, r: int) -> str:
+    return f"{SUSPECTS[s]} with the {WEAPONS[w]} in the {ROOMS[r]}"
+
+
+def notebook_text(snapshot: dict[str, Any], seat: int) -> str:
+    """The notebook of ``seat``: :func:`cluedo_env.record.knowledge` as text."""
+    k = knowledge(snapshot, seat)
+    P = len(k["hand_sizes"])
+    lines = [f"Notebook of {_seat(seat)}", f"  Your hand: {', '.join(k['hand']) or '-'}"]
+    if k["envelope"]:
+        lines.append(f"  Envelope (seen when you accused): {', '.join(k['envelope'])}")
+    lines.append("  Card            holder          could not refute it")
+    for name, row in k["sheet"].items():
+        if row["holder"] == seat:
+            holder = "you"
+        elif row["holder"] == "envelope":
+            holder = "ENVELOPE"
+        elif row["holder"] is not None:
+            holder = f"{SUSPECTS[row['holder']]} (shown)"
+        else:
+            holder = "?"
+        passed = ", ".join(SUSPECTS[q] for q in row["passed_by"]) or ""
+        lines.append(f"  {name:<15} {holder:<15} {passed}".rstrip())
+    if k["i_showed"]:
+        lines.append("  You showed: " + "; ".join(f"{x['card']} to {SUSPECTS[x['to']]}" for x in k["i_showed"]))
+    lines.append("  Suggestions:")
+    if not k["suggestions"]:
+        lines.append("    none yet")
+    for s in k["suggestions"]:
+        who = "you" if s["player"] == seat else SUSPECTS[s["player"]]
+        parts = []
+        if s["passed"]:
+            parts.append("no card from " + ", ".join(SUSPECTS[q] for q in s["passed"]))
+        for by, card in zip(s["refuted_by"], s["shown"], strict=True):
+            parts.append(f"{SUSPECTS[by]} showed " + (card if card is not None else "a card"))
+        lines.append(f"    {who}: {', '.join(s['cards'])} -> {'; '.join(parts) or 'nobody asked could refute'}")
+    for a in k["accusations"]:
+        who = "you" if a["player"] == seat else SUSPECTS[a["player"]]
+        lines.append(f"  Accusation by {who}: {', '.join(a['cards'])} - {'correct' if a['correct'] else 'wrong'}")
+    out = [SUSPECTS[q] for q in range(P) if k["eliminated"][q]]
+    if out:
+        lines.append(f"  Eliminated: {', '.join(out)}")
+    return "\n".join(lines)
+
+
+HELP = """How to answer: type the number of a choice, or its name (a unique beginning is enough).
+At any prompt: b = show the board, n = your notebook, h = this help, q = quit (the game is saved).
+Accusations: name a suspect, a weapon and a room; you are asked to confirm. A wrong accusation
+eliminates you (you still show cards to others)."""
+
+
+# ============================================================================ the game
+class HumanGame:
+    """One game with humans and bots at the table; :meth:`run` plays it to the end (or a quit)."""
+
+    def __init__(
+        self,
+        players: list[str],
+        preset: str = "classic",
+        seed: int | None = None,
+        rules: dict[str, Any] | None = None,
+        console: Console | None = None,
+        color: bool = False,
+        show_board: bool = True,
+    ) -> None:
+        from agents.registry import make_agent
+        from cluedo_env.vector_engine import VectorEngine
+        from cluedo_env.views import PlayerView
+
+        self.config = make_config(preset, **{**(rules or {}), "players": len(players)})
+        self.players = list(players)
+        self.seed = seed
+        self.console = console or Console()
+        self.color = color
+        self.show_board = show_board
+        self.board = load_board()
+        self.eng = VectorEngine(self.config, 1)
+        self.eng.reset(seed)
+        self.views = [PlayerView(self.eng, s) for s in range(len(players))]
+        base = 0 if seed is None else seed
+        seeds = [int(np.random.SeedSequence([base, s]).generate_state(1)[0]) for s in range(len(players))]
+        self.agents: list[Any] = [
+            None if name == HUMAN else make_agent(name, seed=seeds[s]) for s, name in enumerate(players)
+        ]
+        one = np.arange(1)
+        for agent, view in zip(self.agents, self.views, strict=True):
+            if agent is not None:
+                agent.reset(view, one)
+        self.recorder = Recorder(self.eng.export_game(0), seed=seed, players=self.players)
+        self.humans = [s for s, name in enumerate(players) if name == HUMAN]
+        self.viewer = self.humans[0] if self.humans else None
+        self.console.commands = {
+            "b": lambda: self.console.say(self._board_text()),
+            "board": lambda: self.console.say(self._board_text()),
+            "n": lambda: self.console.say(notebook_text(self.snapshot(), self.viewer)),
+            "notebook": lambda: self.console.say(notebook_text(self.snapshot(), self.viewer)),
+            "h": lambda: self.console.say(HELP),
+            "help": lambda: self.console.say(HELP),
+            "?": lambda: self.console.say(HELP),
+        }
+        self.finished = False
+
+    # ----------------------------------------------------------------- state
+    def snapshot(self) -> dict[str, Any]:
+        return self.eng.export_game(0)
+
+    def _board_text(self) -> str:
+        return render_ansi(self.snapshot(), viewer=self.viewer, color=self.color)
+
+    def record(self) -> dict[str, Any]:
+        return self.recorder.finish(self.snapshot())
+
+    # ------------------------------------------------------------------ loop
+    def run(self) -> dict[str, Any]:
+        """Play until the game ends or a human quits; returns the record."""
+        say = self.console.say
+        say(f"Cluedo: {self.config.preset}, {self.config.players} players, seed {self.seed}")
+        for s, name in enumerate(self.players):
+            say(f"  seat {s}: {SUSPECTS[s]:<8} {'YOU' if name == HUMAN else name}")
+        say(HELP)
+        last_turn = None
+        try:
+            while self.eng.phase[0] != A.OVER:
+                p = int(self.eng.actor[0])
+                turn = (int(self.eng.turn_count[0]), int(self.eng.current[0]))
+                if turn != last_turn:
+                    last_turn = turn
+                    say(f"\n--- Turn {turn[0] + 1}: {_seat(turn[1], self.players)} ---")
+                    if turn[1] in self.humans and self.show_board:
+                        self.viewer = turn[1]
+                        say(self._board_text())
+                if self.agents[p] is None:
+                    self.viewer = p
+                    action = self._ask_human(p)
+                else:
+                    action = int(self.agents[p].act(self.views[p], np.arange(1))[0])
+                self._apply(p, action)
+        except Quit:
+            say("\nGame abandoned.")
+            return self.record()
+        self.finished = True
+        say("\n" + render_ansi(self.snapshot(), viewer=self.viewer, color=self.color).split("\n")[1])
+        return self.record()
+
+    def _apply(self, p: int, action: int) -> None:
+        before = self.snapshot()
+        self.eng.step(np.array([action], np.int64))
+        roll = int(self.eng.last_roll[0]) if action == A.ROLL else None
+        self.recorder.add(p, action, roll)
+        for agent, view in zip(self.agents, self.views, strict=True):
+            if agent is not None:
+                agent.observe_step(view)
+        for line in self._narrate(before, self.snapshot(), p, action, roll):
+            self.console.say(line)
+
+    # ------------------------------------------------------------- narration
+    def _who(self, q: int) -> str:
+        return "You" if self.viewer == q and q in self.humans else SUSPECTS[q]
+
+    def _narrate(self, before: dict, after: dict, p: int, action: int, roll: int | None) -> list[str]:
+        """What happened, as the viewing human may know it (a card shown is named only to those involved)."""
+        who, out = self._who(p), []
+        if action == A.ROLL:
+            moved = after["phase"] == "move"
+            out.append(f"{who} rolled {roll}" + ("" if moved else ": no move is possible"))
+        elif action == A.PASSAGE:
+            out.append(f"{who} took the secret passage to {after['suspects'][SUSPECTS[p]]}")
+        elif action == A.STAY:
+            out.append(f"{who} stayed in {after['suspects'][SUSPECTS[p]]}")
+        elif action == A.END_TURN:
+            out.append(f"{who} ended the turn")
+        elif A.MOVE0 <= action < A.SUGGEST0:
+            out.append(f"{who} moved to {_loc_label(action - A.MOVE0)}")
+        elif A.SUGGEST0 <= action < A.SHOW0:
+            out.append(f"{who} suggested: {_triple_text(*A.triple_of(action - A.SUGGEST0))}")
+        elif A.SHOW0 <= action < A.ACCUSE0:
+            to = int(before["current"])
+            card = CARD_NAMES[action - A.SHOW0]
+            if self.viewer in (p, to) and self.viewer in self.humans:
+                out.append(f"{who} showed {card} to {self._who(to) if to != self.viewer else 'you'}")
+            else:
+                out.append(f"{who} showed a card to {self._who(to)}")
+        elif action >= A.ACCUSE0:
+            acc = after["history"][-1]
+            verdict = "CORRECT" if acc["correct"] else "wrong"
+            out.append(f"{who} accused {_triple_text(*A.triple_of(action - A.ACCUSE0))}: {verdict}")
+            if not acc["correct"] and (p == self.viewer and p in self.humans):
+                out.append(f"The envelope holds: {', '.join(after['envelope'])}. You are eliminated.")
+        # refutation progress of the suggestion being answered
+        hist_b, hist_a = before["history"], after["history"]
+        if hist_a and hist_a[-1]["type"] == "suggestion":
+            rec = hist_a[-1]
+            old = hist_b[len(hist_a) - 1] if len(hist_b) == len(hist_a) else None
+            for q in rec["passed"][len(old["passed"]) if old else 0 :]:
+                out.append(f"  {self._who(q)} could not refute")
+            if after["phase"] == "refute":
+                out.append(f"  {self._who(after['refuter'])} must show a card")
+            elif A.SUGGEST0 <= action < A.SHOW0 and not rec["refuted_by"]:
+                out.append("  Nobody could refute!")
+        if after["phase"] == "over":
+            if after["winner"] is not None:
+                out.append(f"*** {_seat(after['winner'], self.players)} wins! ***")
+            elif after["truncated"]:
+                out.append("*** The game was cut at the turn limit: nobody wins ***")
+            else:
+                out.append("*** Everybody was eliminated: nobody wins ***")
+            out.append(f"The envelope held: {', '.join(after['envelope'])}")
+        return out
+
+    # ---------------------------------------------------------------- prompts
+    def _ask_human(self, p: int) -> int:
+        legal = set(np.flatnonzero(self.eng.legal_action_mask[0]).tolist())
+        phase = int(self.eng.phase[0])
+        while True:
+            try:
+                if phase == A.REFUTE:
+                    return self._ask_show(p, legal)
+                if phase == A.MOVE:
+                    return self._ask_move(legal)
+                return self._ask_turn(p, phase, legal)
+            except _Back:
+                continue
+
+    def _menu_with_accuse(self, title: str, options: list[tuple[str, Any]], legal: set[int]) -> int:
+        accusations = sorted(a for a in legal if a >= A.ACCUSE0)
+        if accusations:
+            options = options + [("Make an accusation", "accuse")]
+        pick = options[0][1] if len(options) == 1 else self.console.choose(title, options)
+        if pick == "accuse":
+            return self._ask_accusation(accusations)
+        return pick
+
+    def _ask_turn(self, p: int, phase: int, legal: set[int]) -> int:
+        snap = self.snapshot()
+        here = snap["suspects"][SUSPECTS[p]] if snap["suspects"] else None
+        options: list[tuple[str, Any]] = []
+        if phase == A.START:
+            if A.ROLL in legal:
+                options.append(("Roll the dice and move", A.ROLL))
+            if A.PASSAGE in legal:
+                target = self.board.passage_target(int(self.eng.pos[0, p]))
+                options.append((f"Take the secret passage to the {_loc_label(target)}", A.PASSAGE))
+            if A.STAY in legal:
+                options.append((f"Stay in the {here} and make a suggestion", A.STAY))
+            if A.END_TURN in legal:
+                options.append(("End your turn (you cannot leave)", A.END_TURN))
+            return self._menu_with_accuse("Your turn. What do you do?", options, legal)
+        if phase == A.SUGGEST:
+            suggestions = sorted(a for a in legal if A.SUGGEST0 <= a < A.SHOW0)
+            options.append(("Make a suggestion" + (f" in the {here}" if here else ""), "suggest"))
+            if A.END_TURN in legal:
+                options.append(("Do not suggest; end your turn", A.END_TURN))
+            pick = self._menu_with_accuse("Suggestion time.", options, legal)
+            if pick == "suggest":
+                return self._ask_suggestion(suggestions)
+            return pick
+        if phase == A.POST:
+            options.append(("End your turn", A.END_TURN))
+            return self._menu_with_accuse("Accuse now, or end your turn?", options, legal)
+        raise AssertionError(f"no prompt for phase {phase}")
+
+    def _ask_move(self, legal: set[int]) -> int:
+        dests = sorted(a - A.MOVE0 for a in legal)
+        rooms = [d for d in dests if self.board.is_room(d)]
+        squares = [d for d in dests if not self.board.is_room(d)]
+        options = [(f"{_loc_label(d)}", A.MOVE0 + d) for d in rooms + squares]
+        title = f"Where do you move with {int(self.eng.roll[0])}? (rooms first; squares are row,col on the map)"
+        return self.console.choose(title, options)
+
+    def _pick_triple(self, kind: str, legal_ids: list[int], base: int) -> tuple[int, int, int]:
+        """Suspect, then weapon, then room, offering only what some legal action allows."""
+        triples = [A.triple_of(a - base) for a in legal_ids]
+        s = self.console.choose(
+            f"{kind}: which suspect?", [(SUSPECTS[x], x) for x in sorted({t[0] for t in triples})], back=True
+        )
+        w = self.console.choose(
+            f"{kind}: which weapon?", [(WEAPONS[x], x) for x in sorted({t[1] for t in triples if t[0] == s})], back=True
+        )
+        rooms = sorted({t[2] for t in triples if t[0] == s and t[1] == w})
+        if len(rooms) == 1:
+            r = rooms[0]
+            self.console.say(f"  ({kind.lower()} in the {ROOMS[r]})")
+        else:
+            r = self.console.choose(f"{kind}: which room?", [(ROOMS[x], x) for x in rooms], back=True)
+        return s, w, r
+
+    def _ask_suggestion(self, suggestions: list[int]) -> int:
+        s, w, r = self._pick_triple("Suggestion", suggestions, A.SUGGEST0)
+        return A.SUGGEST0 + A.triple_index(s, w, r)
+
+    def _ask_accusation(self, accusations: list[int]) -> int:
+        """Names typed in (validated against the card lists), then a confirmation."""
+        say = self.console.say
+        triples = {A.triple_of(a - A.ACCUSE0) for a in accusations}
+        rooms_ok = sorted({t[2] for t in triples})
+        say("Accusation: name the suspect, the weapon and the room (x to go back).")
+        picks = []
+        for kind, names, allowed in (
+            ("suspect", SUSPECTS, range(len(SUSPECTS))),
+            ("weapon", WEAPONS, range(len(WEAPONS))),
+            ("room", ROOMS, rooms_ok),
+        ):
+            if kind == "room" and len(rooms_ok) == 1:
+                say(f"  room: {ROOMS[rooms_ok[0]]} (you must accuse the room you are in)")
+                picks.append(rooms_ok[0])
+                continue
+            while True:
+                text = self.console.ask(f"  {kind} ({', '.join(names[i] for i in allowed)}): ")
+                if text.lower() in ("x", "back"):
+                    raise _Back()
+                if text.lstrip("+-").isdigit():
+                    say(f"  Type the {kind}'s name (a unique beginning is enough), not a number.")
+                    continue
+                pick, reason = _match(text, [(names[i], i) for i in allowed])
+                if pick is not None:
+                    picks.append(list(allowed)[pick])
+                    break
+                say(f"  {reason}")
+        s, w, r = picks
+        if (s, w, r) not in triples:  # cannot happen with the lists above, but never trust a menu
+            say("  That accusation is not allowed now.")
+            raise _Back()
+        ans = self.console.ask(f"Accuse {_triple_text(s, w, r)}? A wrong accusation eliminates you. (y/n): ")
+        if ans.lower() not in ("y", "yes"):
+            say("  Accusation cancelled.")
+            raise _Back()
+        return A.ACCUSE0 + A.triple_index(s, w, r)
+
+    def _ask_show(self, p: int, legal: set[int]) -> int:
+        snap = self.snapshot()
+        rec = snap["history"][-1]
+        to = SUSPECTS[rec["player"]]
+        cards = sorted(a - A.SHOW0 for a in legal)
+        title = f"{to} suggested {', '.join(rec['cards'])}. You must show one of your matching cards to {to}:"
+        return self.console.choose(title, [(CARD_NAMES[c], A.SHOW0 + c) for c in cards])
+
+
+# ============================================================================ commands
+def play(
+    players: list[str],
+    preset: str = "classic",
+    seed: int | None = None,
+    record_path: str | Path | None = None,
+    rules: dict[str, Any] | None = None,
+    input_fn: Callable[[str], str] | None = None,
+    output: Callable[[str], None] | None = None,
+    color: bool = False,
+    show_board: bool = True,
+) -> dict[str, Any]:
+    """Play one game in the terminal (or with scripted input); save and return its record."""
+    console = Console(input_fn, output)
+    game = HumanGame(players, preset, seed, rules, console, color=color, show_board=show_board)
+    record = game.run()
+    check(record)  # the record replays to the state the game reached
+    if record_path is not None:
+        save(record, record_path)
+        console.say(f"Game record saved to {record_path}" + ("" if game.finished else " (unfinished game)"))
+    return record
+
+
+def _parse_rule(text: str) -> tuple[str, object]:
+    import yaml
+
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"--rule takes key=value, got {text!r}")
+    key, value = text.split("=", 1)
+    return key.strip(), yaml.safe_load(value)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="cluedo", description="Cluedo: play in the terminal, check game records.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("play", help="play a game in the terminal against bots")
+    p.add_argument(
+        "--players",
+        nargs="+",
+        default=[HUMAN, "deducer", "heuristic", "heuristic"],
+        metavar="NAME",
+        help="one entry per seat: 'human' or a bot name (random, heuristic, deducer, expert, ckpt:PATH)",
+    )
+    p.add_argument("--preset", default="classic", help=f"one of {', '.join(PRESETS)} or a YAML rules file")
+    p.add_argument(
+        "--rule",
+        action="append",
+        type=_parse_rule,
+        default=[],
+        metavar="KEY=VALUE",
+        help="a rules flag on top of the preset (repeatable)",
+    )
+    p.add_argument("--max-turns", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None, help="seed of the deal and the dice (default: random)")
+    p.add_argument(
+        "--record",
+        default=None,
+        metavar="FILE",
+        help="where to save the game record (default: cluedo_game_<date>_<time>.json)",
+    )
+    p.add_argument("--no-record", action="store_true", help="do not save the game")
+    p.add_argument("--color", action="store_true", help="ANSI colours on the board")
+    p.add_argument("--no-board", action="store_true", help="do not print the board at each of your turns")
+    c = sub.add_parser("check", help="replay game records and confirm each reaches its recorded final state")
+    c.add_argument("files", nargs="+", metavar="FILE")  # fmt: skip
+    r = sub.add_parser("replay", help="write a game record as a self-contained HTML replay page")
+    r.add_argument("file", metavar="FILE")
+    r.add_argument("--out", default=None, metavar="HTML", help="the page to write (default: FILE with .html)")
+    return ap
+
+
+def main(
+    argv: list[str] | None = None,
+    input_fn: Callable[[str], str] | None = None,
+    output: Callable[[str], None] | None = None,
+) -> int:
+    args = build_parser().parse_args(argv)
+    say = output or (lambda text: print(text, flush=True))
+    if args.command == "check":
+        bad = 0
+        for f in args.files:
+            try:
+                rec = load(f)
+                final = check(rec)
+                res = rec["result"]
+                say(f"{f}: OK, {len(rec['steps'])} steps, winner {res['winner']}, phase {final['phase']}")
+            except RecordError as exc:
+                bad += 1
+                say(f"{f}: INVALID: {exc}")
+        return 1 if bad else 0
+    if args.command == "replay":
+        try:
+            from cluedo_env.viewer import write_html
+        except ImportError as exc:
+            say(f"cluedo replay: the replay viewer is not available ({exc})")
+            return 2
+        try:
+            rec = load(args.file)
+            out = write_html(rec, args.out or Path(args.file).with_suffix(".html"))
+        except RecordError as exc:
+            say(f"cluedo replay: {exc}")
+            return 1
+        say(f"wrote {out}: open it in a browser (works offline)")
+        return 0
+    from agents.registry import UnknownAgentError
+
+    rules = dict(args.rule)
+    if args.max_turns is not None:
+        rules["max_turns"] = args.max_turns
+    path = None
+    if not args.no_record:
+        path = args.record or time.strftime("cluedo_game_%Y%m%d_%H%M%S.json")
+    if HUMAN not in args.players:
+        say("note: no 'human' among --players; the bots play on their own")
+    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0] >> 1)
+    try:
+        play(args.players, args.preset, seed, path, rules, input_fn, output, color=args.color,
+             show_board=not args.no_board)  # fmt: skip
+    except (ConfigError, UnknownAgentError, NotImplementedError) as exc:
+        say(f"cluedo play: {exc}")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
