@@ -314,3 +314,17 @@ def demo_record(seed: int = 7, players: int = 4, max_steps: int = 400) -> dict[s
         game.step(action, roll=roll)
         rec.add(actor, action, roll)
     return rec.finish(game.to_dict())
+
+
+# Headless Chromium from the system packages, as the browser test and the screenshot script start it
+# (no network: background services off).
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]

@@ -23,18 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cluedo_env.record import RecordError  # noqa: E402
-from cluedo_env.viewer import demo_record, load_record, write_html  # noqa: E402
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from cluedo_env.viewer import CHROMIUM, CHROMIUM_ARGS, demo_record, load_record, write_html  # noqa: E402
 
 
 def screenshot(page_path: Path, png: Path, step: int | None, seat: int | None, width: int = 1400) -> Path:

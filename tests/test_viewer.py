@@ -24,19 +24,9 @@ import pytest
 
 from cluedo_env import record as R
 from cluedo_env.cards import SUSPECTS, WEAPONS
-from cluedo_env.viewer import _notebook, demo_record, page_data, render_html
+from cluedo_env.viewer import CHROMIUM, CHROMIUM_ARGS, _notebook, demo_record, page_data, render_html
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOT = ROOT / "docs" / "replay_viewer.png"
 SCREENSHOT_STEP, SCREENSHOT_SEAT = 189, 0  # demo game seed 7: Scarlet was just shown a card; Mustard is out
 
