@@ -1,0 +1,313 @@
+"""Multi-agent PPO on Ray RLlib (new API stack) for the PettingZoo Cluedo env.
+
+    python -m training.rllib_train --config configs/rllib_vs_random.yaml              # local Ray
+    python -m training.rllib_train --config configs/rllib_selfplay.yaml --address auto  # an existing cluster
+    python -m training.rllib_train --config configs/rllib_vs_random.yaml --resume      # go on from run_dir
+    python -m training.rllib_train --config configs/rllib_vs_random.yaml --bench 1 2   # sampling throughput
+
+The env is :func:`cluedo_env.raw_env` (the bare AEC env, which raises ``IllegalActionError`` on an
+illegal action, so a masking bug stops training loudly) in RLlib's ``PettingZooEnv`` wrapper,
+registered as ``"cluedo_v0"``. The refuter acting out of turn is fine: the wrapper follows
+``agent_selection``.
+
+Setups (``setup:`` in the YAML):
+
+* ``vs_bots``: module ``main`` (:class:`~training.rllib_module.MaskedPPOTorchRLModule`, trained) plays
+  ``trainable_seats`` seats, rotated per episode; the others are played by module ``random``
+  (:class:`~training.rllib_module.RandomLegalRLModule`, not trained).
+* ``selfplay``: every seat is played by the one shared module ``main``.
+
+Scale-out keys: ``env_runners.num_env_runners``, ``env_runners.num_envs_per_env_runner``,
+``learners.num_learners``, ``learners.num_gpus_per_learner``. Checkpoints are
+``Algorithm.save_to_path`` folders ``run_dir/checkpoints/iter_NNNNNN``; ``run_dir/latest.txt`` names
+the newest. ``rllib:run_dir`` or ``rllib:<checkpoint>`` is a player for ``scripts/evaluate.py`` once
+:mod:`training.rllib_module` is imported (this module imports it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib.util
+import json
+import sys
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV_NAME = "cluedo_v0"
+
+DEFAULTS: dict[str, Any] = {
+    "run_dir": "runs/rllib",
+    "seed": 0,
+    "setup": "vs_bots",
+    "trainable_seats": 1,
+    "bot": "random",
+    "iterations": 10,
+    "checkpoint_every": 5,
+    "env": {"preset": "classic", "players": 4},
+    "ray": {"num_cpus": None},
+    "env_runners": {
+        "num_env_runners": 1,
+        "num_envs_per_env_runner": 1,
+        "rollout_fragment_length": 100,
+        "episodes_to_numpy": False,
+    },  # fmt: skip
+    "learners": {"num_learners": 0, "num_gpus_per_learner": 0},
+    "ppo": {
+        "train_batch_size_per_learner": 4000,
+        "minibatch_size": 500,
+        "num_epochs": 4,
+        "lr": 3.0e-4,
+        "entropy_coeff": 0.0,
+        "gamma": 0.995,
+        "lambda_": 0.95,
+    },  # fmt: skip
+    "model": {"fcnet_hiddens": [256, 256]},
+    "eval": {"every": 0, "games": 200, "opponents": None},
+}
+
+
+def load_config(path: str | Path | None, **overrides: Any) -> dict[str, Any]:
+    """The YAML config over :data:`DEFAULTS` (one level of nested dicts merged), then ``overrides``."""
+    cfg = json.loads(json.dumps(DEFAULTS))
+    data = yaml.safe_load(Path(path).read_text()) if path else {}
+    for key, value in {**(data or {}), **overrides}.items():
+        if key not in cfg:
+            raise ValueError(f"unknown config key {key!r}; known: {', '.join(cfg)}")
+        if isinstance(cfg[key], dict) and isinstance(value, dict):
+            cfg[key] = {**cfg[key], **value}
+        else:
+            cfg[key] = value
+    if cfg["setup"] not in ("vs_bots", "selfplay"):
+        raise ValueError(f"setup must be 'vs_bots' or 'selfplay', got {cfg['setup']!r}")
+    if cfg["setup"] == "vs_bots" and cfg["bot"] != "random":
+        raise ValueError(
+            f"bot {cfg['bot']!r}: only 'random' runs as an RLlib module; the heuristic/deducer players need a "
+            "PlayerView of a VectorEngine, not the observation vector (see docs/rllib_scaling.md)"
+        )
+    return cfg
+
+
+# ------------------------------------------------------------------------------------------ env
+def make_env(env_config: dict[str, Any]):
+    """RLlib's ``PettingZooEnv`` around the bare AEC env (illegal actions raise)."""
+    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+
+    import cluedo_env
+
+    return PettingZooEnv(cluedo_env.raw_env(**dict(env_config)))
+
+
+def register() -> None:
+    from ray.tune.registry import register_env
+
+    register_env(ENV_NAME, make_env)
+
+
+def seat_mapping(agent_id: str, episode: Any = None, *, players: int, trainable: int, **kwargs: Any) -> str:
+    """``vs_bots``: ``main`` plays ``trainable`` consecutive seats from an offset that depends on the episode."""
+    seat = int(agent_id.rsplit("_", 1)[1])
+    key = getattr(episode, "id_", None)
+    offset = zlib.crc32(str(key).encode()) % players if key is not None else 0
+    return "main" if (seat - offset) % players < trainable else "random"
+
+
+def selfplay_mapping(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
+    return "main"
+
+
+def build_config(cfg: dict[str, Any]):
+    """The ``PPOConfig`` for ``cfg`` (see :func:`load_config`)."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from training.rllib_module import MaskedPPOTorchRLModule, RandomLegalRLModule
+
+    register()
+    players = int(cfg["env"].get("players", 4))
+    specs = {"main": RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=dict(cfg["model"]))}
+    if cfg["setup"] == "vs_bots":
+        specs["random"] = RLModuleSpec(module_class=RandomLegalRLModule)
+        mapping = functools.partial(seat_mapping, players=players, trainable=int(cfg["trainable_seats"]))
+    else:
+        mapping = selfplay_mapping
+    er = {k: (int(v) if k.startswith("num_") else v) for k, v in cfg["env_runners"].items()}
+    config = (
+        PPOConfig()
+        # RLlib's env check steps an unmasked action_space.sample(), which the bare env rightly rejects
+        .environment(ENV_NAME, env_config=dict(cfg["env"]), disable_env_checking=True)
+        .framework("torch")
+        .env_runners(**er)  # num_env_runners, num_envs_per_env_runner, rollout_fragment_length, ...
+        .learners(**cfg["learners"])
+        .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=["main"])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+        .training(**cfg["ppo"])
+        .debugging(seed=cfg["seed"])
+    )
+    return config
+
+
+def init_ray(cfg: dict[str, Any], address: str | None = None) -> None:
+    import ray
+
+    if ray.is_initialized():
+        return
+    if address:
+        ray.init(address=address)
+    else:
+        ray.init(num_cpus=cfg["ray"].get("num_cpus"), include_dashboard=False)
+
+
+# ---------------------------------------------------------------------------------- checkpoints
+def latest_checkpoint(run_dir: str | Path) -> Path | None:
+    marker = Path(run_dir) / "latest.txt"
+    if not marker.is_file():
+        return None
+    path = Path(marker.read_text().strip())
+    return path if path.is_absolute() else Path(run_dir) / path
+
+
+def save(algo: Any, run_dir: str | Path, iteration: int) -> Path:
+    run_dir = Path(run_dir)
+    rel = Path("checkpoints") / f"iter_{iteration:06d}"
+    algo.save_to_path(str((run_dir / rel).resolve()))
+    tmp = run_dir / ".latest.txt.tmp"
+    tmp.write_text(str(rel) + "\n")
+    tmp.replace(run_dir / "latest.txt")
+    return run_dir / rel
+
+
+def _main_return(result: dict[str, Any]) -> float | None:
+    er = result.get("env_runners", {})
+    value = er.get("module_episode_returns_mean", {}).get("main")
+    return None if value is None else float(value)
+
+
+def evaluator():
+    """scripts/evaluate.py as a module (it is a script, not a package member), with ``rllib:`` registered."""
+    import training.rllib_module  # noqa: F401 - registers rllib:
+
+    name = "scripts_evaluate"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "evaluate.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
+
+
+def evaluate(checkpoint: Path, cfg: dict[str, Any], out: Path) -> dict[str, Any]:
+    """The checkpoint's ``main`` against ``eval.opponents`` through scripts/evaluate.py (seats rotated)."""
+    mod = evaluator()
+
+    players = int(cfg["env"].get("players", 4))
+    opponents = cfg["eval"].get("opponents") or ["random"] * (players - 1)
+    argv = ["--players", f"rllib:{checkpoint}", *opponents, "--games", str(cfg["eval"]["games"]),
+            "--preset", str(cfg["env"].get("preset", "classic")), "--seed", str(cfg["seed"]), "--out", str(out),
+            "--no-progress"]  # fmt: skip
+    if "max_turns" in cfg["env"]:
+        argv += ["--max-turns", str(cfg["env"]["max_turns"])]
+    return mod.main(argv)
+
+
+def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = False, log=print) -> dict[str, Any]:
+    """Train for ``cfg['iterations']`` iterations (counting those of a resumed run); returns a summary."""
+    init_ray(cfg, address)
+    run_dir = Path(cfg["run_dir"])
+    run_dir.mkdir(parents=True, exist_ok=True)
+    algo = build_config(cfg).build_algo()
+    start = 0
+    progress = run_dir / "progress.jsonl"
+    if resume:
+        ckpt = latest_checkpoint(run_dir)
+        if ckpt is None:
+            raise FileNotFoundError(f"--resume: no checkpoint in {run_dir} (latest.txt missing)")
+        algo.restore_from_path(str(ckpt.resolve()))
+        start = int(algo.iteration)
+        log(f"resumed from {ckpt} at iteration {start}")
+    summary: dict[str, Any] = {"run_dir": str(run_dir), "checkpoint": None, "iterations": []}
+    ckpt = None
+    for it in range(start + 1, int(cfg["iterations"]) + 1):
+        t0 = time.perf_counter()
+        result = algo.train()
+        dt = time.perf_counter() - t0
+        er = result.get("env_runners", {})
+        row = {"iteration": it, "seconds": round(dt, 2),
+               "env_steps": er.get("num_env_steps_sampled"), "agent_steps": er.get("num_agent_steps_sampled"),
+               "episodes": er.get("num_episodes"), "main_return": _main_return(result),
+               "env_steps_lifetime": er.get("num_env_steps_sampled_lifetime")}  # fmt: skip
+        summary["iterations"].append(row)
+        with progress.open("a") as f:
+            f.write(json.dumps(row, default=str) + "\n")
+        log(json.dumps(row, default=str))
+        last = it == int(cfg["iterations"])
+        if last or (cfg["checkpoint_every"] and it % int(cfg["checkpoint_every"]) == 0):
+            ckpt = save(algo, run_dir, it)
+            summary["checkpoint"] = str(ckpt)
+            log(f"checkpoint {ckpt}")
+            every = int(cfg["eval"].get("every") or 0)
+            if every and (it % every == 0 or last):
+                res = evaluate(ckpt, cfg, run_dir / f"eval_{it:06d}")
+                summary.setdefault("evals", []).append({"iteration": it, "win_rate": res["entries"][0]["win_rate"]})
+    algo.stop()
+    return summary
+
+
+def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print) -> list[dict[str, Any]]:
+    """Sampling throughput (env steps/s over all runners) with N remote env runners, the learner idle."""
+    rows = []
+    for n in runners:
+        c = json.loads(json.dumps(cfg))
+        c["env_runners"]["num_env_runners"] = n
+        algo = build_config(c).build_algo()
+        group = algo.env_runner_group
+
+        frag = c["env_runners"].get("rollout_fragment_length")
+        chunk = int(frag) if isinstance(frag, int) else 200  # one sample() call per fragment, as training does
+
+        def sample(r, k=steps, chunk=chunk):
+            n = 0
+            while n < k:
+                n += sum(len(e) for e in r.sample(num_timesteps=min(chunk, k - n), explore=True))
+            return n
+
+        group.foreach_env_runner(functools.partial(sample, k=steps // 4), local_env_runner=False)  # warm-up
+        t0 = time.perf_counter()
+        counts = group.foreach_env_runner(sample, local_env_runner=False)
+        dt = time.perf_counter() - t0
+        total = int(sum(counts))
+        row = {"num_env_runners": n, "num_envs_per_env_runner": c["env_runners"]["num_envs_per_env_runner"],
+               "env_steps": total, "seconds": round(dt, 3), "env_steps_per_s": round(total / dt, 1)}  # fmt: skip
+        log(json.dumps(row))
+        rows.append(row)
+        algo.stop()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", required=True, help="a configs/rllib_*.yaml file")
+    ap.add_argument("--address", default=None, help="an existing Ray cluster (e.g. 'auto' or 'ray://head:10001')")
+    ap.add_argument("--resume", action="store_true", help="go on from run_dir/latest.txt")
+    ap.add_argument("--iterations", type=int, default=None, help="override the config's iterations")
+    ap.add_argument("--run-dir", default=None, help="override the config's run_dir")
+    ap.add_argument("--bench", nargs="+", type=int, metavar="N", help="sampling rate with N env runners; no training")
+    ap.add_argument("--bench-steps", type=int, default=4000, help="env steps per runner for --bench")
+    args = ap.parse_args(argv)
+    overrides = {k: v for k, v in (("iterations", args.iterations), ("run_dir", args.run_dir)) if v is not None}
+    cfg = load_config(args.config, **overrides)
+    if args.bench:
+        init_ray(cfg, args.address)
+        return {"bench": bench(cfg, args.bench, args.bench_steps)}
+    return train(cfg, address=args.address, resume=args.resume)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
