@@ -11,7 +11,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt torch==2.13.0
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,train,browser]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,train,browser,rllib]'
 	touch $@
 
 setup: $(VENV)/.installed
