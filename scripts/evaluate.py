@@ -61,6 +61,10 @@ try:  # "ckpt:PATH" players: importing training.policy registers the prefix (nee
     import training.policy  # noqa: E402, F401
 except ImportError:  # pragma: no cover - without torch / sb3-contrib, ckpt: names give a clear error
     pass
+try:  # "rllib:CHECKPOINT" players (needs the `rllib` extra)
+    import training.rllib_module  # noqa: E402, F401
+except ImportError:  # pragma: no cover
+    pass
 
 Z95 = 1.959963984540054
 ELO = 400.0 / math.log(10.0)
