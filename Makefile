@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh machine (see README):
-#   make demo   set up .venv and run the main job
+#   make demo   set up .venv and run the main job (train briefly vs random players, evaluate, print the table)
 #   make test   set up .venv and run the whole test suite
 PYTHON ?= python3
 VENV := .venv
@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 setup: $(VENV)/.installed
 
 demo: $(VENV)/.installed
-	$(PY) scripts/simulate.py --games 200 --preset classic --players 4 --seed 0
+	$(PY) scripts/demo.py
 
 # The replay viewer's browser test needs Chromium from the system packages (root or sudo):
 # in CI (CI set) it must be there and the test must run; elsewhere the test skips without it.

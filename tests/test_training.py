@@ -104,3 +104,38 @@ def test_malformed_and_mismatched_checkpoints(tmp_path):
     eng.reset(0)
     with pytest.raises(CheckpointError, match="observations of size"):
         agent.act(PlayerView(eng, 0), np.arange(4))
+
+
+def test_demo_script_end_to_end(tmp_path, capsys):
+    """scripts/demo.py (the README's main command) with tiny settings: trains, evaluates, prints the table."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "demo.py"
+    spec = importlib.util.spec_from_file_location("cluedo_demo_script", path)
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    out = demo.main(["--timesteps", "256", "--games", "8", "--num-envs", "16", "--out", str(tmp_path / "demo"),
+                     "--no-progress"])  # fmt: skip
+    assert out["train"]["timesteps"] >= 256
+    assert (tmp_path / "demo" / "train" / "model.zip").is_file()
+    assert (tmp_path / "demo" / "eval" / "tournament.md").is_file()
+    assert out["eval"]["games"] == 8 and out["baseline"]["games"] == 8
+    text = capsys.readouterr().out
+    assert "| trained (ckpt) |" in text and "| random (baseline) |" in text
+
+
+def test_init_from_starts_a_new_run_from_a_checkpoint(tmp_path):
+    import torch
+
+    first = tmp_path / "first"
+    Trainer(_tiny(first, eval={"games": 0}), progress=False).run()
+    cfg = _tiny(tmp_path / "second", total_timesteps=0, eval={"games": 0}, init_from=str(first / "model.zip"))
+    trainer = Trainer(cfg, progress=False)
+    model = trainer._build()
+    src = load_model(first / "model.zip").policy.state_dict()
+    assert model.num_timesteps == 0
+    assert all(torch.equal(v, src[k]) for k, v in model.policy.state_dict().items())
+    bad = _tiny(tmp_path / "third", eval={"games": 0}, init_from=str(first / "model.zip"), ppo={"net_arch": [16]})
+    with pytest.raises(CheckpointError, match="net_arch"):
+        Trainer(bad, progress=False)._build()

@@ -12,6 +12,9 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
 * ``ppo``: MaskablePPO keyword arguments (``n_steps``, ``batch_size``, ``learning_rate`` ...);
   ``net_arch`` becomes ``policy_kwargs``.
 * ``total_timesteps``, ``seed``, ``run_dir``.
+* ``init_from``: a checkpoint whose policy weights start a new run (curriculum: e.g. the vs-random
+  model continued against heuristic players). Same rules, action space and ``net_arch`` required;
+  the step count and the PPO settings are this config's. Ignored on ``--resume``.
 * ``checkpoint_every`` (learner steps), ``keep_checkpoints``: every K steps the model is written
   to ``run_dir/checkpoints/step_<n>.zip`` and ``run_dir/model.zip`` (temporary file + ``os.replace``),
   then ``run_dir/state.json`` (timesteps, checkpoint, seeds, torch RNG, wall time) the same way;
@@ -87,6 +90,7 @@ DEFAULTS: dict[str, Any] = {
         "swap_every": 50_000,
     },
     "torch_threads": None,
+    "init_from": None,
 }
 
 
@@ -339,6 +343,14 @@ class Trainer:
             arch = {"pi": list(net_arch), "vf": list(net_arch)}
             model = MaskablePPO("MlpPolicy", self.env, seed=cfg["seed"], verbose=0, policy_kwargs={"net_arch": arch},
                                 tensorboard_log=str(self.run_dir / "tb"), **ppo)  # fmt: skip
+            if cfg["init_from"]:
+                init = load_model(cfg["init_from"], obs_size=self.raw_env.core.obs_size,
+                                  n_actions=self.env.action_space.n)  # fmt: skip
+                try:
+                    model.policy.load_state_dict(init.policy.state_dict())
+                except RuntimeError as exc:
+                    raise CheckpointError(f"init_from {cfg['init_from']}: network does not match net_arch "
+                                          f"{net_arch} ({exc})") from exc  # fmt: skip
         model.cluedo_meta = make_meta(self.config, cfg["env"]["macro_moves"], self.raw_env.core.obs_size,
                                       train_config=cfg)  # fmt: skip
         every, ev = cfg["checkpoint_every"], cfg["eval"]["every"]
