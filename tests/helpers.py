@@ -10,14 +10,17 @@ every position a test uses also passes the snapshot validator.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from cluedo_env import actions as A
 from cluedo_env.board import load_board
-from cluedo_env.cards import CARD_NAMES, card_id, room_id, suspect_id, weapon_id
+from cluedo_env.cards import CARD_NAMES, card_category, card_id, room_id, suspect_id, weapon_id
 from cluedo_env.config import RulesConfig
 from cluedo_env.reference import Game
 
@@ -152,3 +155,28 @@ def dests_after_roll(g: Game, roll: int) -> set[str | tuple[int, int]]:
     h = Game.from_dict(g.to_dict())
     h.step(A.ROLL, roll=roll)
     return dests(h)
+
+
+def swap_hidden(snapshot: dict, seat: int, rng: np.random.Generator) -> dict | None:
+    """The same position for ``seat`` with an envelope card and a same-category card of another
+    player's hand swapped, both never named in the history (so every public fact stays true);
+    None when no such pair exists."""
+    named = {c for rec in snapshot["history"] for c in rec["cards"]}
+    options = []
+    for cat, card in enumerate(snapshot["envelope"]):
+        if card in named:
+            continue
+        for p, hand in enumerate(snapshot["hands"]):
+            if p == seat:
+                continue
+            for other in hand:
+                if other not in named and card_category(card_id(other)) == cat:
+                    options.append((cat, p, other))
+    if not options:
+        return None
+    cat, p, other = options[rng.integers(len(options))]
+    out = copy.deepcopy(snapshot)
+    card = out["envelope"][cat]
+    out["envelope"][cat] = other
+    out["hands"][p] = sorted([c for c in out["hands"][p] if c != other] + [card], key=card_id)
+    return out

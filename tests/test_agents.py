@@ -7,13 +7,12 @@ also counts the illegal choices it had to replace (``fallbacks``), which must st
 
 from __future__ import annotations
 
-import copy
 import inspect
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import BOARD, config, position
+from helpers import BOARD, config, position, swap_hidden
 
 import agents.heuristic as heuristic_module
 import agents.planning as planning_module
@@ -123,33 +122,6 @@ def test_heuristic_touches_the_game_only_through_its_player_view():
         assert "_eng" not in source and "VectorEngine" not in source and ".owner" not in source
 
 
-def _swap_hidden(snapshot: dict, seat: int, rng: np.random.Generator) -> dict | None:
-    """The same position for ``seat`` with an envelope card and a same-category card of another
-    player's hand swapped, both never named in the history (so every public fact stays true)."""
-    named = {c for rec in snapshot["history"] for c in rec["cards"]}
-    env = snapshot["envelope"]
-    options = []
-    for cat, card in enumerate(env):
-        if card in named:
-            continue
-        for p, hand in enumerate(snapshot["hands"]):
-            if p == seat:
-                continue
-            for other in hand:
-                cid = CARD_NAMES.index(other)
-                if other not in named and (cid < 6, 6 <= cid < 12, cid >= 12)[cat]:
-                    options.append((cat, p, other))
-    if not options:
-        return None
-    cat, p, other = options[rng.integers(len(options))]
-    out = copy.deepcopy(snapshot)
-    card = out["envelope"][cat]
-    out["envelope"][cat] = other
-    hand = [c for c in out["hands"][p] if c != other] + [card]
-    out["hands"][p] = sorted(hand, key=CARD_NAMES.index)
-    return out
-
-
 def _decide(cfg, snapshot, seat, seed):
     eng = VectorEngine(cfg, 1)
     eng.import_game(0, snapshot)
@@ -182,7 +154,7 @@ def test_heuristic_decisions_do_not_depend_on_hidden_cards(preset):
             for i in np.flatnonzero(actor >= 0)[step % 4 :: 4][:3]:
                 seat = int(actor[i])
                 snap = eng.export_game(int(i))
-                alt = _swap_hidden(snap, seat, rng)
+                alt = swap_hidden(snap, seat, rng)
                 if alt is None:
                     continue
                 differ += alt["envelope"] != snap["envelope"]

@@ -9,14 +9,13 @@
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import inspect
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import ENVELOPE, HANDS4, config, position
+from helpers import ENVELOPE, HANDS4, config, position, swap_hidden
 
 import agents.deducer as deducer_module
 import agents.deduction as deduction_module
@@ -419,28 +418,6 @@ def test_deducer_touches_the_game_only_through_its_player_view():
         assert "_eng" not in source and "VectorEngine" not in source and ".owner" not in source
 
 
-def _swap_hidden(snapshot: dict, seat: int, rng: np.random.Generator) -> dict | None:
-    """Swap an envelope card with a same-category card of another hand, neither ever named (all facts stay true)."""
-    named = {c for rec in snapshot["history"] for c in rec["cards"]}
-    options = []
-    for cat, card in enumerate(snapshot["envelope"]):
-        if card in named:
-            continue
-        for p, hand in enumerate(snapshot["hands"]):
-            for other in hand if p != seat else ():
-                cid = card_id(other)
-                if other not in named and (cid < 6, 6 <= cid < 12, cid >= 12)[cat]:
-                    options.append((cat, p, other))
-    if not options:
-        return None
-    cat, p, other = options[rng.integers(len(options))]
-    out = copy.deepcopy(snapshot)
-    card = out["envelope"][cat]
-    out["envelope"][cat] = other
-    out["hands"][p] = sorted([c for c in out["hands"][p] if c != other] + [card], key=card_id)
-    return out
-
-
 def test_decisions_do_not_depend_on_hidden_cards():
     cfg = config("cards", players=4)
     rng = np.random.default_rng(0)
@@ -457,7 +434,7 @@ def test_decisions_do_not_depend_on_hidden_cards():
         for i in np.flatnonzero(actor >= 0)[:2]:
             seat = int(actor[i])
             snap = eng.export_game(int(i))
-            alt = _swap_hidden(snap, seat, rng)
+            alt = swap_hidden(snap, seat, rng)
             if alt is None:
                 continue
             acts = []
