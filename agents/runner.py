@@ -46,6 +46,17 @@ def _ending(eng: VectorEngine, i: int) -> str:
     return "last_standing"
 
 
+def seat_actions(eng: VectorEngine, agents: list[Agent], views: list[PlayerView]) -> np.ndarray:
+    """(B,) actions: each seat's player acts in the games where that seat is to act; -1 where a game is over."""
+    actor = eng.actor
+    actions = np.full(eng.B, -1, np.int64)
+    for seat, (agent, view) in enumerate(zip(agents, views, strict=True)):
+        idx = np.flatnonzero(actor == seat)
+        if len(idx):
+            actions[idx] = agent.act(view, idx)
+    return actions
+
+
 def play_games(
     config: RulesConfig,
     agents: list[Agent],
@@ -77,11 +88,7 @@ def play_games(
         rec.start(all_games, 0)
     while active.any():
         actor = eng.actor
-        actions = np.full(B, -1, np.int64)
-        for seat, (agent, view) in enumerate(zip(agents, views, strict=True)):
-            idx = np.flatnonzero(actor == seat)
-            if len(idx):
-                actions[idx] = agent.act(view, idx)
+        actions = seat_actions(eng, agents, views)
         result = eng.step(actions)
         if rec is not None:
             rec.step(actor, actions)

@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.base import Agent, sample_legal  # noqa: E402
 from agents.deduction import Notebook, enumerate_deals, raw_information  # noqa: E402
+from agents.runner import seat_actions  # noqa: E402
 from cluedo_env import actions as A  # noqa: E402
 from cluedo_env.cards import NUM_CARDS  # noqa: E402
 from cluedo_env.config import RulesConfig  # noqa: E402
@@ -155,13 +156,7 @@ def positions_for(
         agents = [RandomSuggester(seed + s) for s in range(P)]
     found = 0
     for _ in range(max_steps):
-        actor = eng.actor
-        actions = np.full(batch, -1, np.int64)
-        for s, (agent, view) in enumerate(zip(agents, views, strict=True)):
-            idx = np.flatnonzero(actor == s)
-            if len(idx):
-                actions[idx] = agent.act(view, idx)
-        eng.step(actions)
+        eng.step(seat_actions(eng, agents, views))
         if players == "deducer":
             fresh = np.flatnonzero(eng.hist_len == 0)
             for a, v in zip(agents, views, strict=True):

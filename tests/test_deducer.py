@@ -25,7 +25,7 @@ from agents.deducer import DeducerAgent, information
 from agents.deduction import Notebook, enumerate_deals, fixpoint, sample_deals
 from agents.expert import ExpertAgent
 from agents.random_agent import RandomAgent
-from agents.runner import play_games
+from agents.runner import play_games, seat_actions
 from cluedo_env import actions as A
 from cluedo_env.cards import CARD_NAMES, card_id
 from cluedo_env.reference import Game
@@ -61,12 +61,7 @@ def _play(eng: VectorEngine, views, agents, steps: int, check=None) -> dict:
     """Step a batch (autoreset) with ``agents``; call ``check()`` after each step; count accusations per seat."""
     stats = {"accusations": np.zeros(eng.P, int), "wrong": np.zeros(eng.P, int)}
     for _ in range(steps):
-        actor = eng.actor
-        actions = np.full(eng.B, -1, np.int64)
-        for s, (agent, view) in enumerate(zip(agents, views, strict=True)):
-            idx = np.flatnonzero(actor == s)
-            if len(idx):
-                actions[idx] = agent.act(view, idx)
+        actions = seat_actions(eng, agents, views)
         accusing = np.flatnonzero(actions >= A.ACCUSE0)
         seats, hl = eng.current[accusing].astype(int), eng.hist_len[accusing].astype(int)
         eng.step(actions)
@@ -509,12 +504,7 @@ def test_deducers_crush_a_random_player_and_never_accuse_wrongly():
 def _play_one(eng, views, agents):
     """One step of a batch without autoreset (finished games get -1)."""
     stats = {"accusations": np.zeros(eng.P, int), "wrong": np.zeros(eng.P, int)}
-    actor = eng.actor
-    actions = np.full(eng.B, -1, np.int64)
-    for s, (agent, view) in enumerate(zip(agents, views, strict=True)):
-        idx = np.flatnonzero(actor == s)
-        if len(idx):
-            actions[idx] = agent.act(view, idx)
+    actions = seat_actions(eng, agents, views)
     accusing = np.flatnonzero(actions >= A.ACCUSE0)
     seats, hl = eng.current[accusing].astype(int), eng.hist_len[accusing].astype(int)
     eng.step(actions)
