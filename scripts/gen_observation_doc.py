@@ -231,8 +231,41 @@ def render() -> str:
         f"**Roll** (`roll`): index 0 = not rolled this turn, else the roll 1..{MAX_ROLL} (one die gives 1..6, two"
         " dice 2..12; R-D1). Always 0 in the card-only game.",
         "",
+        *_belief_section(),
     ]
     return "\n".join(lines)
+
+
+BELIEF_MEANING = {
+    "belief_holds": "proved: holder `h` holds card `c` (row `P`, the envelope: `c` is in it)",
+    "belief_lacks": "proved: holder `h` does not hold card `c`",
+    "belief_category": "the envelope's suspect / weapon / room is proved",
+    "belief_solved": "all three envelope cards are proved (an accusation now is certain)",
+}
+
+
+def _belief_section() -> list[str]:
+    """The optional belief features of the single-agent envs (``belief=True``, agents/belief.py)."""
+    from agents.belief import belief_layout, belief_size
+
+    lines = [
+        "## Belief features (single-agent envs, `belief=True`)",
+        "",
+        "The single-agent envs (`cluedo_env.envs.single_agent`, training config key `env.belief`) can append",
+        "the deducer's notebook for the learner's seat (`agents/belief.py`) after the slots above: what the",
+        "seat has *proved* from what it saw, so these slots hide what it may not know as the rest does.",
+        "Holders are seat-relative and not padded: holder `h` (0..P-1) is the player `h` places to the",
+        "observer's left, holder `P` the envelope. Values 0/1. With 4 players (offsets after the",
+        f"observation's own D slots) the size is {belief_size(4)}; in general `2 (P + 1) 21 + 4`.",
+        "",
+        "| piece | shape | offset | meaning |",
+        "|---|---|---|---|",
+    ]
+    for name, shape, at in belief_layout(4):
+        dims = "(" + ", ".join(str(x) for x in shape) + ("," if len(shape) == 1 else "") + ")"
+        lines.append(f"| `{name}` | {dims} | D + {at} | {BELIEF_MEANING[name]} |")
+    lines.append("")
+    return lines
 
 
 def check(path: Path = DOC) -> bool:

@@ -24,7 +24,7 @@ def _tiny(run_dir, **over):
         "eval": {"every": 0, "games": 8, "batch_size": 8},
     }
     for k, v in over.items():
-        cfg[k] = {**cfg[k], **v} if isinstance(v, dict) else v
+        cfg[k] = {**cfg.get(k, {}), **v} if isinstance(v, dict) else v
     return load_train_config(None, **cfg)
 
 
@@ -139,3 +139,46 @@ def test_init_from_starts_a_new_run_from_a_checkpoint(tmp_path):
     bad = _tiny(tmp_path / "third", eval={"games": 0}, init_from=str(first / "model.zip"), ppo={"net_arch": [16]})
     with pytest.raises(CheckpointError, match="net_arch"):
         Trainer(bad, progress=False)._build()
+
+
+def test_belief_and_macro_accusation_checkpoint_plays_by_name(tmp_path):
+    """env.belief + env.macro_accuse: the checkpoint records them, the ckpt: player rebuilds the same
+    inputs (its own notebook) and outputs, and a checkpoint of another size is refused clearly."""
+    run = tmp_path / "belief"
+    cfg = _tiny(run, env={"belief": True, "macro_accuse": True, "opponents": "heuristic"}, eval={"games": 8})
+    Trainer(cfg, progress=False).run()
+    model = load_model(run / "model.zip")
+    meta = model.cluedo_meta
+    assert meta["belief"] and meta["macro_accuse"]
+    assert meta["n_actions"] == model.action_space.n == 359 and meta["obs_size"] == 2628 + 214
+    with pytest.raises(CheckpointError, match="macro_accuse=True"):
+        load_model(run / "model.zip", n_actions=682)
+    with pytest.raises(CheckpointError, match="observations of size"):
+        load_model(run / "model.zip", obs_size=2628)
+
+    from agents.registry import make_agent
+    from agents.runner import play_games
+    from cluedo_env.config import make_config
+
+    player = make_agent(f"ckpt:{run / 'model.zip'}", deterministic=False, seed=0)
+    others = [make_agent(n, seed=k) for k, n in enumerate(["heuristic", "random", "heuristic"])]
+    records = play_games(make_config("classic", players=4), [player, *others], 16, batch_size=8, seed=3)
+    assert len(records) == 16  # the runner raises on an illegal action; every game ran to its end
+
+
+def test_self_play_league_draws_policies_and_checkpoints(tmp_path):
+    from training.policy import PolicyAgent
+
+    league = {"enabled": True, "bots": ["random"], "bot_prob": 0.0, "self_prob": 0.5, "max_size": 3,
+              "swap_every": 256}  # fmt: skip
+    cfg = _tiny(tmp_path / "league", total_timesteps=2048, checkpoint_every=256, league=league,
+                env={"belief": True, "macro_accuse": True}, eval={"games": 0})  # fmt: skip
+    trainer = Trainer(cfg, progress=False)
+    out = trainer.run()
+    assert out["timesteps"] == 2048
+    state = json.loads((tmp_path / "league" / "state.json").read_text())
+    assert 1 <= len(state["league"]) <= 3 and all((tmp_path / "league" / p).is_file() for p in state["league"])
+    specs = trainer.raw_env.core.specs
+    assert all(isinstance(s, PolicyAgent) for s in specs)  # bot_prob 0: the current policy or checkpoints
+    out2 = Trainer(load_train_config(None, **{**cfg, "total_timesteps": 2560}), resume=True, progress=False).run()
+    assert out2["timesteps"] == 2560

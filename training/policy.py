@@ -12,6 +12,7 @@ the most probable legal action; ``make_agent("ckpt:path", deterministic=False)``
 
 from __future__ import annotations
 
+import copy
 import os
 import zipfile
 from pathlib import Path
@@ -21,7 +22,7 @@ import numpy as np
 
 from agents.base import Agent
 from cluedo_env.config import RulesConfig, make_config
-from cluedo_env.envs.single_agent import macro_mask, macro_to_engine, num_actions
+from cluedo_env.envs.single_agent import LearnerActions, num_actions
 from cluedo_env.views import PlayerView
 
 FORMAT = "cluedo_env.maskable_ppo.v1"
@@ -31,9 +32,12 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be used; the message says which file and why."""
 
 
-def make_meta(config: RulesConfig, macro_moves: bool, obs_size: int, **extra: Any) -> dict[str, Any]:
+def make_meta(config: RulesConfig, macro_moves: bool, obs_size: int, macro_accuse: bool = False,
+              belief: bool = False, **extra: Any) -> dict[str, Any]:  # fmt: skip
+    """The ``cluedo_meta`` a checkpoint carries: what a player needs to rebuild its inputs and outputs."""
     return {"format": FORMAT, "rules": config.to_dict(), "macro_moves": bool(macro_moves),
-            "n_actions": num_actions(macro_moves), "obs_size": int(obs_size), **extra}  # fmt: skip
+            "macro_accuse": bool(macro_accuse), "belief": bool(belief),
+            "n_actions": num_actions(macro_moves, macro_accuse), "obs_size": int(obs_size), **extra}  # fmt: skip
 
 
 def save_model_atomic(model, path: str | os.PathLike) -> Path:
@@ -99,8 +103,9 @@ def load_model(path: str | os.PathLike, env=None, *, obs_size: int | None = None
         )
     if n_actions is not None and got_act != n_actions:
         raise CheckpointError(
-            f"checkpoint {path}: made for {got_act} actions (macro_moves={meta['macro_moves']}), this env has "
-            f"{n_actions} (macro_moves={n_actions != 870})"
+            f"checkpoint {path}: made for {got_act} actions (macro_moves={meta['macro_moves']}, "
+            f"macro_accuse={meta.get('macro_accuse', False)}), this env has {n_actions} (870: full space, "
+            f"682: macro moves, 547: macro accusation, 359: both)"
         )
     if env is not None:  # again, now with the env (sizes checked): SB3 rebuilds the buffers for its n_envs
         model = MaskablePPO.load(path, env=env, device=device, **kwargs)
@@ -123,23 +128,65 @@ def policy_fn(model, deterministic: bool = True):
 
 
 class PolicyAgent(Agent):
-    """A trained checkpoint as a batched player (Agent interface); sees only its PlayerView."""
+    """A trained checkpoint as a batched player (Agent interface); sees only its PlayerView.
 
-    def __init__(self, path: str | os.PathLike, seed: int | None = None, deterministic: bool = True) -> None:
-        self.path = str(path)
-        self.model = load_model(path)
+    It rebuilds the inputs the policy was trained on: the seat's observation, plus the belief
+    features (:mod:`agents.belief`, its own notebook) when the checkpoint was trained with them;
+    its actions go back to engine ids through :class:`~cluedo_env.envs.single_agent.LearnerActions`.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, seed: int | None = None, deterministic: bool = True,
+                 model=None) -> None:  # fmt: skip
+        if (path is None) == (model is None):
+            raise ValueError("PolicyAgent needs a checkpoint path or a model (one of them)")
+        self.path = str(path) if path is not None else "<live model>"
+        self.model = load_model(path) if model is None else model
         self.meta = self.model.cluedo_meta
         self.macro_moves = bool(self.meta["macro_moves"])
+        self.actions = LearnerActions(self.macro_moves, self.meta.get("macro_accuse", False))
+        self.use_belief = bool(self.meta.get("belief", False))
         self.deterministic = deterministic
-        self.name = f"ckpt:{path}"
+        self.name = f"ckpt:{self.path}"
+        self.seed = seed
         if seed is not None:
             import torch
 
             torch.manual_seed(seed)
         self._fn = policy_fn(self.model, deterministic)
+        self._belief = None
+
+    @classmethod
+    def from_model(cls, model, deterministic: bool = True) -> PolicyAgent:
+        """A player over a live model (its weights as they are when it acts): self-play opponents."""
+        return cls(model=model, deterministic=deterministic)
+
+    def __deepcopy__(self, memo: dict) -> PolicyAgent:
+        """Copies share the model (read-only here) and get their own notebook."""
+        new = copy.copy(self)
+        new._belief = None
+        return new
+
+    def _tracker(self, view: PlayerView):
+        b = self._belief
+        if b is None or b.B != view.batch_size or b.views[0] is not view:
+            from agents.belief import BeliefTracker
+
+            b = self._belief = BeliefTracker([view] * view.num_players, seed=self.seed)
+            b.reset(np.arange(view.batch_size), view.seat)
+        return b
+
+    def reset(self, view: PlayerView, idx: np.ndarray) -> None:
+        if self.use_belief:
+            self._tracker(view).reset(np.asarray(idx, np.int64), view.seat)
 
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx, np.int64)
         obs = view.observe(idx)
+        belief = None
+        if self.use_belief:
+            belief = self._tracker(view)
+            belief.update(idx)
+            obs = np.concatenate([obs, belief.features(idx)], 1)
         if obs.shape[1] != self.meta["obs_size"]:
             cfg: RulesConfig = view.config
             raise CheckpointError(
@@ -148,9 +195,9 @@ class PolicyAgent(Agent):
                 f"this game ({cfg.preset}, {cfg.players} players) gives {obs.shape[1]}"
             )
         mask = view.legal_action_mask[idx]
-        if self.macro_moves:
-            return macro_to_engine(self._fn(obs, macro_mask(mask)), mask)
-        return self._fn(obs, mask)
+        chosen = self._fn(obs, self.actions.mask(mask))
+        accuse = None if belief is None else (lambda rows, legal: belief.best_accusations(idx[rows], legal))
+        return self.actions.to_engine(chosen, mask, accuse)
 
 
 def _ckpt_factory(spec: str, seed: int | None = None, **kwargs) -> PolicyAgent:

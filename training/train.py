@@ -8,7 +8,9 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
 
 * ``env``: rules (``preset``, ``players``, other ``RulesConfig`` flags under ``rules``), ``num_envs``,
   learner ``seat`` (k or ``random``), ``opponents`` (one name or P-1 names), ``macro_moves``,
-  ``end_on_elimination`` (see :mod:`cluedo_env.envs.single_agent`).
+  ``end_on_elimination``, ``belief`` (the deducer's notebook as extra observation pieces,
+  :mod:`agents.belief`), ``macro_accuse`` (one "accuse the notebook's best triple" action instead
+  of 324; needs ``belief``) (see :mod:`cluedo_env.envs.single_agent`).
 * ``ppo``: MaskablePPO keyword arguments (``n_steps``, ``batch_size``, ``learning_rate`` ...);
   ``net_arch`` becomes ``policy_kwargs``.
 * ``total_timesteps``, ``seed``, ``run_dir``.
@@ -65,6 +67,8 @@ DEFAULTS: dict[str, Any] = {
         "seat": "random",
         "opponents": "random",
         "macro_moves": True,
+        "macro_accuse": False,
+        "belief": False,
         "end_on_elimination": True,
     },
     "ppo": {
@@ -148,7 +152,8 @@ def make_vec_env(cfg: dict, seed: int | None):
 
     env = cfg["env"]
     venv = CluedoVecEnv(env["num_envs"], rules_config(cfg), seed=seed, opponents=env["opponents"], seat=env["seat"],
-                        macro_moves=env["macro_moves"], end_on_elimination=env["end_on_elimination"])  # fmt: skip
+                        macro_moves=env["macro_moves"], end_on_elimination=env["end_on_elimination"],
+                        macro_accuse=env["macro_accuse"], belief=env["belief"])  # fmt: skip
     run_dir = Path(cfg["run_dir"])
     run_dir.mkdir(parents=True, exist_ok=True)
     return VecMonitor(_Timed(venv), filename=str(run_dir / "monitor.csv"))
@@ -254,21 +259,19 @@ class League:
                 del self._cache[old]
 
     def draw(self, model) -> list[Any]:
-        from cluedo_env.envs.single_agent import PolicyOpponent
-        from training.policy import load_model, policy_fn
+        from training.policy import PolicyAgent
 
-        macro = self.trainer.cfg["env"]["macro_moves"]
         out: list[Any] = []
         for _ in range(self.trainer.config.players - 1):
             u = self.rng.random()
             if u < self.cfg["bot_prob"] or (not self.members and u >= self.cfg["bot_prob"] + self.cfg["self_prob"]):
                 out.append(str(self.rng.choice(self.cfg["bots"])))
             elif u < self.cfg["bot_prob"] + self.cfg["self_prob"] or not self.members:
-                out.append(PolicyOpponent(policy_fn(model, deterministic=False), macro))
+                out.append(PolicyAgent.from_model(model, deterministic=False))  # a snapshot of the current weights
             else:
                 path = str(self.rng.choice(self.members))
                 if path not in self._cache:
-                    self._cache[path] = PolicyOpponent(policy_fn(load_model(path), deterministic=False), macro)
+                    self._cache[path] = PolicyAgent(path, deterministic=False)
                 out.append(self._cache[path])
         return out
 
@@ -352,6 +355,7 @@ class Trainer:
                     raise CheckpointError(f"init_from {cfg['init_from']}: network does not match net_arch "
                                           f"{net_arch} ({exc})") from exc  # fmt: skip
         model.cluedo_meta = make_meta(self.config, cfg["env"]["macro_moves"], self.raw_env.core.obs_size,
+                                      macro_accuse=cfg["env"]["macro_accuse"], belief=cfg["env"]["belief"],
                                       train_config=cfg)  # fmt: skip
         every, ev = cfg["checkpoint_every"], cfg["eval"]["every"]
         self.next_checkpoint = (model.num_timesteps // every + 1) * every

@@ -33,6 +33,14 @@ ids        macro action space
 13..681    engine ids 201..869 (SUGGEST, SHOW, ACCUSE), shifted down by 188
 =========  ==========================================================================
 
+Belief features (``belief=True``): the observation is followed by the deducer's notebook for the
+learner's seat (:mod:`agents.belief`: proved holders of every card, proved envelope cards, solved
+flag; ``D + 2 (P + 1) 21 + 4``). They are a function of what the seat has seen, like the rest of
+the observation. With ``macro_accuse=True`` (needs ``belief``) the 324 ACCUSE actions become one,
+the last id (``num_actions(macro_moves, True)``: 359 with macro moves, 547 without): accuse the
+legal triple that the notebook finds most likely (its solution once solved). The policy still
+decides when to accuse; :class:`LearnerActions` does the mapping.
+
 The macro mapping is a pure function of the legal MOVE destinations (:func:`macro_mask`,
 :func:`macro_to_engine`); no rule is written here.
 
@@ -93,12 +101,16 @@ MACRO_SHIFT = NUM_MOVES - NUM_ROOMS  # 188: engine id - macro id for SUGGEST..AC
 NUM_MACRO_ACTIONS = A.NUM_ACTIONS - MACRO_SHIFT  # 682
 
 # (9, 197) walking distance from every location to each room; unreachable stays 255.
+NUM_TRIPLES = A.NUM_ACTIONS - A.ACCUSE0  # 324 accusations (and suggestions)
+
 _ROOM_DIST = load_board().distance[:, ROOM_LOC0 : ROOM_LOC0 + NUM_ROOMS].T.astype(np.int32)
 
 
 # ================================================================= macro moves
-def num_actions(macro_moves: bool) -> int:
-    return NUM_MACRO_ACTIONS if macro_moves else A.NUM_ACTIONS
+def num_actions(macro_moves: bool, macro_accuse: bool = False) -> int:
+    """Size of the learner's action space for these options."""
+    n = NUM_MACRO_ACTIONS if macro_moves else A.NUM_ACTIONS
+    return n - NUM_TRIPLES + 1 if macro_accuse else n
 
 
 def macro_mask(mask: np.ndarray) -> np.ndarray:
@@ -128,6 +140,57 @@ def engine_to_macro(actions: np.ndarray) -> np.ndarray:
     actions = np.asarray(actions, np.int64)
     out = np.where(actions >= A.SUGGEST0, actions - MACRO_SHIFT, actions)
     return np.where((actions >= A.MOVE0) & (actions < A.SUGGEST0), -1, out)
+
+
+class LearnerActions:
+    """The learner's action space: the engine's, with macro moves and/or the macro accusation.
+
+    ``mask(engine_mask)`` gives the (n, A) legal actions in this space; ``to_engine(actions,
+    engine_mask, accuse)`` maps actions back to engine ids. With ``macro_accuse`` the 324
+    accusations become one action (the last id), resolved by ``accuse(rows, legal)`` -> (k,)
+    triple indices, given the rows that chose it and their (k, 324) legal accusations (the
+    learner's belief: :meth:`agents.belief.BeliefTracker.best_accusations`).
+    """
+
+    def __init__(self, macro_moves: bool = False, macro_accuse: bool = False) -> None:
+        self.macro_moves = bool(macro_moves)
+        self.macro_accuse = bool(macro_accuse)
+        self.n = num_actions(self.macro_moves, self.macro_accuse)
+        self.accuse_id = (A.ACCUSE0 - (MACRO_SHIFT if self.macro_moves else 0)) if self.macro_accuse else -1
+
+    def __repr__(self) -> str:
+        return f"LearnerActions(macro_moves={self.macro_moves}, macro_accuse={self.macro_accuse}, n={self.n})"
+
+    def mask(self, engine_mask: np.ndarray) -> np.ndarray:
+        """(n, 870) engine mask -> (n, A) bool legal actions in this space (a fresh array)."""
+        m = macro_mask(engine_mask) if self.macro_moves else np.array(engine_mask, bool)
+        if self.macro_accuse:
+            k = self.accuse_id
+            m = np.concatenate([m[:, :k], m[:, k:].any(1, keepdims=True)], 1)
+        return m
+
+    def to_engine(self, actions: np.ndarray, engine_mask: np.ndarray,
+                  accuse: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> np.ndarray:  # fmt: skip
+        """Actions of this space -> engine actions (an id outside the space -> -1, which the engine rejects)."""
+        actions = np.asarray(actions, np.int64)
+        ok = (actions >= 0) & (actions < self.n)
+        if self.macro_accuse:
+            acc = ok & (actions == self.accuse_id)
+            safe = np.where(ok & ~acc, actions, 0)
+        else:
+            acc = np.zeros(len(actions), bool)
+            safe = np.where(ok, actions, 0)
+        out = macro_to_engine(safe, engine_mask) if self.macro_moves else safe.copy()
+        rows = np.flatnonzero(acc)
+        if len(rows):
+            if accuse is None:
+                raise ValueError("the macro accusation needs an accuse(rows, legal) resolver")
+            legal = np.asarray(engine_mask)[rows, A.ACCUSE0 :]
+            none = ~legal.any(1)  # not legal now: keep it illegal for the engine to reject
+            out[rows] = A.ACCUSE0 + accuse(rows, np.where(none[:, None], True, legal))
+            out[rows[none]] = A.ACCUSE0 + NUM_TRIPLES  # past the last accusation: rejected as out of range
+        out[~ok] = -1
+        return out
 
 
 # ================================================================= opponents
@@ -173,8 +236,12 @@ class LearnerCore:
         end_on_elimination: bool = True,
         seed: int | None = None,
         illegal_action: str = "raise",
+        macro_accuse: bool = False,
+        belief: bool = False,
         **flags: Any,
     ) -> None:
+        if macro_accuse and not belief:
+            raise ValueError("macro_accuse=True needs belief=True (the accusation is the belief's best triple)")
         if illegal_action not in ("raise", "lose"):
             raise ValueError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
         self.illegal_action = illegal_action
@@ -187,10 +254,17 @@ class LearnerCore:
         self.N = int(num_envs)
         self.macro_moves = bool(macro_moves)
         self.end_on_elimination = bool(end_on_elimination)
-        self.n_actions = num_actions(self.macro_moves)
+        self.actions = LearnerActions(self.macro_moves, macro_accuse)
+        self.n_actions = self.actions.n
         self.eng = VectorEngine(self.config, self.N, autoreset=False)
-        self.obs_size = self.eng.observation_size
         self.views = [PlayerView(self.eng, s) for s in range(P)]
+        self.engine_obs_size = self.eng.observation_size
+        self.belief = None
+        if belief:
+            from agents.belief import BeliefTracker  # envs never import agents at module level
+
+            self.belief = BeliefTracker(self.views, seed=seed)
+        self.obs_size = self.engine_obs_size + (self.belief.size if self.belief is not None else 0)
         self.seat = np.zeros(self.N, np.int64)
         self._ar = np.arange(self.N)
         self._obs = np.zeros((self.N, self.obs_size), np.int8)
@@ -251,6 +325,8 @@ class LearnerCore:
             self.eng.reset_games(self._ar)
         self.skipped_games = 0
         self._new_seats(self._ar)
+        if self.belief is not None:
+            self.belief.reset(self._ar, self.seat)
         for s, agent in self._agents:
             agent.reset(self.views[s], self._ar)
         fresh = np.ones(self.N, bool)
@@ -265,7 +341,19 @@ class LearnerCore:
             self.seat[idx] = int(self.seat_mode)
 
     def observe(self) -> np.ndarray:
-        return self.eng.observe(player=self.seat, out=self._obs)
+        """(N, D) learner observations of every game (a buffer: copy to keep)."""
+        if self.belief is None:
+            return self.eng.observe(player=self.seat, out=self._obs)
+        self._obs[:] = self._observe(self._ar)
+        return self._obs
+
+    def _observe(self, idx: np.ndarray) -> np.ndarray:
+        """(n, D) learner observations of games ``idx`` (the engine's, then the belief features)."""
+        obs = self.eng.observe(player=self.seat[idx], idx=idx)
+        if self.belief is None:
+            return obs
+        self.belief.update(idx)
+        return np.concatenate([obs, self.belief.features(idx)], 1)
 
     def engine_mask(self) -> np.ndarray:
         """(N, 870) bool: the learner's legal engine actions (a read-only buffer)."""
@@ -273,12 +361,12 @@ class LearnerCore:
 
     def action_masks(self) -> np.ndarray:
         """(N, A) bool legal actions of the learner in this env's action space (a fresh array)."""
-        mask = self.eng.legal_action_mask
-        return macro_mask(mask) if self.macro_moves else mask.copy()
+        return self.actions.mask(self.eng.legal_action_mask)
 
     def to_engine(self, actions: np.ndarray) -> np.ndarray:
         actions = np.asarray(actions).reshape(self.N).astype(np.int64)
-        return macro_to_engine(actions, self.eng.legal_action_mask) if self.macro_moves else actions
+        accuse = None if self.belief is None else self.belief.best_accusations
+        return self.actions.to_engine(actions, self.eng.legal_action_mask, accuse)
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """One learner decision in every game. Returns (obs, rewards, terminated, truncated, ended):
@@ -297,7 +385,7 @@ class LearnerCore:
             bad = np.flatnonzero(~ok)
             if len(bad):
                 self.illegal_count += len(bad)
-                self.final_obs[bad] = self.eng.observe(player=self.seat[bad], idx=bad)
+                self.final_obs[bad] = self._observe(bad)
                 rew[bad], term[bad], ended[bad] = -1.0, True, True
                 self.episodes += len(bad)
                 self._restart(bad, fresh)
@@ -345,7 +433,7 @@ class LearnerCore:
         self.skipped_games += int((over & fresh).sum())
         done_idx = np.flatnonzero(out_now)
         if len(done_idx):
-            self.final_obs[done_idx] = self.eng.observe(player=self.seat[done_idx], idx=done_idx)
+            self.final_obs[done_idx] = self._observe(done_idx)
             ended[done_idx] = True
             self.episodes += len(done_idx)
         if len(restart):
@@ -354,6 +442,8 @@ class LearnerCore:
     def _restart(self, idx: np.ndarray, fresh: np.ndarray) -> None:
         self.eng.reset_games(idx)
         self._new_seats(idx)
+        if self.belief is not None:
+            self.belief.reset(idx, self.seat[idx])
         for s, agent in self._agents:
             agent.reset(self.views[s], idx)
         fresh[idx] = True
@@ -407,11 +497,12 @@ class CluedoSingleAgentEnv(gymnasium.Env):
     def __init__(self, config: RulesConfig | str | dict | None = None, *, preset: str | None = None,
                  opponents: Any = "random", seat: int | str = 0, macro_moves: bool = False,
                  end_on_elimination: bool = True, illegal_action: str = "lose", seed: int | None = None,
-                 **flags: Any) -> None:  # fmt: skip
+                 macro_accuse: bool = False, belief: bool = False, **flags: Any) -> None:  # fmt: skip
         if config is not None and preset is not None:
             raise TypeError("pass the rules either as config=... or as preset=..., not both")
         self.core = LearnerCore(1, config if config is not None else preset, opponents, seat, macro_moves,
-                                end_on_elimination, seed=seed, illegal_action=illegal_action, **flags)  # fmt: skip
+                                end_on_elimination, seed=seed, illegal_action=illegal_action,
+                                macro_accuse=macro_accuse, belief=belief, **flags)  # fmt: skip
         self.observation_space, self.action_space = _spaces(self.core)
         self._started = False
         self._in_episode = False
@@ -490,6 +581,7 @@ __all__ = [
     "NUM_MACRO_ACTIONS",
     "CluedoSingleAgentEnv",
     "CluedoVectorEnv",
+    "LearnerActions",
     "LearnerCore",
     "PolicyOpponent",
     "engine_to_macro",

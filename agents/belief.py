@@ -1,0 +1,148 @@
+"""Belief features: the deducer's notebook as observation pieces, and the notebook's best accusation.
+
+A learned policy sees the game through its observation (``VectorEngine.observe``): its hand, the
+history, what was shown to it. Turning that into "which three cards are in the envelope" is a
+deduction (agents/deduction.py) that a small MLP does not learn from a few million steps. With
+belief features on (training config key ``env.belief``), the observation gets the conclusions of
+a :class:`agents.deduction.Notebook` kept for the learner's seat, so that "accuse now" and "which
+cards are still open" become simple functions of the input. The notebook only reads the seat's
+:class:`~cluedo_env.views.PlayerView`, so the features hide what the seat may not know, as the
+observation does.
+
+Pieces appended after the engine's observation (int8, 0 or 1; H = P + 1 holders, seat-relative:
+holder 0 is the seat itself, holder k the player k seats to its left, holder P the envelope):
+
+==================  ============  ==============================================================
+piece               shape         meaning
+==================  ============  ==============================================================
+belief_holds        (H, 21)       proved: holder h holds card c (the envelope row: c is in it)
+belief_lacks        (H, 21)       proved: holder h does not hold card c
+belief_category     (3,)          the envelope's suspect / weapon / room is proved
+belief_solved       (1,)          all three envelope cards are proved (accusing is safe)
+==================  ============  ==============================================================
+
+Size: ``belief_size(P) = 2 * (P + 1) * 21 + 4`` (214 for 4 players).
+
+:meth:`BeliefTracker.best_accusations` is the target of the learner's "accuse" macro action
+(``macro_accuse``): of the accusations that are legal now, the triple whose cards are most
+likely in the envelope under the notebook's per-card marginals (a proved card has probability 1,
+so a solved notebook accuses its solution). It does not decide *when* to accuse: the policy does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from agents.deduction import CAT_SLICES, Notebook
+from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS
+from cluedo_env.views import PlayerView
+
+BELIEF_PIECES = ("belief_holds", "belief_lacks", "belief_category", "belief_solved")
+NUM_TRIPLES = NUM_SUSPECTS * NUM_WEAPONS * NUM_ROOMS  # 324
+
+
+def belief_size(players: int) -> int:
+    """Length of the belief features for ``players`` players."""
+    return 2 * (players + 1) * NUM_CARDS + 4
+
+
+def belief_layout(players: int) -> list[tuple[str, tuple[int, ...], int]]:
+    """(name, shape, offset) of each piece, offsets from the start of the belief features."""
+    H = players + 1
+    out, at = [], 0
+    for name, shape in (("belief_holds", (H, NUM_CARDS)), ("belief_lacks", (H, NUM_CARDS)),
+                        ("belief_category", (3,)), ("belief_solved", (1,))):  # fmt: skip
+        out.append((name, shape, at))
+        at += int(np.prod(shape))
+    return out
+
+
+class BeliefTracker:
+    """Deducer notebooks for a batch of games where the tracked seat may differ from game to game.
+
+    ``views[s]`` is seat s's :class:`PlayerView` of one engine. One :class:`Notebook` per seat is
+    made on first use; game g is read with the notebook of ``seats[g]`` (the seat given at
+    :meth:`reset`). Notebook options default to the deducer's (exact envelope facts once at most 8
+    solution hypotheses are left).
+    """
+
+    def __init__(self, views: Sequence[PlayerView], seed: int | None = None, **notebook_options) -> None:
+        self.views = list(views)
+        self.P = self.views[0].num_players
+        self.B = self.views[0].batch_size
+        self.seed = seed
+        self.options = {"exact_triples": 8, **notebook_options}
+        self.notebooks: dict[int, Notebook] = {}
+        self.seat = np.full(self.B, -1, np.int64)  # (B,) the seat tracked in each game
+        E = self.P
+        # (P, H) absolute holder for each seat-relative holder (the envelope stays last).
+        self._order = np.array([[(s + k) % self.P for k in range(self.P)] + [E] for s in range(self.P)], np.int64)
+
+    @property
+    def size(self) -> int:
+        return belief_size(self.P)
+
+    def _notebook(self, s: int) -> Notebook:
+        nb = self.notebooks.get(s)
+        if nb is None:
+            seed = None if self.seed is None else self.seed * 31 + s
+            nb = self.notebooks[s] = Notebook(self.B, self.P, s, seed=seed, **self.options)
+        return nb
+
+    def _by_seat(self, idx: np.ndarray):
+        seats = self.seat[idx]
+        for s in np.unique(seats):
+            sel = seats == s
+            yield int(s), np.flatnonzero(sel), idx[sel]
+
+    def reset(self, idx: np.ndarray, seats: np.ndarray | int) -> None:
+        """Games ``idx`` start anew, tracked for ``seats`` (one per game, or one for all)."""
+        idx = np.asarray(idx, np.int64)
+        self.seat[idx] = seats
+        for s, _, gi in self._by_seat(idx):
+            v = self.views[s]
+            self._notebook(s).reset(gi, v.hand[gi], v.hand_sizes[gi])
+
+    def update(self, idx: np.ndarray) -> None:
+        """Take in what happened in games ``idx`` since the last update."""
+        idx = np.asarray(idx, np.int64)
+        for s, _, gi in self._by_seat(idx):
+            self._notebook(s).update(self.views[s], gi)
+
+    def features(self, idx: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """(n, belief_size) int8 features of games ``idx`` (call :meth:`update` first)."""
+        idx = np.asarray(idx, np.int64)
+        n, H = len(idx), self.P + 1
+        if out is None:
+            out = np.empty((n, self.size), np.int8)
+        hw = H * NUM_CARDS
+        for s, rows, gi in self._by_seat(idx):
+            nb = self._notebook(s)
+            order = self._order[s]
+            has = nb.has[gi][:, order]  # (k, H, 21)
+            out[rows, :hw] = has.reshape(len(gi), hw)
+            out[rows, hw : 2 * hw] = nb.no[gi][:, order].reshape(len(gi), hw)
+            env = has[:, -1]
+            cat = np.stack([env[:, sl].any(1) for sl in CAT_SLICES], 1)
+            out[rows, 2 * hw : 2 * hw + 3] = cat
+            out[rows, 2 * hw + 3] = cat.all(1) & ~nb.bad[gi]
+        return out
+
+    def best_accusations(self, idx: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """(n,) triple index (s * 6 + w) * 9 + r: the legal accusation (``legal`` (n, 324) bool, each
+        row with one at least) whose cards are most likely in the envelope (sum of log marginals)."""
+        idx = np.asarray(idx, np.int64)
+        out = np.zeros(len(idx), np.int64)
+        for s, rows, gi in self._by_seat(idx):
+            p = self._notebook(s).marginals(gi)[:, -1]  # (k, 21) envelope row
+            logp = np.log(np.clip(p, 1e-9, 1.0))
+            ls, lw, lr = (logp[:, sl] for sl in CAT_SLICES)
+            score = (ls[:, :, None, None] + lw[:, None, :, None] + lr[:, None, None, :]).reshape(len(gi), -1)
+            score = np.where(legal[rows], score, -np.inf)
+            out[rows] = score.argmax(1)
+        return out
+
+
+__all__ = ["BELIEF_PIECES", "BeliefTracker", "belief_layout", "belief_size"]
