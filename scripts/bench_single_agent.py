@@ -1,6 +1,7 @@
 """Collection speed of the single-agent SB3 VecEnv: learner steps per second.
 
     python scripts/bench_single_agent.py --num-envs 1024 --opponents random --steps 200
+    python scripts/bench_single_agent.py --num-envs 512 --opponents heuristic --belief   # + belief features
 
 Two numbers per setting: ``env``: the env alone (the learner's actions are random legal ones,
 drawn from ``action_masks()``, which is built every step as MaskablePPO does); ``env+policy``: with
@@ -26,8 +27,10 @@ from agents.base import sample_legal  # noqa: E402
 from cluedo_env.envs.sb3_vec_env import CluedoVecEnv  # noqa: E402
 
 
-def bench(num_envs: int, opponents: str, steps: int, macro: bool, seat, policy: bool, net_arch) -> float:
-    venv = CluedoVecEnv(num_envs, "classic", seed=0, opponents=opponents, seat=seat, macro_moves=macro)
+def bench(num_envs: int, opponents: str, steps: int, macro: bool, seat, policy: bool, net_arch,
+          belief: bool = False) -> float:  # fmt: skip
+    venv = CluedoVecEnv(num_envs, "classic", seed=0, opponents=opponents, seat=seat, macro_moves=macro,
+                        belief=belief, macro_accuse=belief)  # fmt: skip
     obs = venv.reset()
     rng = np.random.default_rng(0)
     fn = None
@@ -55,6 +58,8 @@ def main() -> None:
     ap.add_argument("--opponents", nargs="+", default=["random"])
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--net-arch", type=int, nargs="+", default=[128, 128])
+    ap.add_argument("--belief", action="store_true",
+                    help="belief features and the macro accusation (agents/belief.py) in every setting")  # fmt: skip
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     args = ap.parse_args()
     rows = []
@@ -62,9 +67,10 @@ def main() -> None:
         for macro in (False, True):
             for seat in (0, "random"):
                 for policy in (False, True):
-                    sps = bench(args.num_envs, opp, args.steps, macro, seat, policy, args.net_arch)
-                    row = {"opponents": opp, "macro_moves": macro, "seat": seat, "mode": "env+policy" if policy
-                           else "env", "num_envs": args.num_envs, "learner_steps_per_s": round(sps)}  # fmt: skip
+                    sps = bench(args.num_envs, opp, args.steps, macro, seat, policy, args.net_arch, args.belief)
+                    row = {"opponents": opp, "macro_moves": macro, "belief": args.belief, "seat": seat,
+                           "mode": "env+policy" if policy else "env", "num_envs": args.num_envs,
+                           "learner_steps_per_s": round(sps)}  # fmt: skip
                     rows.append(row)
                     print(json.dumps(row), flush=True)
     if args.out:

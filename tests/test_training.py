@@ -39,9 +39,13 @@ def test_train_checkpoint_resume_evaluate(tmp_path, capsys):
     ev = json.loads((run / "evals.jsonl").read_text().splitlines()[-1])
     assert ev["games"] >= 8 and 0.0 <= ev["win_rate"] <= 1.0
 
-    # resume continues the step count from the checkpoint
+    # resume continues the step count from the checkpoint, and the episode log
+    rows = (run / "monitor.csv").read_text().splitlines()
     out2 = Trainer(_tiny(run, total_timesteps=1024), resume=True, progress=False).run()
     assert out2["timesteps"] == 1024
+    rows2 = (run / "monitor.csv").read_text().splitlines()
+    assert rows2[: len(rows)] == rows and len(rows2) > len(rows)
+    assert sum(line.startswith("#") for line in rows2) == 1
     assert json.loads((run / "state.json").read_text())["timesteps"] == 1024
 
     # the checkpoint plays in the tournament evaluator by name
@@ -182,3 +186,19 @@ def test_self_play_league_draws_policies_and_checkpoints(tmp_path):
     assert all(isinstance(s, PolicyAgent) for s in specs)  # bot_prob 0: the current policy or checkpoints
     out2 = Trainer(load_train_config(None, **{**cfg, "total_timesteps": 2560}), resume=True, progress=False).run()
     assert out2["timesteps"] == 2560
+
+
+def test_every_shipped_training_config_loads():
+    from pathlib import Path
+
+    from cluedo_env.envs.single_agent import num_actions
+    from training.train import rules_config
+
+    paths = sorted((Path(__file__).resolve().parents[1] / "configs").glob("train_*.yaml"))
+    assert len(paths) >= 8
+    for path in paths:
+        cfg = load_train_config(path)
+        rules_config(cfg)  # a bad preset or rule flag would raise here
+        env = cfg["env"]
+        assert not env["macro_accuse"] or env["belief"], path.name
+        assert num_actions(env["macro_moves"], env["macro_accuse"]) in (870, 682, 547, 359)

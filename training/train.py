@@ -144,8 +144,14 @@ def _evaluate_module():
     return sys.modules[name]
 
 
-def make_vec_env(cfg: dict, seed: int | None):
-    """The SB3 VecEnv of a config, wrapped in VecMonitor (episode stats)."""
+def make_vec_env(cfg: dict, seed: int | None, resume_elapsed: float | None = None):
+    """The SB3 VecEnv of a config, wrapped in VecMonitor (episode stats in ``run_dir/monitor.csv``).
+
+    ``resume_elapsed`` (seconds the run had already trained): ``--resume`` appends to the existing
+    monitor.csv, with times that go on from there, instead of starting it afresh (so the learning
+    curve keeps its first part; episodes finished after the last checkpoint of the killed run stay in it).
+    """
+    from stable_baselines3.common.monitor import ResultsWriter
     from stable_baselines3.common.vec_env import VecMonitor
 
     from cluedo_env.envs.sb3_vec_env import CluedoVecEnv
@@ -156,7 +162,13 @@ def make_vec_env(cfg: dict, seed: int | None):
                         macro_accuse=env["macro_accuse"], belief=env["belief"])  # fmt: skip
     run_dir = Path(cfg["run_dir"])
     run_dir.mkdir(parents=True, exist_ok=True)
-    return VecMonitor(_Timed(venv), filename=str(run_dir / "monitor.csv"))
+    path = run_dir / "monitor.csv"
+    if resume_elapsed is None or not path.is_file():
+        return VecMonitor(_Timed(venv), filename=str(path))
+    mon = VecMonitor(_Timed(venv), filename=None)
+    mon.t_start -= resume_elapsed
+    mon.results_writer = ResultsWriter(str(path), override_existing=False)
+    return mon
 
 
 class _Timed(VecEnvWrapper):
@@ -326,7 +338,7 @@ class Trainer:
             except (ValueError, KeyError) as exc:
                 raise CheckpointError(f"--resume: {self.state_path} is malformed ({exc!r})") from exc
         seed = cfg["seed"] if state is None else _env_seed(cfg["seed"], done)
-        self.env = make_vec_env(cfg, seed)
+        self.env = make_vec_env(cfg, seed, None if state is None else float(state.get("elapsed_s", 0.0)))
         self.timed = self.env.venv
         self.raw_env = self.timed.venv
         if state is not None:
