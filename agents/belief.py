@@ -35,7 +35,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from agents.base import Agent, sample_legal
 from agents.deduction import CAT_SLICES, Notebook
+from cluedo_env import actions as A
 from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS
 from cluedo_env.views import PlayerView
 
@@ -145,4 +147,49 @@ class BeliefTracker:
         return out
 
 
-__all__ = ["BELIEF_PIECES", "BeliefTracker", "belief_layout", "belief_size"]
+class BeliefRandomAgent(Agent):
+    """The ablation of the belief-feature learner: its notebook and accusation, no learned play.
+
+    Accuses :meth:`BeliefTracker.best_accusations` as soon as the notebook is solved (where an
+    accusation is legal), otherwise plays a uniformly random legal action that is not an
+    accusation (squares, suggestions and shown cards at random). What a trained policy wins
+    above this player is what it learned beyond "accuse when the deducer would".
+    """
+
+    name = "belief_random"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.seed = seed
+        self.tracker: BeliefTracker | None = None
+
+    def _ensure(self, view: PlayerView) -> BeliefTracker:
+        t = self.tracker
+        if t is None or t.B != view.batch_size or t.views[0] is not view:
+            t = self.tracker = BeliefTracker([view] * view.num_players, seed=self.seed)
+            t.reset(np.arange(view.batch_size), view.seat)
+        return t
+
+    def reset(self, view: PlayerView, idx: np.ndarray) -> None:
+        self._ensure(view).reset(np.asarray(idx, np.int64), view.seat)
+
+    def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx, np.int64)
+        t = self._ensure(view)
+        t.update(idx)
+        mask = view.legal_action_mask[idx]
+        legal_acc = mask[:, A.ACCUSE0 :]
+        other = mask.copy()
+        other[:, A.ACCUSE0 :] = False
+        solved = t.features(idx)[:, -1] == 1
+        accuse = (solved & legal_acc.any(1)) | ~other.any(1)
+        out = np.empty(len(idx), np.int64)
+        rows = np.flatnonzero(~accuse)
+        out[rows] = sample_legal(other[rows], self.rng)
+        rows = np.flatnonzero(accuse)
+        if len(rows):
+            out[rows] = A.ACCUSE0 + t.best_accusations(idx[rows], legal_acc[rows])
+        return out
+
+
+__all__ = ["BELIEF_PIECES", "BeliefRandomAgent", "BeliefTracker", "belief_layout", "belief_size"]

@@ -4,7 +4,7 @@
     make_agent("deducer", seed=1)              # agents/deducer.py, imported only when asked for
     make_agent("ckpt:runs/ppo/best.pt")        # a trained checkpoint, once a loader is registered
 
-Built-in names: ``random``, ``heuristic``, ``deducer``, ``expert``. The last two live in
+Built-in names: ``random``, ``heuristic``, ``deducer``, ``expert``, ``belief_random``. The last three live in
 modules written separately and are imported lazily, so this module works before they
 exist (asking for them then raises :class:`UnknownAgentError` saying what is available).
 
@@ -36,6 +36,7 @@ _BUILTIN: dict[str, tuple[str, str]] = {
     "heuristic": ("agents.heuristic", "HeuristicAgent"),
     "deducer": ("agents.deducer", "DeducerAgent"),
     "expert": ("agents.expert", "ExpertAgent"),
+    "belief_random": ("agents.belief", "BeliefRandomAgent"),
 }
 _FACTORIES: dict[str, AgentFactory] = {}
 _PREFIXES: dict[str, Callable[..., Agent]] = {}

@@ -172,6 +172,8 @@ def test_action_space_sizes_and_masks():
         assert (m[:, : la.accuse_id].sum(1) > 0).all()
     with pytest.raises(ValueError, match="needs belief"):
         LearnerCore(2, "classic", macro_accuse=True)
+    with pytest.raises(TypeError, match="PolicyAgent"):
+        LearnerCore(2, "classic", belief=True, opponents=lambda obs, mask: mask.argmax(1))
 
 
 @pytest.mark.parametrize("macro_moves", [False, True])
@@ -208,3 +210,27 @@ def test_gymnasium_checkers_with_belief():
     gym_check(env, skip_render_check=True)
     obs, _ = env.reset(seed=0)
     assert obs.shape == (2842,) and env.action_masks().shape == (359,)
+
+
+def test_belief_random_accuses_only_when_solved_and_always_rightly():
+    """The ablation player: legal every step (the engine would raise), and every accusation it makes is
+    correct, since it accuses only once its notebook is solved."""
+    from agents.registry import make_agent
+
+    cfg = config("classic", players=4, max_turns=400)
+    B = 16
+    eng = VectorEngine(cfg, B)
+    eng.reset(4)
+    views = [PlayerView(eng, s) for s in range(4)]
+    players = [make_agent("belief_random", seed=0)] + [make_agent("heuristic", seed=s) for s in (1, 2, 3)]
+    for a, v in zip(players, views, strict=True):
+        a.reset(v, np.arange(B))
+    made = 0
+    while not eng.done.all():
+        actions = seat_actions(eng, players, views)
+        mine = np.flatnonzero((actions >= A.ACCUSE0) & (eng.actor == 0))
+        h = eng.hist_len[mine].astype(int)
+        eng.step(actions)
+        assert eng.hist_correct[mine, h].all()
+        made += len(mine)
+    assert made > 0

@@ -304,6 +304,12 @@ class LearnerCore:
                     row[s] = spec if not used_obj else copy.deepcopy(spec)
                     used_obj = True
                 elif callable(spec):
+                    if self.belief is not None:
+                        raise TypeError(
+                            f"opponent {k}: a bare policy callable sees only the engine's observation and plays "
+                            "the engine's or the macro-move space; with belief=True pass an Agent that builds its "
+                            "own inputs (training.policy.PolicyAgent) or a PolicyOpponent"
+                        )
                     row[s] = PolicyOpponent(spec, self.macro_moves)
                 else:
                     raise TypeError(f"opponent {k}: expected a name, an Agent or a policy callable, got {spec!r}")
