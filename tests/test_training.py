@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +12,15 @@ pytest.importorskip("sb3_contrib")
 
 from training.policy import CheckpointError, load_model  # noqa: E402
 from training.train import TrainConfigError, Trainer, load_train_config, main  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _plain_checkpoint(tmp_path):
+    """A tiny checkpoint without belief features."""
+    run = tmp_path / "plain"
+    Trainer(_tiny(run, total_timesteps=256, eval={"games": 0}), progress=False).run()
+    return run / "model.zip"
 
 
 def _tiny(run_dir, **over):
@@ -113,9 +123,8 @@ def test_malformed_and_mismatched_checkpoints(tmp_path):
 def test_demo_script_end_to_end(tmp_path, capsys):
     """scripts/demo.py (the README's main command) with tiny settings: trains, evaluates, prints the table."""
     import importlib.util
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / "demo.py"
+    path = ROOT / "scripts" / "demo.py"
     spec = importlib.util.spec_from_file_location("cluedo_demo_script", path)
     demo = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(demo)
@@ -169,6 +178,16 @@ def test_belief_and_macro_accusation_checkpoint_plays_by_name(tmp_path):
     records = play_games(make_config("classic", players=4), [player, *others], 16, batch_size=8, seed=3)
     assert len(records) == 16  # the runner raises on an illegal action; every game ran to its end
 
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cluedo_policy_stats", ROOT / "scripts" / "policy_stats.py")
+    stats_mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stats_mod)
+    stats = stats_mod.policy_stats(str(run / "model.zip"), "random", steps=30, num_envs=8)
+    assert stats["gambles_right"] <= stats["gambles"] and sum(stats["decisions"].values()) == 30 * 8
+    with pytest.raises(CheckpointError, match="without belief"):
+        stats_mod.policy_stats(str(_plain_checkpoint(tmp_path)), "random", steps=1, num_envs=2)
+
 
 def test_self_play_league_draws_policies_and_checkpoints(tmp_path):
     from training.policy import PolicyAgent
@@ -189,12 +208,10 @@ def test_self_play_league_draws_policies_and_checkpoints(tmp_path):
 
 
 def test_every_shipped_training_config_loads():
-    from pathlib import Path
-
     from cluedo_env.envs.single_agent import num_actions
     from training.train import rules_config
 
-    paths = sorted((Path(__file__).resolve().parents[1] / "configs").glob("train_*.yaml"))
+    paths = sorted((ROOT / "configs").glob("train_*.yaml"))
     assert len(paths) >= 8
     for path in paths:
         cfg = load_train_config(path)
