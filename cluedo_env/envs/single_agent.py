@@ -100,9 +100,9 @@ MACRO0 = A.MOVE0  # first macro move id (4)
 MACRO_SHIFT = NUM_MOVES - NUM_ROOMS  # 188: engine id - macro id for SUGGEST..ACCUSE
 NUM_MACRO_ACTIONS = A.NUM_ACTIONS - MACRO_SHIFT  # 682
 
-# (9, 197) walking distance from every location to each room; unreachable stays 255.
 NUM_TRIPLES = A.NUM_ACTIONS - A.ACCUSE0  # 324 accusations (and suggestions)
 
+# (9, 197) walking distance from every location to each room; unreachable stays 255.
 _ROOM_DIST = load_board().distance[:, ROOM_LOC0 : ROOM_LOC0 + NUM_ROOMS].T.astype(np.int32)
 
 
