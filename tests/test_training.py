@@ -194,17 +194,17 @@ def test_self_play_league_draws_policies_and_checkpoints(tmp_path):
 
     league = {"enabled": True, "bots": ["random"], "bot_prob": 0.0, "self_prob": 0.5, "max_size": 3,
               "swap_every": 256}  # fmt: skip
-    cfg = _tiny(tmp_path / "league", total_timesteps=2048, checkpoint_every=256, league=league,
+    cfg = _tiny(tmp_path / "league", total_timesteps=1024, checkpoint_every=256, league=league,
                 env={"belief": True, "macro_accuse": True}, eval={"games": 0})  # fmt: skip
     trainer = Trainer(cfg, progress=False)
     out = trainer.run()
-    assert out["timesteps"] == 2048
+    assert out["timesteps"] == 1024
     state = json.loads((tmp_path / "league" / "state.json").read_text())
     assert 1 <= len(state["league"]) <= 3 and all((tmp_path / "league" / p).is_file() for p in state["league"])
     specs = trainer.raw_env.core.specs
     assert all(isinstance(s, PolicyAgent) for s in specs)  # bot_prob 0: the current policy or checkpoints
-    out2 = Trainer(load_train_config(None, **{**cfg, "total_timesteps": 2560}), resume=True, progress=False).run()
-    assert out2["timesteps"] == 2560
+    out2 = Trainer(load_train_config(None, **{**cfg, "total_timesteps": 1280}), resume=True, progress=False).run()
+    assert out2["timesteps"] == 1280
 
 
 def test_every_shipped_training_config_loads():
