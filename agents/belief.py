@@ -82,6 +82,16 @@ class BeliefTracker:
         # (P, H) absolute holder for each seat-relative holder (the envelope stays last).
         self._order = np.array([[(s + k) % self.P for k in range(self.P)] + [E] for s in range(self.P)], np.int64)
 
+    @classmethod
+    def for_player(cls, current: BeliefTracker | None, view: PlayerView, seed: int | None = None) -> BeliefTracker:
+        """The tracker of a player sitting in ``view.seat`` in every game: ``current`` if it already
+        follows this view, else a new one with every game started (players call it in reset and act)."""
+        if current is not None and current.B == view.batch_size and current.views[0] is view:
+            return current
+        t = cls([view] * view.num_players, seed=seed)
+        t.reset(np.arange(view.batch_size), view.seat)
+        return t
+
     @property
     def size(self) -> int:
         return belief_size(self.P)
@@ -164,11 +174,8 @@ class BeliefRandomAgent(Agent):
         self.tracker: BeliefTracker | None = None
 
     def _ensure(self, view: PlayerView) -> BeliefTracker:
-        t = self.tracker
-        if t is None or t.B != view.batch_size or t.views[0] is not view:
-            t = self.tracker = BeliefTracker([view] * view.num_players, seed=self.seed)
-            t.reset(np.arange(view.batch_size), view.seat)
-        return t
+        self.tracker = BeliefTracker.for_player(self.tracker, view, self.seed)
+        return self.tracker
 
     def reset(self, view: PlayerView, idx: np.ndarray) -> None:
         self._ensure(view).reset(np.asarray(idx, np.int64), view.seat)

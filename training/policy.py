@@ -167,13 +167,10 @@ class PolicyAgent(Agent):
         return new
 
     def _tracker(self, view: PlayerView):
-        b = self._belief
-        if b is None or b.B != view.batch_size or b.views[0] is not view:
-            from agents.belief import BeliefTracker
+        from agents.belief import BeliefTracker
 
-            b = self._belief = BeliefTracker([view] * view.num_players, seed=self.seed)
-            b.reset(np.arange(view.batch_size), view.seat)
-        return b
+        self._belief = BeliefTracker.for_player(self._belief, view, self.seed)
+        return self._belief
 
     def reset(self, view: PlayerView, idx: np.ndarray) -> None:
         if self.use_belief:
