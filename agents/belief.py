@@ -38,11 +38,8 @@ import numpy as np
 from agents.base import Agent, sample_legal
 from agents.deduction import CAT_SLICES, Notebook
 from cluedo_env import actions as A
-from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS
+from cluedo_env.cards import NUM_CARDS
 from cluedo_env.views import PlayerView
-
-BELIEF_PIECES = ("belief_holds", "belief_lacks", "belief_category", "belief_solved")
-NUM_TRIPLES = NUM_SUSPECTS * NUM_WEAPONS * NUM_ROOMS  # 324
 
 
 def belief_size(players: int) -> int:
@@ -59,6 +56,16 @@ def belief_layout(players: int) -> list[tuple[str, tuple[int, ...], int]]:
         out.append((name, shape, at))
         at += int(np.prod(shape))
     return out
+
+
+# What each piece says, in layout order (docs/observation.md is generated from this).
+BELIEF_MEANING = {
+    "belief_holds": "proved: holder `h` holds card `c` (row `P`, the envelope: `c` is in it)",
+    "belief_lacks": "proved: holder `h` does not hold card `c`",
+    "belief_category": "the envelope's suspect / weapon / room is proved",
+    "belief_solved": "all three envelope cards are proved (an accusation now is certain)",
+}
+BELIEF_PIECES = tuple(name for name, _, _ in belief_layout(2))
 
 
 class BeliefTracker:
@@ -139,7 +146,15 @@ class BeliefTracker:
             env = has[:, -1]
             cat = np.stack([env[:, sl].any(1) for sl in CAT_SLICES], 1)
             out[rows, 2 * hw : 2 * hw + 3] = cat
-            out[rows, 2 * hw + 3] = cat.all(1) & ~nb.bad[gi]
+            out[rows, 2 * hw + 3] = nb.solved(gi)
+        return out
+
+    def solved(self, idx: np.ndarray) -> np.ndarray:
+        """(n,) bool: the notebook of games ``idx`` proves all three envelope cards (the belief_solved slot)."""
+        idx = np.asarray(idx, np.int64)
+        out = np.zeros(len(idx), bool)
+        for s, rows, gi in self._by_seat(idx):
+            out[rows] = self._notebook(s).solved(gi)
         return out
 
     def best_accusations(self, idx: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -188,7 +203,7 @@ class BeliefRandomAgent(Agent):
         legal_acc = mask[:, A.ACCUSE0 :]
         other = mask.copy()
         other[:, A.ACCUSE0 :] = False
-        solved = t.features(idx)[:, -1] == 1
+        solved = t.solved(idx)
         accuse = (solved & legal_acc.any(1)) | ~other.any(1)
         out = np.empty(len(idx), np.int64)
         rows = np.flatnonzero(~accuse)
@@ -199,4 +214,4 @@ class BeliefRandomAgent(Agent):
         return out
 
 
-__all__ = ["BELIEF_PIECES", "BeliefRandomAgent", "BeliefTracker", "belief_layout", "belief_size"]
+__all__ = ["BELIEF_MEANING", "BELIEF_PIECES", "BeliefRandomAgent", "BeliefTracker", "belief_layout", "belief_size"]

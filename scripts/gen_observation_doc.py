@@ -134,10 +134,14 @@ def _table(rows: tuple[tuple[str, ...], ...]) -> str:
     return "\n".join(lines)
 
 
+def _shape(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(x) for x in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
 def _piece_table(config: RulesConfig) -> list[str]:
     lines = ["| piece | shape | slots | meaning |", "|---|---|---|---|"]
     for p in layout(config):
-        shape = "(" + ", ".join(str(x) for x in p.shape) + ("," if len(p.shape) == 1 else "") + ")"
+        shape = _shape(p.shape)
         meaning = p.doc.replace("|", "\\|")
         lines.append(f"| `{p.name}` | {shape} | {p.offset}..{p.offset + p.size - 1} | {meaning} |")
     return lines
@@ -236,17 +240,9 @@ def render() -> str:
     return "\n".join(lines)
 
 
-BELIEF_MEANING = {
-    "belief_holds": "proved: holder `h` holds card `c` (row `P`, the envelope: `c` is in it)",
-    "belief_lacks": "proved: holder `h` does not hold card `c`",
-    "belief_category": "the envelope's suspect / weapon / room is proved",
-    "belief_solved": "all three envelope cards are proved (an accusation now is certain)",
-}
-
-
 def _belief_section() -> list[str]:
     """The optional belief features of the single-agent envs (``belief=True``, agents/belief.py)."""
-    from agents.belief import belief_layout, belief_size
+    from agents.belief import BELIEF_MEANING, belief_layout, belief_size
 
     lines = [
         "## Belief features (single-agent envs, `belief=True`)",
@@ -262,8 +258,7 @@ def _belief_section() -> list[str]:
         "|---|---|---|---|",
     ]
     for name, shape, at in belief_layout(4):
-        dims = "(" + ", ".join(str(x) for x in shape) + ("," if len(shape) == 1 else "") + ")"
-        lines.append(f"| `{name}` | {dims} | D + {at} | {BELIEF_MEANING[name]} |")
+        lines.append(f"| `{name}` | {_shape(shape)} | D + {at} | {BELIEF_MEANING[name]} |")
     lines.append("")
     return lines
 

@@ -12,7 +12,7 @@ import pytest
 from helpers import config, swap_hidden
 
 from agents.base import sample_legal
-from agents.belief import BeliefTracker, belief_layout, belief_size
+from agents.belief import BELIEF_MEANING, BELIEF_PIECES, BeliefTracker, belief_layout, belief_size
 from agents.heuristic import HeuristicAgent
 from agents.runner import seat_actions
 from cluedo_env import actions as A
@@ -53,6 +53,7 @@ def test_layout_and_size():
         assert at + int(np.prod(shape)) == belief_size(players)
     assert belief_size(4) == 214
     assert [n for n, _, _ in belief_layout(4)] == ["belief_holds", "belief_lacks", "belief_category", "belief_solved"]
+    assert BELIEF_PIECES == tuple(BELIEF_MEANING)  # every piece documented, in order
 
 
 @pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("cards", 3), ("classic", 6)])
@@ -109,7 +110,7 @@ def test_features_do_not_depend_on_hidden_cards():
     for a, v in zip(agents, views, strict=True):
         a.reset(v, np.arange(B))
     rng = np.random.default_rng(1)
-    checked = 0
+    checked = converse = 0
 
     def features(snap: dict, seat: int) -> np.ndarray:
         e = VectorEngine(cfg, 1)
@@ -133,11 +134,12 @@ def test_features_do_not_depend_on_hidden_cards():
                 other = swap_hidden(snap, (seat + 1) % 4, rng)  # may swap a card of this seat's hand
                 if other is not None and sorted(other["hands"][seat]) != sorted(snap["hands"][seat]):
                     assert not np.array_equal(features(snap, seat), features(other, seat))
+                    converse += 1
                 checked += 1
         if eng.done.all():
             break
         eng.step(seat_actions(eng, agents, views))
-    assert checked >= 20
+    assert checked >= 20 and converse >= 3
 
 
 def test_best_accusation_keeps_to_the_legal_ones():

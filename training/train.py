@@ -279,7 +279,7 @@ class League:
             if u < self.cfg["bot_prob"] or (not self.members and u >= self.cfg["bot_prob"] + self.cfg["self_prob"]):
                 out.append(str(self.rng.choice(self.cfg["bots"])))
             elif u < self.cfg["bot_prob"] + self.cfg["self_prob"] or not self.members:
-                out.append(PolicyAgent.from_model(model, deterministic=False))  # a snapshot of the current weights
+                out.append(PolicyAgent.from_model(model, deterministic=False))  # the current policy, live weights
             else:
                 path = str(self.rng.choice(self.members))
                 if path not in self._cache:
