@@ -111,12 +111,18 @@ class VectorEngine:
         self._live = np.zeros(self.B, bool)
         self._out = (np.zeros((self.B, self.P), np.float32), np.zeros(self.B, bool), np.zeros(self.B, bool))
         self._no_uniforms = np.zeros(0, np.float64)
+        self._one_game = np.zeros(1, np.int64)
+        self._one_seat = np.zeros(1, np.int64)
         self.work = K.new_scratch()
+        self._compile()
+
+    def _compile(self) -> None:
+        """Entry points of the kernels for this engine's argument types (see :func:`_compiled`)."""
         s, r, t, w = self.state, self.rules, self.tables, self.work
         ids = np.zeros(1, np.int64)
-        # Entry points of the kernels for this engine's argument types (see _compiled).
         self._k_new = _compiled(K.new_games, s, r, t, ids, w)
         self._k_check = _compiled(K.first_illegal, s, self._actions, self._live)
+        self._k_is_legal = _compiled(K.is_legal, s, 0, 0)
         self._k_step = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._live, True, *self._out)
         self._k_mask = _compiled(K.materialize_mask, s, t)
         self._k_sample = _compiled(K.sample_uniform, s, t, self._no_uniforms, self._actions)
@@ -125,6 +131,22 @@ class VectorEngine:
         self._k_summaries = _compiled(K.rebuild_summaries, s, r, 0)
         self._k_dest = _compiled(K.destinations_of, s, self.moves, 0, np.zeros(6, np.int16), self.mask[0, 4:201])
         self._k_obs = _compiled(encode, s, r, self.obs_offsets, ids, ids, np.zeros((1, self.observation_size), np.int8))
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the arrays, not the compiled entry points (rebuilt on load, from numba's cache)."""
+        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_k_")}
+        for name in (*State._fields, "special", "move_dest", "show"):  # aliases of self.state
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name, array in zip(State._fields, self.state, strict=True):
+            setattr(self, name, array)
+        self.special = self.mask[:, : A.MOVE0]
+        self.move_dest = self.mask[:, A.MOVE0 : A.SUGGEST0]
+        self.show = self.mask[:, A.SHOW0 : A.ACCUSE0]
+        self._compile()
 
     # ================================================================= reset
     def reset(self, seed: int | None = None) -> None:
@@ -277,6 +299,23 @@ class VectorEngine:
         elif out.shape != (n, D) or out.dtype != np.int8 or not out.flags.c_contiguous:
             raise ValueError(f"out must be a C-contiguous ({n}, {D}) int8 array")
         self._k_obs(self.state, self.rules, self.obs_offsets, games, seats, out)
+        return out
+
+    # ------------------------------------------------------- one game, lean
+    # The PettingZoo env steps one game at a time; these skip the batch checks above.
+    def is_legal(self, i: int, action: int) -> bool:
+        """Whether ``action`` is legal for game ``i``'s actor."""
+        return bool(self._k_is_legal(self.state, i, action))
+
+    def observe_game(self, i: int, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+        """(D,) int8: seat ``seat``'s observation of game ``i`` (both checked by the caller)."""
+        games = self._one_game
+        games[0] = i
+        seats = self._one_seat
+        seats[0] = seat
+        if out is None:
+            out = np.empty(self.observation_size, np.int8)
+        self._k_obs(self.state, self.rules, self.obs_offsets, games, seats, out.reshape(1, -1))
         return out
 
     # ---------------------------------------------------------- summaries
