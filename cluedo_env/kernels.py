@@ -249,6 +249,20 @@ def update_legal(s, rules, tables, b: int) -> None:
         s.mask[b, _END] = True  # R-G8, R-M8
         s.n_special[b] = 1
         s.accuse_set[b] = accuse_set_for(s, rules, b)
+    _write_triple_blocks(s, tables, b)
+
+
+@njit(**INLINE)
+def _write_triple_blocks(s, tables, b: int) -> None:
+    """Write the mask's SUGGEST and ACCUSE blocks from the triple sets, where the sets changed."""
+    for k in range(2):
+        want = s.suggest_set[b] if k == 0 else s.accuse_set[b]
+        if s.mask_sets[b, k] != want:
+            base = _SUGGEST0 if k == 0 else _ACCUSE0
+            row = tables.triple_sets[want + 1]
+            for t in range(row.shape[0]):
+                s.mask[b, base + t] = row[t]
+            s.mask_sets[b, k] = want
 
 
 @njit(**INLINE)
@@ -272,30 +286,22 @@ def is_legal(s, b: int, a: int) -> bool:
     return _in_set(s.accuse_set[b], a - _ACCUSE0)
 
 
-@njit(**KERNEL)
-def first_illegal(s, actions: np.ndarray, live: np.ndarray) -> tuple[int, int]:
-    """(first game whose action is illegal, number of such games); (-1, 0) if all are legal."""
+@njit(**INLINE)
+def is_live(s, active: np.ndarray, b: int) -> bool:
+    """Game ``b`` takes an action this step: not over, and active (``active`` empty: all are)."""
+    return s.phase[b] != _OVER and (active.shape[0] == 0 or active[b])
+
+
+@njit(**INLINE)
+def first_illegal(s, actions: np.ndarray, active: np.ndarray) -> tuple[int, int]:
+    """(first live game whose action is illegal, number of such games); (-1, 0) if all are legal."""
     first, count = -1, 0
     for b in range(actions.shape[0]):
-        if live[b] and not is_legal(s, b, actions[b]):
+        if is_live(s, active, b) and not is_legal(s, b, actions[b]):
             count += 1
             if first < 0:
                 first = b
     return first, count
-
-
-@njit(**KERNEL)
-def materialize_mask(s, tables) -> None:
-    """Fill the SUGGEST and ACCUSE blocks of the mask where their triple sets changed."""
-    for b in range(s.mask.shape[0]):
-        for k in range(2):
-            want = s.suggest_set[b] if k == 0 else s.accuse_set[b]
-            if s.mask_sets[b, k] != want:
-                base = _SUGGEST0 if k == 0 else _ACCUSE0
-                row = tables.triple_sets[want + 1]
-                for t in range(row.shape[0]):
-                    s.mask[b, base + t] = row[t]
-                s.mask_sets[b, k] = want
 
 
 @njit(**KERNEL)
@@ -383,15 +389,22 @@ def sample_full_game(s, tables, keep_accusation: float, out: np.ndarray) -> None
 
 # ===================================================================== transitions
 @njit(**KERNEL)
-def step(s, rules, tables, moves, work, actions: np.ndarray, live: np.ndarray, autoreset: bool,
-         out_rewards: np.ndarray, out_terminated: np.ndarray, out_truncated: np.ndarray) -> None:  # fmt: skip
+def step(s, rules, tables, moves, work, actions: np.ndarray, active: np.ndarray, autoreset: bool,
+         out_rewards: np.ndarray, out_terminated: np.ndarray, out_truncated: np.ndarray) -> tuple[int, int]:  # fmt: skip
     """Apply ``actions[b]`` for each live game's actor (all legal: checked before by
     :func:`first_illegal`); write what the step produced into the ``out_*`` arrays, then restart
-    finished games if ``autoreset``."""
+    finished games if ``autoreset``. ``active``: (B,) bool, or empty for all games.
+
+    All or nothing: if any live game's action is illegal, nothing changes and the result is
+    (first such game, their number); else (-1, 0).
+    """
+    first, count = first_illegal(s, actions, active)
+    if first >= 0:
+        return first, count
     P = rules.players
     for b in range(actions.shape[0]):
         s.last_roll[b] = 0
-        if not live[b]:
+        if not is_live(s, active, b):
             for p in range(P):
                 s.rewards[b, p] = 0.0  # rewards of the last step: none for this game
                 out_rewards[b, p] = 0.0
@@ -435,6 +448,7 @@ def step(s, rules, tables, moves, work, actions: np.ndarray, live: np.ndarray, a
         if autoreset and s.phase[b] == _OVER:
             work.one[0] = b
             new_games(s, rules, tables, work.one, work)
+    return -1, 0
 
 
 @njit(**KERNEL)
@@ -655,7 +669,6 @@ def rebuild_summaries(s, rules, b: int) -> None:
 __all__ = [
     "first_illegal",
     "is_legal",
-    "materialize_mask",
     "may_see_shown_card",
     "new_games",
     "rebuild_summaries",

@@ -51,15 +51,15 @@ n_show            (B,) int16       legal SHOWs (phase REFUTE)
 suggest_set       (B,) int8        triple-set id of the legal SUGGESTs (-1 none, 0..8 that room, 9 all)
 accuse_set        (B,) int8        triple-set id of the legal ACCUSEs
 mask_sets         (B, 2) int8      triple-set ids currently written in the mask's SUGGEST and ACCUSE
-                                   blocks (-2: unknown), so materialising the mask rewrites only changes
+                                   blocks, so a change of phase rewrites only the blocks that changed
 chance            (B,) uint64      per-game random stream of the game's chance (deal, weapons, dice)
 sampler           (B,) uint64      per-game random stream of the engine's own random players
 ================  ===============  =========================================================
 
 ``seen`` .. ``accused_at`` summarise the history and are kept up to date event by event, so an
-observation never scans the history. The mask's ROLL..END_TURN, MOVE and SHOW blocks are always
-current; its two triple blocks (648 of the 870 slots) are filled from ``suggest_set`` and
-``accuse_set`` only when the mask is asked for.
+observation never scans the history. The mask is always current: the kernels write its
+ROLL..END_TURN, MOVE and SHOW blocks directly, and its two triple blocks (648 of the 870 slots)
+from ``suggest_set`` and ``accuse_set`` only where those changed (``mask_sets``).
 
 Each game draws its chance from its own stream (a SplitMix64 counter per game), so a game's deal
 and dice depend only on its seed, not on the other games of the batch or on the players' choices

@@ -106,11 +106,11 @@ class VectorEngine:
         self.observation_size = size(self.config)
         self.rng = np.random.default_rng()
         self._ar = np.arange(self.B, dtype=np.int64)
-        self._mask_ready = False
         self._actions = np.zeros(self.B, np.int64)
-        self._live = np.zeros(self.B, bool)
+        self._all_active = np.zeros(0, bool)  # empty: every game is active
         self._out = (np.zeros((self.B, self.P), np.float32), np.zeros(self.B, bool), np.zeros(self.B, bool))
         self._no_uniforms = np.zeros(0, np.float64)
+        self._actor_seats = np.full(self.B, -1, np.int64)  # observe(): "each game's actor"
         self._one_game = np.zeros(1, np.int64)
         self._one_seat = np.zeros(1, np.int64)
         self.work = K.new_scratch()
@@ -121,10 +121,8 @@ class VectorEngine:
         s, r, t, w = self.state, self.rules, self.tables, self.work
         ids = np.zeros(1, np.int64)
         self._k_new = _compiled(K.new_games, s, r, t, ids, w)
-        self._k_check = _compiled(K.first_illegal, s, self._actions, self._live)
         self._k_is_legal = _compiled(K.is_legal, s, 0, 0)
-        self._k_step = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._live, True, *self._out)
-        self._k_mask = _compiled(K.materialize_mask, s, t)
+        self._k_step = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True, *self._out)
         self._k_sample = _compiled(K.sample_uniform, s, t, self._no_uniforms, self._actions)
         self._k_full = _compiled(K.sample_full_game, s, t, 0.5, self._actions)
         self._k_legal = _compiled(K.update_legal, s, r, t, 0)
@@ -171,7 +169,6 @@ class VectorEngine:
 
     def _new_games(self, idx: np.ndarray) -> None:
         if len(idx):
-            self._mask_ready = False
             self._k_new(self.state, self.rules, self.tables, idx, self.work)
 
     # ================================================================ queries
@@ -195,12 +192,8 @@ class VectorEngine:
     def legal_action_mask(self) -> np.ndarray:
         """(B, 870) bool mask of the legal actions of each game's actor (all False when over).
 
-        A read-only view of a buffer the engine keeps up to date (its two triple blocks are
-        filled when first asked for after a step): copy it to keep it.
+        A read-only view of the buffer the engine keeps up to date: copy it to keep it.
         """
-        if not self._mask_ready:
-            self._k_mask(self.state, self.tables)
-            self._mask_ready = True
         view = self.mask.view()
         view.flags.writeable = False
         return view
@@ -245,23 +238,29 @@ class VectorEngine:
         names the first one and no game changes. The returned rewards and end flags describe
         this step even when ``autoreset`` has already put a new game in a finished slot.
         """
-        actions = np.asarray(actions)
-        if actions.shape != (self.B,) or not np.issubdtype(actions.dtype, np.integer):
+        if type(actions) is not np.ndarray:
+            actions = np.asarray(actions)
+        if actions.shape != (self.B,) or actions.dtype.kind not in "iu":
             raise A.IllegalActionError(
                 f"actions must be a ({self.B},) integer array, got {actions.dtype} {actions.shape}"
             )
-        live = self._live
-        np.not_equal(self.phase, A.OVER, out=live)
-        if active is not None:
+        if active is None:
+            active = self._all_active
+        else:
             active = np.asarray(active)
             if active.shape != (self.B,) or active.dtype != bool:
                 raise ValueError(f"active must be a ({self.B},) bool mask, got {active.dtype} {active.shape}")
-            live &= active
-        acts = self._actions
-        np.copyto(acts, actions, casting="unsafe")
-        if np.issubdtype(actions.dtype, np.unsignedinteger):
-            acts[actions > A.NUM_ACTIONS] = -1  # no huge unsigned value may wrap into a legal id
-        first, count = self._k_check(self.state, acts, live)
+            active = np.ascontiguousarray(active)
+        if actions.dtype == np.int64 and actions.flags.c_contiguous:
+            acts = actions
+        else:
+            acts = self._actions
+            np.copyto(acts, actions, casting="unsafe")
+            if actions.dtype.kind == "u":
+                acts[actions > A.NUM_ACTIONS] = -1  # no huge unsigned value may wrap into a legal id
+        rewards, terminated, truncated = self._out
+        first, count = self._k_step(self.state, self.rules, self.tables, self.moves, self.work, acts, active,
+                                    self.autoreset, rewards, terminated, truncated)  # fmt: skip
         if first >= 0:
             g = int(first)
             a = int(actions[g])
@@ -270,9 +269,6 @@ class VectorEngine:
                 f"{int(self.actor[g])} in phase '{A.PHASE_NAMES[self.phase[g]]}' ({A.PHASE_HELP[self.phase[g]]}); "
                 f"{int(count)} game(s) of {self.B} had an illegal action; no game was changed"
             )
-        self._mask_ready = False
-        rewards, terminated, truncated = self._out
-        self._k_step(self.state, self.rules, self.tables, self.moves, self.work, acts, live, self.autoreset, *self._out)
         return StepResult(rewards.copy(), terminated.copy(), truncated.copy())
 
     # ============================================================ observations
@@ -288,7 +284,7 @@ class VectorEngine:
         games = self._ar if idx is None else self._slots(idx)
         n = len(games)
         if player is None:
-            seats = np.full(n, -1, np.int64)
+            seats = self._actor_seats[:n]
         else:
             seats = np.ascontiguousarray(np.broadcast_to(np.asarray(player), (n,)), np.int64)
             if n and (seats.min() < 0 or seats.max() >= self.P):
@@ -400,7 +396,6 @@ class VectorEngine:
         owner = np.full(NUM_CARDS, -1, np.int8)
         for p, hand in enumerate(game.hands):
             owner[hand] = p
-        self._mask_ready = False
         if self.has_board:
             self.pos[i] = game.positions
             self.weapon_room[i] = game.weapons

@@ -1,36 +1,34 @@
-"""Benchmark uniformly random legal play on the vectorized engine (:class:`VectorEngine`).
+"""Benchmark the vectorized engine (:class:`VectorEngine`) on the workloads users run.
 
-    PYTHONPATH=. python3 scripts/bench.py                  # full grid (about 4-5 minutes)
-    PYTHONPATH=. python3 scripts/bench.py --quick          # batch 1, 64, 4096; classic:4 and cards:4; 1 s
-    PYTHONPATH=. python3 scripts/bench.py --batch-sizes 1024 4096 --configs classic:4 seed000:3 --seconds 5
-    PYTHONPATH=. python3 scripts/bench.py --profile        # cProfile of 200 steps, batch 4096, classic:4
+    .venv/bin/python scripts/bench.py                      # the default grid (about 4 minutes)
+    .venv/bin/python scripts/bench.py --quick              # classic:4 and seed000:4 at batch 1, 64, 4096 (~40 s)
+    .venv/bin/python scripts/bench.py --configs classic:4 --batch-sizes 4096 --workloads full --seconds 5
+    .venv/bin/python scripts/bench.py --compile            # cold compile and cached start-up times
+    .venv/bin/python scripts/bench.py --threads 2          # also N engines in N threads (all cores), labelled
+    .venv/bin/python scripts/bench.py --soak 10000000      # RSS before/after 10M agent-steps (leak check)
+    .venv/bin/python scripts/bench.py --profile            # cProfile of the full workload, batch 4096
 
-For every config (``preset:players``) and batch size B, one engine with ``autoreset=True`` is reset,
-warmed up, then timed with ``time.perf_counter`` for ``--seconds`` in two loops, each repeated
-``--repeats`` times (medians are reported):
+Workloads (one engine with ``autoreset=True`` per config and batch size):
 
-* **mask**: ``a = eng.sample_random_actions(rng); eng.step(a); eng.legal_action_mask`` - the
-  (B, 870) mask is materialised every step, as a policy reading it would;
-* **mask+obs**: the same plus ``eng.observe()`` (the acting player's (B, D) int8 observation),
-  skipped if the engine has no ``observe`` yet.
+* **full** (the headline): the engine's ``sample_full_game_actions()``: uniform random legal play,
+  except that a drawn accusation is kept only on a 1% coin (else END_TURN, or ROLL at a turn's
+  start). Games run their full length (~440 decisions with 4 players: movement, suggestions,
+  refutations), as the games of agents that learned not to accuse blindly do;
+* **uniform**: ``sample_random_actions()``: uniform random legal play. Nearly every turn starts with
+  an accusation (324 of ~325 legal actions), so a 4-player game lasts ~3 decisions: this measures
+  dealing and accusing, not play;
+* **bots**: whole games between four batched ``heuristic`` players (``agents.runner.play_games``),
+  the players' own time included: what an evaluation run costs.
 
-What is reported:
-
-* agent-steps/s = B x steps / seconds: each step is one decision of one agent in each of the B games;
-* games/s: games finished per second, from the end flags that ``step`` returns (they report the end
-  of a game in the step that ended it, even though autoreset has already started a new one there);
-* decisions/game = agent-steps / games finished (steady state, Little's law);
-* bytes/game: the engine's own per-game arrays (``nbytes`` of the numpy attributes whose first axis is
-  B, divided by B; the materialised mask included); tables shared by all games (board, path trie,
-  precomputed moves) are listed apart as ``shared_bytes``;
-* peak/game: the ``tracemalloc`` peak while building the engine, resetting it and playing 20 steps with
-  mask and observation (temporaries included; numpy reports its buffers to tracemalloc), divided by B.
-  This pass is separate from the timed loops, since tracing slows allocation. The process peak RSS
-  (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) and its growth per measurement also go to the JSON;
-  it only grows when a new process-wide peak is set, so it is indicative only.
-
-Results are printed as a table and written to ``--json`` (default ``results/bench.json``) with the
-machine (platform, CPUs, numpy and Python versions, date).
+Each loop runs for ``--seconds``, ``--repeats`` times, after a warm-up; the tables give medians.
+Per step: ``actions = sampler(); eng.step(actions); eng.legal_action_mask`` (**mask**), plus
+``eng.observe(out=buf)`` (**+obs**, the acting player's (B, D) int8 observation into a reused
+buffer). agent-steps/s = B x steps / seconds (one decision in each of B games per step); the
+``cpu`` column divides by this process's CPU time instead of the wall clock, which is what a
+shared machine still shows of the code's own speed. games/s counts the end flags ``step``
+returns; decisions/game = agent-steps / games. bytes/game: the engine's per-game arrays (first
+axis B) divided by B; the shared tables (board, move tables) are listed apart.
+Results also go to ``--json`` (default ``results/bench.json``) with the machine and its load.
 """
 
 from __future__ import annotations
@@ -45,9 +43,11 @@ import platform
 import pstats
 import resource
 import statistics
+import subprocess
 import sys
+import tempfile
+import threading
 import time
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -57,10 +57,11 @@ from cluedo_env.config import RulesConfig
 from cluedo_env.vector_engine import VectorEngine
 
 DEFAULT_BATCHES = [1, 64, 1024, 4096, 16384]
-DEFAULT_CONFIGS = ["classic:3", "classic:4", "classic:6", "cards:4"]
+DEFAULT_CONFIGS = ["classic:4", "classic:6", "seed000:4", "cards:4"]
+DEFAULT_WORKLOADS = ["full", "uniform", "bots"]
 QUICK_BATCHES = [1, 64, 4096]
-QUICK_CONFIGS = ["classic:4", "cards:4"]
-MEMORY_STEPS = 20
+QUICK_CONFIGS = ["classic:4", "seed000:4"]
+BOT_GAMES = 400  # games per bots measurement
 
 
 def parse_config(spec: str) -> tuple[str, RulesConfig]:
@@ -71,290 +72,247 @@ def parse_config(spec: str) -> tuple[str, RulesConfig]:
 
 
 def machine_info() -> dict[str, Any]:
+    import numba
+
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         usable = os.cpu_count()
     return {
         "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "cpu_count": os.cpu_count(),
         "cpus_usable": usable,
+        "load_average": os.getloadavg(),
         "python": sys.version.split()[0],
         "numpy": np.__version__,
+        "numba": numba.__version__,
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
 
 
 def maxrss_bytes() -> int:
-    """Peak resident set size of this process so far (ru_maxrss is KiB on Linux, bytes on macOS)."""
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(rss if sys.platform == "darwin" else rss * 1024)
 
 
-def _arrays(obj: Any) -> list[np.ndarray]:
-    """The numpy arrays among ``obj``'s attributes, and one level down (board, path trie)."""
-    out = []
-    for value in vars(obj).values():
-        if isinstance(value, np.ndarray):
-            out.append(value)
-        elif hasattr(value, "__dict__") and not isinstance(value, type):
-            out.extend(v for v in vars(value).values() if isinstance(v, np.ndarray))
-    return out
+def current_rss_bytes() -> int:
+    """Resident set size now (Linux /proc; falls back to the peak elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return maxrss_bytes()
 
 
 def engine_bytes(eng: VectorEngine) -> tuple[int, int]:
     """(per-game bytes, shared bytes): per-game arrays have B as their first axis."""
-    seen: set[int] = set()
-    per_game = shared = 0
-    for arr in _arrays(eng):
-        if id(arr) in seen:
-            continue
-        seen.add(id(arr))
-        if arr.ndim and arr.shape[0] == eng.B:
-            per_game += arr.nbytes
-        else:
-            shared += arr.nbytes
-    return per_game, shared
+    per_game = sum(a.nbytes for a in eng.state)
+    shared = sum(a.nbytes for a in (*eng.tables, *eng.moves) if isinstance(a, np.ndarray))
+    return per_game // eng.B, shared
 
 
-def run_loop(
-    eng: VectorEngine, rng: np.random.Generator, seconds: float, obs: bool, min_steps: int = 1
-) -> tuple[int, int, float]:
-    """Step random legal actions for ``seconds`` (and at least ``min_steps``); (steps, games, elapsed)."""
+def sampler(eng: VectorEngine, workload: str):
+    return eng.sample_full_game_actions if workload == "full" else eng.sample_random_actions
+
+
+def run_loop(eng: VectorEngine, workload: str, seconds: float, obs: bool, min_steps: int = 1) -> dict[str, float]:
+    """Step the workload's actions for ``seconds``; agent-steps per wall and CPU second, games."""
+    sample = sampler(eng, workload)
+    buf = np.empty((eng.B, eng.observation_size), np.int8) if obs else None
     steps = games = 0
-    observe = eng.observe if obs else None
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     deadline = t0 + seconds
     while True:
-        result = eng.step(eng.sample_random_actions(rng))
+        result = eng.step(sample())
         _mask = eng.legal_action_mask
-        if observe is not None:
-            _obs = observe()
+        if buf is not None:
+            eng.observe(out=buf)
         games += int(np.count_nonzero(result.terminated | result.truncated))
         steps += 1
         now = time.perf_counter()
         if now >= deadline and steps >= min_steps:
             break
-    return steps, games, now - t0
+    wall, cpu = now - t0, max(time.process_time() - c0, 1e-9)
+    return {"rate": eng.B * steps / wall, "cpu_rate": eng.B * steps / cpu, "games": games, "steps": eng.B * steps,
+            "wall": wall}  # fmt: skip
 
 
-def memory_pass(cfg: RulesConfig, batch: int, has_obs: bool) -> int:
-    """tracemalloc peak (bytes) of building, resetting and stepping an engine (mask and obs)."""
-    tracemalloc.start()
-    try:
-        eng = VectorEngine(cfg, batch_size=batch, autoreset=True)
-        eng.reset(seed=1)
-        rng = np.random.default_rng(1)
-        for _ in range(MEMORY_STEPS):
-            eng.step(eng.sample_random_actions(rng))
-            _mask = eng.legal_action_mask
-            if has_obs:
-                _obs = eng.observe()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
-def bench_one(label: str, cfg: RulesConfig, batch: int, seconds: float, repeats: int, seed: int) -> dict[str, Any]:
-    rss0 = maxrss_bytes()
+def bench_engine(label: str, cfg: RulesConfig, batch: int, workload: str, args: argparse.Namespace) -> dict[str, Any]:
     eng = VectorEngine(cfg, batch_size=batch, autoreset=True)
-    has_obs = hasattr(eng, "observe")
+    eng.reset(seed=args.seed)
+    run_loop(eng, workload, min(0.5, args.seconds / 4), True, min_steps=20)  # warm-up, games under way
+    out: dict[str, Any] = {"config": label, "batch": batch, "workload": workload}
+    for key, obs in (("mask", False), ("obs", True)):
+        runs = [run_loop(eng, workload, args.seconds, obs) for _ in range(args.repeats)]
+        out[key] = statistics.median(r["rate"] for r in runs)
+        out[key + "_cpu"] = statistics.median(r["cpu_rate"] for r in runs)
+        if key == "mask":
+            games, steps, wall = (sum(r[k] for r in runs) for k in ("games", "steps", "wall"))
+            out["games_per_s"] = games / wall
+            out["decisions_per_game"] = steps / games if games else float("nan")
+    out["bytes_per_game"], out["shared_bytes"] = engine_bytes(eng)
+    return out
+
+
+def bench_bots(label: str, cfg: RulesConfig, batch: int, args: argparse.Namespace) -> dict[str, Any]:
+    from agents.registry import make_agent
+    from agents.runner import play_games
+
+    players = [make_agent("heuristic", seed=args.seed + p) for p in range(cfg.players)]
+    games = max(BOT_GAMES, batch)
+    play_games(cfg, players, min(games, 64), batch_size=min(batch, 64), seed=args.seed)  # warm-up
+    t0, c0 = time.perf_counter(), time.process_time()
+    records = play_games(cfg, players, games, batch_size=batch, seed=args.seed)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"config": label, "batch": batch, "workload": "bots", "games_per_s": len(records) / wall,
+            "games_per_cpu_s": len(records) / cpu, "games": len(records)}  # fmt: skip
+
+
+def bench_threads(label: str, cfg: RulesConfig, batch: int, threads: int, args: argparse.Namespace) -> dict[str, Any]:
+    """``threads`` engines of batch ``batch // threads`` stepped in parallel threads (the kernels release the GIL)."""
+    engines = [VectorEngine(cfg, batch_size=max(1, batch // threads), autoreset=True) for _ in range(threads)]
+    for k, eng in enumerate(engines):
+        eng.reset(seed=args.seed + k)
+        run_loop(eng, "full", 0.2, True, min_steps=20)
+    results: list[dict[str, float]] = [{}] * threads
+
+    def work(k: int, obs: bool) -> None:
+        results[k] = run_loop(engines[k], "full", args.seconds, obs)
+
+    out: dict[str, Any] = {"config": label, "batch": batch, "workload": f"full, {threads} threads"}
+    for key, obs in (("mask", False), ("obs", True)):
+        pool = [threading.Thread(target=work, args=(k, obs)) for k in range(threads)]
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join()
+        out[key] = sum(r["rate"] for r in results)
+    return out
+
+
+def compile_times() -> dict[str, float]:
+    """Seconds to import, build, reset, step and observe once in a fresh process: cold (empty
+    numba cache) and cached (the same cache again)."""
+    code = (
+        "import time; t=time.perf_counter();"
+        "from cluedo_env.vector_engine import VectorEngine;"
+        "e=VectorEngine('classic', batch_size=8); e.reset(seed=0); e.step(e.sample_full_game_actions());"
+        "e.legal_action_mask; e.observe(); print(time.perf_counter()-t)"
+    )
+    out = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        for kind in ("cold", "cached"):
+            done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            out[kind] = float(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+def soak(steps: int, seed: int) -> dict[str, Any]:
+    """RSS before and after ``steps`` agent-steps of the full workload with mask and observation."""
+    eng = VectorEngine("classic", batch_size=4096, autoreset=True)
     eng.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-
-    warm_steps, _, _ = run_loop(eng, rng, min(0.5, seconds / 4), has_obs, min_steps=20)
-    obs_dim = int(eng.observe().shape[1]) if has_obs else None
-
-    rates: dict[str, list[float]] = {"mask": [], "mask+obs": []}
-    games_s: list[float] = []
-    dec_game: list[float] = []
-    for _ in range(repeats):
-        steps, games, elapsed = run_loop(eng, rng, seconds, False)
-        rates["mask"].append(batch * steps / elapsed)
-        games_s.append(games / elapsed)
-        dec_game.append(batch * steps / games if games else float("nan"))
-        if has_obs:
-            steps, _, elapsed = run_loop(eng, rng, seconds, True)
-            rates["mask+obs"].append(batch * steps / elapsed)
-
-    _mask = eng.legal_action_mask  # count the materialised mask among the engine's arrays
-    per_game, shared = engine_bytes(eng)
-    rss1 = maxrss_bytes()
-    del eng, _mask
-    traced = memory_pass(cfg, batch, has_obs)
-
-    def med(xs: list[float]) -> float | None:
-        return statistics.median(xs) if xs else None
-
-    return {
-        "config": label,
-        "rules": cfg.to_dict(),
-        "batch": batch,
-        "repeats": repeats,
-        "seconds": seconds,
-        "warmup_steps": warm_steps,
-        "mask_steps_per_s": med(rates["mask"]),
-        "mask_obs_steps_per_s": med(rates["mask+obs"]),
-        "mask_steps_per_s_all": rates["mask"],
-        "mask_obs_steps_per_s_all": rates["mask+obs"],
-        "games_per_s": med(games_s),
-        "decisions_per_game": med(dec_game),
-        "obs_dim": obs_dim,
-        "engine_bytes_per_game": per_game / batch,
-        "engine_shared_bytes": shared,
-        "tracemalloc_peak_bytes_per_game": traced / batch,
-        "tracemalloc_steps": MEMORY_STEPS,
-        "maxrss_bytes_after": rss1,
-        "maxrss_growth_bytes": rss1 - rss0,
-    }
+    run_loop(eng, "full", 1.0, True)
+    before = current_rss_bytes()
+    done = 0
+    samples = []
+    while done < steps:
+        r = run_loop(eng, "full", 5.0, True)
+        done += r["steps"]
+        samples.append((done, current_rss_bytes()))
+    return {"agent_steps": done, "rss_before": before, "rss_after": samples[-1][1], "samples": samples}
 
 
-def fmt_rate(x: float | None) -> str:
-    return "-" if x is None else f"{x:,.0f}"
-
-
-def fmt_bytes(x: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(x) < 1024 or unit == "GiB":
-            return f"{x:,.0f} {unit}" if unit == "B" else f"{x:,.1f} {unit}"
-        x /= 1024
-    return ""
+def fmt(x: float | None) -> str:
+    if x is None or x != x:
+        return "-"
+    return f"{x / 1e6:.2f}M" if x >= 1e6 else f"{x / 1e3:.1f}k" if x >= 1e4 else f"{x:,.0f}"
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
-    head = (
-        "config",
-        "batch",
-        "mask steps/s",
-        "mask+obs steps/s",
-        "games/s",
-        "decisions/game",
-        "bytes/game",
-        "peak/game",
-    )
-    lines = [head]
+    print(f"{'config':<11}{'workload':<18}{'batch':>6}  {'mask':>8} {'(cpu)':>8}  {'+obs':>8} {'(cpu)':>8}"
+          f"  {'games/s':>9}  {'dec/game':>8}  {'bytes/game':>10}")  # fmt: skip
     for r in rows:
-        lines.append((
-            r["config"], str(r["batch"]), fmt_rate(r["mask_steps_per_s"]), fmt_rate(r["mask_obs_steps_per_s"]),
-            fmt_rate(r["games_per_s"]), f"{r['decisions_per_game']:.2f}", fmt_bytes(r["engine_bytes_per_game"]),
-            fmt_bytes(r["tracemalloc_peak_bytes_per_game"]),
-        ))  # fmt: skip
-    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    for n, line in enumerate(lines):
-        cells = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True))]
-        print("  ".join(cells))
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
+        print(f"{r['config']:<11}{r['workload']:<18}{r['batch']:>6}  {fmt(r.get('mask')):>8} "
+              f"{fmt(r.get('mask_cpu')):>8}  {fmt(r.get('obs')):>8} {fmt(r.get('obs_cpu')):>8}  "
+              f"{fmt(r.get('games_per_s')):>9}  {fmt(r.get('decisions_per_game')):>8}  "
+              f"{r.get('bytes_per_game', '-'):>10}")  # fmt: skip
 
 
-def profile(seed: int, steps: int = 200, batch: int = 4096, top: int = 25) -> None:
-    """cProfile ``steps`` steps of classic:4 at ``batch`` (mask every step); print the top functions."""
-    eng = VectorEngine(RulesConfig.from_preset("classic", players=4), batch_size=batch, autoreset=True)
-    eng.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    run_loop(eng, rng, 0.0, False, None, min_steps=20)  # warm-up
-    prof = cProfile.Profile()
-    t0 = time.perf_counter()
-    prof.enable()
-    for _ in range(steps):
-        eng.step(eng.sample_random_actions(rng))
-        _mask = eng.legal_action_mask
-    prof.disable()
-    elapsed = time.perf_counter() - t0
-    print(
-        f"cProfile: classic:4, batch {batch}, {steps} steps with the mask, {elapsed:.2f} s under the profiler "
-        f"({elapsed / steps * 1e3:.2f} ms/step)\n"
-    )
-    for key in ("cumulative", "tottime"):
-        out = io.StringIO()
-        pstats.Stats(prof, stream=out).strip_dirs().sort_stats(key).print_stats(top)
-        print(f"=== top {top} by {key} ===")
-        print(out.getvalue().split("\n", 4)[-1].strip("\n") + "\n")
-
-
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
-    )
-    ap.add_argument("--batch-sizes", type=int, nargs="+", default=None, help=f"default {DEFAULT_BATCHES}")
-    ap.add_argument("--configs", nargs="+", default=None, help=f"preset:players, default {DEFAULT_CONFIGS}")
-    ap.add_argument("--seconds", type=float, default=None, help="seconds per timed measurement (default 2.0)")
-    ap.add_argument("--repeats", type=int, default=3, help="timed repeats per measurement; medians reported")
-    ap.add_argument("--json", default="results/bench.json", help="where to write the results")
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--configs", nargs="+", default=None, help=f"preset:players (default {' '.join(DEFAULT_CONFIGS)})")
+    ap.add_argument("--batch-sizes", nargs="+", type=int, default=None, help=f"default {DEFAULT_BATCHES}")
+    ap.add_argument("--workloads", nargs="+", choices=DEFAULT_WORKLOADS, default=DEFAULT_WORKLOADS)
+    ap.add_argument("--seconds", type=float, default=1.5, help="seconds per timed loop")
+    ap.add_argument("--repeats", type=int, default=3, help="timed loops per measurement (the median is reported)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument(
-        "--quick",
-        action="store_true",
-        help=f"batch sizes {QUICK_BATCHES}, configs {QUICK_CONFIGS}, 1 s (explicit options win)",
-    )
-    ap.add_argument(
-        "--profile", action="store_true", help="instead of the grid: cProfile 200 steps at batch 4096 for classic:4"
-    )
+    ap.add_argument("--quick", action="store_true", help=f"{QUICK_CONFIGS} x {QUICK_BATCHES}, 1 s x 3")
+    ap.add_argument("--threads", type=int, default=0, help="also run the full workload in N threads (batch 4096)")
+    ap.add_argument("--compile", action="store_true", help="measure cold and cached start-up (subprocesses)")
+    ap.add_argument("--soak", type=int, default=0, metavar="STEPS", help="RSS before/after STEPS agent-steps")
+    ap.add_argument("--profile", action="store_true", help="cProfile 300 steps of full + obs at batch 4096 and exit")
+    ap.add_argument("--json", default="results/bench.json", help="where to write the results ('' for nowhere)")
     args = ap.parse_args(argv)
+    for name in ("seconds", "repeats"):
+        if getattr(args, name) <= 0:
+            ap.error(f"--{name.replace('_', '-')} must be positive")
+    if args.quick:
+        args.seconds, args.repeats = 1.0, 3
+    configs = args.configs or (QUICK_CONFIGS if args.quick else DEFAULT_CONFIGS)
+    batches = args.batch_sizes or (QUICK_BATCHES if args.quick else DEFAULT_BATCHES)
+    if any(b < 1 for b in batches):
+        ap.error("--batch-sizes must be positive integers")
+    parsed = [parse_config(c) for c in configs]
 
     if args.profile:
-        profile(args.seed)
-        return
-    batches = args.batch_sizes or (QUICK_BATCHES if args.quick else DEFAULT_BATCHES)
-    specs = args.configs or (QUICK_CONFIGS if args.quick else DEFAULT_CONFIGS)
-    seconds = args.seconds if args.seconds is not None else (1.0 if args.quick else 2.0)
-    if seconds <= 0 or args.repeats < 1 or min(batches) < 1:
-        ap.error("--seconds, --repeats and --batch-sizes must be positive")
-    configs = [parse_config(s) for s in specs]
+        eng = VectorEngine(parsed[0][1], batch_size=4096, autoreset=True)
+        eng.reset(seed=args.seed)
+        run_loop(eng, "full", 0.5, True)
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(300):
+            eng.step(eng.sample_full_game_actions())
+            eng.legal_action_mask
+            eng.observe()
+        prof.disable()
+        stream = io.StringIO()
+        pstats.Stats(prof, stream=stream).sort_stats("tottime").print_stats(15)
+        print(stream.getvalue())
+        return 0
 
-    info = machine_info()
-    print(
-        f"{info['platform']}, {info['cpus_usable']}/{info['cpu_count']} CPUs, Python {info['python']}, "
-        f"numpy {info['numpy']}; {seconds:g} s x {args.repeats} per measurement, medians"
-    )
-    rows = []
-    for label, cfg in configs:
+    report: dict[str, Any] = {"machine": machine_info(), "results": []}
+    if args.compile:
+        report["compile_seconds"] = compile_times()
+        c = report["compile_seconds"]
+        print(f"start-up to the first observation: cold (empty numba cache) {c['cold']:.1f} s, cached {c['cached']:.2f} s")
+    rows = report["results"]
+    for label, cfg in parsed:
         for batch in batches:
-            row = bench_one(label, cfg, batch, seconds, args.repeats, args.seed)
-            rows.append(row)
-            print(
-                f"  {label:<10} B={batch:<6} mask {fmt_rate(row['mask_steps_per_s']):>12} steps/s, "
-                f"mask+obs {fmt_rate(row['mask_obs_steps_per_s']):>12} steps/s",
-                flush=True,
-            )
-    print()
-    print_table(rows)
-    if rows and rows[0]["obs_dim"] is None:
-        print("\n(the engine has no observe() yet: mask+obs not measured)")
-    print(
-        f"\nsteps/s = agent-steps (B x steps) per second; decisions/game = agent-steps / games finished; "
-        f"bytes/game = engine arrays with B rows / B; peak/game = tracemalloc peak over build + reset + "
-        f"{MEMORY_STEPS} steps / B."
-    )
-
-    path = Path(args.json)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    result = {
-        "machine": info,
-        "settings": {
-            "batch_sizes": batches,
-            "configs": [c for c, _ in configs],
-            "seconds": seconds,
-            "repeats": args.repeats,
-            "seed": args.seed,
-            "quick": args.quick,
-        },
-        "measures": {
-            "steps_per_s": "agent-steps per second = batch x steps / perf_counter seconds, median of repeats",
-            "mask": "sample_random_actions + step + legal_action_mask each step, autoreset=True",
-            "mask+obs": "the same plus observe() (acting player) each step",
-            "games_per_s": "games finished per second in the mask loop",
-            "engine_bytes_per_game": "sum of nbytes of the engine's numpy attributes with batch rows / batch",
-            "tracemalloc_peak_bytes_per_game": "tracemalloc peak over build + reset + steps / batch",
-            "maxrss": "resource.getrusage(RUSAGE_SELF).ru_maxrss, process-wide peak, indicative only",
-        },
-        "results": rows,
-    }
-    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {path}")
+            for workload in args.workloads:
+                if workload == "bots":
+                    if batch >= 64:
+                        rows.append(bench_bots(label, cfg, batch, args))
+                else:
+                    rows.append(bench_engine(label, cfg, batch, workload, args))
+                print_table(rows[-1:]) if len(rows) > 1 else print_table(rows)
+        if args.threads > 1:
+            rows.append(bench_threads(label, cfg, 4096, args.threads, args))
+            print_table(rows[-1:])
+    if args.soak:
+        report["soak"] = s = soak(args.soak, args.seed)
+        print(f"RSS over {s['agent_steps']:,} agent-steps: {s['rss_before'] / 2**20:.1f} MiB -> "
+              f"{s['rss_after'] / 2**20:.1f} MiB")  # fmt: skip
+    print("\nagent-steps/s (median of repeats): mask = sample + step + mask; +obs = also the acting player's observation;")
+    print("(cpu) = per CPU second of this process. machine:", report["machine"])
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(report, indent=1))
+        tmp.replace(path)
+        print(f"written {path}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -130,6 +130,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
         self._eng = VectorEngine(self.config, batch_size=1)
         self._eng.reset(seed=None)  # fresh entropy; reset() without a seed goes on from here
         self._action = np.zeros(1, np.int64)
+        self._acting = -1
         D = self._eng.observation_size
         self.observation_spaces = {
             agent: spaces.Dict(
@@ -172,11 +173,11 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
         return self._eng.export_game(0)
 
     def _actor(self) -> int:
+        """The seat to act (-1 once the game is over), cached in ``_acting`` after each change."""
         eng = self._eng
-        phase = eng.phase[0]
-        if phase == A.OVER:
-            return -1
-        return int(eng.refuter[0] if phase == A.REFUTE else eng.current[0])
+        phase = int(eng.phase[0])
+        self._acting = -1 if phase == A.OVER else int(eng.refuter[0] if phase == A.REFUTE else eng.current[0])
+        return self._acting
 
     def _new_episode(self) -> None:
         agents = self.agents = self.possible_agents[:]
@@ -186,10 +187,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
         self.truncations = dict.fromkeys(agents, False)
         self.infos = {agent: {} for agent in agents}
         self._skip_agent_selection = None
-        if self._eng.phase[0] == A.OVER:  # a loaded finished game
+        if self._actor() < 0:  # a loaded finished game
             self._game_over()
         else:
-            self.agent_selection = self.possible_agents[self._actor()]
+            self.agent_selection = self.possible_agents[self._acting]
 
     # --------------------------------------------------------------- step
     def step(self, action: Any) -> None:
@@ -214,10 +215,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
         self._action[0] = action
         eng.step(self._action)
         self._cumulative_rewards[agent] = 0.0
-        if eng.phase[0] == A.OVER:
+        if self._actor() < 0:
             self._game_over()
         else:
-            self.agent_selection = self.possible_agents[self._actor()]
+            self.agent_selection = self.possible_agents[self._acting]
 
     def _game_over(self) -> None:
         eng = self._eng
@@ -232,7 +233,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
         eng = self._eng
-        if seat == self._actor() and not self.terminations.get(agent, True) and not self.truncations[agent]:
+        if seat == self._acting and not self.terminations.get(agent, True) and not self.truncations[agent]:
             mask = eng.legal_action_mask[0].view(np.int8).copy()
         else:
             mask = np.zeros(A.NUM_ACTIONS, np.int8)
