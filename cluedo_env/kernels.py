@@ -45,7 +45,7 @@ _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 # decrement per array (measured: ~1 us per game per call, 30x the work itself). The kernels never
 # allocate or return arrays (scratch space comes in from Python, see :class:`Scratch`), and every
 # array they touch is owned by the calling VectorEngine, so no count is needed.
-KERNEL = {"cache": True, "nogil": True, "_nrt": False}
+KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy"}
 INLINE = {**KERNEL, "inline": "always"}
 
 

@@ -41,6 +41,7 @@ from cluedo_env.board import NUM_LOCATIONS, ROOM_LOC0, load_board
 from cluedo_env.cards import NUM_CARDS
 from cluedo_env.config import RulesConfig, make_config
 from cluedo_env.observation import encode, offsets, size
+from cluedo_env.snapshot import SnapshotError
 from cluedo_env.state import (
     ACCUSATION,
     ALL_TRIPLES,
@@ -375,9 +376,8 @@ class VectorEngine:
         i = self._slot(i)
         game = Game.from_dict(snapshot)
         if game.config != self.config:
-            raise ValueError(f"snapshot rules {game.config} differ from this engine's {self.config}")
-        if len(game.history) > self.H:
-            raise ValueError(f"snapshot history has {len(game.history)} records; this engine holds {self.H}")
+            raise SnapshotError(f"snapshot rules {game.config} differ from this engine's {self.config}")
+        self._check_fits(game)
         P = self.P
         # Build the slot's rows apart, then write them all.
         hist_kind = np.zeros(self.H, np.int8)
@@ -419,6 +419,63 @@ class VectorEngine:
         if self.phase[i] == A.MOVE:
             self.n_move[i] = self._k_dest(self.state, self.moves, i, np.zeros(6, np.int16), self.mask[i, 4:201])
         self._k_legal(self.state, self.rules, self.tables, i)
+
+    def _check_fits(self, game: Any) -> None:
+        """Every value of ``game`` within the ranges this engine's arrays hold (SnapshotError if not)."""
+        from cluedo_env.reference import Accusation
+
+        P, cfg = self.P, self.config
+
+        def fits(name: str, value: Any, lo: int, hi: int) -> None:
+            if type(value) not in (int, bool) and not isinstance(value, np.integer) or not lo <= value <= hi:
+                raise SnapshotError(f"snapshot field {name!r} is {value!r}; allowed: an integer {lo}..{hi}")
+
+        fits("current", game.current, 0, P - 1)
+        fits("refuter", game.refuter, -1, P - 1)
+        fits("winner", game.winner, -1, P - 1)
+        fits("roll", game.roll, 0, cfg.max_roll)
+        fits("turn_count", game.turn_count, 0, cfg.max_turns)
+        for loc in game.positions:
+            fits("suspects", loc, 0, NUM_LOCATIONS - 1)
+        for room in game.weapons:
+            fits("weapons", room, 0, 8)
+        for card in (*game.envelope, *(c for hand in game.hands for c in hand)):
+            fits("hands/envelope", card, 0, NUM_CARDS - 1)
+        if len(game.history) > self.H:
+            raise SnapshotError(
+                f"snapshot history has {len(game.history)} records; allowed: at most {self.H} "
+                f"(max_turns + players: one suggestion a turn, one accusation a player)"
+            )
+        # One suggestion a turn (this one included) and one accusation a player (R-A6): then the
+        # history never outgrows its H = max_turns + players slots, however the game goes on.
+        suggestions = sum(not isinstance(rec, Accusation) for rec in game.history)
+        if suggestions > game.turn_count + 1:
+            raise SnapshotError(
+                f"snapshot history has {suggestions} suggestions after {game.turn_count} completed turns; "
+                f"allowed: at most one suggestion a turn ({game.turn_count + 1})"
+            )
+        accusers = [rec.accuser for rec in game.history if isinstance(rec, Accusation)]
+        if len(set(accusers)) != len(accusers):
+            raise SnapshotError("snapshot history has two accusations by one player; allowed: one each (R-A6)")
+        for h, rec in enumerate(game.history):
+            where = f"history[{h}]"
+            fits(f"{where} suspect", rec.suspect, 0, 5)
+            fits(f"{where} weapon", rec.weapon, 0, 5)
+            fits(f"{where} room", rec.room, 0, 8)
+            if isinstance(rec, Accusation):
+                fits(f"{where} accuser", rec.accuser, 0, P - 1)
+                continue
+            fits(f"{where} suggester", rec.suggester, 0, P - 1)
+            for seat in (*rec.passed, *rec.refuted_by):
+                fits(f"{where} seat", seat, 0, P - 1)
+                if seat == rec.suggester:
+                    raise SnapshotError(f"snapshot field '{where}': the suggester {seat} cannot answer itself")
+            for card in rec.shown:
+                fits(f"{where} shown", card, 0, NUM_CARDS - 1)
+            if len(rec.shown) != len(rec.refuted_by) or len({*rec.passed, *rec.refuted_by}) != len(rec.passed) + len(
+                rec.refuted_by
+            ):
+                raise SnapshotError(f"snapshot field '{where}': each seat answers a suggestion at most once")
 
 
 __all__ = [
