@@ -20,9 +20,9 @@ import numpy as np
 from numba import njit
 
 from cluedo_env import actions as A
+from cluedo_env._interim_moves import fill_destinations
 from cluedo_env.board import NUM_SQUARES, ROOM_LOC0
 from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
-from cluedo_env._interim_moves import fill_destinations
 from cluedo_env.state import ACCUSATION, ALL_TRIPLES, NO_TRIPLES, NOT_ASKED, PASSED, SUGGESTION
 
 _ROLL, _PASSAGE, _STAY, _END = A.ROLL, A.PASSAGE, A.STAY, A.END_TURN
@@ -160,13 +160,7 @@ def new_games(s, rules, tables, idx: np.ndarray, work) -> None:
             s.eliminated[b, p] = False
             s.dragged[b, p] = False
             s.rewards[b, p] = 0.0
-            s.accused_at[b, p] = -1
-            for c in range(NUM_CARDS):
-                s.passed_on[b, p, c] = False
-                s.refuted_on[b, p, c] = 0
-                s.named_count[b, p, c] = 0
-                for q in range(P):
-                    s.seen[b, p, q, c] = False
+        _clear_summaries(s, P, b)
         for a in range(_MOVE0, _SUGGEST0):
             s.mask[b, a] = False
         s.n_move[b] = 0
@@ -389,11 +383,13 @@ def sample_full_game(s, tables, keep_accusation: float, out: np.ndarray) -> None
 
 # ===================================================================== transitions
 @njit(**KERNEL)
-def step(s, rules, tables, moves, work, actions: np.ndarray, active: np.ndarray, autoreset: bool,
-         out_rewards: np.ndarray, out_terminated: np.ndarray, out_truncated: np.ndarray) -> tuple[int, int]:  # fmt: skip
-    """Apply ``actions[b]`` for each live game's actor (all legal: checked before by
-    :func:`first_illegal`); write what the step produced into the ``out_*`` arrays, then restart
-    finished games if ``autoreset``. ``active``: (B,) bool, or empty for all games.
+def step(
+    s, rules, tables, moves, work, actions: np.ndarray, active: np.ndarray, autoreset: bool,
+    out_rewards: np.ndarray, out_terminated: np.ndarray, out_truncated: np.ndarray,
+) -> tuple[int, int]:  # fmt: skip
+    """Apply ``actions[b]`` for each live game's actor; write what the step produced into the
+    ``out_*`` arrays, then restart finished games if ``autoreset``. ``active``: (B,) bool, or
+    empty for all games.
 
     All or nothing: if any live game's action is illegal, nothing changes and the result is
     (first such game, their number); else (-1, 0).
@@ -631,10 +627,9 @@ def _end_turn(s, rules, b: int) -> None:
 
 
 # ===================================================================== summaries
-@njit(**KERNEL)
-def rebuild_summaries(s, rules, b: int) -> None:
-    """Recompute game ``b``'s history summaries (``seen`` .. ``accused_at``) from its history."""
-    P = rules.players
+@njit(**INLINE)
+def _clear_summaries(s, P: int, b: int) -> None:
+    """Game ``b``'s history summaries as for an empty history."""
     for p in range(P):
         s.accused_at[b, p] = -1
         for c in range(NUM_CARDS):
@@ -643,6 +638,13 @@ def rebuild_summaries(s, rules, b: int) -> None:
             s.named_count[b, p, c] = 0
             for q in range(P):
                 s.seen[b, p, q, c] = False
+
+
+@njit(**KERNEL)
+def rebuild_summaries(s, rules, b: int) -> None:
+    """Recompute game ``b``'s history summaries (``seen`` .. ``accused_at``) from its history."""
+    P = rules.players
+    _clear_summaries(s, P, b)
     for h in range(s.hist_len[b]):
         p = s.hist_player[b, h]
         if s.hist_kind[b, h] == ACCUSATION:

@@ -239,7 +239,9 @@ def print_table(rows: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], epilog=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--configs", nargs="+", default=None, help=f"preset:players (default {' '.join(DEFAULT_CONFIGS)})")
     ap.add_argument("--batch-sizes", nargs="+", type=int, default=None, help=f"default {DEFAULT_BATCHES}")
     ap.add_argument("--workloads", nargs="+", choices=DEFAULT_WORKLOADS, default=DEFAULT_WORKLOADS)
@@ -272,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         prof.enable()
         for _ in range(300):
             eng.step(eng.sample_full_game_actions())
-            eng.legal_action_mask
+            _mask = eng.legal_action_mask
             eng.observe()
         prof.disable()
         stream = io.StringIO()
@@ -284,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.compile:
         report["compile_seconds"] = compile_times()
         c = report["compile_seconds"]
-        print(f"start-up to the first observation: cold (empty numba cache) {c['cold']:.1f} s, cached {c['cached']:.2f} s")
+        print(f"start-up to the first observation: cold (empty numba cache) {c['cold']:.1f} s, "
+              f"cached {c['cached']:.2f} s")  # fmt: skip
     rows = report["results"]
     for label, cfg in parsed:
         for batch in batches:
@@ -302,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         report["soak"] = s = soak(args.soak, args.seed)
         print(f"RSS over {s['agent_steps']:,} agent-steps: {s['rss_before'] / 2**20:.1f} MiB -> "
               f"{s['rss_after'] / 2**20:.1f} MiB")  # fmt: skip
-    print("\nagent-steps/s (median of repeats): mask = sample + step + mask; +obs = also the acting player's observation;")
+    print("\nagent-steps/s (median of repeats): mask = sample + step + mask; "
+          "+obs = also the acting player's observation;")  # fmt: skip
     print("(cpu) = per CPU second of this process. machine:", report["machine"])
     if args.json:
         path = Path(args.json)

@@ -236,7 +236,7 @@ def profile(kwargs: dict[str, Any], policy: str, seconds: float) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
-        "--configs", nargs="+", default=DEFAULT_CONFIGS, help="preset:players[:policy], policy full (default) or uniform"
+        "--configs", nargs="+", default=DEFAULT_CONFIGS, help="preset:players[:policy], policy full (default)|uniform"
     )
     ap.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement")
     ap.add_argument("--repeats", type=int, default=3)
