@@ -172,6 +172,14 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
         """The full game state as a snapshot dict, hidden cards included: not for agents."""
         return self._eng.export_game(0)
 
+    @property
+    def engine(self) -> VectorEngine:
+        """The batched engine (batch size 1) this env steps, for tools such as recorders.
+
+        It holds the whole game, hidden cards included: never hand it to an agent.
+        """
+        return self._eng
+
     def _actor(self) -> int:
         """The seat to act (-1 once the game is over), cached in ``_acting`` after each change."""
         eng = self._eng
