@@ -78,7 +78,7 @@ from cluedo_env.cards import (
     WEAPON_CARD0,
 )
 from cluedo_env.config import RulesConfig, make_config
-from cluedo_env.movement import destinations, exits, path_trie
+from cluedo_env.movement import destinations, exits, move_tables
 
 NOT_ASKED, PASSED = -1, -2
 SUGGESTION, ACCUSATION = 1, 2
@@ -122,7 +122,7 @@ class VectorEngine:
         self.autoreset = autoreset
         self.board = load_board()
         self.has_board = self.config.has_board
-        self.trie = path_trie(self.config.max_roll) if self.has_board else None
+        self.moves = move_tables(self.config.max_roll) if self.has_board else None
         self.exits = exits(self.board).astype(np.int64)
         self.passage = _loc_passage()
         self.front_room = np.full(NUM_LOCATIONS, -1, np.int16)
@@ -428,7 +428,7 @@ class VectorEngine:
         start = self.pos[idx, cur].astype(np.int64)
         others = self.pos[idx].astype(np.int64)
         others[np.arange(len(idx)), cur] = -1  # the mover does not block itself
-        return destinations(self.trie, self.distance, start, self.roll[idx].astype(np.int64), others)
+        return destinations(self.moves, start, self.roll[idx].astype(np.int64), others)
 
     def _after_move(self, idx: np.ndarray, end_turn: list) -> None:
         """After a move onto a square or a forfeited move: accuse or end (R-A1, R-M8)."""
