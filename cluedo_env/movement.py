@@ -8,20 +8,31 @@ function; :func:`destinations` is a thin batched wrapper for numpy callers.
 Why it is fast and exact for two dice: whether a square can be reached with *exactly*
 ``k`` pips along a *simple* path that avoids other tokens is a question about paths, not
 distances, and the number of simple paths grows exponentially with ``k`` (1.67M of them
-up to 12 pips over all starts). So the kernel enumerates paths only where it must:
+up to 12 pips over all starts). The paths are therefore enumerated once, when the tables
+are built, and summarised per *family*: for a start ``s``, a roll ``k`` and a location
+``x``, the family is every simple path from ``s`` that makes ``x`` a destination, i.e.
+that ends on square ``x`` after exactly ``k`` pips (R-M3), or, for a room ``x``, ends on
+the square in front of one of its doors after at most ``k`` pips (R-M4; never the room
+left, R-M5; a room start's paths begin on its door fronts, R-M5, R-M6). Per family:
 
-1. No other token within ``roll`` pips of the mover (``distance``): nothing can be cut,
-   and the answer is one row of ``empty``, the destinations on the empty board,
-   precomputed once by enumerating every simple path.
-2. Otherwise a breadth-first search that avoids the tokens gives each square's fewest
-   pips ``d``. Rooms are then exact at once: a room is entered with *at most* the roll
-   (R-M4), and a shortest path is simple, so its door is usable iff ``d[front] <= roll``.
-   A square is a destination iff it is an empty-board destination, not occupied, and a
-   simple token-free path of exactly ``roll`` pips reaches it; if ``d == roll`` the
-   shortest path is one. Only the rest (``d < roll``: the path must waste pips on a
-   detour, which a token may have cut) are left to a depth-first search over simple
-   paths, which skips every branch from which no still-unproved square lies within the
-   pips left (``ball``) and stops as soon as every one is proved.
+* its *cut squares*: the squares every path of the family steps on. One token on a cut
+  square makes ``x`` unreachable; a token elsewhere leaves a path. Stored turned around,
+  as ``kill[s, k, b]``: the locations a token on square ``b`` alone rules out.
+* a few *witnesses*: paths of the family chosen to overlap as little as possible. If the
+  tokens miss one of them, ``x`` is reachable.
+
+A move then costs, in order of how often each step is needed:
+
+1. No other token within ``k`` pips (``distance``): nothing can be cut; the answer is
+   the row ``empty[s, k]``: one copy.
+2. Otherwise, for each empty-board destination: ruled out if a nearby token stands on a
+   cut square; proved if a witness avoids every nearby token. Exact either way.
+3. The rare rest (several tokens together cover every witness without one of them
+   cutting the family alone) goes to an exact search around the tokens
+   (:func:`_exact_search`): a breadth-first search decides rooms and the squares whose
+   fewest pips around the tokens equal the roll; a depth-first search over simple paths,
+   pruned to the branches that can still reach an undecided square in the pips left,
+   decides the others.
 """
 
 from __future__ import annotations
@@ -35,71 +46,186 @@ import numpy as np
 from cluedo_env.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, Board, load_board
 from cluedo_env.cards import NUM_ROOMS
 
-WORDS = 3  # 188 squares fit in three 64-bit words
+WORDS = 3  # 188 squares fit in three 64-bit words (path and token masks)
+LOC_WORDS = 4  # 197 locations fit in four (kill masks)
+WITNESSES = 3  # witness paths kept per family
 _NO = 255  # "not reached" in a breadth-first distance
 
 
 class MoveTables(NamedTuple):
-    """Everything the kernels need, as plain arrays so that numba takes it as one argument."""
+    """Everything the kernels need, as plain arrays (and one int) so that numba takes it as one argument.
+
+    A *slot* is one (start, roll, destination) of the empty board; the slots of
+    (s, k) are ``first[s * (max_roll + 1) + k]`` up to the next entry, by location.
+    """
 
     max_roll: int
     exits: np.ndarray  # (197, 4) int16: first steps from a location (see exits()), -1 padded, packed left
     front_room: np.ndarray  # (188,) int16: the room whose door a square is in front of, -1 if none
     distance: np.ndarray  # (197, 197) uint8: Board.distance, fewest pips on the empty board
-    ball: np.ndarray  # (188, max_roll + 1, 3) uint64: bit t of [s, r] set iff distance[s, t] <= r
     empty: np.ndarray  # (197, max_roll + 1, 197) bool: destinations on the empty board
     count: np.ndarray  # (197, max_roll + 1) int16: empty.sum(-1)
+    first: np.ndarray  # (197 * (max_roll + 1) + 1,) int32: first slot of each (start, roll)
+    dest: np.ndarray  # (S,) int16: the destination of each slot
+    witness: np.ndarray  # (S, WITNESSES, 3) uint64: square masks of the witness paths (never the start)
+    kill: np.ndarray  # (197, max_roll + 1, 188, 4) uint64: location bits a token on that square rules out
+    ball: np.ndarray  # (188, max_roll + 1, 3) uint64: bit t of [s, r] set iff distance[s, t] <= r
 
 
 # ------------------------------------------------------------------------------------ tables
-@numba.njit(cache=True, nogil=True)
-def _empty_board(exits: np.ndarray, front_room: np.ndarray, max_roll: int) -> np.ndarray:
-    """(197, max_roll + 1, 197) bool: destinations with no other token, by enumerating every simple path.
+@numba.njit(cache=True, nogil=True, inline="always")
+def _popcount(x: np.uint64) -> int:
+    """Set bits of a 64-bit word (SWAR), for choosing witnesses."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
-    One depth-first walk per start over all simple paths of at most ``max_roll`` pips
-    (R-M1, R-M2) notes which square each path ends on at which depth (R-M3) and the fewest
-    pips to each door's front square (R-M4, R-M5: never the room left).
+
+@numba.njit(cache=True, nogil=True)
+def _families(
+    exits: np.ndarray,
+    front_room: np.ndarray,
+    max_roll: int,
+    start: int,
+    npass: int,
+    inter: np.ndarray,
+    wit: np.ndarray,
+    score: np.ndarray,
+    seen: np.ndarray,
+) -> None:
+    """One pass over every simple path of at most ``max_roll`` pips from ``start`` (R-M1, R-M2).
+
+    Each path is offered to the families it belongs to (see the module docstring): the
+    square it ends on, at its depth (R-M3), and, if that square is in front of a door of a
+    room other than the one left (R-M4, R-M5), that room at every roll from its depth up
+    (a token on the front square at the start enters with any roll: an empty path).
+    Pass 0 fills ``seen`` (k, 197) bool and the cut squares ``inter`` (k, 197, 3) uint64,
+    and takes as witness 0 a shortest path; pass j > 0 takes as witness j the path that
+    steps on the fewest non-cut squares of witnesses 0..j-1, the shorter first on a tie.
+    ``wit`` (k, 197, WITNESSES, 3) uint64; ``score`` (k, 197) int64 is scratch. A path's
+    mask holds the squares it steps on, never the start: as many bits as pips.
+    The offers are written out here rather than in a helper: a call per offer would
+    cost ten times the walk.
     """
-    empty = np.zeros((NUM_LOCATIONS, max_roll + 1, NUM_LOCATIONS), np.bool_)
-    ends = np.zeros((max_roll + 1, NUM_SQUARES), np.bool_)  # (depth, square): some path ends there
-    room_pips = np.empty(NUM_ROOMS, np.int64)
+    origin = start - ROOM_LOC0 if start >= ROOM_LOC0 else -1
     visited = np.zeros(NUM_LOCATIONS, np.bool_)
     path = np.empty(max_roll + 1, np.int64)
-    nxt = np.empty(max_roll + 1, np.int64)
-    for start in range(NUM_LOCATIONS):
-        ends[:] = False
-        room_pips[:] = max_roll + 1
-        origin = start - ROOM_LOC0 if start >= ROOM_LOC0 else -1
-        depth = 0
-        path[0] = start
-        nxt[0] = 0
-        visited[start] = True
-        while depth >= 0:
-            here = path[depth]
-            j = nxt[depth]
-            if j == 4 or exits[here, j] < 0 or depth == max_roll:
-                visited[here] = False
-                depth -= 1
-                continue
-            nxt[depth] = j + 1
-            step = exits[here, j]
-            if visited[step]:
-                continue
-            depth += 1
-            path[depth] = step
+    nxt = np.zeros(max_roll + 1, np.int64)
+    masks = np.zeros((max_roll + 1, WORDS), np.uint64)  # squares stepped on up to each depth
+    score[:] = 1 << 40
+    depth = 0
+    path[0] = start
+    visited[start] = True
+    new = True
+    while depth >= 0:
+        here = path[depth]
+        if new and here < NUM_SQUARES:  # offer the path that just reached `here`
+            room = front_room[here]
+            k_room = max(depth, 1)
+            offers = max_roll - k_room + 2 if room >= 0 and room != origin else 1  # R-M4, R-M5
+            for q in range(0 if depth >= 1 else 1, offers):
+                if q == 0:
+                    k, loc = depth, here  # R-M3
+                else:
+                    k, loc = k_room + q - 1, ROOM_LOC0 + room
+                if npass == 0:
+                    if not seen[k, loc]:
+                        seen[k, loc] = True
+                        for w in range(WORDS):
+                            inter[k, loc, w] = masks[depth, w]
+                    else:
+                        for w in range(WORDS):
+                            inter[k, loc, w] &= masks[depth, w]
+                    value = depth
+                else:
+                    overlap = 0
+                    for i in range(npass):
+                        for w in range(WORDS):
+                            overlap += _popcount(masks[depth, w] & wit[k, loc, i, w] & ~inter[k, loc, w])
+                    value = overlap * 64 + depth
+                if value < score[k, loc]:
+                    score[k, loc] = value
+                    for w in range(WORDS):
+                        wit[k, loc, npass, w] = masks[depth, w]
+        new = False
+        j = nxt[depth]
+        if j == 4 or depth == max_roll or exits[here, j] < 0:
+            visited[here] = False
             nxt[depth] = 0
-            visited[step] = True
-            ends[depth, step] = True  # R-M3
-            room = front_room[step]
-            if room >= 0 and room != origin and depth < room_pips[room]:  # R-M4, R-M5
-                room_pips[room] = depth
-        if start < NUM_SQUARES and front_room[start] >= 0:
-            room_pips[front_room[start]] = 0  # R-M4: a token on the front square enters with any roll
-        for k in range(1, max_roll + 1):
-            empty[start, k, :NUM_SQUARES] = ends[k]
-            for room in range(NUM_ROOMS):
-                empty[start, k, ROOM_LOC0 + room] = room_pips[room] <= k
-    return empty
+            depth -= 1
+            continue
+        nxt[depth] = j + 1
+        step = exits[here, j]
+        if visited[step]:
+            continue
+        depth += 1
+        path[depth] = step
+        visited[step] = True
+        for w in range(WORDS):
+            masks[depth, w] = masks[depth - 1, w]
+        masks[depth, step >> 6] |= np.uint64(1) << np.uint64(step & 63)
+        new = True
+
+
+@numba.njit(cache=True, nogil=True)
+def _build_tables(exits: np.ndarray, front_room: np.ndarray, max_roll: int) -> tuple:
+    """(empty, count, first, dest, witness, kill) of :class:`MoveTables`, from every simple path.
+
+    Two sweeps over the starts: the first only finds the families (the empty board's
+    destinations, to size the slot arrays), the second summarises each one.
+    """
+    K = max_roll + 1
+    inter = np.zeros((K, NUM_LOCATIONS, WORDS), np.uint64)
+    wit = np.zeros((K, NUM_LOCATIONS, WITNESSES, WORDS), np.uint64)
+    score = np.empty((K, NUM_LOCATIONS), np.int64)
+    empty = np.zeros((NUM_LOCATIONS, K, NUM_LOCATIONS), np.bool_)
+    for start in range(NUM_LOCATIONS):
+        _families(exits, front_room, max_roll, start, 0, inter, wit, score, empty[start])
+    count = np.zeros((NUM_LOCATIONS, K), np.int16)
+    first = np.zeros(NUM_LOCATIONS * K + 1, np.int32)
+    n = 0
+    for start in range(NUM_LOCATIONS):
+        for k in range(K):
+            first[start * K + k] = n
+            c = 0
+            for loc in range(NUM_LOCATIONS):
+                c += empty[start, k, loc]
+            count[start, k] = c
+            n += c
+    first[NUM_LOCATIONS * K] = n
+    dest = np.empty(n, np.int16)
+    witness = np.empty((n, WITNESSES, WORDS), np.uint64)
+    kill = np.zeros((NUM_LOCATIONS, K, NUM_SQUARES, LOC_WORDS), np.uint64)
+    seen = np.zeros((K, NUM_LOCATIONS), np.bool_)
+    slot = 0
+    for start in range(NUM_LOCATIONS):
+        seen[:] = False
+        for npass in range(WITNESSES):
+            _families(exits, front_room, max_roll, start, npass, inter, wit, score, seen)
+        for k in range(K):
+            for loc in range(NUM_LOCATIONS):
+                if not seen[k, loc]:
+                    continue
+                dest[slot] = loc
+                witness[slot] = wit[k, loc]
+                bit = np.uint64(1) << np.uint64(loc & 63)
+                for sq in range(NUM_SQUARES):
+                    if (inter[k, loc, sq >> 6] >> np.uint64(sq & 63)) & np.uint64(1):
+                        kill[start, k, sq, loc >> 6] |= bit  # a token on a cut square rules loc out
+                slot += 1
+    return empty, count, first, dest, witness, kill
+
+
+def _ball(distance: np.ndarray, max_roll: int) -> np.ndarray:
+    """(188, max_roll + 1, 3) uint64: square masks of the squares within r pips of each square."""
+    near = distance[:NUM_SQUARES, :NUM_SQUARES, None] <= np.arange(max_roll + 1)  # (188, 188, r) bool
+    padded = np.zeros((NUM_SQUARES, WORDS * 64, max_roll + 1), np.bool_)
+    padded[:, :NUM_SQUARES] = near
+    bits = padded.reshape(NUM_SQUARES, WORDS, 64, max_roll + 1)
+    weights = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))  # (64,) uint64
+    ball = np.bitwise_or.reduce(np.where(bits, weights[None, None, :, None], np.uint64(0)), axis=2)
+    return np.ascontiguousarray(ball.transpose(0, 2, 1))
 
 
 def _build(board: Board, max_roll: int) -> MoveTables:
@@ -108,22 +234,19 @@ def _build(board: Board, max_roll: int) -> MoveTables:
     for sq, room in board.front_room.items():
         front_room[sq] = room
     distance = np.ascontiguousarray(board.distance)
-    near = distance[:NUM_SQUARES, :NUM_SQUARES, None] <= np.arange(max_roll + 1)  # (188, 188, r) bool
-    padded = np.zeros((NUM_SQUARES, WORDS * 64, max_roll + 1), np.bool_)
-    padded[:, :NUM_SQUARES] = near
-    bits = padded.reshape(NUM_SQUARES, WORDS, 64, max_roll + 1)
-    weights = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))  # (64,) uint64
-    ball = np.bitwise_or.reduce(np.where(bits, weights[None, None, :, None], np.uint64(0)), axis=2)
-    ball = np.ascontiguousarray(ball.transpose(0, 2, 1))  # (188, r, 3)
-    empty = _empty_board(ex, front_room, max_roll)
+    empty, count, first, dest, witness, kill = _build_tables(ex, front_room, max_roll)
     return MoveTables(
         max_roll=max_roll,
         exits=ex,
         front_room=front_room,
         distance=distance,
-        ball=ball,
         empty=empty,
-        count=empty.sum(-1).astype(np.int16),
+        count=count,
+        first=first,
+        dest=dest,
+        witness=witness,
+        kill=kill,
+        ball=_ball(distance, max_roll),
     )
 
 
@@ -134,13 +257,15 @@ def move_tables(max_roll: int) -> MoveTables:
 
 
 # ------------------------------------------------------------------------------------ kernels
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def fill_destinations(t: MoveTables, start: int, roll: int, others: np.ndarray, out: np.ndarray) -> int:
     """Mark the legal destinations of a token at ``start`` with ``roll`` pips in ``out``; return their number.
 
     ``start`` a location 0..196, ``1 <= roll <= t.max_roll``, ``others`` (m,) int the
     locations of the other suspect tokens (entries < 0 or >= 188 never block), ``out``
     (197,) bool, all False on entry. No destination (0) means the move is forfeited (R-M8).
+    Inlined into compiled callers (numba ``inline="always"``): a call that is not inlined
+    costs about as much as the table lookup itself.
     """
     for j in range(others.shape[0]):
         o = others[j]
@@ -152,10 +277,81 @@ def fill_destinations(t: MoveTables, start: int, roll: int, others: np.ndarray, 
     return t.count[start, roll]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _with_tokens(t: MoveTables, start: int, roll: int, others: np.ndarray, out: np.ndarray) -> int:
-    """The exact search when some token stands within ``roll`` pips (see the module docstring)."""
+    """Step 2 of the module docstring: cut squares rule out, witnesses prove, the rest is searched."""
+    one = np.uint64(1)
+    b0 = b1 = b2 = np.uint64(0)  # squares of the tokens within the roll
+    k0 = k1 = k2 = k3 = np.uint64(0)  # locations one of them rules out alone
+    for j in range(others.shape[0]):
+        o = others[j]
+        if 0 <= o < NUM_SQUARES and t.distance[start, o] <= roll:
+            bit = one << np.uint64(o & 63)
+            if o < 64:
+                b0 |= bit
+            elif o < 128:
+                b1 |= bit
+            else:
+                b2 |= bit
+            kill = t.kill[start, roll, o]
+            k0 |= kill[0]
+            k1 |= kill[1]
+            k2 |= kill[2]
+            k3 |= kill[3]
+    r0 = r1 = r2 = r3 = np.uint64(0)  # undecided locations
+    n = 0
+    row = start * (t.max_roll + 1) + roll
+    for slot in range(t.first[row], t.first[row + 1]):
+        loc = t.dest[slot]
+        bit = one << np.uint64(loc & 63)
+        w = loc >> 6
+        killed = k0 if w == 0 else k1 if w == 1 else k2 if w == 2 else k3
+        if killed & bit:
+            continue  # a token stands on a square every path steps on (R-M2)
+        proved = False
+        for i in range(WITNESSES):
+            path = t.witness[slot, i]
+            if ((path[0] & b0) | (path[1] & b1) | (path[2] & b2)) == 0:
+                proved = True
+                break
+        if proved:
+            out[loc] = True
+            n += 1
+        elif w == 0:
+            r0 |= bit
+        elif w == 1:
+            r1 |= bit
+        elif w == 2:
+            r2 |= bit
+        else:
+            r3 |= bit
+    if (r0 | r1 | r2 | r3) != 0:
+        n += _exact_search(t, start, roll, others, r0, r1, r2, r3, out)
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def _exact_search(
+    t: MoveTables,
+    start: int,
+    roll: int,
+    others: np.ndarray,
+    r0: np.uint64,
+    r1: np.uint64,
+    r2: np.uint64,
+    r3: np.uint64,
+    out: np.ndarray,
+) -> int:
+    """Decide the undecided locations (bits ``r0..r3`` over 0..196) by search; mark and count the reachable.
+
+    Rooms and squares whose fewest pips around the tokens equal the roll are decided by a
+    breadth-first search (a shortest path is simple); the other squares by a depth-first
+    search over simple paths that skips every branch from which no undecided square lies
+    within the pips left (``ball``) and stops once all are proved. With no bits set except
+    those of every empty-board destination it is a complete generator on its own.
+    """
     exits, ball = t.exits, t.ball
+    one = np.uint64(1)
     blocked = np.zeros(NUM_LOCATIONS, np.bool_)  # tokens, then also the squares of the current path
     for j in range(others.shape[0]):
         o = others[j]
@@ -194,32 +390,29 @@ def _with_tokens(t: MoveTables, start: int, roll: int, others: np.ndarray, out: 
                 tail += 1
     n = 0
     # Rooms (R-M4, R-M5, R-M6): a shortest path is simple, so `pips` decides.
+    room_bits = r2 >> np.uint64(ROOM_LOC0 - 128) | r3 << np.uint64(192 - ROOM_LOC0)  # bit r: room r undecided
     for i in range(tail):
         room = t.front_room[queue[i]]
-        if room >= 0 and room != origin and not out[ROOM_LOC0 + room]:
+        if room >= 0 and room != origin and (room_bits >> np.uint64(room)) & one and not out[ROOM_LOC0 + room]:
             out[ROOM_LOC0 + room] = True
             n += 1
     # Squares (R-M3): proved at once when the shortest path uses the whole roll.
-    row = t.empty[start, roll]
-    u0 = np.uint64(0)
-    u1 = np.uint64(0)
-    u2 = np.uint64(0)
-    one = np.uint64(1)
+    u0 = u1 = u2 = np.uint64(0)  # still undecided after the breadth-first search
     for i in range(tail):
         sq = queue[i]
-        if row[sq]:
+        w = sq >> 6
+        bit = one << np.uint64(sq & 63)
+        undecided = r0 if w == 0 else r1 if w == 1 else r2
+        if undecided & bit:
             if pips[sq] == roll:
                 out[sq] = True
                 n += 1
+            elif w == 0:
+                u0 |= bit
+            elif w == 1:
+                u1 |= bit
             else:
-                w = sq >> 6
-                bit = one << np.uint64(sq & 63)
-                if w == 0:
-                    u0 |= bit
-                elif w == 1:
-                    u1 |= bit
-                else:
-                    u2 |= bit
+                u2 |= bit
     if (u0 | u1 | u2) == 0:
         return n
     # The rest need a detour: search simple paths, skipping branches that cannot reach one of them.

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from cluedo_env.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board
-from cluedo_env.movement import MoveTables, _with_tokens, destinations, fill_destinations, move_tables
+from cluedo_env.movement import MoveTables, _exact_search, destinations, fill_destinations, move_tables
 from cluedo_env.reference import move_destinations
 
 BOARD = load_board()
@@ -129,16 +129,33 @@ def test_empty_board_every_start_and_roll_matches_reference(max_roll: int):
         assert np.flatnonzero(got[k]).tolist() == want, f"start {BOARD.loc_name(int(start[k]))}, roll {roll[k]}"
 
 
-def test_search_with_no_token_agrees_with_the_table():
-    """The token-aware search and the empty-board table are built differently; with no token they must agree."""
+def _search_alone(t: MoveTables, start: int, roll: int, others: np.ndarray) -> np.ndarray:
+    """(197,) bool: the exact search (step 3 of the kernel) with every empty-board destination undecided."""
+    bits = np.zeros(4 * 64, np.bool_)
+    bits[:NUM_LOCATIONS] = t.empty[start, roll]
+    words = (np.packbits(bits.reshape(4, 64)[:, ::-1], axis=1).view(">u8")[:, 0]).astype(np.uint64)
+    out = np.zeros(NUM_LOCATIONS, np.bool_)
+    n = _exact_search(t, start, roll, others, words[0], words[1], words[2], words[3], out)
+    assert n == out.sum()
+    return out
+
+
+def test_search_alone_with_no_token_agrees_with_the_table():
+    """The search and the empty-board table come from different code; with no token they must agree."""
     t = move_tables(12)
     none = np.full(0, -1, np.int64)
     for start in range(NUM_LOCATIONS):
         for roll in range(1, 13):
-            out = np.zeros(NUM_LOCATIONS, np.bool_)
-            n = _with_tokens(t, start, roll, none, out)
-            assert n == out.sum() == t.count[start, roll]
-            assert (out == t.empty[start, roll]).all(), (BOARD.loc_name(start), roll)
+            assert (_search_alone(t, start, roll, none) == t.empty[start, roll]).all(), (BOARD.loc_name(start), roll)
+
+
+def test_search_alone_in_crowds_matches_reference():
+    """The search decides what the cut squares and witnesses leave open; here it decides everything."""
+    rng = np.random.default_rng(5)
+    start, roll, others = _random_moves(rng, int(1500 * _SCALE), 12, tokens=6)
+    t = move_tables(12)
+    got = np.stack([_search_alone(t, int(s), int(r), o) for s, r, o in zip(start, roll, others, strict=True)])
+    _check(got, start, roll, others)
 
 
 def test_every_single_blocker_near_every_door_front_matches_reference():

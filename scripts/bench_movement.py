@@ -1,0 +1,185 @@
+"""Micro-benchmark of the compiled move kernel (``cluedo_env.movement.fill_destinations``), one core.
+
+    PYTHONPATH=. python3 scripts/bench_movement.py            # both tables, about 30 s
+    PYTHONPATH=. python3 scripts/bench_movement.py --max-rolls 12 --moves 20000
+
+Why these cases: the kernel answers from a table when no other token is within the roll,
+and searches otherwise, so its cost depends on where the other tokens stand. For each
+table (``max_roll`` 6: one die, rolls 1..6 uniform; 12: two dice, rolls 2..12 as 2d6
+gives them) it prints ns per move for:
+
+* **empty**: no other token (start uniform over the 197 locations): the table path;
+* **play**: (start, roll, the 5 other tokens) recorded at every roll of uniformly random
+  legal play on :class:`VectorEngine` (``classic`` for one die, ``seed000`` for two; 4
+  players, 6 tokens; accusations kept only on a 1% coin so that games run long);
+* **near**: 5 other tokens on distinct random squares within ``roll`` pips of the mover
+  (every one can cut a path: the search path every time);
+* **worst**: the slowest single move found: every case of ``near`` plus as many with 6
+  tokens is timed alone, the slowest ten again with more repeats, and the maximum is shown.
+
+Timing: a compiled loop calls the kernel once per move (clearing one ``out`` row first,
+as a caller must), ``--repeats`` times over the same moves; the median is reported. Also
+shown: the time to build or load the tables in a fresh process (``move_tables``, numba
+cache warm), their memory, and the kernel's first-call compile time in this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+import numba
+import numpy as np
+
+from cluedo_env import actions as A
+from cluedo_env.board import NUM_LOCATIONS, NUM_SQUARES, load_board
+from cluedo_env.movement import MoveTables, fill_destinations, move_tables
+
+BOARD = load_board()
+
+
+@numba.njit(cache=True)
+def _run(t: MoveTables, start: np.ndarray, roll: np.ndarray, others: np.ndarray, repeats: int) -> int:
+    """Call the kernel for every move, ``repeats`` times; returns the destination total (kept live)."""
+    out = np.zeros(NUM_LOCATIONS, np.bool_)
+    total = 0
+    for _ in range(repeats):
+        for i in range(start.shape[0]):
+            out[:] = False
+            total += fill_destinations(t, start[i], roll[i], others[i], out)
+    return total
+
+
+def rolls(rng: np.random.Generator, max_roll: int, n: int) -> np.ndarray:
+    """(n,) int64: one die (1..6) for max_roll 6, the sum of two (2..12) for 12."""
+    dice = max_roll // 6
+    return rng.integers(1, 7, (n, dice)).sum(1)
+
+
+def empty_moves(rng: np.random.Generator, max_roll: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return rng.integers(0, NUM_LOCATIONS, n), rolls(rng, max_roll, n), np.full((n, 5), -1, np.int64)
+
+
+def near_moves(
+    rng: np.random.Generator, max_roll: int, n: int, tokens: int = 5
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Movers anywhere, ``tokens`` others on distinct squares within the roll of the mover."""
+    start = rng.integers(0, NUM_LOCATIONS, n)
+    roll = rolls(rng, max_roll, n)
+    others = np.full((n, tokens), -1, np.int64)
+    for k in range(n):
+        pool = np.flatnonzero(BOARD.distance[start[k], :NUM_SQUARES] <= roll[k])
+        pool = pool[pool != start[k]]
+        take = rng.choice(pool, min(tokens, len(pool)), replace=False)
+        others[k, : len(take)] = take
+    return start, roll, others
+
+
+def play_moves(max_roll: int, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (start, roll, others) of the first n rolls of random play (see the module docstring)."""
+    from cluedo_env.vector_engine import VectorEngine
+
+    eng = VectorEngine("classic" if max_roll == 6 else "seed000", batch_size=256, autoreset=True)
+    eng.reset(seed)
+    rng = np.random.default_rng(seed)
+    rec: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    original = eng._destinations
+
+    def recording(idx: np.ndarray) -> np.ndarray:
+        cur = eng.current[idx].astype(np.int64)
+        pos = eng.pos[idx].astype(np.int64)
+        start = pos[np.arange(len(idx)), cur]
+        others = np.stack([np.delete(row, c) for row, c in zip(pos, cur)]) if len(idx) else pos[:, :5]
+        rec.append((start, eng.roll[idx].astype(np.int64), others))
+        return original(idx)
+
+    eng._destinations = recording  # type: ignore[method-assign]
+    while sum(len(r[0]) for r in rec) < n:
+        mask = eng.legal_action_mask
+        noise = rng.random(mask.shape) * mask
+        keep = rng.random(len(mask)) < 0.01  # accuse only on a 1% coin
+        non_acc = mask[:, : A.ACCUSE0].any(1)
+        noise[~keep & non_acc, A.ACCUSE0 :] = 0
+        eng.step(np.where(mask.any(1), noise.argmax(1), -1))
+    start, roll, others = (np.concatenate([r[i] for r in rec])[:n] for i in range(3))
+    return start, roll, others
+
+
+def per_move_ns(t: MoveTables, start: np.ndarray, roll: np.ndarray, others: np.ndarray, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        _run(t, start, roll, others, 1)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) / len(start) * 1e9
+
+
+def worst_move(t: MoveTables, cases: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[float, str]:
+    """(ns, description) of the slowest single move among the cases."""
+    start = np.concatenate([c[0] for c in cases])
+    roll = np.concatenate([c[1] for c in cases])
+    width = max(c[2].shape[1] for c in cases)
+    others = np.full((len(start), width), -1, np.int64)
+    row = 0
+    for c in cases:
+        others[row : row + len(c[0]), : c[2].shape[1]] = c[2]
+        row += len(c[0])
+    one = [per_move_ns(t, start[i : i + 1].repeat(20), roll[i : i + 1].repeat(20), others[i : i + 1].repeat(20, 0), 1)
+           for i in range(len(start))]
+    top = np.argsort(one)[-10:]
+    best = (0.0, "")
+    for i in top:
+        ns = per_move_ns(t, start[i : i + 1].repeat(200), roll[i : i + 1].repeat(200), others[i : i + 1].repeat(200, 0), 5)
+        if ns > best[0]:
+            where = [BOARD.loc_name(int(o)) for o in others[i] if 0 <= o < NUM_SQUARES]
+            best = (ns, f"start {BOARD.loc_name(int(start[i]))} roll {roll[i]} tokens {where}")
+    return best
+
+
+def load_seconds(max_roll: int) -> float:
+    """Seconds for ``move_tables(max_roll)`` in a fresh process (numba cache as it is now)."""
+    code = (
+        "import time; t=time.perf_counter(); from cluedo_env.movement import move_tables; "
+        f"move_tables({max_roll}); print(time.perf_counter()-t)"
+    )
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--max-rolls", type=int, nargs="+", default=[6, 12])
+    ap.add_argument("--moves", type=int, default=20000, help="moves per case")
+    ap.add_argument("--worst-candidates", type=int, default=3000)
+    ap.add_argument("--repeats", type=int, default=7)
+    args = ap.parse_args(argv)
+    for max_roll in args.max_rolls:
+        load = load_seconds(max_roll)
+        t = move_tables(max_roll)
+        nbytes = sum(a.nbytes for a in t if isinstance(a, np.ndarray))
+        rng = np.random.default_rng(max_roll)
+        cases = {
+            "empty": empty_moves(rng, max_roll, args.moves),
+            "play": play_moves(max_roll, args.moves),
+            "near": near_moves(rng, max_roll, args.moves),
+        }
+        t0 = time.perf_counter()
+        _run(t, *cases["empty"], 1)  # compile or load from the numba cache
+        first = time.perf_counter() - t0
+        print(f"\nmax_roll {max_roll}: tables {nbytes / 2**20:.1f} MB, move_tables() in a fresh process {load:.2f} s, "
+              f"first kernel call {first:.2f} s")
+        print(f"{'case':<8}{'ns/move':>10}{'searched':>10}")
+        for name, (start, roll, others) in cases.items():
+            near = (others >= 0) & (others < NUM_SQUARES)
+            dist = BOARD.distance[start[:, None], np.where(near, others, 0)]
+            searched = (near & (dist <= roll[:, None])).any(1).mean()
+            print(f"{name:<8}{per_move_ns(t, start, roll, others, args.repeats):>10.0f}{searched:>10.0%}")
+        cand = [near_moves(rng, max_roll, args.worst_candidates // 2, tokens)[:3] for tokens in (5, 6)]
+        ns, what = worst_move(t, cand)
+        print(f"{'worst':<8}{ns:>10.0f}            {what}")
+
+
+if __name__ == "__main__":
+    main()
