@@ -53,23 +53,82 @@ _NO = 255  # "not reached" in a breadth-first distance
 
 
 class MoveTables(NamedTuple):
-    """Everything the kernels need, as plain arrays (and one int) so that numba takes it as one argument.
+    """Everything the kernels need, packed into two flat arrays (and one int).
 
-    A *slot* is one (start, roll, destination) of the empty board; the slots of
-    (s, k) are ``first[s * (max_roll + 1) + k]`` up to the next entry, by location.
+    Why packed: numba counts references to every array a call passes, atomically, and in
+    a loop over games it cannot drop those counts; a tuple of eleven arrays cost ~200 ns
+    per move, more than the whole table lookup, two cost ~10 ns. The parts, at the
+    offsets :func:`_layout` gives (``K = max_roll + 1``; a *slot* is one (start, roll,
+    destination) of the empty board, the slots of (s, k) being ``first[s * K + k]`` up to
+    ``first[s * K + k + 1]``, by location), are also readable as properties, for Python:
+
+    ``ints`` int32: ``distance`` (197, 197) fewest pips on the empty board (Board.distance);
+    ``exits`` (197, 4) first steps from a location (see exits()), -1 padded, packed left;
+    ``front_room`` (188,) the room whose door a square is in front of, -1 if none;
+    ``first`` (197 * K + 1,) first slot of each (start, roll); ``dest`` (S,) the destination
+    of each slot.
+
+    ``words`` uint64: ``kill`` (197, K, 188, 4) the location bits a token on that square
+    rules out alone; ``ball`` (188, K, 3) bit t of [s, r] set iff distance[s, t] <= r;
+    ``witness`` (S, WITNESSES, 3) square masks of the witness paths of each slot (never the
+    start square).
     """
 
     max_roll: int
-    exits: np.ndarray  # (197, 4) int16: first steps from a location (see exits()), -1 padded, packed left
-    front_room: np.ndarray  # (188,) int16: the room whose door a square is in front of, -1 if none
-    distance: np.ndarray  # (197, 197) uint8: Board.distance, fewest pips on the empty board
-    empty: np.ndarray  # (197, max_roll + 1, 197) bool: destinations on the empty board
-    count: np.ndarray  # (197, max_roll + 1) int16: empty.sum(-1)
-    first: np.ndarray  # (197 * (max_roll + 1) + 1,) int32: first slot of each (start, roll)
-    dest: np.ndarray  # (S,) int16: the destination of each slot
-    witness: np.ndarray  # (S, WITNESSES, 3) uint64: square masks of the witness paths (never the start)
-    kill: np.ndarray  # (197, max_roll + 1, 188, 4) uint64: location bits a token on that square rules out
-    ball: np.ndarray  # (188, max_roll + 1, 3) uint64: bit t of [s, r] set iff distance[s, t] <= r
+    ints: np.ndarray  # (38997 + 394 * K + S,) int32, see above
+    words: np.ndarray  # (197 * K * 752 + 188 * K * 3 + S * WITNESSES * 3,) uint64, see above
+
+    def _part(self, name: str) -> np.ndarray:
+        at = dict(zip(_PARTS, _layout(self.max_roll), strict=True))
+        k = self.max_roll + 1
+        s = len(self.ints) - at["dest"]
+        shapes = {
+            "distance": (NUM_LOCATIONS, NUM_LOCATIONS),
+            "exits": (NUM_LOCATIONS, 4),
+            "front_room": (NUM_SQUARES,),
+            "first": (NUM_LOCATIONS * k + 1,),
+            "dest": (s,),
+            "kill": (NUM_LOCATIONS, k, NUM_SQUARES, LOC_WORDS),
+            "ball": (NUM_SQUARES, k, WORDS),
+            "witness": (s, WITNESSES, WORDS),
+        }
+        buf = self.words if name in ("kill", "ball", "witness") else self.ints
+        return buf[at[name] : at[name] + int(np.prod(shapes[name]))].reshape(shapes[name])
+
+    distance = property(lambda self: self._part("distance"))
+    exits = property(lambda self: self._part("exits"))
+    front_room = property(lambda self: self._part("front_room"))
+    first = property(lambda self: self._part("first"))
+    dest = property(lambda self: self._part("dest"))
+    kill = property(lambda self: self._part("kill"))
+    ball = property(lambda self: self._part("ball"))
+    witness = property(lambda self: self._part("witness"))
+
+    @property
+    def empty(self) -> np.ndarray:
+        """(197, K, 197) bool: the destinations on the empty board, from the slots."""
+        k = self.max_roll + 1
+        out = np.zeros((NUM_LOCATIONS * k, NUM_LOCATIONS), np.bool_)
+        first = self.first
+        rows = np.repeat(np.arange(NUM_LOCATIONS * k), np.diff(first))
+        out[rows, self.dest] = True
+        return out.reshape(NUM_LOCATIONS, k, NUM_LOCATIONS)
+
+
+_PARTS = ("distance", "exits", "front_room", "first", "dest", "kill", "ball", "witness")
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _layout(max_roll: int) -> tuple[int, int, int, int, int, int, int, int]:
+    """Offsets of the parts of MoveTables (see there), in the order of ``_PARTS``."""
+    k = max_roll + 1
+    exits_at = NUM_LOCATIONS * NUM_LOCATIONS
+    front_at = exits_at + NUM_LOCATIONS * 4
+    first_at = front_at + NUM_SQUARES
+    dest_at = first_at + NUM_LOCATIONS * k + 1
+    ball_at = NUM_LOCATIONS * k * NUM_SQUARES * LOC_WORDS
+    witness_at = ball_at + NUM_SQUARES * k * WORDS
+    return 0, exits_at, front_at, first_at, dest_at, 0, ball_at, witness_at
 
 
 # ------------------------------------------------------------------------------------ tables
@@ -169,85 +228,65 @@ def _families(
 
 
 @numba.njit(cache=True, nogil=True)
-def _build_tables(exits: np.ndarray, front_room: np.ndarray, max_roll: int) -> tuple:
-    """(empty, count, first, dest, witness, kill) of :class:`MoveTables`, from every simple path.
+def _build_tables(
+    exits: np.ndarray, front_room: np.ndarray, distance: np.ndarray, max_roll: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(ints, words) of :class:`MoveTables`, from every simple path.
 
     Two sweeps over the starts: the first only finds the families (the empty board's
     destinations, to size the slot arrays), the second summarises each one.
     """
     K = max_roll + 1
+    _, exits_at, front_at, first_at, dest_at, _, ball_at, witness_at = _layout(max_roll)
     inter = np.zeros((K, NUM_LOCATIONS, WORDS), np.uint64)
     wit = np.zeros((K, NUM_LOCATIONS, WITNESSES, WORDS), np.uint64)
     score = np.empty((K, NUM_LOCATIONS), np.int64)
-    empty = np.zeros((NUM_LOCATIONS, K, NUM_LOCATIONS), np.bool_)
-    for start in range(NUM_LOCATIONS):
-        _families(exits, front_room, max_roll, start, 0, inter, wit, score, empty[start])
-    count = np.zeros((NUM_LOCATIONS, K), np.int16)
-    first = np.zeros(NUM_LOCATIONS * K + 1, np.int32)
-    n = 0
-    for start in range(NUM_LOCATIONS):
-        for k in range(K):
-            first[start * K + k] = n
-            c = 0
-            for loc in range(NUM_LOCATIONS):
-                c += empty[start, k, loc]
-            count[start, k] = c
-            n += c
-    first[NUM_LOCATIONS * K] = n
-    dest = np.empty(n, np.int16)
-    witness = np.empty((n, WITNESSES, WORDS), np.uint64)
-    kill = np.zeros((NUM_LOCATIONS, K, NUM_SQUARES, LOC_WORDS), np.uint64)
     seen = np.zeros((K, NUM_LOCATIONS), np.bool_)
+    n_slots = 0
+    for start in range(NUM_LOCATIONS):
+        seen[:] = False
+        _families(exits, front_room, max_roll, start, 0, inter, wit, score, seen)
+        n_slots += seen.sum()
+    ints = np.empty(dest_at + n_slots, np.int32)
+    words = np.zeros(witness_at + n_slots * WITNESSES * WORDS, np.uint64)
+    ints[:exits_at] = distance.ravel()
+    ints[exits_at:front_at] = exits.ravel()
+    ints[front_at:first_at] = front_room
+    for sq in range(NUM_SQUARES):
+        for r in range(K):
+            for other in range(NUM_SQUARES):
+                if distance[sq, other] <= r:
+                    words[ball_at + (sq * K + r) * WORDS + (other >> 6)] |= np.uint64(1) << np.uint64(other & 63)
     slot = 0
     for start in range(NUM_LOCATIONS):
         seen[:] = False
         for npass in range(WITNESSES):
             _families(exits, front_room, max_roll, start, npass, inter, wit, score, seen)
         for k in range(K):
+            ints[first_at + start * K + k] = slot
             for loc in range(NUM_LOCATIONS):
                 if not seen[k, loc]:
                     continue
-                dest[slot] = loc
-                witness[slot] = wit[k, loc]
+                ints[dest_at + slot] = loc
+                for i in range(WITNESSES):
+                    for w in range(WORDS):
+                        words[witness_at + (slot * WITNESSES + i) * WORDS + w] = wit[k, loc, i, w]
                 bit = np.uint64(1) << np.uint64(loc & 63)
                 for sq in range(NUM_SQUARES):
                     if (inter[k, loc, sq >> 6] >> np.uint64(sq & 63)) & np.uint64(1):
-                        kill[start, k, sq, loc >> 6] |= bit  # a token on a cut square rules loc out
+                        # a token on a cut square rules loc out
+                        words[((start * K + k) * NUM_SQUARES + sq) * LOC_WORDS + (loc >> 6)] |= bit
                 slot += 1
-    return empty, count, first, dest, witness, kill
-
-
-def _ball(distance: np.ndarray, max_roll: int) -> np.ndarray:
-    """(188, max_roll + 1, 3) uint64: square masks of the squares within r pips of each square."""
-    near = distance[:NUM_SQUARES, :NUM_SQUARES, None] <= np.arange(max_roll + 1)  # (188, 188, r) bool
-    padded = np.zeros((NUM_SQUARES, WORDS * 64, max_roll + 1), np.bool_)
-    padded[:, :NUM_SQUARES] = near
-    bits = padded.reshape(NUM_SQUARES, WORDS, 64, max_roll + 1)
-    weights = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))  # (64,) uint64
-    ball = np.bitwise_or.reduce(np.where(bits, weights[None, None, :, None], np.uint64(0)), axis=2)
-    return np.ascontiguousarray(ball.transpose(0, 2, 1))
+    ints[first_at + NUM_LOCATIONS * K] = slot
+    return ints, words
 
 
 def _build(board: Board, max_roll: int) -> MoveTables:
-    ex = exits(board)
     front_room = np.full(NUM_SQUARES, -1, np.int16)
     for sq, room in board.front_room.items():
         front_room[sq] = room
-    distance = np.ascontiguousarray(board.distance)
-    empty, count, first, dest, witness, kill = _build_tables(ex, front_room, max_roll)
-    return MoveTables(
-        max_roll=max_roll,
-        exits=ex,
-        front_room=front_room,
-        distance=distance,
-        empty=empty,
-        count=count,
-        first=first,
-        dest=dest,
-        witness=witness,
-        kill=kill,
-        ball=_ball(distance, max_roll),
-    )
+    ints, words = _build_tables(exits(board), front_room, board.distance, max_roll)
+    return MoveTables(max_roll=max_roll, ints=ints, words=words)
 
 
 @lru_cache(maxsize=2)
@@ -264,28 +303,34 @@ def fill_destinations(t: MoveTables, start: int, roll: int, others: np.ndarray, 
     ``start`` a location 0..196, ``1 <= roll <= t.max_roll``, ``others`` (m,) int the
     locations of the other suspect tokens (entries < 0 or >= 188 never block), ``out``
     (197,) bool, all False on entry. No destination (0) means the move is forfeited (R-M8).
-    Inlined into compiled callers (numba ``inline="always"``): a call that is not inlined
-    costs about as much as the table lookup itself.
+    Inlined into compiled callers (numba ``inline="always"``): the table lookup costs less
+    than a call.
     """
+    ints = t.ints
     for j in range(others.shape[0]):
         o = others[j]
-        if 0 <= o < NUM_SQUARES and t.distance[start, o] <= roll:
+        if 0 <= o < NUM_SQUARES and ints[start * NUM_LOCATIONS + o] <= roll:
             return _with_tokens(t, start, roll, others, out)
-    row = t.empty[start, roll]
-    for i in range(NUM_LOCATIONS):
-        out[i] = row[i]
-    return t.count[start, roll]
+    first_at, dest_at = _layout(t.max_roll)[3:5]
+    row = first_at + start * (t.max_roll + 1) + roll
+    lo, hi = ints[row], ints[row + 1]
+    for slot in range(lo, hi):
+        out[ints[dest_at + slot]] = True
+    return hi - lo
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _with_tokens(t: MoveTables, start: int, roll: int, others: np.ndarray, out: np.ndarray) -> int:
     """Step 2 of the module docstring: cut squares rule out, witnesses prove, the rest is searched."""
+    ints, words = t.ints, t.words
+    K = t.max_roll + 1
+    _, _, _, first_at, dest_at, _, _, witness_at = _layout(t.max_roll)
     one = np.uint64(1)
     b0 = b1 = b2 = np.uint64(0)  # squares of the tokens within the roll
     k0 = k1 = k2 = k3 = np.uint64(0)  # locations one of them rules out alone
     for j in range(others.shape[0]):
         o = others[j]
-        if 0 <= o < NUM_SQUARES and t.distance[start, o] <= roll:
+        if 0 <= o < NUM_SQUARES and ints[start * NUM_LOCATIONS + o] <= roll:
             bit = one << np.uint64(o & 63)
             if o < 64:
                 b0 |= bit
@@ -293,16 +338,16 @@ def _with_tokens(t: MoveTables, start: int, roll: int, others: np.ndarray, out: 
                 b1 |= bit
             else:
                 b2 |= bit
-            kill = t.kill[start, roll, o]
-            k0 |= kill[0]
-            k1 |= kill[1]
-            k2 |= kill[2]
-            k3 |= kill[3]
+            kill = ((start * K + roll) * NUM_SQUARES + o) * LOC_WORDS
+            k0 |= words[kill]
+            k1 |= words[kill + 1]
+            k2 |= words[kill + 2]
+            k3 |= words[kill + 3]
     r0 = r1 = r2 = r3 = np.uint64(0)  # undecided locations
     n = 0
-    row = start * (t.max_roll + 1) + roll
-    for slot in range(t.first[row], t.first[row + 1]):
-        loc = t.dest[slot]
+    row = first_at + start * K + roll
+    for slot in range(ints[row], ints[row + 1]):
+        loc = ints[dest_at + slot]
         bit = one << np.uint64(loc & 63)
         w = loc >> 6
         killed = k0 if w == 0 else k1 if w == 1 else k2 if w == 2 else k3
@@ -310,8 +355,8 @@ def _with_tokens(t: MoveTables, start: int, roll: int, others: np.ndarray, out: 
             continue  # a token stands on a square every path steps on (R-M2)
         proved = False
         for i in range(WITNESSES):
-            path = t.witness[slot, i]
-            if ((path[0] & b0) | (path[1] & b1) | (path[2] & b2)) == 0:
+            path = witness_at + (slot * WITNESSES + i) * WORDS
+            if ((words[path] & b0) | (words[path + 1] & b1) | (words[path + 2] & b2)) == 0:
                 proved = True
                 break
         if proved:
@@ -347,26 +392,34 @@ def _exact_search(
     Rooms and squares whose fewest pips around the tokens equal the roll are decided by a
     breadth-first search (a shortest path is simple); the other squares by a depth-first
     search over simple paths that skips every branch from which no undecided square lies
-    within the pips left (``ball``) and stops once all are proved. With no bits set except
-    those of every empty-board destination it is a complete generator on its own.
+    within the pips left (``ball``) and stops once all are proved. Given every empty-board
+    destination as undecided it is a complete generator on its own (the tests use it so).
     """
-    exits, ball = t.exits, t.ball
+    ints, words = t.ints, t.words
+    K = t.max_roll + 1
+    _, exits_at, front_at, _, _, _, ball_at, _ = _layout(t.max_roll)
     one = np.uint64(1)
-    blocked = np.zeros(NUM_LOCATIONS, np.bool_)  # tokens, then also the squares of the current path
+    # One scratch allocation: blocked (197) | pips (188) | queue (188) | path (roll + 1) | next (roll + 1).
+    scratch = np.empty(NUM_LOCATIONS + 2 * NUM_SQUARES + 2 * (roll + 1), np.int64)
+    blocked = scratch[:NUM_LOCATIONS]  # tokens, then also the squares of the current path
+    pips = scratch[NUM_LOCATIONS : NUM_LOCATIONS + NUM_SQUARES]
+    queue = scratch[NUM_LOCATIONS + NUM_SQUARES : NUM_LOCATIONS + 2 * NUM_SQUARES]
+    path = scratch[NUM_LOCATIONS + 2 * NUM_SQUARES : NUM_LOCATIONS + 2 * NUM_SQUARES + roll + 1]
+    nxt = scratch[NUM_LOCATIONS + 2 * NUM_SQUARES + roll + 1 :]
+    blocked[:] = 0
+    pips[:] = _NO
     for j in range(others.shape[0]):
         o = others[j]
         if 0 <= o < NUM_SQUARES:
-            blocked[o] = True  # R-M2
+            blocked[o] = 1  # R-M2
     # Breadth-first pips to every square within `roll`, around the tokens.
-    pips = np.full(NUM_SQUARES, _NO, np.int64)
-    queue = np.empty(NUM_SQUARES, np.int64)
     tail = 0
     origin = -1
     if start >= ROOM_LOC0:
         origin = start - ROOM_LOC0
         for j in range(4):
-            front = exits[start, j]
-            if front >= 0 and not blocked[front]:  # R-M6
+            front = ints[exits_at + start * 4 + j]
+            if front >= 0 and blocked[front] == 0:  # R-M6
                 pips[front] = 1  # R-M5: stepping out costs one pip
                 queue[tail] = front
                 tail += 1
@@ -381,10 +434,10 @@ def _exact_search(
         if pips[here] == roll:
             continue
         for j in range(4):
-            step = exits[here, j]
+            step = ints[exits_at + here * 4 + j]
             if step < 0:
                 break
-            if not blocked[step] and pips[step] == _NO:
+            if blocked[step] == 0 and pips[step] == _NO:
                 pips[step] = pips[here] + 1
                 queue[tail] = step
                 tail += 1
@@ -392,7 +445,7 @@ def _exact_search(
     # Rooms (R-M4, R-M5, R-M6): a shortest path is simple, so `pips` decides.
     room_bits = r2 >> np.uint64(ROOM_LOC0 - 128) | r3 << np.uint64(192 - ROOM_LOC0)  # bit r: room r undecided
     for i in range(tail):
-        room = t.front_room[queue[i]]
+        room = ints[front_at + queue[i]]
         if room >= 0 and room != origin and (room_bits >> np.uint64(room)) & one and not out[ROOM_LOC0 + room]:
             out[ROOM_LOC0 + room] = True
             n += 1
@@ -416,21 +469,19 @@ def _exact_search(
     if (u0 | u1 | u2) == 0:
         return n
     # The rest need a detour: search simple paths, skipping branches that cannot reach one of them.
-    path = np.empty(roll + 1, np.int64)
-    nxt = np.empty(roll + 1, np.int64)
     depth = 0
     path[0] = start
     nxt[0] = 0
-    blocked[start] = True
+    blocked[start] = 1
     while depth >= 0:
         here = path[depth]
         j = nxt[depth]
-        if j == 4 or exits[here, j] < 0:
-            blocked[here] = False
+        step = ints[exits_at + here * 4 + j] if j < 4 else -1
+        if step < 0:
+            blocked[here] = 0
             depth -= 1
             continue
         nxt[depth] = j + 1
-        step = exits[here, j]
         if blocked[step]:
             continue
         left = roll - depth - 1
@@ -452,12 +503,13 @@ def _exact_search(
                 if (u0 | u1 | u2) == 0:
                     break
             continue
-        if ((ball[step, left, 0] & u0) | (ball[step, left, 1] & u1) | (ball[step, left, 2] & u2)) == 0:
+        near = ball_at + (step * K + left) * WORDS
+        if ((words[near] & u0) | (words[near + 1] & u1) | (words[near + 2] & u2)) == 0:
             continue
         depth += 1
         path[depth] = step
         nxt[depth] = 0
-        blocked[step] = True
+        blocked[step] = 1
     return n
 
 
