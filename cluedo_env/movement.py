@@ -16,8 +16,7 @@ the square in front of one of its doors after at most ``k`` pips (R-M4; never th
 left, R-M5; a room start's paths begin on its door fronts, R-M5, R-M6). Per family:
 
 * its *cut squares*: the squares every path of the family steps on. One token on a cut
-  square makes ``x`` unreachable; a token elsewhere leaves a path. Stored turned around,
-  as ``kill[s, k, b]``: the locations a token on square ``b`` alone rules out.
+  square makes ``x`` unreachable; a token elsewhere leaves a path.
 * a few *witnesses*: paths of the family chosen to overlap as little as possible. If the
   tokens miss one of them, ``x`` is reachable.
 
@@ -42,13 +41,13 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from cluedo_env.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, Board, load_board
 from cluedo_env.cards import NUM_ROOMS
 
 WORDS = 3  # 188 squares fit in three 64-bit words (path and token masks)
-LOC_WORDS = 4  # 197 locations fit in four (kill masks)
-WITNESSES = 3  # witness paths kept per family
+WITNESSES = 4  # witness paths kept per family
 _NO = 255  # "not reached" in a breadth-first distance
 
 
@@ -68,10 +67,11 @@ class MoveTables(NamedTuple):
     ``first`` (197 * K + 1,) first slot of each (start, roll); ``dest`` (S,) the destination
     of each slot.
 
-    ``words`` uint64: ``kill`` (197, K, 188, 4) the location bits a token on that square
-    rules out alone; ``ball`` (188, K, 3) bit t of [s, r] set iff distance[s, t] <= r;
-    ``witness`` (S, WITNESSES, 3) square masks of the witness paths of each slot (never the
-    start square).
+    ``words`` uint64: ``ball`` (188, K, 3) bit t of [s, r] set iff distance[s, t] <= r;
+    ``neighbors`` (188, 3) the squares next to each square; ``room_fronts`` (9, 3) the
+    squares in front of each room's doors; ``paths`` (S, 1 + WITNESSES, 3) per slot, the
+    square masks of its cut squares, then of its witness paths (never the start square):
+    one record per slot, read in one stream.
     """
 
     max_roll: int
@@ -88,11 +88,12 @@ class MoveTables(NamedTuple):
             "front_room": (NUM_SQUARES,),
             "first": (NUM_LOCATIONS * k + 1,),
             "dest": (s,),
-            "kill": (NUM_LOCATIONS, k, NUM_SQUARES, LOC_WORDS),
             "ball": (NUM_SQUARES, k, WORDS),
-            "witness": (s, WITNESSES, WORDS),
+            "neighbors": (NUM_SQUARES, WORDS),
+            "room_fronts": (NUM_ROOMS, WORDS),
+            "paths": (s, 1 + WITNESSES, WORDS),
         }
-        buf = self.words if name in ("kill", "ball", "witness") else self.ints
+        buf = self.words if name in ("ball", "neighbors", "room_fronts", "paths") else self.ints
         return buf[at[name] : at[name] + int(np.prod(shapes[name]))].reshape(shapes[name])
 
     distance = property(lambda self: self._part("distance"))
@@ -100,9 +101,10 @@ class MoveTables(NamedTuple):
     front_room = property(lambda self: self._part("front_room"))
     first = property(lambda self: self._part("first"))
     dest = property(lambda self: self._part("dest"))
-    kill = property(lambda self: self._part("kill"))
     ball = property(lambda self: self._part("ball"))
-    witness = property(lambda self: self._part("witness"))
+    neighbors = property(lambda self: self._part("neighbors"))
+    room_fronts = property(lambda self: self._part("room_fronts"))
+    paths = property(lambda self: self._part("paths"))
 
     @property
     def empty(self) -> np.ndarray:
@@ -115,20 +117,21 @@ class MoveTables(NamedTuple):
         return out.reshape(NUM_LOCATIONS, k, NUM_LOCATIONS)
 
 
-_PARTS = ("distance", "exits", "front_room", "first", "dest", "kill", "ball", "witness")
+_PARTS = ("distance", "exits", "front_room", "first", "dest", "ball", "neighbors", "room_fronts", "paths")
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _layout(max_roll: int) -> tuple[int, int, int, int, int, int, int, int]:
+def _layout(max_roll: int) -> tuple[int, int, int, int, int, int, int, int, int]:
     """Offsets of the parts of MoveTables (see there), in the order of ``_PARTS``."""
     k = max_roll + 1
     exits_at = NUM_LOCATIONS * NUM_LOCATIONS
     front_at = exits_at + NUM_LOCATIONS * 4
     first_at = front_at + NUM_SQUARES
     dest_at = first_at + NUM_LOCATIONS * k + 1
-    ball_at = NUM_LOCATIONS * k * NUM_SQUARES * LOC_WORDS
-    witness_at = ball_at + NUM_SQUARES * k * WORDS
-    return 0, exits_at, front_at, first_at, dest_at, 0, ball_at, witness_at
+    neighbors_at = NUM_SQUARES * k * WORDS
+    fronts_at = neighbors_at + NUM_SQUARES * WORDS
+    paths_at = fronts_at + NUM_ROOMS * WORDS
+    return 0, exits_at, front_at, first_at, dest_at, 0, neighbors_at, fronts_at, paths_at
 
 
 # ------------------------------------------------------------------------------------ tables
@@ -237,7 +240,7 @@ def _build_tables(
     destinations, to size the slot arrays), the second summarises each one.
     """
     K = max_roll + 1
-    _, exits_at, front_at, first_at, dest_at, _, ball_at, witness_at = _layout(max_roll)
+    _, exits_at, front_at, first_at, dest_at, ball_at, neighbors_at, fronts_at, paths_at = _layout(max_roll)
     inter = np.zeros((K, NUM_LOCATIONS, WORDS), np.uint64)
     wit = np.zeros((K, NUM_LOCATIONS, WITNESSES, WORDS), np.uint64)
     score = np.empty((K, NUM_LOCATIONS), np.int64)
@@ -248,7 +251,7 @@ def _build_tables(
         _families(exits, front_room, max_roll, start, 0, inter, wit, score, seen)
         n_slots += seen.sum()
     ints = np.empty(dest_at + n_slots, np.int32)
-    words = np.zeros(witness_at + n_slots * WITNESSES * WORDS, np.uint64)
+    words = np.zeros(paths_at + n_slots * (1 + WITNESSES) * WORDS, np.uint64)
     ints[:exits_at] = distance.ravel()
     ints[exits_at:front_at] = exits.ravel()
     ints[front_at:first_at] = front_room
@@ -257,6 +260,12 @@ def _build_tables(
             for other in range(NUM_SQUARES):
                 if distance[sq, other] <= r:
                     words[ball_at + (sq * K + r) * WORDS + (other >> 6)] |= np.uint64(1) << np.uint64(other & 63)
+    for loc in range(NUM_LOCATIONS):  # neighbours of a square, door fronts of a room
+        for j in range(4):
+            other = exits[loc, j]
+            if other >= 0:
+                at = neighbors_at + loc * WORDS if loc < NUM_SQUARES else fronts_at + (loc - ROOM_LOC0) * WORDS
+                words[at + (other >> 6)] |= np.uint64(1) << np.uint64(other & 63)
     slot = 0
     for start in range(NUM_LOCATIONS):
         seen[:] = False
@@ -268,14 +277,11 @@ def _build_tables(
                 if not seen[k, loc]:
                     continue
                 ints[dest_at + slot] = loc
-                for i in range(WITNESSES):
-                    for w in range(WORDS):
-                        words[witness_at + (slot * WITNESSES + i) * WORDS + w] = wit[k, loc, i, w]
-                bit = np.uint64(1) << np.uint64(loc & 63)
-                for sq in range(NUM_SQUARES):
-                    if (inter[k, loc, sq >> 6] >> np.uint64(sq & 63)) & np.uint64(1):
-                        # a token on a cut square rules loc out
-                        words[((start * K + k) * NUM_SQUARES + sq) * LOC_WORDS + (loc >> 6)] |= bit
+                record = paths_at + slot * (1 + WITNESSES) * WORDS
+                for w in range(WORDS):
+                    words[record + w] = inter[k, loc, w]
+                    for i in range(WITNESSES):
+                        words[record + (1 + i) * WORDS + w] = wit[k, loc, i, w]
                 slot += 1
     ints[first_at + NUM_LOCATIONS * K] = slot
     return ints, words
@@ -324,13 +330,15 @@ def _with_tokens(t: MoveTables, start: int, roll: int, others: np.ndarray, out: 
     """Step 2 of the module docstring: cut squares rule out, witnesses prove, the rest is searched."""
     ints, words = t.ints, t.words
     K = t.max_roll + 1
-    _, _, _, first_at, dest_at, _, _, witness_at = _layout(t.max_roll)
+    first_at, dest_at = _layout(t.max_roll)[3:5]
+    paths_at = _layout(t.max_roll)[8]
     one = np.uint64(1)
-    b0 = b1 = b2 = np.uint64(0)  # squares of the tokens within the roll
-    k0 = k1 = k2 = k3 = np.uint64(0)  # locations one of them rules out alone
+    b0 = b1 = b2 = np.uint64(0)  # squares of the tokens within the roll (only they can be in the way)
+    tokens = 0
     for j in range(others.shape[0]):
         o = others[j]
         if 0 <= o < NUM_SQUARES and ints[start * NUM_LOCATIONS + o] <= roll:
+            tokens += 1
             bit = one << np.uint64(o & 63)
             if o < 64:
                 b0 |= bit
@@ -338,31 +346,27 @@ def _with_tokens(t: MoveTables, start: int, roll: int, others: np.ndarray, out: 
                 b1 |= bit
             else:
                 b2 |= bit
-            kill = ((start * K + roll) * NUM_SQUARES + o) * LOC_WORDS
-            k0 |= words[kill]
-            k1 |= words[kill + 1]
-            k2 |= words[kill + 2]
-            k3 |= words[kill + 3]
     r0 = r1 = r2 = r3 = np.uint64(0)  # undecided locations
     n = 0
     row = first_at + start * K + roll
     for slot in range(ints[row], ints[row + 1]):
-        loc = ints[dest_at + slot]
-        bit = one << np.uint64(loc & 63)
-        w = loc >> 6
-        killed = k0 if w == 0 else k1 if w == 1 else k2 if w == 2 else k3
-        if killed & bit:
+        record = paths_at + slot * (1 + WITNESSES) * WORDS
+        if ((words[record] & b0) | (words[record + 1] & b1) | (words[record + 2] & b2)) != 0:
             continue  # a token stands on a square every path steps on (R-M2)
-        proved = False
-        for i in range(WITNESSES):
-            path = witness_at + (slot * WITNESSES + i) * WORDS
-            if ((words[path] & b0) | (words[path + 1] & b1) | (words[path + 2] & b2)) == 0:
-                proved = True
+        proved = tokens == 1  # one token off every cut square leaves some path free
+        for i in range(1, 1 + WITNESSES):
+            if proved:
                 break
+            path = record + i * WORDS
+            proved = ((words[path] & b0) | (words[path + 1] & b1) | (words[path + 2] & b2)) == 0
+        loc = ints[dest_at + slot]
         if proved:
             out[loc] = True
             n += 1
-        elif w == 0:
+            continue
+        bit = one << np.uint64(loc & 63)
+        w = loc >> 6
+        if w == 0:
             r0 |= bit
         elif w == 1:
             r1 |= bit
@@ -371,7 +375,18 @@ def _with_tokens(t: MoveTables, start: int, roll: int, others: np.ndarray, out: 
         else:
             r3 |= bit
     if (r0 | r1 | r2 | r3) != 0:
-        n += _exact_search(t, start, roll, others, r0, r1, r2, r3, out)
+        n += _exact_search(t, start, roll, b0, b1, b2, r0, r1, r2, r3, out)
+    return n
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _mark(x: np.uint64, base: int, out: np.ndarray) -> int:
+    """Set ``out[base + i]`` for every bit i of ``x``; return how many."""
+    n = 0
+    while x:
+        out[base + trailing_zeros(x)] = True
+        x &= x - np.uint64(1)
+        n += 1
     return n
 
 
@@ -380,7 +395,9 @@ def _exact_search(
     t: MoveTables,
     start: int,
     roll: int,
-    others: np.ndarray,
+    b0: np.uint64,
+    b1: np.uint64,
+    b2: np.uint64,
     r0: np.uint64,
     r1: np.uint64,
     r2: np.uint64,
@@ -389,127 +406,136 @@ def _exact_search(
 ) -> int:
     """Decide the undecided locations (bits ``r0..r3`` over 0..196) by search; mark and count the reachable.
 
-    Rooms and squares whose fewest pips around the tokens equal the roll are decided by a
-    breadth-first search (a shortest path is simple); the other squares by a depth-first
-    search over simple paths that skips every branch from which no undecided square lies
-    within the pips left (``ball``) and stops once all are proved. Given every empty-board
-    destination as undecided it is a complete generator on its own (the tests use it so).
+    ``b0..b2``: the squares of the tokens (at least those within the roll). A breadth-first
+    search around the tokens, one layer of squares (a bit set) per pip, decides the rooms
+    (a shortest path is simple, and a room needs at most the roll: R-M4) and the squares
+    first reached on the last pip; it stops once nothing it can decide is left. A square
+    reached with pips to spare needs a detour: a depth-first search over simple paths
+    decides those, skipping every branch from which none of them lies within the pips left
+    (``ball``) and stopping once all are found. Given every empty-board destination as
+    undecided it is a complete generator on its own (the tests use it so).
     """
     ints, words = t.ints, t.words
     K = t.max_roll + 1
-    _, exits_at, front_at, _, _, _, ball_at, _ = _layout(t.max_roll)
+    _, exits_at, _, _, _, ball_at, neighbors_at, fronts_at, _ = _layout(t.max_roll)
     one = np.uint64(1)
-    # One scratch allocation: blocked (197) | pips (188) | queue (188) | path (roll + 1) | next (roll + 1).
-    scratch = np.empty(NUM_LOCATIONS + 2 * NUM_SQUARES + 2 * (roll + 1), np.int64)
-    blocked = scratch[:NUM_LOCATIONS]  # tokens, then also the squares of the current path
-    pips = scratch[NUM_LOCATIONS : NUM_LOCATIONS + NUM_SQUARES]
-    queue = scratch[NUM_LOCATIONS + NUM_SQUARES : NUM_LOCATIONS + 2 * NUM_SQUARES]
-    path = scratch[NUM_LOCATIONS + 2 * NUM_SQUARES : NUM_LOCATIONS + 2 * NUM_SQUARES + roll + 1]
-    nxt = scratch[NUM_LOCATIONS + 2 * NUM_SQUARES + roll + 1 :]
-    blocked[:] = 0
-    pips[:] = _NO
-    for j in range(others.shape[0]):
-        o = others[j]
-        if 0 <= o < NUM_SQUARES:
-            blocked[o] = 1  # R-M2
-    # Breadth-first pips to every square within `roll`, around the tokens.
-    tail = 0
-    origin = -1
+    zero = np.uint64(0)
+    rooms = (r2 >> np.uint64(ROOM_LOC0 - 128)) | (r3 << np.uint64(192 - ROOM_LOC0))  # bit r: room r undecided
+    u0, u1, u2 = r0, r1, r2 & ((one << np.uint64(ROOM_LOC0 - 128)) - one)  # undecided squares
+    d0 = d1 = d2 = zero  # undecided squares reached with pips to spare: for the depth-first search
+    # Breadth-first layers: f the squares first reached after `depth` pips, v all reached so far.
     if start >= ROOM_LOC0:
-        origin = start - ROOM_LOC0
-        for j in range(4):
-            front = ints[exits_at + start * 4 + j]
-            if front >= 0 and blocked[front] == 0:  # R-M6
-                pips[front] = 1  # R-M5: stepping out costs one pip
-                queue[tail] = front
-                tail += 1
+        at = fronts_at + (start - ROOM_LOC0) * WORDS
+        f0, f1, f2 = words[at] & ~b0, words[at + 1] & ~b1, words[at + 2] & ~b2  # R-M5, R-M6
+        depth = 1
     else:
-        pips[start] = 0
-        queue[0] = start
-        tail = 1
-    head = 0
-    while head < tail:
-        here = queue[head]
-        head += 1
-        if pips[here] == roll:
-            continue
-        for j in range(4):
-            step = ints[exits_at + here * 4 + j]
-            if step < 0:
-                break
-            if blocked[step] == 0 and pips[step] == _NO:
-                pips[step] = pips[here] + 1
-                queue[tail] = step
-                tail += 1
+        f0 = f1 = f2 = zero
+        bit = one << np.uint64(start & 63)
+        if start < 64:
+            f0 = bit
+        elif start < 128:
+            f1 = bit
+        else:
+            f2 = bit
+        depth = 0
+    v0, v1, v2 = f0, f1, f2
     n = 0
-    # Rooms (R-M4, R-M5, R-M6): a shortest path is simple, so `pips` decides.
-    room_bits = r2 >> np.uint64(ROOM_LOC0 - 128) | r3 << np.uint64(192 - ROOM_LOC0)  # bit r: room r undecided
-    for i in range(tail):
-        room = ints[front_at + queue[i]]
-        if room >= 0 and room != origin and (room_bits >> np.uint64(room)) & one and not out[ROOM_LOC0 + room]:
-            out[ROOM_LOC0 + room] = True
-            n += 1
-    # Squares (R-M3): proved at once when the shortest path uses the whole roll.
-    u0 = u1 = u2 = np.uint64(0)  # still undecided after the breadth-first search
-    for i in range(tail):
-        sq = queue[i]
-        w = sq >> 6
-        bit = one << np.uint64(sq & 63)
-        undecided = r0 if w == 0 else r1 if w == 1 else r2
-        if undecided & bit:
-            if pips[sq] == roll:
-                out[sq] = True
+    while True:
+        rest = rooms
+        while rest:  # R-M4: a door front reached within the roll lets the token in
+            room = trailing_zeros(rest)
+            rest &= rest - one
+            at = fronts_at + room * WORDS
+            if (words[at] & f0) | (words[at + 1] & f1) | (words[at + 2] & f2):
+                out[ROOM_LOC0 + room] = True
                 n += 1
-            elif w == 0:
-                u0 |= bit
-            elif w == 1:
-                u1 |= bit
+                rooms &= ~(one << np.uint64(room))
+        h0, h1, h2 = f0 & u0, f1 & u1, f2 & u2
+        if h0 | h1 | h2:
+            if depth == roll:  # R-M3: the shortest path uses the whole roll
+                n += _mark(h0, 0, out) + _mark(h1, 64, out) + _mark(h2, 128, out)
             else:
-                u2 |= bit
-    if (u0 | u1 | u2) == 0:
-        return n
-    # The rest need a detour: search simple paths, skipping branches that cannot reach one of them.
+                d0, d1, d2 = d0 | h0, d1 | h1, d2 | h2
+            u0, u1, u2 = u0 & ~h0, u1 & ~h1, u2 & ~h2
+        if depth == roll or (rooms | u0 | u1 | u2) == 0:
+            break
+        g0 = g1 = g2 = zero
+        for w, fw in ((0, f0), (1, f1), (2, f2)):
+            while fw:
+                at = neighbors_at + (w * 64 + trailing_zeros(fw)) * WORDS
+                fw &= fw - one
+                g0 |= words[at]
+                g1 |= words[at + 1]
+                g2 |= words[at + 2]
+        f0, f1, f2 = g0 & ~(v0 | b0), g1 & ~(v1 | b1), g2 & ~(v2 | b2)
+        if (f0 | f1 | f2) == 0:
+            break
+        v0, v1, v2 = v0 | f0, v1 | f1, v2 | f2
+        depth += 1
+    if (d0 | d1 | d2) == 0:
+        return n  # what is left undecided is out of reach
+    # Depth-first over simple paths (R-M2) for the squares that need a detour.
+    stack = np.empty(2 * (roll + 1), np.int64)  # the path's squares, then each one's next exit to try
+    p0 = p1 = p2 = zero  # the path's squares
+    if start < NUM_SQUARES:
+        bit = one << np.uint64(start & 63)
+        if start < 64:
+            p0 = bit
+        elif start < 128:
+            p1 = bit
+        else:
+            p2 = bit
     depth = 0
-    path[0] = start
-    nxt[0] = 0
-    blocked[start] = 1
+    stack[0] = start
+    stack[roll + 1] = 0
     while depth >= 0:
-        here = path[depth]
-        j = nxt[depth]
+        here = stack[depth]
+        j = stack[roll + 1 + depth]
         step = ints[exits_at + here * 4 + j] if j < 4 else -1
         if step < 0:
-            blocked[here] = 0
+            if here < NUM_SQUARES:
+                bit = ~(one << np.uint64(here & 63))
+                if here < 64:
+                    p0 &= bit
+                elif here < 128:
+                    p1 &= bit
+                else:
+                    p2 &= bit
             depth -= 1
             continue
-        nxt[depth] = j + 1
-        if blocked[step]:
+        stack[roll + 1 + depth] = j + 1
+        bit = one << np.uint64(step & 63)
+        w = step >> 6
+        taken = (b0 | p0) if w == 0 else (b1 | p1) if w == 1 else (b2 | p2)
+        if taken & bit:
             continue
         left = roll - depth - 1
         if left == 0:
-            w = step >> 6
-            bit = one << np.uint64(step & 63)
-            if w == 0:
-                hit = (u0 & bit) != 0
-                u0 &= ~bit
-            elif w == 1:
-                hit = (u1 & bit) != 0
-                u1 &= ~bit
-            else:
-                hit = (u2 & bit) != 0
-                u2 &= ~bit
-            if hit:
+            wanted = d0 if w == 0 else d1 if w == 1 else d2
+            if wanted & bit:
                 out[step] = True
                 n += 1
-                if (u0 | u1 | u2) == 0:
+                if w == 0:
+                    d0 &= ~bit
+                elif w == 1:
+                    d1 &= ~bit
+                else:
+                    d2 &= ~bit
+                if (d0 | d1 | d2) == 0:
                     break
             continue
         near = ball_at + (step * K + left) * WORDS
-        if ((words[near] & u0) | (words[near + 1] & u1) | (words[near + 2] & u2)) == 0:
-            continue
+        if ((words[near] & d0) | (words[near + 1] & d1) | (words[near + 2] & d2)) == 0:
+            continue  # no square still wanted within the pips left
         depth += 1
-        path[depth] = step
-        nxt[depth] = 0
-        blocked[step] = 1
+        stack[depth] = step
+        stack[roll + 1 + depth] = 0
+        if w == 0:
+            p0 |= bit
+        elif w == 1:
+            p1 |= bit
+        else:
+            p2 |= bit
     return n
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from cluedo_env.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board
-from cluedo_env.movement import MoveTables, _exact_search, destinations, fill_destinations, move_tables
+from cluedo_env.movement import WITNESSES, MoveTables, _exact_search, destinations, fill_destinations, move_tables
 from cluedo_env.reference import move_destinations
 
 BOARD = load_board()
@@ -92,8 +92,8 @@ def test_tables_fit_the_budget():
     assert t.max_roll == 12 and t.ints.dtype == np.int32 and t.words.dtype == np.uint64
     assert t.ints.nbytes + t.words.nbytes <= 50 * 2**20
     assert (t.distance == BOARD.distance).all()
-    assert t.kill.shape == (NUM_LOCATIONS, 13, NUM_SQUARES, 4) and t.ball.shape == (NUM_SQUARES, 13, 3)
-    assert t.witness.shape == (len(t.dest), 3, 3) and t.first[-1] == len(t.dest)
+    assert t.ball.shape == (NUM_SQUARES, 13, 3) and t.first[-1] == len(t.dest)
+    assert t.paths.shape == (len(t.dest), 1 + WITNESSES, 3)
     assert t.empty.shape == (NUM_LOCATIONS, 13, NUM_LOCATIONS) and not t.empty[:, 0].any()
     assert move_tables(12) is t  # built once per process
 
@@ -130,13 +130,21 @@ def test_empty_board_every_start_and_roll_matches_reference(max_roll: int):
         assert np.flatnonzero(got[k]).tolist() == want, f"start {BOARD.loc_name(int(start[k]))}, roll {roll[k]}"
 
 
+def _words(mask: np.ndarray) -> list[np.uint64]:
+    """(n <= 256,) bool -> four uint64 words, bit i of word w = mask[64 w + i]."""
+    bits = np.zeros(4 * 64, np.bool_)
+    bits[: len(mask)] = mask
+    return [np.uint64(int("".join("1" if b else "0" for b in bits[64 * w : 64 * w + 64][::-1]), 2)) for w in range(4)]
+
+
 def _search_alone(t: MoveTables, empty: np.ndarray, start: int, roll: int, others: np.ndarray) -> np.ndarray:
     """(197,) bool: the exact search (step 3 of the kernel) with every empty-board destination undecided."""
-    bits = np.zeros(4 * 64, np.bool_)
-    bits[:NUM_LOCATIONS] = empty[start, roll]
-    words = (np.packbits(bits.reshape(4, 64)[:, ::-1], axis=1).view(">u8")[:, 0]).astype(np.uint64)
+    tokens = np.zeros(NUM_SQUARES, np.bool_)
+    tokens[[o for o in others if 0 <= o < NUM_SQUARES]] = True
+    b = _words(tokens)
+    r = _words(empty[start, roll])
     out = np.zeros(NUM_LOCATIONS, np.bool_)
-    n = _exact_search(t, start, roll, others, words[0], words[1], words[2], words[3], out)
+    n = _exact_search(t, start, roll, b[0], b[1], b[2], r[0], r[1], r[2], r[3], out)
     assert n == out.sum()
     return out
 
