@@ -26,7 +26,6 @@ cache warm), their memory, and the kernel's first-call compile time in this proc
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import time
@@ -92,7 +91,7 @@ def play_moves(max_roll: int, n: int, seed: int = 0) -> tuple[np.ndarray, np.nda
         cur = eng.current[idx].astype(np.int64)
         pos = eng.pos[idx].astype(np.int64)
         start = pos[np.arange(len(idx)), cur]
-        others = np.stack([np.delete(row, c) for row, c in zip(pos, cur)]) if len(idx) else pos[:, :5]
+        others = np.stack([np.delete(row, c) for row, c in zip(pos, cur, strict=True)]) if len(idx) else pos[:, :5]
         rec.append((start, eng.roll[idx].astype(np.int64), others))
         return original(idx)
 
@@ -127,12 +126,16 @@ def worst_move(t: MoveTables, cases: list[tuple[np.ndarray, np.ndarray, np.ndarr
     for c in cases:
         others[row : row + len(c[0]), : c[2].shape[1]] = c[2]
         row += len(c[0])
-    one = [per_move_ns(t, start[i : i + 1].repeat(20), roll[i : i + 1].repeat(20), others[i : i + 1].repeat(20, 0), 1)
-           for i in range(len(start))]
+    one = [
+        per_move_ns(t, start[i : i + 1].repeat(20), roll[i : i + 1].repeat(20), others[i : i + 1].repeat(20, 0), 1)
+        for i in range(len(start))
+    ]
     top = np.argsort(one)[-10:]
     best = (0.0, "")
     for i in top:
-        ns = per_move_ns(t, start[i : i + 1].repeat(200), roll[i : i + 1].repeat(200), others[i : i + 1].repeat(200, 0), 5)
+        ns = per_move_ns(
+            t, start[i : i + 1].repeat(200), roll[i : i + 1].repeat(200), others[i : i + 1].repeat(200, 0), 5
+        )
         if ns > best[0]:
             where = [BOARD.loc_name(int(o)) for o in others[i] if 0 <= o < NUM_SQUARES]
             best = (ns, f"start {BOARD.loc_name(int(start[i]))} roll {roll[i]} tokens {where}")
@@ -168,8 +171,10 @@ def main(argv: list[str] | None = None) -> None:
         t0 = time.perf_counter()
         _run(t, *cases["empty"], 1)  # compile or load from the numba cache
         first = time.perf_counter() - t0
-        print(f"\nmax_roll {max_roll}: tables {nbytes / 2**20:.1f} MB, move_tables() in a fresh process {load:.2f} s, "
-              f"first kernel call {first:.2f} s")
+        print(
+            f"\nmax_roll {max_roll}: tables {nbytes / 2**20:.1f} MB, move_tables() in a fresh process {load:.2f} s, "
+            f"first kernel call {first:.2f} s"
+        )
         print(f"{'case':<8}{'ns/move':>10}{'searched':>10}")
         for name, (start, roll, others) in cases.items():
             near = (others >= 0) & (others < NUM_SQUARES)

@@ -156,7 +156,8 @@ def test_search_alone_with_no_token_agrees_with_the_table():
     none = np.full(0, -1, np.int64)
     for start in range(NUM_LOCATIONS):
         for roll in range(1, 13):
-            assert (_search_alone(t, empty, start, roll, none) == empty[start, roll]).all(), (BOARD.loc_name(start), roll)
+            got = _search_alone(t, empty, start, roll, none)
+            assert (got == empty[start, roll]).all(), (BOARD.loc_name(start), roll)
 
 
 def test_search_alone_in_crowds_matches_reference():
