@@ -26,16 +26,21 @@ cache warm), their memory, and the kernel's first-call compile time in this proc
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import subprocess
 import sys
+import tempfile
 import time
+import types
+from collections.abc import Callable
 
 import numba
 import numpy as np
 
 from cluedo_env import actions as A
 from cluedo_env.board import NUM_LOCATIONS, NUM_SQUARES, load_board
-from cluedo_env.movement import MoveTables, fill_destinations, move_tables
+from cluedo_env.movement import MoveTables, _build, fill_destinations
 
 BOARD = load_board()
 
@@ -107,48 +112,80 @@ def play_moves(max_roll: int, n: int, seed: int = 0) -> tuple[np.ndarray, np.nda
     return start, roll, others
 
 
-def per_move_ns(t: MoveTables, start: np.ndarray, roll: np.ndarray, others: np.ndarray, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.thread_time()
-        _run(t, start, roll, others, 1)
-        times.append(time.thread_time() - t0)
-    return min(times) / len(start) * 1e9
+Timer = Callable[[np.ndarray, np.ndarray, np.ndarray], float]
 
 
-def worst_move(t: MoveTables, cases: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[float, str]:
-    """(ns, description) of the slowest single move among the cases."""
-    start = np.concatenate([c[0] for c in cases])
-    roll = np.concatenate([c[1] for c in cases])
-    width = max(c[2].shape[1] for c in cases)
-    others = np.full((len(start), width), -1, np.int64)
-    row = 0
-    for c in cases:
-        others[row : row + len(c[0]), : c[2].shape[1]] = c[2]
-        row += len(c[0])
-    one = [
-        per_move_ns(t, start[i : i + 1].repeat(20), roll[i : i + 1].repeat(20), others[i : i + 1].repeat(20, 0), 1)
-        for i in range(len(start))
-    ]
-    top = np.argsort(one)[-10:]
+def kernel_timer(t: MoveTables, repeats: int) -> Timer:
+    """ns per move of :func:`fill_destinations` in a compiled loop (best of ``repeats``, thread CPU time)."""
+
+    def ns(start: np.ndarray, roll: np.ndarray, others: np.ndarray) -> float:
+        best = math.inf
+        for _ in range(repeats):
+            t0 = time.thread_time()
+            _run(t, start, roll, others, 1)
+            best = min(best, time.thread_time() - t0)
+        return best / len(start) * 1e9
+
+    return ns
+
+
+def trie_timer(rev: str, max_roll: int, repeats: int, batch: int = 4096) -> tuple[Timer, float]:
+    """ns per move of the path-trie code at git revision ``rev`` (batched numpy, ``batch`` moves a call).
+
+    Returns the timer and the seconds its ``path_trie(max_roll)`` took to build.
+    """
+    source = subprocess.run(
+        ["git", "show", f"{rev}:cluedo_env/movement.py"], capture_output=True, text=True, check=True
+    ).stdout
+    old = types.ModuleType("movement_before")
+    exec(compile(source, f"{rev}:cluedo_env/movement.py", "exec"), old.__dict__)
+    t0 = time.perf_counter()
+    trie = old.path_trie(max_roll)
+    build = time.perf_counter() - t0
+
+    def ns(start: np.ndarray, roll: np.ndarray, others: np.ndarray) -> float:
+        best = math.inf
+        for _ in range(repeats):
+            t0 = time.thread_time()
+            for i in range(0, len(start), batch):
+                sl = slice(i, i + batch)
+                old.destinations(trie, BOARD.distance, start[sl], roll[sl], others[sl])
+            best = min(best, time.thread_time() - t0)
+        return best / len(start) * 1e9
+
+    return ns, build
+
+
+def worst_move(timer: Timer, start: np.ndarray, roll: np.ndarray, others: np.ndarray) -> tuple[float, str]:
+    """(ns, description) of the slowest single move among the candidates (each timed repeated alone)."""
+
+    def alone(i: int, reps: int) -> float:
+        return timer(start[i : i + 1].repeat(reps), roll[i : i + 1].repeat(reps), others[i : i + 1].repeat(reps, 0))
+
+    first = [alone(i, 20) for i in range(len(start))]
     best = (0.0, "")
-    for i in top:
-        ns = per_move_ns(
-            t, start[i : i + 1].repeat(200), roll[i : i + 1].repeat(200), others[i : i + 1].repeat(200, 0), 5
-        )
+    for i in np.argsort(first)[-10:]:
+        ns = alone(int(i), 256)
         if ns > best[0]:
             where = [BOARD.loc_name(int(o)) for o in others[i] if 0 <= o < NUM_SQUARES]
-            best = (ns, f"start {BOARD.loc_name(int(start[i]))} roll {roll[i]} tokens {where}")
+            best = (ns, f"start {BOARD.loc_name(int(start[i]))}, roll {roll[i]}, tokens {', '.join(where)}")
     return best
 
 
-def load_seconds(max_roll: int) -> float:
-    """Seconds for ``move_tables(max_roll)`` in a fresh process (numba cache as it is now)."""
+def fresh_process(max_roll: int, cache_dir: str | None) -> tuple[float, float]:
+    """(wall s, CPU s) of importing the module, ``move_tables(max_roll)`` and one kernel call, in a new process."""
     code = (
-        "import time; t=time.perf_counter(); from cluedo_env.movement import move_tables; "
-        f"move_tables({max_roll}); print(time.perf_counter()-t)"
+        "import time, resource; t = time.perf_counter(); import numpy as np; "
+        "from cluedo_env.movement import move_tables, destinations; "
+        f"tables = move_tables({max_roll}); destinations(tables, np.array([0]), np.array([2]), np.full((1, 5), -1)); "
+        "u = resource.getrusage(resource.RUSAGE_SELF); print(time.perf_counter() - t, u.ru_utime + u.ru_stime)"
     )
-    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    env = dict(os.environ)
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = cache_dir
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    wall, cpu = out.split()
+    return float(wall), float(cpu)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -157,10 +194,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--moves", type=int, default=20000, help="moves per case")
     ap.add_argument("--worst-candidates", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--before", metavar="REV", help="also time the path-trie code of this git revision (e.g. df3d707)")
+    ap.add_argument("--compile", action="store_true", help="also time a cold numba compile (empty cache dir)")
     args = ap.parse_args(argv)
     for max_roll in args.max_rolls:
-        load = load_seconds(max_roll)
-        t = move_tables(max_roll)
+        if args.compile:
+            with tempfile.TemporaryDirectory() as cache:
+                cold = fresh_process(max_roll, cache)
+                warm = fresh_process(max_roll, cache)
+            print(
+                f"\nmax_roll {max_roll}: fresh process, import + move_tables + first call: "
+                f"cold numba cache {cold[0]:.2f} s wall / {cold[1]:.2f} s CPU, "
+                f"cached {warm[0]:.2f} s wall / {warm[1]:.2f} s CPU"
+            )
+        t0 = time.process_time()
+        t = _build(BOARD, max_roll)
+        build = time.process_time() - t0
         nbytes = t.ints.nbytes + t.words.nbytes
         rng = np.random.default_rng(max_roll)
         cases = {
@@ -168,22 +217,28 @@ def main(argv: list[str] | None = None) -> None:
             "play": play_moves(max_roll, args.moves),
             "near": near_moves(rng, max_roll, args.moves),
         }
-        t0 = time.perf_counter()
-        _run(t, *cases["empty"], 1)  # compile or load from the numba cache
-        first = time.perf_counter() - t0
-        print(
-            f"\nmax_roll {max_roll}: tables {nbytes / 2**20:.1f} MB, move_tables() in a fresh process {load:.2f} s, "
-            f"first kernel call {first:.2f} s"
+        cand = [near_moves(rng, max_roll, args.worst_candidates // 2, tokens) for tokens in (5, 6)]
+        worst = (
+            np.concatenate([cand[0][0], cand[1][0]]),
+            np.concatenate([cand[0][1], cand[1][1]]),
+            np.concatenate([np.pad(cand[0][2], ((0, 0), (0, 1)), constant_values=-1), cand[1][2]]),
         )
-        print(f"{'case':<8}{'ns/move':>10}{'searched':>10}")
+        timers = {"kernel": kernel_timer(t, args.repeats)}
+        _run(t, *cases["empty"], 1)  # compile
+        print(f"\nmax_roll {max_roll}: tables {nbytes / 2**20:.1f} MB, built in {build:.2f} s CPU")
+        if args.before:
+            timers["before"], trie_build = trie_timer(args.before, max_roll, max(1, args.repeats // 3))
+            print(f"before ({args.before}): path_trie({max_roll}) built in {trie_build:.2f} s")
+        print(f"{'case':<8}{'searched':>9}" + "".join(f"{name + ' ns/move':>18}" for name in timers))
         for name, (start, roll, others) in cases.items():
-            near = (others >= 0) & (others < NUM_SQUARES)
-            dist = BOARD.distance[start[:, None], np.where(near, others, 0)]
-            searched = (near & (dist <= roll[:, None])).any(1).mean()
-            print(f"{name:<8}{per_move_ns(t, start, roll, others, args.repeats):>10.0f}{searched:>10.0%}")
-        cand = [near_moves(rng, max_roll, args.worst_candidates // 2, tokens)[:3] for tokens in (5, 6)]
-        ns, what = worst_move(t, cand)
-        print(f"{'worst':<8}{ns:>10.0f}            {what}")
+            on_square = (others >= 0) & (others < NUM_SQUARES)
+            dist = BOARD.distance[start[:, None], np.where(on_square, others, 0)]
+            searched = (on_square & (dist <= roll[:, None])).any(1).mean()
+            row = "".join(f"{timer(start, roll, others):>18.0f}" for timer in timers.values())
+            print(f"{name:<8}{searched:>9.0%}{row}")
+        for label, timer in timers.items():
+            ns, what = worst_move(timer, *worst)
+            print(f"worst ({label}): {ns:.0f} ns/move: {what}")
 
 
 if __name__ == "__main__":
