@@ -554,11 +554,17 @@ def destinations(t: MoveTables, start: np.ndarray, roll: np.ndarray, others: np.
 
     ``start`` (n,) int mover locations, ``roll`` (n,) int pips, ``others`` (n, m) int the
     locations of the other suspect tokens (rooms and negative entries never block).
+    The kernel trusts its arguments (it has no bounds checks); this wrapper checks them.
     """
     start = np.ascontiguousarray(start, np.int64)
     roll = np.ascontiguousarray(roll, np.int64)
-    others = np.ascontiguousarray(others, np.int64).reshape(len(start), -1)
-    out = np.zeros((len(start), NUM_LOCATIONS), np.bool_)
+    others = np.ascontiguousarray(others, np.int64)
+    n = len(start)
+    if start.shape != (n,) or roll.shape != (n,) or others.ndim != 2 or len(others) != n:
+        raise ValueError(f"need start (n,), roll (n,), others (n, m); got {start.shape}, {roll.shape}, {others.shape}")
+    if n and not (0 <= start.min() and start.max() < NUM_LOCATIONS and 1 <= roll.min() and roll.max() <= t.max_roll):
+        raise ValueError(f"start must be in 0..{NUM_LOCATIONS - 1} and roll in 1..{t.max_roll}")
+    out = np.zeros((n, NUM_LOCATIONS), np.bool_)
     _destinations(t, start, roll, others, out)
     return out
 

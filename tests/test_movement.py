@@ -275,3 +275,15 @@ def test_kernel_called_from_compiled_code():
     got = destinations(move_tables(12), start, roll, others)
     assert (counts == got.sum(1)).all()
     _check(got[:300], start[:300], roll[:300], others[:300])
+
+
+def test_batched_wrapper_checks_its_arguments():
+    """The kernel has no bounds checks, so the numpy wrapper refuses what would read outside the tables."""
+    t = move_tables(6)
+    assert destinations(t, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 5), np.int64)).shape == (0, 197)
+    with pytest.raises(ValueError, match="roll"):
+        destinations(t, np.array([0]), np.array([7]), np.full((1, 5), -1))
+    with pytest.raises(ValueError, match="start"):
+        destinations(t, np.array([197]), np.array([3]), np.full((1, 5), -1))
+    with pytest.raises(ValueError, match="others"):
+        destinations(t, np.array([0, 1]), np.array([3, 3]), np.full((1, 5), -1))
