@@ -1,26 +1,32 @@
 """Micro-benchmark of the compiled move kernel (``cluedo_env.movement.fill_destinations``), one core.
 
-    PYTHONPATH=. python3 scripts/bench_movement.py            # both tables, about 30 s
-    PYTHONPATH=. python3 scripts/bench_movement.py --max-rolls 12 --moves 20000
+    PYTHONPATH=. python3 scripts/bench_movement.py                    # both tables, about a minute
+    PYTHONPATH=. python3 scripts/bench_movement.py --before df3d707   # and the path-trie code it replaced
+    PYTHONPATH=. python3 scripts/bench_movement.py --compile --max-rolls 12   # and cold/cached numba start-up
 
 Why these cases: the kernel answers from a table when no other token is within the roll,
-and searches otherwise, so its cost depends on where the other tokens stand. For each
-table (``max_roll`` 6: one die, rolls 1..6 uniform; 12: two dice, rolls 2..12 as 2d6
-gives them) it prints ns per move for:
+and works per destination (or searches) otherwise, so its cost depends on where the other
+tokens stand. For each table (``max_roll`` 6: one die, rolls 1..6; 12: two dice, rolls
+2..12 as 2d6 gives them) it prints ns per move for:
 
 * **empty**: no other token (start uniform over the 197 locations): the table path;
 * **play**: (start, roll, the 5 other tokens) recorded at every roll of uniformly random
   legal play on :class:`VectorEngine` (``classic`` for one die, ``seed000`` for two; 4
   players, 6 tokens; accusations kept only on a 1% coin so that games run long);
 * **near**: 5 other tokens on distinct random squares within ``roll`` pips of the mover
-  (every one can cut a path: the search path every time);
-* **worst**: the slowest single move found: every case of ``near`` plus as many with 6
-  tokens is timed alone, the slowest ten again with more repeats, and the maximum is shown.
+  (every one can cut a path: never the table path);
+* **worst**: the slowest single move found among ``--worst-candidates`` moves like
+  ``near`` (half with 5 tokens, half with 6), each timed alone, the slowest ten again with
+  more repeats.
 
+"searched" is the share of moves with a token within the roll (not the table path).
 Timing: a compiled loop calls the kernel once per move (clearing one ``out`` row first,
-as a caller must), ``--repeats`` times over the same moves; the median is reported. Also
-shown: the time to build or load the tables in a fresh process (``move_tables``, numba
-cache warm), their memory, and the kernel's first-call compile time in this process.
+as a caller must); the best of ``--repeats`` runs in thread CPU time (the machines this
+runs on are shared). ``--before REV`` times the batched numpy path-trie code of that git
+revision (``destinations(path_trie(k), distance, ...)``, 4096 moves a call) on the same
+moves. Also shown: table memory and build time (CPU, numba functions already compiled);
+with ``--compile``, two fresh processes (import, ``move_tables``, a first kernel call),
+the first with an empty numba cache (cold compile), the second with the cache it wrote.
 """
 
 from __future__ import annotations
