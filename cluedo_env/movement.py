@@ -294,6 +294,7 @@ def _build_tables(
 
 
 def _build(board: Board, max_roll: int) -> MoveTables:
+    """The tables of ``board`` for rolls up to ``max_roll``, uncached (move_tables() caches)."""
     front_room = np.full(NUM_SQUARES, -1, np.int16)
     for sq, room in board.front_room.items():
         front_room[sq] = room
@@ -547,6 +548,7 @@ def _exact_search(
 
 @numba.njit(cache=True, nogil=True)
 def _destinations(t: MoveTables, start: np.ndarray, roll: np.ndarray, others: np.ndarray, out: np.ndarray) -> None:
+    """The compiled loop behind :func:`destinations`: one kernel call per move, row i of ``out`` (n, 197)."""
     for i in range(start.shape[0]):
         fill_destinations(t, start[i], roll[i], others[i], out[i])
 
