@@ -20,9 +20,9 @@ import numpy as np
 from numba import njit
 
 from cluedo_env import actions as A
-from cluedo_env._interim_moves import fill_destinations
 from cluedo_env.board import NUM_SQUARES, ROOM_LOC0
 from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
+from cluedo_env.movement import fill_destinations
 from cluedo_env.state import ACCUSATION, ALL_TRIPLES, NO_TRIPLES, NOT_ASKED, PASSED, SUGGESTION
 
 _ROLL, _PASSAGE, _STAY, _END = A.ROLL, A.PASSAGE, A.STAY, A.END_TURN

@@ -36,10 +36,10 @@ import numpy as np
 
 from cluedo_env import actions as A
 from cluedo_env import kernels as K
-from cluedo_env._interim_moves import move_tables
 from cluedo_env.board import NUM_LOCATIONS, ROOM_LOC0, load_board
 from cluedo_env.cards import NUM_CARDS
 from cluedo_env.config import RulesConfig, make_config
+from cluedo_env.movement import move_tables
 from cluedo_env.observation import encode, offsets, size
 from cluedo_env.snapshot import SnapshotError
 from cluedo_env.state import (
