@@ -595,13 +595,13 @@ class LearnerCore:
                 out_now |= elim
         term |= res.terminated & live
         trunc |= res.truncated & ~res.terminated & live
+        early = np.flatnonzero(over & fresh)  # over before the learner's first decision (before restarts below)
         done_idx = np.flatnonzero(out_now)
         if len(done_idx):
             self.final_obs[done_idx] = self._observe(done_idx)
             ended[done_idx] = True
             self.episodes += len(done_idx)
             self._restart(done_idx, fresh)
-        early = np.flatnonzero(over & fresh)  # over before the learner's first decision
         if len(early):
             if self.unplayed_mode == "skip":
                 self.skipped_games += len(early)
