@@ -261,7 +261,6 @@ def _normalise_opponents(opponents: Any, players: int) -> list[Any]:
     return opponents
 
 
-
 # ================================================================= argument checks
 def _rules_keywords() -> list[str]:
     return [f.name for f in dataclasses.fields(RulesConfig) if f.name != "preset"]
