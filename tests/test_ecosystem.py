@@ -261,3 +261,67 @@ def test_sb3_vec_env_refuses_floats_and_names_out_of_range_actions():
     assert venv.core.eng.export_game(0) == before  # nothing changed
     obs, rew, done, infos = venv.step(legal)
     assert obs.shape == (4, 1385)
+
+
+# ------------------------------------------------------------------ any policy as a player
+_POLICY_FILE = """
+import numpy as np
+
+_rng = np.random.default_rng(0)
+
+
+def random_policy(obs, mask):
+    assert obs.shape == (2628,) and mask.shape == (870,) and mask.dtype == np.int8
+    return int(_rng.choice(np.flatnonzero(mask)))
+
+
+def always_zero(obs, mask):
+    return 0
+"""
+
+
+def test_a_policy_function_is_a_player_for_the_evaluator(tmp_path):
+    from agents.callable_player import CallablePlayer
+    from agents.registry import available_agents, make_agent
+    from agents.runner import play_games
+    from cluedo_env.config import RulesConfig
+
+    policy = tmp_path / "my_policies.py"
+    policy.write_text(_POLICY_FILE)
+    assert "py:..." in available_agents()
+    player = make_agent(f"py:{policy}:random_policy", seed=0)
+    assert isinstance(player, CallablePlayer) and not player.batched
+    config = RulesConfig.from_preset("classic", players=4)
+    records = play_games(config, [player, make_agent("random", seed=1), make_agent("random", seed=2),
+                                  make_agent("random", seed=3)], 60, batch_size=30, seed=0)  # fmt: skip
+    assert len(records) == 60 and {r.winner for r in records} <= {-1, 0, 1, 2, 3}
+    with pytest.raises(IllegalActionError, match=r"always_zero.*not legal"):
+        play_games(config, [make_agent(f"py:{policy}:always_zero")] + [make_agent("random")] * 3, 4, seed=0)
+    with pytest.raises(ValueError, match="no callable"):
+        make_agent(f"py:{policy}:missing")
+    # on the command line, as the README shows
+    out = subprocess.run(
+        [sys.executable, "scripts/evaluate.py", "--players", f"py:{policy}:random_policy", "random", "random",
+         "random", "--games", "16", "--out", str(tmp_path / "eval")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "random_policy" in out.stdout
+
+
+def test_a_batched_policy_function_in_the_macro_space_with_belief():
+    from agents.callable_player import CallablePlayer
+    from agents.runner import play_games
+    from cluedo_env.config import RulesConfig
+
+    calls = []
+
+    def first_legal(obs, mask):
+        calls.append(obs.shape)
+        return mask.argmax(1)
+
+    player = CallablePlayer(first_legal, batched=True, macro_moves=True, macro_accuse=True, belief=True)
+    config = RulesConfig.from_preset("cards", players=3)
+    play_games(config, [player, CallablePlayer(first_legal, batched=True), CallablePlayer(first_legal, batched=True)],
+               6, seed=0)  # fmt: skip
+    assert {shape[1] for shape in calls} == {1385, 1385 + 2 * (3 + 1) * 21 + 4}  # belief features after the obs
