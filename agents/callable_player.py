@@ -15,8 +15,9 @@ The observation and mask are exactly the single-agent env's for the same options
 ``macro_accuse``, ``belief``): the seat's own observation (plus the belief features) and the mask
 in that action space, so a function written against ``info["action_mask"]`` of
 ``gymnasium.make("cluedo_env/Cluedo-v0")`` plays unchanged. A function that handles many games at
-once (``obs (n, D)``, ``mask (n, A)`` -> ``(n,)`` actions) is much faster: pass ``batched=True``, or
-give the function an attribute ``batched = True`` (for the ``py:`` form, which passes no options).
+once (``obs (n, D)``, ``mask (n, A)`` -> ``(n,)`` actions) is much faster: pass ``batched=True``.
+The ``py:`` form passes no options: there the function's own attributes say them
+(``fn.batched = True``, ``fn.macro_moves = True``, ``fn.macro_accuse``, ``fn.belief``).
 
 An action that is not an integer or not legal raises :class:`~cluedo_env.actions.IllegalActionError`
 naming the player: a silent replacement would flatter a broken policy.
@@ -43,15 +44,21 @@ PolicyFn = Callable[[np.ndarray, np.ndarray], Any]
 class CallablePlayer(Agent):
     """``fn(obs, mask) -> action`` as a batched player; see the module docstring."""
 
-    def __init__(self, fn: PolicyFn, *, batched: bool | None = None, macro_moves: bool = False,
-                 macro_accuse: bool = False, belief: bool = False, seed: int | None = None,
+    def __init__(self, fn: PolicyFn, *, batched: bool | None = None, macro_moves: bool | None = None,
+                 macro_accuse: bool | None = None, belief: bool | None = None, seed: int | None = None,
                  name: str | None = None) -> None:  # fmt: skip
         if not callable(fn):
             raise TypeError(f"CallablePlayer needs a callable fn(obs, mask) -> action, got {fn!r}")
+        # An option not given here is read from an attribute of the function (False when absent).
+        batched, macro_moves, macro_accuse, belief = (
+            bool(getattr(fn, key, False)) if value is None else bool(value)
+            for key, value in (("batched", batched), ("macro_moves", macro_moves), ("macro_accuse", macro_accuse),
+                               ("belief", belief))
+        )  # fmt: skip
         if macro_accuse and not belief:
             raise ValueError("macro_accuse=True needs belief=True (the accusation is the belief's best triple)")
         self.fn = fn
-        self.batched = bool(getattr(fn, "batched", False) if batched is None else batched)
+        self.batched = batched
         self.actions = LearnerActions(macro_moves, macro_accuse)
         self.use_belief = bool(belief)
         self.seed = seed

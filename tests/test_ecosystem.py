@@ -325,3 +325,27 @@ def test_a_batched_policy_function_in_the_macro_space_with_belief():
     play_games(config, [player, CallablePlayer(first_legal, batched=True), CallablePlayer(first_legal, batched=True)],
                6, seed=0)  # fmt: skip
     assert {shape[1] for shape in calls} == {1385, 1385 + 2 * (3 + 1) * 21 + 4}  # belief features after the obs
+
+
+# ------------------------------------------------------------------ the CleanRL-style script
+def test_cleanrl_ppo_script_trains_evaluates_and_saves_a_player(tmp_path, monkeypatch):
+    """A short run (the full one, 200k steps, wins about 99% against random players: see the README)."""
+    import importlib.util
+
+    from agents.registry import make_agent
+    from agents.runner import play_games
+    from cluedo_env.config import RulesConfig
+
+    spec = importlib.util.spec_from_file_location("cleanrl_ppo", ROOT / "scripts" / "cleanrl_ppo.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    weights, numbers = tmp_path / "ppo.pt", tmp_path / "ppo.json"
+    stats = script.main(["--total-timesteps", "1024", "--num-envs", "32", "--num-steps", "16", "--eval-games", "40",
+                         "--save", str(weights), "--json", str(numbers)])  # fmt: skip
+    assert stats["train_steps"] == 1024 and stats["eval_games"] == 40 and 0 <= stats["eval_win_rate"] <= 1
+    assert weights.is_file() and numbers.is_file()
+    monkeypatch.setenv("CLEANRL_PPO_WEIGHTS", str(weights))
+    player = make_agent(f"py:{ROOT / 'scripts' / 'cleanrl_ppo.py'}:saved_policy")
+    assert player.batched and player.actions.n == 682
+    records = play_games(RulesConfig.from_preset("classic"), [player] + [make_agent("random")] * 3, 20, seed=0)
+    assert len(records) == 20
