@@ -349,3 +349,78 @@ def test_cleanrl_ppo_script_trains_evaluates_and_saves_a_player(tmp_path, monkey
     assert player.batched and player.actions.n == 682
     records = play_games(RulesConfig.from_preset("classic"), [player] + [make_agent("random")] * 3, 20, seed=0)
     assert len(records) == 20
+
+
+# ------------------------------------------------------------------ the README's RL quick reference
+def _quick_reference() -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index("## RL quick reference")
+    return text[start : text.index("\n## ", start + 10)]
+
+
+def _table(section: str, header: str) -> list[list[str]]:
+    """The rows (cells stripped of backticks) of the Markdown table whose header line starts with ``header``."""
+    lines = section[section.index(header) :].splitlines()
+    rows = []
+    for line in lines[2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip().strip("`") for c in line.strip("|").split("|")])
+    return rows
+
+
+def test_quick_reference_sizes_match_the_code():
+    from cluedo_env.envs.single_agent import LearnerCore, num_actions
+
+    section = _quick_reference()
+    rows = _table(section, "| preset | D |")
+    assert len(rows) == 2
+    for presets, d, belief in rows:
+        sizes = [int(x) for x in belief.split("/")]
+        for preset in (p.strip().strip("`") for p in presets.split(",")):
+            for players, extra in zip((3, 4, 5, 6), sizes, strict=True):
+                plain = LearnerCore(1, preset, players=players)
+                with_belief = LearnerCore(1, preset, players=players, belief=True)
+                assert plain.obs_size == int(d), (preset, players)
+                assert with_belief.obs_size - plain.obs_size == extra == 42 * players + 46, (preset, players)
+    rows = _table(section, "| `macro_moves` |")
+    assert len(rows) == 4
+    for macro_moves, macro_accuse, n in rows:
+        assert num_actions(macro_moves == "true", macro_accuse == "true") == int(n)
+
+
+def test_quick_reference_lists_every_keyword_of_the_envs():
+    from cluedo_env.envs.single_agent import _keywords
+
+    section = _quick_reference()
+    documented = {k.strip().strip("`") for row in _table(section, "| keyword |") for k in row[0].split(",")}
+    taken = set(_keywords(CluedoSingleAgentEnv.__init__, CluedoVectorEnv.__init__))
+    taken |= {"players", "max_turns", "dice"}  # rules flags, shown by example
+    assert taken - {"num_envs"} <= documented | {"num_envs"} and "num_envs" in documented
+    assert documented - {"..."} <= taken | set(cluedo_env.envs.single_agent._rules_keywords())
+
+
+def test_quick_reference_examples_run(tmp_path, monkeypatch):
+    """Every Python example of the section, with the step and game counts cut down."""
+    import re
+
+    import cluedo_env.envs.single_agent  # noqa: F401
+
+    pytest.importorskip("sb3_contrib")
+    blocks = re.findall(r"```python\n(.*?)```", _quick_reference(), re.S)
+    assert len(blocks) == 4
+    cuts = {"STEPS, N, T = 300_000, 512, 32": "STEPS, N, T = 128, 8, 8", "STEPS = 200_000": "STEPS = 64",
+            "n_steps=256": "n_steps=8", "CluedoVecEnv(512,": "CluedoVecEnv(8,", "GAMES = 5_000": "GAMES = 70",
+            "for s in (1, 2, 3)], 400)": "for s in (1, 2, 3)], 40)"}  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny nets: more threads only wait for each other on a busy machine
+    try:
+        for block in blocks:
+            for long, short in cuts.items():
+                block = block.replace(long, short)
+            exec(compile(block, "README.md", "exec"), {"__name__": "readme_example"})
+    finally:
+        torch.set_num_threads(threads)
