@@ -424,3 +424,24 @@ def test_quick_reference_examples_run(tmp_path, monkeypatch):
             exec(compile(block, "README.md", "exec"), {"__name__": "readme_example"})
     finally:
         torch.set_num_threads(threads)
+
+
+def test_public_modules_declare_all_and_every_name_exists():
+    import importlib
+    import pkgutil
+
+    import agents
+
+    declared = 0
+    for package in (cluedo_env, cluedo_env.envs, agents):
+        for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+            if info.name.endswith(("sb3_vec_env", "callable_player", "cli")):
+                pytest.importorskip("stable_baselines3")
+            module = importlib.import_module(info.name)
+            names = getattr(module, "__all__", None)
+            if names is not None:
+                declared += 1
+                assert [n for n in names if not hasattr(module, n)] == [], info.name
+    assert declared >= 12
+    for name in ("cluedo_env", "cluedo_env.envs.single_agent", "cluedo_env.cluedo_v0", "agents.callable_player"):
+        assert importlib.import_module(name).__all__
