@@ -762,7 +762,8 @@ class CluedoVectorEnv(gymnasium.vector.VectorEnv):
     """N games in one engine; autoreset NEXT_STEP by default (see the module docstring).
 
     ``infos["action_mask"]`` is the (N, A) int8 mask, ``infos["unplayed"]`` (N,) marks forced steps
-    of games that ended before the learner's first decision, ``infos["seat"]`` the learner's seats.
+    of games that ended before the learner's first decision, ``infos["seat"]`` the learner's seat in
+    the game each row's observation shows.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": RENDER_MODES, "render_fps": RENDER_FPS}
@@ -801,12 +802,14 @@ class CluedoVectorEnv(gymnasium.vector.VectorEnv):
         core = self.core
         pending = self._autoreset
         unplayed = core.unplayed & ~pending
+        seats = core.seat.copy()
         obs, rew, term, trunc, ended = core.step(actions, ~pending if pending.any() else None)
         obs = obs.copy()
         if self.autoreset_mode is AutoresetMode.NEXT_STEP:
             obs[ended] = core.final_obs[ended]
             self._autoreset = ended.copy()
             infos = self._infos(unplayed)
+            infos["seat"][ended] = seats[ended]  # the seat of the finished game these rows still show
         else:
             infos = self._infos(unplayed)
             if ended.any():
