@@ -411,7 +411,7 @@ def test_quick_reference_examples_run(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
     blocks = re.findall(r"```python\n(.*?)```", _quick_reference(), re.S)
     assert len(blocks) == 4
-    cuts = {"STEPS, N, T = 300_000, 512, 32": "STEPS, N, T = 128, 8, 8", "STEPS = 200_000": "STEPS = 64",
+    cuts = {"num_envs=512": "num_envs=8", "STEPS = 200_000": "STEPS = 64",
             "n_steps=256": "n_steps=8", "CluedoVecEnv(512,": "CluedoVecEnv(8,",
             "for s in (1, 2, 3)], 400)": "for s in (1, 2, 3)], 40)"}  # fmt: skip
     monkeypatch.chdir(tmp_path)
