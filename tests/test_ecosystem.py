@@ -453,3 +453,30 @@ def test_public_modules_declare_all_and_every_name_exists():
     assert declared >= 12
     for name in ("cluedo_env", "cluedo_env.envs.single_agent", "cluedo_env.cluedo_v0", "agents.callable_player"):
         assert importlib.import_module(name).__all__
+
+
+def test_skip_mode_drops_unplayed_games_and_vector_renders():
+    core = cluedo_env.envs.single_agent.LearnerCore(64, "classic", seat="random", unplayed_games="skip", seed=0)
+    core.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        assert not core.unplayed.any() and (core.eng.actor == core.seat).all()
+        core.step(sample_legal(core.action_masks(), rng))
+    assert core.skipped_games > 0 and core.unplayed_reported == 0
+    with pytest.raises(ConfigError, match="unplayed_games"):
+        cluedo_env.envs.single_agent.LearnerCore(2, unplayed_games="hide")
+    venv = CluedoVectorEnv(3, preset="cards", players=3, render_mode="ansi", seat="random")
+    obs, info = venv.reset(seed=0)
+    frames = venv.render()
+    assert len(frames) == 3 and all(isinstance(f, str) and f for f in frames)
+    for _ in range(40):  # a row that just ended (NEXT_STEP) renders its finished game
+        obs, rew, term, trunc, info = venv.step(sample_legal(info["action_mask"].astype(bool), rng))
+        done = term | trunc
+        if done.any():
+            i = int(np.flatnonzero(done)[0])
+            final = venv.render()[i]
+            assert "Game over" in final or "eliminated" in final
+            obs, rew, term, trunc, info = venv.step(sample_legal(info["action_mask"].astype(bool), rng))
+            assert venv.render()[i] != final  # after the reset step: the next game
+            return
+    pytest.fail("no game ended")
