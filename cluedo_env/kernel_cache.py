@@ -51,3 +51,6 @@ def ensure_fresh() -> bool:
     except OSError:
         return False
     return True
+
+
+__all__ = ["ensure_fresh", "sources_digest"]

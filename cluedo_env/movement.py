@@ -586,3 +586,6 @@ def exits(board: Board) -> np.ndarray:
         fronts = board.room_fronts[room]
         out[ROOM_LOC0 + room, : len(fronts)] = fronts
     return out
+
+
+__all__ = ["MoveTables", "destinations", "exits", "fill_destinations", "move_tables"]
