@@ -83,6 +83,9 @@ class MoveTables(NamedTuple):
     max_roll: int
     ints: np.ndarray  # (38997 + 394 * K + S,) int32, see above
     words: np.ndarray  # (197 * K * 752 + 188 * K * 3 + S * WITNESSES * 3,) uint64, see above
+    # (2 * K,) int64: working memory of the exact search. The kernels allocate nothing (the engine
+    # compiles them without reference counting), so each concurrent user needs its own: with_scratch().
+    stack: np.ndarray
 
     def _part(self, name: str) -> np.ndarray:
         at = dict(zip(_PARTS, _layout(self.max_roll), strict=True))
@@ -299,7 +302,12 @@ def _build(board: Board, max_roll: int) -> MoveTables:
     for sq, room in board.front_room.items():
         front_room[sq] = room
     ints, words = _build_tables(exits(board), front_room, board.distance, max_roll)
-    return MoveTables(max_roll=max_roll, ints=ints, words=words)
+    return MoveTables(max_roll=max_roll, ints=ints, words=words, stack=np.zeros(2 * (max_roll + 1), np.int64))
+
+
+def with_scratch(t: MoveTables) -> MoveTables:
+    """``t`` sharing its tables, with working memory of its own (one per engine or thread)."""
+    return t._replace(stack=np.zeros_like(t.stack))
 
 
 @lru_cache(maxsize=2)
@@ -482,7 +490,7 @@ def _exact_search(
     if (d0 | d1 | d2) == 0:
         return n  # what is left undecided is out of reach
     # Depth-first over simple paths (R-M2) for the squares that need a detour.
-    stack = np.empty(2 * (roll + 1), np.int64)  # the path's squares, then each one's next exit to try
+    stack = t.stack  # the path's squares, then each one's next exit to try (2 * (roll + 1) used)
     p0 = p1 = p2 = zero  # the path's squares
     if start < NUM_SQUARES:
         bit = one << np.uint64(start & 63)
@@ -569,7 +577,7 @@ def destinations(t: MoveTables, start: np.ndarray, roll: np.ndarray, others: np.
     if n and not (0 <= start.min() and start.max() < NUM_LOCATIONS and 1 <= roll.min() and roll.max() <= t.max_roll):
         raise ValueError(f"start must be in 0..{NUM_LOCATIONS - 1} and roll in 1..{t.max_roll}")
     out = np.zeros((n, NUM_LOCATIONS), np.bool_)
-    _destinations(t, start, roll, others, out)
+    _destinations(with_scratch(t), start, roll, others, out)
     return out
 
 
@@ -588,4 +596,4 @@ def exits(board: Board) -> np.ndarray:
     return out
 
 
-__all__ = ["MoveTables", "destinations", "exits", "fill_destinations", "move_tables"]
+__all__ = ["MoveTables", "destinations", "exits", "fill_destinations", "move_tables", "with_scratch"]
