@@ -9,7 +9,7 @@ Three small ``NamedTuple`` types carry everything the compiled kernels (:mod:`cl
 * :class:`Tables`: the board and action tables shared by every game (exits, doors, passages, the
   legal triple sets).
 
-State arrays (B = batch size, P = players, H = max_turns + P history records):
+State arrays (B = batch size, P = players, H = max_turns + P + HISTORY_SLACK history records):
 
 ================  ===============  =========================================================
 name              shape, dtype     meaning
@@ -80,6 +80,10 @@ from cluedo_env.config import RulesConfig
 # History records and responses.
 NOT_ASKED, PASSED = -1, -2
 SUGGESTION, ACCUSATION = 1, 2
+# A game records at most one suggestion a turn and one accusation a player, so max_turns + P
+# records always suffice; the slack lets hand-made positions (tests, analysis) that put a few
+# suggestions in one turn be imported and played on (VectorEngine.import_game checks the bound).
+HISTORY_SLACK = 16
 # Triple-set ids of the legal SUGGEST / ACCUSE blocks: -1 none, 0..8 that room's 36 triples, 9 all.
 NO_TRIPLES = -1
 ALL_TRIPLES = NUM_ROOMS
@@ -185,6 +189,11 @@ class Rules(NamedTuple):
     history: int  # H, records a game can hold
 
 
+def history_capacity(config: RulesConfig) -> int:
+    """H: the history records a game of ``config`` can hold."""
+    return config.max_turns + config.players + HISTORY_SLACK
+
+
 def rules_of(config: RulesConfig) -> Rules:
     return Rules(
         players=config.players,
@@ -196,7 +205,7 @@ def rules_of(config: RulesConfig) -> Rules:
         accusation_in_room=int(config.accusation_in_room),
         last_standing_wins=int(config.last_standing == "wins"),
         max_turns=config.max_turns,
-        history=config.max_turns + config.players,
+        history=history_capacity(config),
     )
 
 

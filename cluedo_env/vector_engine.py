@@ -45,11 +45,13 @@ from cluedo_env.snapshot import SnapshotError
 from cluedo_env.state import (
     ACCUSATION,
     ALL_TRIPLES,
+    HISTORY_SLACK,
     NO_TRIPLES,
     NOT_ASKED,
     PASSED,
     SUGGESTION,
     State,
+    history_capacity,
     new_state,
     rules_of,
     tables_of,
@@ -90,7 +92,7 @@ class VectorEngine:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         self.B = int(batch_size)
         self.P = self.config.players
-        self.H = self.config.max_turns + self.P
+        self.H = history_capacity(self.config)
         self.autoreset = bool(autoreset)
         self.board = load_board()
         self.has_board = self.config.has_board
@@ -441,18 +443,14 @@ class VectorEngine:
             fits("weapons", room, 0, 8)
         for card in (*game.envelope, *(c for hand in game.hands for c in hand)):
             fits("hands/envelope", card, 0, NUM_CARDS - 1)
-        if len(game.history) > self.H:
-            raise SnapshotError(
-                f"snapshot history has {len(game.history)} records; allowed: at most {self.H} "
-                f"(max_turns + players: one suggestion a turn, one accusation a player)"
-            )
-        # One suggestion a turn (this one included) and one accusation a player (R-A6): then the
-        # history never outgrows its H = max_turns + players slots, however the game goes on.
+        # The game may go on to max_turns with one suggestion a turn, and each player may accuse
+        # once (R-A6): the history must have room for all of that, however the game goes on.
         suggestions = sum(not isinstance(rec, Accusation) for rec in game.history)
-        if suggestions > game.turn_count + 1:
+        if suggestions > game.turn_count + HISTORY_SLACK:
             raise SnapshotError(
                 f"snapshot history has {suggestions} suggestions after {game.turn_count} completed turns; "
-                f"allowed: at most one suggestion a turn ({game.turn_count + 1})"
+                f"allowed: at most {game.turn_count + HISTORY_SLACK} (one a turn, and {HISTORY_SLACK} spare for "
+                f"hand-made positions)"
             )
         accusers = [rec.accuser for rec in game.history if isinstance(rec, Accusation)]
         if len(set(accusers)) != len(accusers):

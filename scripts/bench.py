@@ -254,6 +254,17 @@ def print_table(rows: list[dict[str, Any]]) -> None:
               f"{r.get('bytes_per_game', '-'):>10}")  # fmt: skip
 
 
+def print_markdown(rows: list[dict[str, Any]]) -> None:
+    """The table as markdown, for the README."""
+    print("| config | workload | batch | agent-steps/s, mask | (per CPU s) | + observation | (per CPU s) | games/s | "
+          "decisions/game | bytes/game |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['config']} | {r['workload']} | {r['batch']} | {fmt(r.get('mask'))} | {fmt(r.get('mask_cpu'))} | "
+              f"{fmt(r.get('obs'))} | {fmt(r.get('obs_cpu'))} | {fmt(r.get('games_per_s'))} | "
+              f"{fmt(r.get('decisions_per_game'))} | {r.get('bytes_per_game', '-')} |")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], epilog=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -270,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--soak", type=int, default=0, metavar="STEPS", help="RSS before/after STEPS agent-steps")
     ap.add_argument("--profile", action="store_true", help="cProfile 300 steps of full + obs at batch 4096 and exit")
     ap.add_argument("--json", default="results/bench.json", help="where to write the results ('' for nowhere)")
+    ap.add_argument("--markdown", action="store_true", help="also print the table as markdown (for the README)")
     args = ap.parse_args(argv)
     for name in ("seconds", "repeats"):
         if getattr(args, name) <= 0:
@@ -321,6 +333,9 @@ def main(argv: list[str] | None = None) -> int:
         report["soak"] = s = soak(args.soak, args.seed)
         print(f"RSS over {s['agent_steps']:,} agent-steps: {s['rss_before'] / 2**20:.1f} MiB -> "
               f"{s['rss_after'] / 2**20:.1f} MiB")  # fmt: skip
+    if args.markdown:
+        print()
+        print_markdown(rows)
     print("\nagent-steps/s (median of repeats): mask = sample + step + mask; "
           "+obs = also the acting player's observation;")  # fmt: skip
     print("(cpu) = per CPU second of this process. machine:", report["machine"])

@@ -133,8 +133,8 @@ def _bad_snapshots(snap: dict) -> list[tuple[str, dict]]:
     for what, edit in [
         ("turn_count 10**10", lambda s: s.update(turn_count=10**10)),
         ("negative turn_count", lambda s: s.update(turn_count=-1)),
-        # The engine holds max_turns + players = 404 records; more suggestions than turns cannot happen.
-        ("404 history records", lambda s: s.update(history=[s["history"][sugg]] * 404)),
+        # The engine holds max_turns + players + 16 records; more suggestions than turns cannot happen.
+        ("420 history records", lambda s: s.update(history=[s["history"][sugg]] * 420)),
         ("more suggestions than turns", lambda s: s.update(turn_count=0)),
         ("passed seat 7", lambda s: s["history"][sugg].update(passed=[7])),
         ("suggester seat 9", lambda s: s["history"][sugg].update(player=9)),
