@@ -147,7 +147,7 @@ def test_bad_config_values(kwargs, fragments):
 
 def test_unknown_preset():
     for call in (lambda: RulesConfig.from_preset("modern"), lambda: make_config("modern")):
-        with pytest.raises(ConfigError, match="unknown preset 'modern'; presets are: classic, seed000, cards"):
+        with pytest.raises(ConfigError, match=r"unknown preset 'modern' \(presets are: classic, seed000, cards"):
             call()
     with pytest.raises(ConfigError, match="unknown preset"):
         RulesConfig.from_dict({"preset": "modern"})
@@ -156,7 +156,7 @@ def test_unknown_preset():
 @pytest.mark.parametrize("preset", ["cards", "seed000"])
 @pytest.mark.parametrize("players", [2, 7])
 def test_three_to_six_player_presets(preset, players):
-    with pytest.raises(ConfigError, match=f"players={players} is not allowed; .* 3 to 6 players"):
+    with pytest.raises(ConfigError, match=f"players={players} is not allowed .* 3 to 6 players"):
         RulesConfig.from_preset(preset, players=players)
 
 
@@ -288,36 +288,36 @@ def test_snapshot_schema_and_fields():
         (lambda d: d["suspects"].update(Scarlet=[12, 10]), ["[12, 10]"]),  # the staircase (R-M9)
         (lambda d: d["suspects"].update(Scarlet=[19, 6]), ["[19, 6]"]),  # a door cell is a room cell
         (lambda d: d["suspects"].update(Scarlet=[99, 3]), ["[99, 3]"]),
-        (lambda d: d["suspects"].update(Scarlet="Attic"), ["'suspects'", "Attic"]),
+        (lambda d: d["suspects"].update(Scarlet="Attic"), ["suspects.Scarlet", "Attic", "rooms are"]),
         (lambda d: d["suspects"].pop("Plum"), ["six suspects"]),
         (lambda d: d["weapons"].pop("Rope"), ["six weapons"]),
-        (lambda d: d["weapons"].update(Rope="Attic"), ["'weapons'", "Attic"]),
-        (lambda d: d["hands"][0].append("Joker"), ["'hands'", "Joker"]),
-        (lambda d: d.update(envelope=["Plum", "Wrench"]), ["'envelope'"]),
+        (lambda d: d["weapons"].update(Rope="Attic"), ["weapons.Rope", "Attic"]),
+        (lambda d: d["hands"][0].append("Joker"), ["hands[0][5]", "Joker", "cards are"]),
+        (lambda d: d.update(envelope=["Plum", "Wrench"]), ["envelope has 2 entries", "3 entries"]),
         (lambda d: d.update(envelope=["Wrench", "Plum", "Study"]), ["envelope must be [suspect, weapon, room]"]),
         (lambda d: d["hands"][3].append("Scarlet"), ["21 cards"]),
         (lambda d: d["hands"][3].pop(), ["21 cards"]),
-        (lambda d: d.update(hands=d["hands"][:3]), ["hands must have one entry per player (4)"]),
+        (lambda d: d.update(hands=d["hands"][:3]), ["hands has 3 entries (a list of 4 entries)"]),
         (lambda d: d["hands"][2].append(d["hands"][3].pop()), ["differ by more than one"]),
-        (lambda d: d.update(eliminated=[False] * 3), ["eliminated must have one entry per player"]),
-        (lambda d: d.update(dragged=[False] * 5), ["dragged must have one entry per player"]),
+        (lambda d: d.update(eliminated=[False] * 3), ["eliminated has 3 entries"]),
+        (lambda d: d.update(dragged=[False] * 5), ["dragged has 5 entries"]),
         (lambda d: d.update(current=4), ["current=4"]),
-        (lambda d: d.update(current="two"), ["'current'", "two"]),
+        (lambda d: d.update(current="two"), ["current='two'", "0 to 3"]),
         (lambda d: d.update(eliminated=[True, False, False, False]), ["current=0"]),
         (lambda d: d.update(phase="refute"), ["refuter"]),
         (lambda d: d.update(refuter=2), ["refuter"]),
         (lambda d: d["suspects"].update(Mustard=[24, 7]), ["two suspect tokens on one square"]),
         (lambda d: d.update(phase="suggest"), ["phase 'suggest'"]),  # Scarlet stands on a square
         (lambda d: d.update(phase="move", roll=0), ["phase 'move' needs a roll in 1..6"]),
-        (lambda d: d.update(phase="move", roll=7), ["roll in 1..6"]),
+        (lambda d: d.update(phase="move", roll=7), ["roll=7", "0 to 6"]),
         (lambda d: d.update(phase="over"), ["terminated or truncated"]),
         (lambda d: d.update(history=[{"type": "rumour", "player": 0, "cards": ["Plum", "Rope", "Hall"]}]), ["rumour"]),
         (lambda d: d.update(history=[{"type": "accusation", "player": 0}]), ["history[0]"]),
         (lambda d: d.update(history=[{"type": "accusation", "player": 0, "cards": ["Rope", "Plum", "Hall"]}]), []),
         (lambda d: d["rules"].update(players=9), ["'rules'", "players=9"]),
         (lambda d: d["rules"].update(colour="red"), ["'rules'", "colour"]),
-        (lambda d: d.update(roll=None), ["'roll'"]),
-        (lambda d: d.update(eliminated=None), ["'eliminated'"]),
+        (lambda d: d.update(roll=None), ["roll=None"]),
+        (lambda d: d.update(eliminated=None), ["eliminated must be a list"]),
     ],
 )
 def test_malformed_snapshot(edit, fragments):
