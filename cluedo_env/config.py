@@ -55,8 +55,8 @@ class RulesConfig:
                 raise ConfigError(f"{key}={value!r} is not allowed (choose one of {list(allowed)})")
         lo = 3 if self.board == "none" or self.preset in ("seed000", "cards") else 2
         if type(self.players) is not int or not lo <= self.players <= 6:
-            where = "the card-only game (board=none) and the seed000 sheet" if lo == 3 else "the classic board"
-            raise ConfigError(f"players={self.players!r} is not allowed ({where} takes {lo} to 6 players, R-S1, R-C1)")
+            where = "the card-only game and the seed000 sheet take" if lo == 3 else "the classic board takes"
+            raise ConfigError(f"players={self.players!r} is not allowed ({where} {lo} to 6 players, R-S1, R-C1)")
         if type(self.max_turns) is not int or not 1 <= self.max_turns <= MAX_TURNS_LIMIT:
             raise ConfigError(
                 f"max_turns={self.max_turns!r} is not allowed (a positive integer up to {MAX_TURNS_LIMIT}, R-E3)"

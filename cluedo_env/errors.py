@@ -110,7 +110,7 @@ def float_in(lo: float | None = None, what: str = "a number", strict: bool = Tru
 
 def _range_text(lo: int | None, hi: int | None) -> str:
     if lo is not None and hi is not None:
-        return f"an integer from {lo:,} to {hi:,}".replace(",", "_")
+        return f"an integer from {lo} to {'2**63-1' if hi == SEED_MAX else hi}"
     if lo is not None:
         return f"an integer >= {lo}"
     if hi is not None:
