@@ -597,7 +597,7 @@ def check_player_names(names: list[str], allowed_extra: tuple[str, ...] = ()) ->
 
     register_player_prefixes(names)
     known = [n for n in available_agents() if not n.endswith(":...")]
-    prefixes = [n[:-3] for n in available_agents() if n.endswith(":...")]
+    prefixes = [n[:-4] for n in available_agents() if n.endswith(":...")]
     for name in names:
         if name in allowed_extra or name in known:
             continue
@@ -607,7 +607,7 @@ def check_player_names(names: list[str], allowed_extra: tuple[str, ...] = ()) ->
                 raise UsageError(f"player {name!r}: checkpoint {arg!r} is not a file (ckpt:PATH to a model .zip)")
             continue
         allowed = ", ".join([*allowed_extra, *known, "ckpt:PATH", "rllib:PATH"])
-        raise UsageError(f"unknown player {name!r} (players: {allowed})")
+        raise UsageError(f"unknown player {name!r} (available: {allowed})")
 
 
 # ============================================================================ subcommands
