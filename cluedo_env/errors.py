@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -181,6 +182,38 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     return path
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale_tmp(run_dir: Path, log: Callable[[str], None] = print) -> list[Path]:
+    """Remove the temporary files of atomic writes that were killed (``.NAME.tmpPID``) in a run's folders.
+
+    A file whose writer (the PID in its name) is still running is left alone.
+    """
+    removed = []
+    run_dir = Path(run_dir)
+    for folder in (run_dir, run_dir / "checkpoints"):
+        if not folder.is_dir():
+            continue
+        for p in sorted(folder.glob(".*.tmp*")):
+            m = re.search(r"\.tmp(\d+)", p.name)
+            pid = int(m.group(1)) if m else None
+            if pid is not None and pid != os.getpid() and _alive(pid):
+                continue
+            if p.is_file():
+                p.unlink()
+                removed.append(p)
+                log(f"resume: removed {p} (left by a write that was killed)")
+    return removed
+
+
 def os_error_text(exc: OSError) -> str:
     """An OSError as a short phrase: the file and the reason, without Python's repr."""
     reason = exc.strerror or errno.errorcode.get(exc.errno or 0, str(exc))
@@ -252,6 +285,7 @@ __all__ = [
     "TrainConfigError",
     "UsageError",
     "check_writable_dir",
+    "clean_stale_tmp",
     "check_writable_file",
     "error_line",
     "float_in",

@@ -78,7 +78,7 @@ def test_command_line_and_config_errors(tmp_path):
     assert out["timesteps"] == 64
     with pytest.raises(TrainConfigError, match="unknown config key"):
         load_train_config(None, ppo={"n_stepz": 3})
-    with pytest.raises(CheckpointError, match="does not exist"):
+    with pytest.raises(CheckpointError, match="nothing to resume"):
         Trainer(_tiny(tmp_path / "nothing"), resume=True, progress=False).run()
 
 
