@@ -331,10 +331,10 @@ def _replay(record: dict[str, Any], snapshots: bool) -> list[dict[str, Any]]:
     if final != record["final"]:
         diff = sorted(k for k in set(final) | set(record["final"]) if final.get(k) != record["final"].get(k))
         raise RecordError(
-            f"the record does not replay to its final state (tampered or corrupted record): field(s) {diff} differ"
+            f"the record does not replay to its final state: field(s) {diff} differ (a tampered or corrupted record)"
         )
     if result_of(final) != record["result"]:
-        raise RecordError("the record's result does not match its final state (tampered or corrupted record)")
+        raise RecordError("the record's result does not match its final state (a tampered or corrupted record)")
     if not snapshots:
         out.append(final)
     return out

@@ -184,7 +184,7 @@ def validate_train_config(cfg: dict) -> None:
     if not isinstance(cfg.get("run_dir"), (str, Path)) or not str(cfg["run_dir"]).strip():
         _need(False, "run_dir", cfg.get("run_dir"), "a folder path, e.g. runs/my_run")
     integer("seed", cfg["seed"], 0, SEED_MAX)
-    integer("total_timesteps", cfg["total_timesteps"], 1, 10**12)
+    integer("total_timesteps", cfg["total_timesteps"], 0, 10**12)  # 0: save and evaluate the untrained model
     integer("checkpoint_every", cfg["checkpoint_every"], 0)  # 0: only the final checkpoint
     integer("keep_checkpoints", cfg["keep_checkpoints"], 1)
     if cfg["torch_threads"] is not None:
@@ -668,7 +668,7 @@ def build_parser(prog: str | None = None) -> ArgumentParser:
                     "rllib --help)")  # fmt: skip
     ap.add_argument("--resume", action="store_true",
                     help="continue run_dir from state.json, or from the newest checkpoint that loads")  # fmt: skip
-    ap.add_argument("--total-timesteps", type=int_in(1, 10**12), default=None, metavar="N",
+    ap.add_argument("--total-timesteps", type=int_in(0, 10**12), default=None, metavar="N",
                     help="learner steps in all (overrides the config's total_timesteps)")  # fmt: skip
     ap.add_argument("--run-dir", default=None, metavar="DIR", help="overrides the config's run_dir")
     ap.add_argument("--seed", type=seed_type, default=None, metavar="N",
