@@ -29,8 +29,8 @@ def _train_cfg(tmp: Path, extra: str) -> str:
     import yaml
 
     cfg = {"run_dir": f"{tmp}/run", "total_timesteps": 64, "checkpoint_every": 64,
-           "env": {"num_envs": 4, "opponents": "random"},
-           "ppo": {"n_steps": 8, "batch_size": 32, "n_epochs": 1, "net_arch": [8]}, "eval": {"every": 0, "games": 0}}  # fmt: skip
+           "env": {"num_envs": 4, "opponents": "random"}, "eval": {"every": 0, "games": 0},
+           "ppo": {"n_steps": 8, "batch_size": 32, "n_epochs": 1, "net_arch": [8]}}  # fmt: skip
     return yaml.safe_dump({**cfg, **(yaml.safe_load(extra) or {})})
 
 
@@ -280,6 +280,10 @@ def test_bad_invocation_is_one_error_line_and_exit_2(name, argv, fragment, scrat
     [
         ("scripts/evaluate.py", ["--players", "random", "random", "--batch-size", "0"], "--batch-size 0"),
         ("scripts/evaluate.py", ["--players", "random", "random", "--seed", "-1"], "--seed -1"),
+        ("scripts/simulate.py", ["--games", "0"], "--games"),
+        ("scripts/simulate.py", ["--players", "9"], "players=9"),
+        ("scripts/demo.py", ["--out", "{tmp}/afile"], "is a file, not a folder"),
+        ("scripts/demo.py", ["--timesteps", "0"], "--timesteps"),
         ("training.train", ["--config", "{tmp}/missing.yaml"], "cannot read training config"),
         ("training.rllib_train", ["--config", "{tmp}/r_iter.yaml"], "iterations=0"),
         ("cluedo_env.bench", ["--seconds", "-1"], "--seconds"),
@@ -291,7 +295,7 @@ def test_script_mains_report_the_same_way(module, argv, fragment, scratch, capsy
 
     from cluedo_env.cli import _script
 
-    mod = _script("evaluate") if module.startswith("scripts/") else importlib.import_module(module)
+    mod = _script(Path(module).stem) if module.startswith("scripts/") else importlib.import_module(module)
     status = run_cli(mod.main, [a.format(tmp=scratch) for a in argv])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and ERROR_LINE.match(err[0]) and fragment in err[0], err
