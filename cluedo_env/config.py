@@ -93,6 +93,7 @@ class RulesConfig:
                 f"a rules config must be a mapping of flags, got {type(data).__name__} (e.g. {{preset: classic}})"
             )
         data = dict(data)
+        _check_keys(data)
         preset = data.pop("preset", "classic")
         return cls.from_preset(preset, **data)
 
@@ -102,9 +103,9 @@ def _check_preset(preset: Any) -> None:
         raise ConfigError(f"unknown preset {preset!r} (presets are: {', '.join(PRESETS)})")
 
 
-def _check_keys(overrides: dict[str, Any]) -> None:
+def _check_keys(overrides: dict[Any, Any]) -> None:
     fields = [f.name for f in dataclasses.fields(RulesConfig) if f.name != "preset"]
-    unknown = sorted((set(overrides) - set(fields)), key=repr)
+    unknown = sorted((set(overrides) - {*fields, "preset"}), key=repr)
     if unknown:
         raise ConfigError(f"unknown config key(s) {unknown} (allowed keys are: preset, {', '.join(fields)})")
 
