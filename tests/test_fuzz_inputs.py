@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from cluedo_env import actions as A
 from cluedo_env.config import ConfigError, RulesConfig, load_config
 from cluedo_env.errors import CluedoError
-from cluedo_env.record import RecordError, Recorder, check, load
+from cluedo_env.record import Recorder, RecordError, check, load
 from cluedo_env.reference import Game
 from cluedo_env.snapshot import SnapshotError
 
@@ -186,7 +186,8 @@ def _nan_in(x: Any) -> bool:
         (lambda d: d["history"].append({"type": "accusation", "player": 9, "cards": ["Plum", "Rope", "Hall"],
                                         "correct": False}), "history[0].player=9"),  # fmt: skip
         (lambda d: d["history"].append({"type": "suggestion", "player": 0, "cards": ["Plum", "Rope", "Hall"],
-                                        "passed": [7], "refuted_by": [], "shown": []}), "history[0].passed[0]=7"),  # fmt: skip
+                                        "passed": [7], "refuted_by": [], "shown": []}),
+         "history[0].passed[0]=7"),  # fmt: skip
         (lambda d: d.update(history=[{"type": "accusation", "player": 0, "cards": ["Plum", "Rope", "Hall"],
                                       "correct": False}] * 404), "history has 404 entries"),  # fmt: skip
         (lambda d: d["rules"].update(max_turns=10**12), "max_turns=1000000000000"),
