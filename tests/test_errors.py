@@ -6,6 +6,7 @@ Every error names what was wrong, and a refused action leaves the game exactly a
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 
@@ -466,3 +467,147 @@ def test_damaged_board_data(damage, fragment):
         parse_board(text)
     assert isinstance(info.value, ValueError)
     assert fragment in str(info.value), str(info.value)
+
+
+# =====================================================================================
+# Files, command lines and the one error style (issue 14)
+# =====================================================================================
+def test_rules_files_that_are_not_rules(tmp_path):
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(bytes(range(256)))
+    with pytest.raises(ConfigError, match=r"not a text file \(.*UTF-8 YAML\)"):
+        load_config(binary)
+    five = tmp_path / "five.yaml"
+    five.write_text("rules: 5\n")
+    with pytest.raises(ConfigError, match=r"'rules' must be a mapping of flags, got int"):
+        load_config(five)
+    with pytest.raises(ConfigError, match="it is a folder"):
+        load_config(tmp_path)
+    keys = tmp_path / "keys.yaml"
+    keys.write_text("1: 2\n")
+    with pytest.raises(ConfigError, match=r"unknown config key\(s\) \[1\]"):
+        load_config(keys)
+
+
+@pytest.mark.parametrize("value", [10**12, 10_001, True, 1.5, "400"])
+def test_max_turns_has_a_sane_bound(value):
+    """max_turns=10**12 used to reach the engine and ask for 931 GiB; now the config refuses it."""
+    with pytest.raises(ConfigError, match=r"max_turns=.* is not allowed \(a positive integer up to 10000, R-E3\)"):
+        RulesConfig.from_preset("classic", max_turns=value)
+    assert RulesConfig.from_preset("classic", max_turns=10_000).max_turns == 10_000
+
+
+def test_make_config_override_of_a_config_checks_keys():
+    with pytest.raises(ConfigError, match="colour"):
+        make_config(RulesConfig(), colour="red")
+
+
+def test_every_error_type_is_a_cluedo_error():
+    from cluedo_env.errors import CheckpointError, CluedoError, TrainConfigError, UsageError
+    from cluedo_env.record import RecordError
+
+    for cls in (ConfigError, SnapshotError, RecordError, A.IllegalActionError, CheckpointError, TrainConfigError,
+                UsageError):  # fmt: skip
+        assert issubclass(cls, CluedoError) and issubclass(cls, ValueError)
+
+
+def test_deeply_nested_record_is_a_record_error(tmp_path):
+    from cluedo_env.record import RecordError, load, validate
+
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"schema": ' * 50_000 + "1" + "}" * 50_000)
+    with pytest.raises(RecordError, match="nested too deeply"):
+        load(deep)
+    nested: list = []
+    for _ in range(5000):
+        nested = [nested]
+    with pytest.raises(RecordError):
+        validate({"schema": "cluedo_env.record/1", "rules": nested})
+
+
+def test_atomic_write_keeps_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
+    from cluedo_env import errors
+
+    path = tmp_path / "out.json"
+    errors.write_text_atomic(path, "old")
+
+    def fail(*_args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(errors.os, "replace", fail)
+    with pytest.raises(OSError):
+        errors.write_text_atomic(path, "new")
+    assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_output_paths_are_checked_before_work(tmp_path):
+    from cluedo_env.errors import UsageError, check_writable_dir, check_writable_file
+
+    (tmp_path / "f").write_text("x")
+    assert check_writable_file(tmp_path / "new" / "deeper" / "x.json") == tmp_path / "new" / "deeper" / "x.json"
+    assert not (tmp_path / "new").exists()  # checking creates nothing
+    for call, fragment in (
+        (lambda: check_writable_file(tmp_path), "is a directory"),
+        (lambda: check_writable_file(tmp_path / "f" / "x.json"), "is a file, not a folder"),
+        (lambda: check_writable_dir(tmp_path / "f"), "is a file, not a folder"),
+        (lambda: check_writable_dir(tmp_path / "f" / "sub"), "is a file, not a folder"),
+    ):
+        with pytest.raises(UsageError, match=fragment):
+            call()
+    if os.geteuid() != 0:  # root may write anywhere
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o500)
+        with pytest.raises(UsageError, match="not writable"):
+            check_writable_dir(ro / "out")
+
+
+def test_run_cli_statuses(capsys):
+    from cluedo_env.errors import run_cli
+
+    def bad(_argv):
+        raise ConfigError("players=9 is not allowed (2 to 6)")
+
+    assert run_cli(bad, []) == 2
+    assert capsys.readouterr().err == "error: players=9 is not allowed (2 to 6)\n"
+    with pytest.raises(ConfigError):
+        run_cli(bad, ["--debug"])
+
+    def interrupted(_argv):
+        raise KeyboardInterrupt
+
+    assert run_cli(interrupted, []) == 130 and "interrupted" in capsys.readouterr().err
+
+    def disk_full(_argv):
+        raise OSError(28, "No space left on device", "results/x.json")
+
+    assert run_cli(disk_full, []) == 1
+    assert capsys.readouterr().err.startswith("error: results/x.json: No space left on device (")
+    assert run_cli(lambda argv: 3, []) == 3 and run_cli(lambda argv: {"a": 1}, []) == 0
+
+
+def test_play_keeps_the_game_when_saving_fails_at_the_end(tmp_path, monkeypatch):
+    """The record path is checked first; if saving still fails after the game, the record goes to the temp folder."""
+    import tempfile
+
+    from cluedo_env import cli
+    from cluedo_env.record import RecordError, check
+
+    real_save = cli.save
+    calls: list[str] = []
+
+    def flaky(record, path, indent=None):
+        calls.append(str(path))
+        if len(calls) == 1:
+            raise RecordError(f"cannot write record {path}: No space left on device (choose a writable file path)")
+        return real_save(record, path, indent)
+
+    monkeypatch.setattr(cli, "save", flaky)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    out: list[str] = []
+    record = cli.play(["random"] * 3, "cards", seed=2, record_path=tmp_path / "game.json", output=out.append)
+    saved = list((tmp_path / "tmp").glob("cluedo_game_*.json"))
+    assert len(saved) == 1 and calls[1] == str(saved[0])
+    assert check(json.loads(saved[0].read_text())) == record["final"]
+    assert "saved to" in out[-1] and str(saved[0]) in out[-1] and "Could not save" in out[-1]
