@@ -552,7 +552,8 @@ def _checked(args: argparse.Namespace) -> tuple[RulesConfig, list[str]]:
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
-    ap = ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog=prog, description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 1)[1],
+                        formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     who = ap.add_mutually_exclusive_group(required=True)
     who.add_argument("--players", nargs="+", metavar="NAME", help="one player name per seat (names may repeat)")
     who.add_argument("--round-robin", nargs="+", metavar="NAME", help="different player names to play every pairing")
@@ -561,11 +562,12 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
     ap.add_argument("--seats", type=int, default=None, help="players per game in a round robin (default: the preset's)")
     ap.add_argument("--rule", action="append", type=_parse_rule, default=[], metavar="KEY=VALUE",
                     help="a rules flag on top of the preset, e.g. --rule refutation=all (repeatable)")  # fmt: skip
-    ap.add_argument("--max-turns", type=int, default=None)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--batch-size", type=int, default=1024)
+    ap.add_argument("--max-turns", type=int, default=None, metavar="N",
+                    help="cut a game after N turns (1..10000; default: the preset's)")  # fmt: skip
+    ap.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the deals, dice and players (default 0)")
+    ap.add_argument("--batch-size", type=int, default=1024, metavar="B", help="games played at once (default 1024)")
     ap.add_argument("--out", default="results/eval", help="folder for the .md, .json and .png reports")
-    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     ap.add_argument("--record", metavar="DIR", default=None,
                     help="save every game as a JSON game record DIR/game_00000.json ...")  # fmt: skip
     ap.add_argument("--record-games", type=int, default=None, metavar="N",

@@ -26,6 +26,7 @@ the newest. ``rllib:run_dir`` or ``rllib:<checkpoint>`` is a player for ``script
 
 from __future__ import annotations
 
+import argparse
 import functools
 import importlib.util
 import json
@@ -353,7 +354,8 @@ def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print)
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, Any]:
-    ap = ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog=prog, description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 1)[1],
+                        formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--config", required=True, metavar="YAML", help="a configs/rllib_*.yaml file")
     ap.add_argument("--backend", choices=["sb3", "rllib"], default="rllib",
                     help="rllib: this trainer; sb3: MaskablePPO (cluedo train --help)")  # fmt: skip

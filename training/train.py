@@ -36,6 +36,7 @@ the env's share of the loop, and ``eval/win_rate``), episode stats from ``VecMon
 
 from __future__ import annotations
 
+import argparse
 import base64
 import copy
 import importlib.util
@@ -660,8 +661,8 @@ class Trainer:
 
 
 def build_parser(prog: str | None = None) -> ArgumentParser:
-    ap = ArgumentParser(prog=prog, description="Train a Cluedo player with MaskablePPO (sb3-contrib); the config's "
-                        "keys are described in training/train.py.")  # fmt: skip
+    ap = ArgumentParser(prog=prog, description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 1)[1],
+                        formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--config", required=True, metavar="YAML", help="training config (configs/train_*.yaml)")
     ap.add_argument("--backend", choices=["sb3", "rllib"], default="sb3",
                     help="sb3: MaskablePPO on the batched VecEnv (this); rllib: Ray RLlib (cluedo train --backend "
