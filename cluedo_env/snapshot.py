@@ -336,8 +336,4 @@ def validate(game: Game) -> None:
     accusers = [rec.accuser for rec in game.history if isinstance(rec, Accusation)]
     if len(set(accusers)) != len(accusers):
         raise SnapshotError(f"history has two accusations by one seat (accusers {accusers}; each seat accuses once)")
-    suggestions = len(game.history) - len(accusers)
-    if suggestions > game.turn_count + 1:
-        raise SnapshotError(
-            f"history has {suggestions} suggestions in {game.turn_count + 1} turns (at most one a turn, R-G1)"
-        )
+
