@@ -617,7 +617,7 @@ COMMANDS: dict[str, str] = {
     "replay": "write a game record as a self-contained HTML replay page",
     "evaluate": "tournaments and round robins between players, seats rotated (scripts/evaluate.py)",
     "train": "train a player: MaskablePPO (training.train) or Ray RLlib (--backend rllib)",
-    "bench": "speed of the vectorized engine under random legal play (cluedo_env.bench)",
+    "bench": "speed of the vectorized engine on the workloads users run (scripts/bench.py)",
 }
 
 EPILOG = """examples:
@@ -766,10 +766,7 @@ def _cmd_train(argv: list[str]) -> int:
 
 
 def _cmd_bench(argv: list[str]) -> int:
-    from cluedo_env import bench
-
-    bench.main(argv, prog="cluedo bench")
-    return 0
+    return _script("bench").main(argv, prog="cluedo bench")
 
 
 def _dispatch(argv: list[str], input_fn: Callable[[str], str] | None, output: Callable[[str], None] | None) -> int:

@@ -9,23 +9,27 @@ and suspect tokens keep their absolute ids (a card is the same card for everyone
 The layout is a list of named pieces (as OpenSpiel does), documented slot by slot in
 ``docs/observation.md``; :func:`layout` gives names, shapes and offsets, :func:`split`
 cuts a flat observation into its pieces. All values are small integers in an int8 vector.
+
+:func:`encode` is the compiled kernel that writes observations straight from the engine's state
+arrays (one loop over the games asked, no temporaries); the history summaries it reads (``seen``,
+``passed_on`` ...) are kept up to date by the engine event by event, so an observation never scans
+the history. It is the only encoder: every env and player reads observations from it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from cluedo_env import actions as A
 from cluedo_env.board import NUM_LOCATIONS
 from cluedo_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
 from cluedo_env.config import RulesConfig
-from cluedo_env.vector_engine import ACCUSATION, NOT_ASKED, PASSED
-
-if TYPE_CHECKING:
-    from cluedo_env.vector_engine import VectorEngine
+from cluedo_env.kernels import KERNEL, may_see_shown_card
+from cluedo_env.state import ACCUSATION, PASSED
 
 HISTORY_WINDOW = 8  # the most recent history records shown in full; older ones live on in the summaries
 MAX_ROLL = 12
@@ -111,145 +115,139 @@ def split(obs: np.ndarray, config: RulesConfig) -> dict[str, np.ndarray]:
     return {p.name: obs[..., p.offset : p.offset + p.size].reshape(obs.shape[:-1] + p.shape) for p in layout(config)}
 
 
-class Observer:
-    """Builds observations for one engine; holds the index tables so each call only gathers."""
+class Offsets(NamedTuple):
+    """Offset of every piece in the flat vector (-1 for pieces the config does not have), for :func:`encode`."""
 
-    def __init__(self, engine: VectorEngine) -> None:
-        self.eng = engine
-        self.pieces = {p.name: p for p in layout(engine.config)}
-        self.dim = size(engine.config)
-        P = engine.P
-        self.rel = (np.arange(P)[:, None] + np.arange(P)[None, :]) % P  # rel[p, j] = absolute seat j to the left of p
-
-    def _view(self, out: np.ndarray, name: str) -> np.ndarray:
-        p = self.pieces[name]
-        return out[:, p.offset : p.offset + p.size].reshape((out.shape[0],) + p.shape)
-
-    def _put(self, flat: np.ndarray, base: np.ndarray, name: str, within: np.ndarray, value=1) -> None:
-        """Set slots ``within`` (flat index inside piece ``name``) of rows with flat start ``base``."""
-        flat[base + self.pieces[name].offset + within] = value
-
-    def observe(
-        self, player: np.ndarray | int | None = None, idx: np.ndarray | None = None, out: np.ndarray | None = None
-    ) -> np.ndarray:
-        """(n, D) int8 observations of ``player`` (default: each game's actor, or the player
-        whose turn it is once a game is over) for games ``idx`` (default: all).
-
-        Every piece is written with a few flat gathers and scatters over the whole batch
-        (no per-game loop): the cost is a handful of numpy calls per piece. ``out``: an
-        (n, D) int8 C-contiguous array to fill instead of allocating a new one.
-        """
-        eng = self.eng
-        P, H, D = eng.P, eng.H, self.dim
-        idx = np.arange(eng.B) if idx is None else np.asarray(idx, np.int64)
-        n = len(idx)
-        actor = eng.actor[idx]
-        if player is None:
-            seat = np.where(actor >= 0, actor, eng.current[idx]).astype(np.int64)
-        else:
-            seat = np.broadcast_to(np.asarray(player, np.int64), (n,)).copy()
-            if ((seat < 0) | (seat >= P)).any():
-                raise ValueError(f"player must be a seat 0..{P - 1}, got {np.unique(seat).tolist()}")
-        if out is None:
-            out = np.zeros((n, D), np.int8)
-        else:
-            if out.shape != (n, D) or out.dtype != np.int8 or not out.flags.c_contiguous:
-                raise ValueError(f"out must be a C-contiguous ({n}, {D}) int8 array")
-            out.fill(0)
-        flat = out.reshape(-1)
-        base = np.arange(n) * D  # flat start of each row
-        base_c = base[:, None]
-        abs_seat = self.rel[seat]  # (n, P): absolute seat of relative seat j
-        gP = idx[:, None] * P
-        phase = eng.phase[idx].astype(np.int64)
-        put = self._put
-
-        put(flat, base, "phase", phase)
-        self._view(out, "to_act")[:, 0] = actor == seat
-        cur = eng.current[idx].astype(np.int64)
-        put(flat, base, "current_seat", (cur - seat) % P)
-        put(flat, base, "roll", eng.roll[idx].astype(np.int64))
-        owner = eng.owner[idx]
-        self._view(out, "my_hand")[:] = owner == seat[:, None]
-        if eng.has_board:
-            put(flat, base, "my_suspect", seat)
-            put(flat, base_c, "token_location", np.arange(NUM_SUSPECTS) * NUM_LOCATIONS + eng.pos[idx])
-            put(flat, base_c, "weapon_room", np.arange(NUM_WEAPONS) * NUM_ROOMS + eng.weapon_room[idx])
-            self._view(out, "may_stay")[:, 0] = eng.dragged[idx, seat]
-        self._view(out, "seat_present")[:, :P] = 1
-        elim = eng.eliminated.reshape(-1)[gP + abs_seat]  # (n, P) relative
-        self._view(out, "eliminated")[:, :P] = elim
-        self._view(out, "hand_size")[:, :P] = eng.hand_size.reshape(-1)[gP + abs_seat]
-
-        hl = eng.hist_len[idx].astype(np.int64)
-        refuting = np.flatnonzero(phase == A.REFUTE)
-        if len(refuting):
-            fi = idx[refuting] * H + hl[refuting] - 1
-            sugg = eng.hist_player.reshape(-1)[fi].astype(np.int64)
-            put(flat, base[refuting], "pending_suggester", (sugg - seat[refuting]) % P)
-            trip = eng.hist_triple.reshape(-1, 3)[fi].astype(np.int64)
-            put(flat, base[refuting, None], "pending_cards", trip + _CARD0)
-
-        # Summaries (B, P, ...) read as flat rows: one take per piece.
-        seen = eng.seen.reshape(-1, NUM_CARDS)
-        to_me = (gP + seat[:, None]) * P + abs_seat  # seen[g, me, j]: j showed it to me
-        by_me = (gP + abs_seat) * P + seat[:, None]  # seen[g, j, me]: I showed it to j
-        self._view(out, "shown_to_me")[:, :P] = seen.take(to_me, axis=0)
-        self._view(out, "i_showed")[:, :P] = seen.take(by_me, axis=0)
-        rows_p = gP + abs_seat
-        self._view(out, "passed_on")[:, :P] = eng.passed_on.reshape(-1, NUM_CARDS).take(rows_p, axis=0)
-        self._view(out, "refuted_on")[:, :P] = eng.refuted_on.reshape(-1, NUM_CARDS).take(rows_p, axis=0)
-        self._view(out, "named_count")[:, :P] = eng.named_count.reshape(-1, NUM_CARDS).take(rows_p, axis=0)
-
-        # Accusations: at most one per player (R-A6), public; the accuser alone knows the envelope (R-A2).
-        at = eng.accused_at.reshape(-1)[rows_p].astype(np.int64)  # (n, P) relative
-        acc_r, acc_j = np.nonzero(at >= 0)
-        if len(acc_r):
-            fi = idx[acc_r] * H + at[acc_r, acc_j]
-            trip = eng.hist_triple.reshape(-1, 3)[fi].astype(np.int64)
-            put(flat, base[acc_r], "accused", acc_j)
-            put(flat, base[acc_r, None], "accusation_cards", acc_j[:, None] * NUM_CARDS + trip + _CARD0)
-            put(flat, base[acc_r], "accusation_correct", acc_j, eng.hist_correct.reshape(-1)[fi])
-            mine = acc_j == 0
-            put(flat, base[acc_r[mine], None], "envelope_known", eng.envelope[idx[acc_r[mine]]].astype(np.int64))
-
-        self._history_window(flat, base, idx, seat, hl, abs_seat)
-        return out
-
-    def _history_window(
-        self, flat: np.ndarray, base: np.ndarray, idx: np.ndarray, seat: np.ndarray, hl: np.ndarray, abs_seat
-    ) -> None:
-        eng, P, H = self.eng, self.eng.P, self.eng.H
-        K = HISTORY_WINDOW
-        h = hl[:, None] - 1 - np.arange(K)[None, :]  # (n, K) most recent first
-        r, k = np.nonzero(h >= 0)
-        if len(r) == 0:
-            return
-        fi = idx[r] * H + h[r, k]  # flat record index
-        b = base[r]
-        put = self._put
-        put(flat, b, "hist_valid", k)
-        is_acc = eng.hist_kind.reshape(-1)[fi] == ACCUSATION
-        put(flat, b, "hist_is_accusation", k, is_acc)
-        who = eng.hist_player.reshape(-1)[fi].astype(np.int64)
-        me = seat[r]
-        put(flat, b, "hist_player", k * S + (who - me) % P)
-        trip = eng.hist_triple.reshape(-1, 3)[fi].astype(np.int64)
-        put(flat, b[:, None], "hist_cards", k[:, None] * NUM_CARDS + trip + _CARD0)
-        put(flat, b, "hist_correct", k, eng.hist_correct.reshape(-1)[fi] & is_acc)
-        # Responses by relative seat (j = 0 is me); accusations have none.
-        resp = eng.hist_response.reshape(-1, P)[fi]  # (m, P) absolute seats
-        resp = np.take_along_axis(resp, abs_seat[r], axis=1).astype(np.int64)
-        resp[is_acc] = NOT_ASKED
-        slot = k[:, None] * S + np.arange(P)[None, :]
-        pr, pj = np.nonzero(resp == PASSED)
-        put(flat, b[pr], "hist_passed", slot[pr, pj])
-        rr, rj = np.nonzero(resp >= 0)
-        put(flat, b[rr], "hist_refuted", slot[rr, rj])
-        # Shown cards I saw: all of them if I suggested, the one I showed if I refuted (R-G7).
-        saw = (who[rr] == me[rr]) | (rj == 0)
-        rr, rj = rr[saw], rj[saw]
-        put(flat, b[rr], "hist_card_seen", k[rr] * NUM_CARDS + resp[rr, rj])
+    phase: int
+    to_act: int
+    current_seat: int
+    roll: int
+    my_hand: int
+    my_suspect: int
+    token_location: int
+    weapon_room: int
+    may_stay: int
+    seat_present: int
+    eliminated: int
+    hand_size: int
+    pending_suggester: int
+    pending_cards: int
+    shown_to_me: int
+    i_showed: int
+    passed_on: int
+    refuted_on: int
+    named_count: int
+    accused: int
+    accusation_cards: int
+    accusation_correct: int
+    envelope_known: int
+    hist_valid: int
+    hist_is_accusation: int
+    hist_player: int
+    hist_cards: int
+    hist_passed: int
+    hist_refuted: int
+    hist_card_seen: int
+    hist_correct: int
 
 
-_CARD0 = np.array([0, WEAPON_CARD0, ROOM_CARD0])  # card id of suspect/weapon/room index 0
+def offsets(config: RulesConfig) -> Offsets:
+    at = {p.name: p.offset for p in layout(config)}
+    return Offsets(**{name: at.get(name, -1) for name in Offsets._fields})
+
+
+@njit(**KERNEL)
+def encode(s, rules, o: Offsets, games: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
+    """Write the observation of seat ``seats[i]`` in game ``games[i]`` into row ``out[i]`` (zeroed here).
+
+    ``seats[i] < 0`` means the game's actor (or, once it is over, the player whose turn it was).
+    Seat-relative: relative seat j of observer ``me`` is absolute seat ``(me + j) % P``.
+    """
+    P = rules.players
+    K = HISTORY_WINDOW
+    D = out.shape[1]
+    card0 = (0, WEAPON_CARD0, ROOM_CARD0)
+    phase, current, refuter, owner, pos, weapon_room = s.phase, s.current, s.refuter, s.owner, s.pos, s.weapon_room
+    seen, passed_on, refuted_on, named_count = s.seen, s.passed_on, s.refuted_on, s.named_count
+    hist_len, hist_kind, hist_player, hist_triple = s.hist_len, s.hist_kind, s.hist_player, s.hist_triple
+    hist_correct, hist_response, accused_at = s.hist_correct, s.hist_response, s.accused_at
+    for i in range(games.shape[0]):
+        b = games[i]
+        row = out[i]
+        for x in range(D):
+            row[x] = 0
+        ph = phase[b]
+        actor = -1 if ph == A.OVER else (refuter[b] if ph == A.REFUTE else current[b])
+        me = seats[i]
+        if me < 0:
+            me = actor if actor >= 0 else current[b]
+        row[o.phase + ph] = 1
+        row[o.to_act] = actor == me
+        row[o.current_seat + (current[b] - me) % P] = 1
+        row[o.roll + s.roll[b]] = 1
+        hand = owner[b]
+        for c in range(NUM_CARDS):
+            row[o.my_hand + c] = hand[c] == me  # R-S6
+        if rules.has_board:
+            row[o.my_suspect + me] = 1
+            for t in range(NUM_SUSPECTS):
+                row[o.token_location + t * NUM_LOCATIONS + pos[b, t]] = 1
+            for w in range(NUM_WEAPONS):
+                row[o.weapon_room + w * NUM_ROOMS + weapon_room[b, w]] = 1
+            row[o.may_stay] = s.dragged[b, me]
+        for j in range(P):
+            q = me + j
+            if q >= P:
+                q -= P
+            row[o.seat_present + j] = 1
+            row[o.eliminated + j] = s.eliminated[b, q]
+            row[o.hand_size + j] = s.hand_size[b, q]
+            to_me, by_me = seen[b, me, q], seen[b, q, me]  # private (R-G7)
+            passed, refuted, named = passed_on[b, q], refuted_on[b, q], named_count[b, q]
+            at = j * NUM_CARDS
+            for c in range(NUM_CARDS):
+                row[o.shown_to_me + at + c] = to_me[c]
+                row[o.i_showed + at + c] = by_me[c]
+                row[o.passed_on + at + c] = passed[c]
+                row[o.refuted_on + at + c] = refuted[c]
+                row[o.named_count + at + c] = named[c]
+            # Accusations: at most one per player (R-A6), public; the accuser alone knows the envelope (R-A2).
+            h = accused_at[b, q]
+            if h >= 0:
+                row[o.accused + j] = 1
+                for k in range(3):
+                    row[o.accusation_cards + at + card0[k] + hist_triple[b, h, k]] = 1
+                row[o.accusation_correct + j] = hist_correct[b, h]
+                if j == 0:
+                    for k in range(3):
+                        row[o.envelope_known + s.envelope[b, k]] = 1
+        hl = hist_len[b]
+        if ph == A.REFUTE:
+            h = hl - 1
+            row[o.pending_suggester + (hist_player[b, h] - me) % P] = 1
+            for k in range(3):
+                row[o.pending_cards + card0[k] + hist_triple[b, h, k]] = 1
+        # The history window: the last K records, most recent first (k = 0).
+        for k in range(min(K, hl)):
+            h = hl - 1 - k
+            row[o.hist_valid + k] = 1
+            who = hist_player[b, h]
+            row[o.hist_player + k * S + (who - me) % P] = 1
+            for x in range(3):
+                row[o.hist_cards + k * NUM_CARDS + card0[x] + hist_triple[b, h, x]] = 1
+            if hist_kind[b, h] == ACCUSATION:
+                row[o.hist_is_accusation + k] = 1
+                row[o.hist_correct + k] = hist_correct[b, h]
+                continue
+            responses = hist_response[b, h]
+            for j in range(P):
+                q = me + j
+                if q >= P:
+                    q -= P
+                resp = responses[q]
+                if resp == PASSED:
+                    row[o.hist_passed + k * S + j] = 1
+                elif resp >= 0:
+                    row[o.hist_refuted + k * S + j] = 1
+                    if may_see_shown_card(me, who, q):
+                        row[o.hist_card_seen + k * NUM_CARDS + resp] = 1

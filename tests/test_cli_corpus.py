@@ -183,7 +183,7 @@ CORPUS: list[tuple[str, list[str], str]] = [
      "--run-dir", "{tmp}/empty_run"], "no checkpoint"),  # fmt: skip
     # ---- bench
     ("bench: zero seconds", ["bench", "--seconds", "0"], "--seconds"),
-    ("bench: seconds not a number", ["bench", "--seconds", "x"], "is not a number"),
+    ("bench: seconds not a number", ["bench", "--seconds", "x"], "invalid float value: 'x'"),
     ("bench: infinite seconds", ["bench", "--seconds", "inf"], "finite"),
     ("bench: batch size 0", ["bench", "--batch-sizes", "0"], "--batch-sizes"),
     ("bench: config players not a number", ["bench", "--configs", "classic:x"], "not a number of players"),
@@ -286,7 +286,7 @@ def test_bad_invocation_is_one_error_line_and_exit_2(name, argv, fragment, scrat
         ("scripts/demo.py", ["--timesteps", "0"], "--timesteps"),
         ("training.train", ["--config", "{tmp}/missing.yaml"], "cannot read training config"),
         ("training.rllib_train", ["--config", "{tmp}/r_iter.yaml"], "iterations=0"),
-        ("cluedo_env.bench", ["--seconds", "-1"], "--seconds"),
+        ("scripts/bench.py", ["--seconds", "-1"], "--seconds"),
     ],
 )
 def test_script_mains_report_the_same_way(module, argv, fragment, scratch, capsys):
@@ -310,7 +310,7 @@ def test_every_subcommand_has_a_complete_help(capsys):
         "evaluate": ["--players", "--round-robin", "--games", "--preset", "--rule", "--max-turns", "--seed",
                      "--batch-size", "--out", "--record", "--no-progress"],  # fmt: skip
         "train": ["--config", "--backend", "--resume", "--total-timesteps", "--run-dir", "--seed", "--no-progress"],
-        "bench": ["--batch-sizes", "--configs", "--seconds", "--repeats", "--out", "--seed", "--quick"],
+        "bench": ["--batch-sizes", "--configs", "--seconds", "--repeats", "--json", "--out", "--seed", "--quick"],
     }
     for command, options in expected.items():
         with pytest.raises(SystemExit) as info:

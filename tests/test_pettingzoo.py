@@ -517,7 +517,7 @@ def test_information_hiding_through_the_env(preset, players):
     base.reset(seed=0)
     edit.reset(seed=0)
     count: dict[str, int] = {}
-    for snap in _positions(preset, players, games=2, steps=300, seed=10 + players)[::15]:
+    for snap in _positions(preset, players, games=3, steps=300, seed=10 + players)[::15]:
         base.load_snapshot(snap)
         for kind, what, edited, knows in _hidden_edits(snap, rng):
             edit.load_snapshot(edited)

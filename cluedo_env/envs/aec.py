@@ -72,8 +72,12 @@ several people watch reveals nothing. ``render_viewer="player_k"`` renders seat 
 hand, the cards shown to it and by it) for a person playing that seat. The viewer never follows
 the agent to act, which would show each seat's secrets in turn.
 
-Speed: the env steps one game on the reference engine with the observations of the vectorized
-engine (:mod:`cluedo_env.envs.single`); ``scripts/bench_aec.py`` measures it.
+Engine: the env steps :class:`~cluedo_env.vector_engine.VectorEngine` at batch size 1, the
+production engine; observations and masks are the engine's own (its compiled encoder), so they
+equal ``VectorEngine.observe`` by construction. ``scripts/bench_aec.py`` measures the speed.
+
+Errors: ``step`` before ``reset`` or after every agent has been removed at the end of a game
+raises ``RuntimeError`` saying to call ``reset()``.
 """
 
 from __future__ import annotations
@@ -87,8 +91,8 @@ from pettingzoo import AECEnv
 
 from cluedo_env import actions as A
 from cluedo_env.config import RulesConfig, make_config
-from cluedo_env.envs.single import SingleGame
 from cluedo_env.envs.wrappers import wrap
+from cluedo_env.vector_engine import VectorEngine
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
@@ -123,9 +127,11 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
         if render_viewer is not None and render_viewer not in self.agent_name_mapping:
             raise ValueError(f"render_viewer={render_viewer!r} must be None or one of {self.possible_agents}")
         self.render_viewer = render_viewer
-        self._rng = np.random.default_rng()
-        self._core = SingleGame(self.config, self._rng)
-        D = self._core.dim
+        self._eng = VectorEngine(self.config, batch_size=1)
+        self._eng.reset(seed=None)  # fresh entropy; reset() without a seed goes on from here
+        self._action = np.zeros(1, np.int64)
+        self._acting = -1
+        D = self._eng.observation_size
         self.observation_spaces = {
             agent: spaces.Dict(
                 {
@@ -148,22 +154,30 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
     # -------------------------------------------------------------- reset
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is not None:
-            self._rng.bit_generator.state = np.random.default_rng(seed).bit_generator.state
-        self._core.reset()
+            self._eng.reset(seed=seed)
+        else:  # the game's random stream goes on
+            self._eng.reset_games(np.zeros(1, np.int64))
         self._new_episode()
 
     def load_snapshot(self, snapshot: dict[str, Any]) -> None:
         """Continue from a game state (docs/snapshot.md, e.g. from :meth:`snapshot`), as after a reset.
 
         For tests and analysis; the snapshot's rules must be this env's. Chance goes on from the
-        env's generator.
+        env's random stream. A snapshot that cannot be loaded raises and changes nothing.
         """
-        self._core.load(snapshot)
+        self._eng.import_game(0, snapshot)
         self._new_episode()
 
     def snapshot(self) -> dict[str, Any]:
         """The full game state as a snapshot dict, hidden cards included: not for agents."""
-        return self._core.to_dict()
+        return self._eng.export_game(0)
+
+    def _actor(self) -> int:
+        """The seat to act (-1 once the game is over), cached in ``_acting`` after each change."""
+        eng = self._eng
+        phase = int(eng.phase[0])
+        self._acting = -1 if phase == A.OVER else int(eng.refuter[0] if phase == A.REFUTE else eng.current[0])
+        return self._acting
 
     def _new_episode(self) -> None:
         agents = self.agents = self.possible_agents[:]
@@ -173,33 +187,43 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
         self.truncations = dict.fromkeys(agents, False)
         self.infos = {agent: {} for agent in agents}
         self._skip_agent_selection = None
-        game = self._core.game
-        if game.is_over:  # a loaded finished game
+        if self._actor() < 0:  # a loaded finished game
             self._game_over()
         else:
-            self.agent_selection = self.possible_agents[game.actor]
+            self.agent_selection = self.possible_agents[self._acting]
 
     # --------------------------------------------------------------- step
     def step(self, action: Any) -> None:
-        agent = self.agent_selection
+        agent = getattr(self, "agent_selection", None)
+        if agent is None or not self.agents:
+            raise RuntimeError(
+                "step() needs a game in progress: call reset() first"
+                + (" (this game is over and every agent has been removed)" if agent is not None else "")
+            )
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         if type(action) is not int:
             action = _as_action(action, agent)
-        core = self._core
-        core.step(action)  # IllegalActionError names the action, the player and the phase
+        eng = self._eng
+        if not (0 <= action < A.NUM_ACTIONS and eng.is_legal(0, action)):
+            phase = int(eng.phase[0])
+            raise A.IllegalActionError(
+                f"{agent}: illegal action {A.describe(action)} (id {action}) in phase '{A.PHASE_NAMES[phase]}' "
+                f"({A.PHASE_HELP[phase]}); obs['action_mask'] marks the legal actions; nothing was changed"
+            )
+        self._action[0] = action
+        eng.step(self._action)
         self._cumulative_rewards[agent] = 0.0
-        game = core.game
-        if game.phase == A.OVER:
+        if self._actor() < 0:
             self._game_over()
         else:
-            self.agent_selection = self.possible_agents[game.actor]
+            self.agent_selection = self.possible_agents[self._acting]
 
     def _game_over(self) -> None:
-        game = self._core.game
-        self.rewards = dict(zip(self.possible_agents, game.rewards, strict=True))
-        flags = self.terminations if game.terminated else self.truncations
+        eng = self._eng
+        self.rewards = dict(zip(self.possible_agents, eng.rewards[0].tolist(), strict=True))
+        flags = self.terminations if eng.terminated[0] else self.truncations
         for agent in self.agents:
             flags[agent] = True
         self._accumulate_rewards()
@@ -208,12 +232,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
     # ------------------------------------------------------------ observe
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
-        core = self._core
-        if seat == core.game.actor and not self.terminations.get(agent, True) and not self.truncations[agent]:
-            mask = core.mask()
+        eng = self._eng
+        if seat == self._acting and not self.terminations.get(agent, True) and not self.truncations[agent]:
+            mask = eng.legal_action_mask[0].view(np.int8).copy()
         else:
             mask = np.zeros(A.NUM_ACTIONS, np.int8)
-        return {"observation": core.observe(seat), "action_mask": mask}
+        return {"observation": eng.observe_game(0, seat), "action_mask": mask}
 
     # ------------------------------------------------------------- render
     def render(self) -> None | np.ndarray | str:
@@ -224,7 +248,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
             return None
         from cluedo_env import render
 
-        snapshot = self._core.to_dict()
+        snapshot = self._eng.export_game(0)
         viewer = None if self.render_viewer is None else self.agent_name_mapping[self.render_viewer]
         if self.render_mode == "ansi":
             return render.render_ansi(snapshot, viewer)

@@ -1,0 +1,681 @@
+"""Compiled kernels of the vectorized engine: one call steps, deals, checks or samples a whole batch.
+
+Why compiled loops: the rules branch on every game's phase, and in numpy every branch becomes a
+group of gathers and scatters whose fixed cost (~1-5 us a call) dominates at small batches and
+whose temporaries dominate at large ones. A numba loop over games runs the same rules as plain
+scalar code, once per game, with no temporaries, so one engine is fast from batch 1 to 16k.
+
+Each game is handled by the same small functions the reference engine has (``_suggest``,
+``_ask_refuters``, ``_end_turn`` ...), in the same order, with the rule IDs of shared/RULES.md;
+``tests/test_differential.py`` plays both engines side by side. The kernels read and write the
+arrays of a :class:`~cluedo_env.state.State` in place; :class:`~cluedo_env.vector_engine.VectorEngine`
+is the Python API around them (argument checks, snapshots, observations).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from cluedo_env import actions as A
+from cluedo_env._interim_moves import fill_destinations
+from cluedo_env.board import NUM_SQUARES, ROOM_LOC0
+from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
+from cluedo_env.state import ACCUSATION, ALL_TRIPLES, NO_TRIPLES, NOT_ASKED, PASSED, SUGGESTION
+
+_ROLL, _PASSAGE, _STAY, _END = A.ROLL, A.PASSAGE, A.STAY, A.END_TURN
+_MOVE0, _SUGGEST0, _SHOW0, _ACCUSE0, _NUM_ACTIONS = A.MOVE0, A.SUGGEST0, A.SHOW0, A.ACCUSE0, A.NUM_ACTIONS
+_START, _MOVE, _SUGGEST, _REFUTE, _POST, _OVER = A.START, A.MOVE, A.SUGGEST, A.REFUTE, A.POST, A.OVER
+_WR = NUM_WEAPONS * NUM_ROOMS
+_CAP = 126  # counters saturate at 127 (they live in int8 observation slots)
+_DECK = NUM_CARDS - 3
+
+# SplitMix64 (Steele, Lea, Flood 2014): a 64-bit counter per game, hashed; good enough for dice and
+# shuffles, trivially seekable, and one uint64 of state per game.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+_TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+
+# Every kernel is compiled without numba's reference counting (``_nrt=False``). Why: each function
+# call or tuple copy that touches the ~40 state arrays would otherwise pay an atomic increment and
+# decrement per array (measured: ~1 us per game per call, 30x the work itself). The kernels never
+# allocate or return arrays (scratch space comes in from Python, see :class:`Scratch`), and every
+# array they touch is owned by the calling VectorEngine, so no count is needed.
+KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy"}
+INLINE = {**KERNEL, "inline": "always"}
+
+
+class Scratch(NamedTuple):
+    """Working memory of the kernels, allocated once per engine (kernels do not allocate)."""
+
+    deck: np.ndarray  # (21,) int64: cards being shuffled
+    rooms: np.ndarray  # (9,) int64: rooms being shuffled for the weapons
+    others: np.ndarray  # (6,) int16: locations of the tokens that may block a move
+    one: np.ndarray  # (1,) int64: a single game index
+
+
+def new_scratch() -> Scratch:
+    return Scratch(np.zeros(NUM_CARDS, np.int64), np.zeros(NUM_ROOMS, np.int64), np.zeros(NUM_SUSPECTS, np.int16),
+                   np.zeros(1, np.int64))  # fmt: skip
+
+
+# ===================================================================== random numbers
+@njit(**INLINE)
+def _next_u64(stream: np.ndarray, b: int) -> np.uint64:
+    z = stream[b] + _GOLDEN
+    stream[b] = z
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    return z ^ (z >> _S31)
+
+
+@njit(**INLINE)
+def uniform(stream: np.ndarray, b: int) -> float:
+    """A float in [0, 1) from game ``b``'s stream."""
+    return float(_next_u64(stream, b) >> _S11) * _TO_UNIT
+
+
+@njit(**INLINE)
+def randint(stream: np.ndarray, b: int, n: int) -> int:
+    """An int in [0, n) from game ``b``'s stream."""
+    return int(uniform(stream, b) * n)
+
+
+# ===================================================================== triples
+@njit(**INLINE)
+def triple_cards(t: int) -> tuple[int, int, int]:
+    """Card ids (suspect, weapon, room) named by triple index ``t`` (actions.triple_index)."""
+    return t // _WR, WEAPON_CARD0 + (t // NUM_ROOMS) % NUM_WEAPONS, ROOM_CARD0 + t % NUM_ROOMS
+
+
+@njit(**INLINE)
+def may_see_shown_card(observer: int, suggester: int, refuter: int) -> bool:
+    """R-G7: a card shown in a refutation is seen by the suggester and by the refuter who showed it."""
+    return observer == suggester or observer == refuter
+
+
+# ===================================================================== new games
+@njit(**KERNEL)
+def new_games(s, rules, tables, idx: np.ndarray, work) -> None:
+    """Deal new games into slots ``idx`` from each slot's chance stream (R-S1..R-S6, R-C2)."""
+    P = rules.players
+    deck = work.deck
+    rooms = work.rooms
+    for i in range(idx.shape[0]):
+        b = idx[i]
+        ch = s.chance
+        # R-S4: one card of each kind into the envelope.
+        es = randint(ch, b, NUM_SUSPECTS)
+        ew = WEAPON_CARD0 + randint(ch, b, NUM_WEAPONS)
+        er = ROOM_CARD0 + randint(ch, b, NUM_ROOMS)
+        s.envelope[b, 0], s.envelope[b, 1], s.envelope[b, 2] = es, ew, er
+        # R-S5: the other 18 shuffled together (Fisher-Yates) and dealt clockwise from seat 0.
+        n = 0
+        for c in range(NUM_CARDS):
+            if c != es and c != ew and c != er:
+                deck[n] = c
+                n += 1
+        for k in range(n - 1, 0, -1):
+            j = randint(ch, b, k + 1)
+            deck[k], deck[j] = deck[j], deck[k]
+        for c in range(NUM_CARDS):
+            s.owner[b, c] = -1
+        for p in range(P):
+            s.hand_size[b, p] = 0
+        for k in range(n):
+            s.owner[b, deck[k]] = k % P
+            s.hand_size[b, k % P] += 1
+        if rules.has_board:
+            for t in range(NUM_SUSPECTS):
+                s.pos[b, t] = tables.starts[t]  # R-S2
+            # R-S3: six weapons in six different rooms (the first six of a shuffled row of rooms).
+            for r in range(NUM_ROOMS):
+                rooms[r] = r
+            for k in range(NUM_ROOMS - 1, 0, -1):
+                j = randint(ch, b, k + 1)
+                rooms[k], rooms[j] = rooms[j], rooms[k]
+            for w in range(NUM_WEAPONS):
+                s.weapon_room[b, w] = rooms[w]
+            s.phase[b] = _START  # R-S1: Scarlet (seat 0) first
+        else:
+            for t in range(NUM_SUSPECTS):
+                s.pos[b, t] = 0
+            for w in range(NUM_WEAPONS):
+                s.weapon_room[b, w] = 0
+            s.phase[b] = _SUGGEST  # R-C2
+        s.current[b] = 0
+        s.refuter[b] = -1
+        s.roll[b] = 0
+        s.last_roll[b] = 0
+        s.turn_count[b] = 0
+        s.winner[b] = -1
+        s.terminated[b] = False
+        s.truncated[b] = False
+        s.hist_len[b] = 0  # records past hist_len are stale and never read
+        for p in range(P):
+            s.eliminated[b, p] = False
+            s.dragged[b, p] = False
+            s.rewards[b, p] = 0.0
+        _clear_summaries(s, P, b)
+        for a in range(_MOVE0, _SUGGEST0):
+            s.mask[b, a] = False
+        s.n_move[b] = 0
+        update_legal(s, rules, tables, b)
+
+
+# ===================================================================== legal actions
+@njit(**KERNEL)
+def accuse_set_for(s, rules, b: int) -> int:
+    """Triple-set id of the accusations open to game ``b``'s current player (R-A1, R-T4)."""
+    if not rules.accusation_in_room:
+        return ALL_TRIPLES
+    loc = s.pos[b, s.current[b]]
+    return loc - ROOM_LOC0 if loc >= ROOM_LOC0 else NO_TRIPLES
+
+
+@njit(**KERNEL)
+def update_legal(s, rules, tables, b: int) -> None:
+    """Recompute game ``b``'s legal blocks (specials, shows, triple sets) from its state.
+
+    The MOVE block is not touched: ``_roll`` fills it and a MOVE clears it.
+    """
+    for a in range(4):
+        s.mask[b, a] = False
+    for c in range(NUM_CARDS):
+        s.mask[b, _SHOW0 + c] = False
+    s.suggest_set[b] = NO_TRIPLES
+    s.accuse_set[b] = NO_TRIPLES
+    s.n_special[b] = 0
+    s.n_show[b] = 0
+    ph = s.phase[b]
+    cur = s.current[b]
+    if ph == _START:
+        loc = s.pos[b, cur]
+        free = False  # R-T1: a first step onto a square no other token stands on
+        for e in range(4):
+            sq = tables.exits[loc, e]
+            if sq < 0:
+                continue
+            taken = False
+            for t in range(NUM_SUSPECTS):
+                if t != cur and s.pos[b, t] == sq:
+                    taken = True
+            if not taken:
+                free = True
+        can_roll = free or (loc < NUM_SQUARES and tables.front_room[loc] >= 0)  # R-M4: a door in front
+        passage = tables.passage[loc] >= 0  # R-T2
+        stay = s.dragged[b, cur]  # R-T3
+        s.mask[b, _ROLL] = can_roll
+        s.mask[b, _PASSAGE] = passage
+        s.mask[b, _STAY] = stay
+        n = int(can_roll) + int(passage) + int(stay)
+        if n == 0:
+            s.mask[b, _END] = True  # R-T5: only when locked in
+            n = 1
+        s.n_special[b] = n
+        s.accuse_set[b] = accuse_set_for(s, rules, b)  # R-T4
+    elif ph == _SUGGEST:
+        if rules.has_board:
+            s.suggest_set[b] = s.pos[b, cur] - ROOM_LOC0  # R-G1
+        else:
+            s.suggest_set[b] = ALL_TRIPLES  # R-C2
+        if rules.has_board and rules.optional_suggestion:  # R-G2 variant: may decline, may accuse
+            s.mask[b, _END] = True
+            s.n_special[b] = 1
+            s.accuse_set[b] = accuse_set_for(s, rules, b)
+        elif not rules.accuse_after_suggestion:  # R-G8 variant: accuse in place of the suggestion
+            s.accuse_set[b] = accuse_set_for(s, rules, b)
+    elif ph == _REFUTE:
+        h = s.hist_len[b] - 1
+        ref = s.refuter[b]
+        n = 0
+        for j in range(3):
+            card = s.hist_triple[b, h, j] + (0, WEAPON_CARD0, ROOM_CARD0)[j]
+            if s.owner[b, card] == ref:  # R-G6: only a named card held
+                s.mask[b, _SHOW0 + card] = True
+                n += 1
+        s.n_show[b] = n
+    elif ph == _POST:
+        s.mask[b, _END] = True  # R-G8, R-M8
+        s.n_special[b] = 1
+        s.accuse_set[b] = accuse_set_for(s, rules, b)
+    _write_triple_blocks(s, tables, b)
+
+
+@njit(**INLINE)
+def _write_triple_blocks(s, tables, b: int) -> None:
+    """Write the mask's SUGGEST and ACCUSE blocks from the triple sets, where the sets changed."""
+    for k in range(2):
+        want = s.suggest_set[b] if k == 0 else s.accuse_set[b]
+        if s.mask_sets[b, k] != want:
+            base = _SUGGEST0 if k == 0 else _ACCUSE0
+            row = tables.triple_sets[want + 1]
+            for t in range(row.shape[0]):
+                s.mask[b, base + t] = row[t]
+            s.mask_sets[b, k] = want
+
+
+@njit(**INLINE)
+def _in_set(set_id: int, t: int) -> bool:
+    if set_id == ALL_TRIPLES:
+        return True
+    return set_id >= 0 and t % NUM_ROOMS == set_id
+
+
+@njit(**KERNEL)
+def is_legal(s, b: int, a: int) -> bool:
+    """Whether action ``a`` is legal in game ``b`` (read from the legal blocks, no mask needed)."""
+    if a < 0 or a >= _NUM_ACTIONS:
+        return False
+    if a < _SUGGEST0:  # specials and moves live in the mask
+        return s.mask[b, a]
+    if a < _SHOW0:
+        return _in_set(s.suggest_set[b], a - _SUGGEST0)
+    if a < _ACCUSE0:
+        return s.mask[b, a]
+    return _in_set(s.accuse_set[b], a - _ACCUSE0)
+
+
+@njit(**INLINE)
+def is_live(s, active: np.ndarray, b: int) -> bool:
+    """Game ``b`` takes an action this step: not over, and active (``active`` empty: all are)."""
+    return s.phase[b] != _OVER and (active.shape[0] == 0 or active[b])
+
+
+@njit(**INLINE)
+def first_illegal(s, actions: np.ndarray, active: np.ndarray) -> tuple[int, int]:
+    """(first live game whose action is illegal, number of such games); (-1, 0) if all are legal."""
+    first, count = -1, 0
+    for b in range(actions.shape[0]):
+        if is_live(s, active, b) and not is_legal(s, b, actions[b]):
+            count += 1
+            if first < 0:
+                first = b
+    return first, count
+
+
+@njit(**KERNEL)
+def legal_count(s, tables, b: int) -> int:
+    return (s.n_special[b] + s.n_move[b] + tables.triple_count[s.suggest_set[b] + 1] + s.n_show[b]
+            + tables.triple_count[s.accuse_set[b] + 1])  # fmt: skip
+
+
+# ===================================================================== sampling
+@njit(**KERNEL)
+def _nth_true(row: np.ndarray, lo: int, hi: int, rank: int) -> int:
+    """Index of the ``rank``-th True of ``row[lo:hi]`` (0-based), as an index into ``row``."""
+    for a in range(lo, hi):
+        if row[a]:
+            if rank == 0:
+                return a
+            rank -= 1
+    return -1
+
+
+@njit(**KERNEL)
+def _triple_at(set_id: int, rank: int) -> int:
+    """The ``rank``-th triple of a set: a room set lists (suspect, weapon) pairs in order."""
+    return rank if set_id == ALL_TRIPLES else rank * NUM_ROOMS + set_id
+
+
+@njit(**KERNEL)
+def action_at_rank(s, tables, b: int, rank: int) -> int:
+    """The ``rank``-th legal action of game ``b`` in action-id order."""
+    n = s.n_special[b]
+    if rank < n:
+        return _nth_true(s.mask[b], 0, _MOVE0, rank)
+    rank -= n
+    n = s.n_move[b]
+    if rank < n:
+        return _nth_true(s.mask[b], _MOVE0, _SUGGEST0, rank)
+    rank -= n
+    n = tables.triple_count[s.suggest_set[b] + 1]
+    if rank < n:
+        return _SUGGEST0 + _triple_at(s.suggest_set[b], rank)
+    rank -= n
+    n = s.n_show[b]
+    if rank < n:
+        return _nth_true(s.mask[b], _SHOW0, _ACCUSE0, rank)
+    rank -= n
+    return _ACCUSE0 + _triple_at(s.accuse_set[b], rank)
+
+
+@njit(**KERNEL)
+def sample_uniform(s, tables, u: np.ndarray, out: np.ndarray) -> None:
+    """A uniformly random legal action per game (-1 when over); ``u``: (B,) uniforms, or empty to
+    draw them from each game's ``sampler`` stream."""
+    for b in range(out.shape[0]):
+        total = legal_count(s, tables, b)
+        if total == 0:
+            out[b] = -1
+            continue
+        x = u[b] if u.shape[0] else uniform(s.sampler, b)
+        out[b] = action_at_rank(s, tables, b, min(int(x * total), total - 1))
+
+
+@njit(**KERNEL)
+def sample_full_game(s, tables, keep_accusation: float, out: np.ndarray) -> None:
+    """The ``full`` benchmark player: uniform legal play, except that a drawn accusation is kept
+    only with probability ``keep_accusation``; otherwise the player ends its turn (END_TURN when
+    legal, else ROLL, else a uniform legal non-accusation). Games then last hundreds of decisions
+    (movement, suggestions, refutations), as users' games do, instead of ending in a few random
+    accusations."""
+    for b in range(out.shape[0]):
+        total = legal_count(s, tables, b)
+        if total == 0:
+            out[b] = -1
+            continue
+        a = action_at_rank(s, tables, b, min(int(uniform(s.sampler, b) * total), total - 1))
+        if a >= _ACCUSE0 and uniform(s.sampler, b) >= keep_accusation:
+            n_other = total - tables.triple_count[s.accuse_set[b] + 1]
+            if s.mask[b, _END]:
+                a = _END
+            elif s.mask[b, _ROLL]:
+                a = _ROLL
+            elif n_other > 0:
+                a = action_at_rank(s, tables, b, min(int(uniform(s.sampler, b) * n_other), n_other - 1))
+        out[b] = a
+
+
+# ===================================================================== transitions
+@njit(**KERNEL)
+def step(
+    s, rules, tables, moves, work, actions: np.ndarray, active: np.ndarray, autoreset: bool,
+    out_rewards: np.ndarray, out_terminated: np.ndarray, out_truncated: np.ndarray,
+) -> tuple[int, int]:  # fmt: skip
+    """Apply ``actions[b]`` for each live game's actor; write what the step produced into the
+    ``out_*`` arrays, then restart finished games if ``autoreset``. ``active``: (B,) bool, or
+    empty for all games.
+
+    All or nothing: if any live game's action is illegal, nothing changes and the result is
+    (first such game, their number); else (-1, 0).
+    """
+    first, count = first_illegal(s, actions, active)
+    if first >= 0:
+        return first, count
+    P = rules.players
+    for b in range(actions.shape[0]):
+        s.last_roll[b] = 0
+        if not is_live(s, active, b):
+            for p in range(P):
+                s.rewards[b, p] = 0.0  # rewards of the last step: none for this game
+                out_rewards[b, p] = 0.0
+            out_terminated[b] = False
+            out_truncated[b] = False
+            continue
+        for p in range(P):
+            s.rewards[b, p] = 0.0
+        a = actions[b]
+        cur = s.current[b]
+        if a == _ROLL:
+            _roll(s, rules, tables, moves, b, work.others)
+        elif a == _PASSAGE:  # R-T2: counts as entering the opposite corner room
+            s.pos[b, cur] = tables.passage[s.pos[b, cur]]
+            s.phase[b] = _SUGGEST
+        elif a == _STAY:  # R-T3
+            s.phase[b] = _SUGGEST
+        elif a == _END:  # R-T5, R-G8, R-M8, a declined optional suggestion (R-G2)
+            _end_turn(s, rules, b)
+        elif a < _SUGGEST0:
+            dest = a - _MOVE0
+            s.pos[b, cur] = dest
+            for x in range(_MOVE0, _SUGGEST0):
+                s.mask[b, x] = False
+            s.n_move[b] = 0
+            if dest >= ROOM_LOC0:
+                s.phase[b] = _SUGGEST  # R-G2: entering obliges (or allows) a suggestion
+            else:
+                _after_move(s, rules, b)
+        elif a < _SHOW0:
+            _suggest(s, rules, b, a - _SUGGEST0)
+        elif a < _ACCUSE0:
+            _show(s, rules, b, a - _SHOW0)
+        else:
+            _accuse(s, rules, tables, b, a - _ACCUSE0)
+        update_legal(s, rules, tables, b)
+        for p in range(P):
+            out_rewards[b, p] = s.rewards[b, p]
+        out_terminated[b] = s.terminated[b]
+        out_truncated[b] = s.truncated[b]
+        if autoreset and s.phase[b] == _OVER:
+            work.one[0] = b
+            new_games(s, rules, tables, work.one, work)
+    return -1, 0
+
+
+@njit(**KERNEL)
+def destinations_of(s, moves, b: int, others: np.ndarray, out: np.ndarray) -> int:
+    """Fill ``out`` (197,) bool with game ``b``'s current player's destinations for its roll."""
+    cur = s.current[b]
+    for t in range(NUM_SUSPECTS):
+        others[t] = -1 if t == cur else s.pos[b, t]  # the mover does not block itself
+    return fill_destinations(moves, s.pos[b, cur], s.roll[b], others, out)
+
+
+@njit(**KERNEL)
+def _roll(s, rules, tables, moves, b: int, others: np.ndarray) -> None:
+    """R-T1, R-D1: roll, then find the destinations (R-M*); none forfeits the move (R-M8)."""
+    dice = 0
+    for _ in range(rules.dice):
+        dice += 1 + randint(s.chance, b, 6)
+    s.roll[b] = dice
+    s.last_roll[b] = dice
+    n = destinations_of(s, moves, b, others, s.mask[b, _MOVE0:_SUGGEST0])
+    s.n_move[b] = n
+    if n > 0:
+        s.phase[b] = _MOVE
+    else:
+        _after_move(s, rules, b)
+
+
+@njit(**KERNEL)
+def _after_move(s, rules, b: int) -> None:
+    """After a move onto a square or a forfeited move: accuse or end (R-A1, R-M8)."""
+    if accuse_set_for(s, rules, b) != NO_TRIPLES:
+        s.phase[b] = _POST
+    else:
+        _end_turn(s, rules, b)
+
+
+@njit(**KERNEL)
+def _append_history(s, b: int, kind: int, player: int, t: int) -> int:
+    h = s.hist_len[b]
+    s.hist_kind[b, h] = kind
+    s.hist_player[b, h] = player
+    s.hist_triple[b, h, 0] = t // _WR
+    s.hist_triple[b, h, 1] = (t // NUM_ROOMS) % NUM_WEAPONS
+    s.hist_triple[b, h, 2] = t % NUM_ROOMS
+    s.hist_correct[b, h] = False
+    s.hist_len[b] = h + 1
+    return h
+
+
+@njit(**KERNEL)
+def _suggest(s, rules, b: int, t: int) -> None:
+    P = rules.players
+    cur = s.current[b]
+    sus, wc, rc = triple_cards(t)
+    room = rc - ROOM_CARD0
+    if rules.has_board:
+        # R-G3: the named suspect token and weapon are moved into the room.
+        dest = ROOM_LOC0 + room
+        if s.pos[b, sus] != dest:
+            s.pos[b, sus] = dest
+            if sus < P and sus != cur:
+                s.dragged[b, sus] = True  # R-T3 opens for their next turn
+        s.weapon_room[b, wc - WEAPON_CARD0] = room
+    h = _append_history(s, b, SUGGESTION, cur, t)
+    for p in range(P):
+        s.hist_response[b, h, p] = NOT_ASKED
+    for card in (sus, wc, rc):
+        s.named_count[b, cur, card] = min(s.named_count[b, cur, card], _CAP) + 1
+    _ask_refuters(s, rules, b, cur)
+
+
+@njit(**KERNEL)
+def _ask_refuters(s, rules, b: int, after: int) -> None:
+    """R-G6: ask the seats after ``after`` in turn order, up to the suggester, until one holds a named card."""
+    P = rules.players
+    h = s.hist_len[b] - 1
+    sugg = s.hist_player[b, h]
+    c0 = s.hist_triple[b, h, 0]
+    c1 = WEAPON_CARD0 + s.hist_triple[b, h, 1]
+    c2 = ROOM_CARD0 + s.hist_triple[b, h, 2]
+    seat = (after + 1) % P
+    while seat != sugg:
+        if s.owner[b, c0] == seat or s.owner[b, c1] == seat or s.owner[b, c2] == seat:
+            s.refuter[b] = seat
+            s.phase[b] = _REFUTE  # the refuter chooses the card (R-G6)
+            return
+        s.hist_response[b, h, seat] = PASSED  # public: holds none of the three (R-G7)
+        s.passed_on[b, seat, c0] = True
+        s.passed_on[b, seat, c1] = True
+        s.passed_on[b, seat, c2] = True
+        seat = (seat + 1) % P
+    _suggestion_resolved(s, rules, b)
+
+
+@njit(**KERNEL)
+def _show(s, rules, b: int, card: int) -> None:
+    h = s.hist_len[b] - 1
+    ref = s.refuter[b]
+    sugg = s.hist_player[b, h]
+    s.hist_response[b, h, ref] = card
+    s.seen[b, sugg, ref, card] = True  # R-G7: the suggester sees it (the refuter knows it)
+    s.refuted_on[b, ref, s.hist_triple[b, h, 0]] = min(s.refuted_on[b, ref, s.hist_triple[b, h, 0]], _CAP) + 1
+    c1 = WEAPON_CARD0 + s.hist_triple[b, h, 1]
+    s.refuted_on[b, ref, c1] = min(s.refuted_on[b, ref, c1], _CAP) + 1
+    c2 = ROOM_CARD0 + s.hist_triple[b, h, 2]
+    s.refuted_on[b, ref, c2] = min(s.refuted_on[b, ref, c2], _CAP) + 1
+    s.refuter[b] = -1
+    if rules.refute_all:  # R-G6 variant: every other player is asked
+        _ask_refuters(s, rules, b, ref)
+    else:
+        _suggestion_resolved(s, rules, b)
+
+
+@njit(**KERNEL)
+def _suggestion_resolved(s, rules, b: int) -> None:
+    s.refuter[b] = -1
+    if rules.accuse_after_suggestion:  # R-G8
+        s.phase[b] = _POST
+    else:  # R-G8 variant: the turn ends with the suggestion
+        _end_turn(s, rules, b)
+
+
+@njit(**KERNEL)
+def _accuse(s, rules, tables, b: int, t: int) -> None:
+    P = rules.players
+    cur = s.current[b]
+    sus, wc, rc = triple_cards(t)
+    correct = sus == s.envelope[b, 0] and wc == s.envelope[b, 1] and rc == s.envelope[b, 2]  # R-A2
+    h = _append_history(s, b, ACCUSATION, cur, t)
+    s.hist_correct[b, h] = correct
+    s.accused_at[b, cur] = h
+    if correct:  # R-A3, R-E1
+        _finish(s, rules, b, cur)
+        return
+    s.eliminated[b, cur] = True  # R-A4
+    if rules.has_board:
+        loc = s.pos[b, cur]
+        if loc < NUM_SQUARES and tables.front_room[loc] >= 0:  # R-A5: do not block the door
+            s.pos[b, cur] = ROOM_LOC0 + tables.front_room[loc]
+    alive, last = 0, -1
+    for p in range(P):
+        if not s.eliminated[b, p]:
+            alive += 1
+            last = p
+    if alive == 0:  # R-E4
+        _finish(s, rules, b, -1)
+    elif alive == 1 and rules.last_standing_wins:  # R-E2
+        _finish(s, rules, b, last)
+    else:
+        _end_turn(s, rules, b)  # R-A4: every accusation ends the accuser's turn
+
+
+@njit(**KERNEL)
+def _finish(s, rules, b: int, winner: int) -> None:
+    s.winner[b] = winner
+    s.terminated[b] = True
+    s.turn_count[b] += 1  # the turn that ended the game counts as played
+    s.phase[b] = _OVER
+    s.refuter[b] = -1
+    for p in range(rules.players):  # R-E1, R-E2: +1 the winner, -1 the others; R-E4: -1 for all
+        s.rewards[b, p] = 1.0 if p == winner else -1.0
+
+
+@njit(**KERNEL)
+def _end_turn(s, rules, b: int) -> None:
+    P = rules.players
+    cur = s.current[b]
+    s.dragged[b, cur] = False  # R-T3 lasts until the end of the player's next turn
+    s.turn_count[b] += 1
+    s.roll[b] = 0
+    if s.turn_count[b] >= rules.max_turns:  # R-E3: truncation, no winner, reward 0
+        s.truncated[b] = True
+        s.phase[b] = _OVER
+        return
+    nxt = (cur + 1) % P  # clockwise, skipping eliminated players (R-A4); someone is alive here
+    while s.eliminated[b, nxt]:
+        nxt = (nxt + 1) % P
+    s.current[b] = nxt
+    s.phase[b] = _START if rules.has_board else _SUGGEST
+
+
+# ===================================================================== summaries
+@njit(**INLINE)
+def _clear_summaries(s, P: int, b: int) -> None:
+    """Game ``b``'s history summaries as for an empty history."""
+    for p in range(P):
+        s.accused_at[b, p] = -1
+        for c in range(NUM_CARDS):
+            s.passed_on[b, p, c] = False
+            s.refuted_on[b, p, c] = 0
+            s.named_count[b, p, c] = 0
+            for q in range(P):
+                s.seen[b, p, q, c] = False
+
+
+@njit(**KERNEL)
+def rebuild_summaries(s, rules, b: int) -> None:
+    """Recompute game ``b``'s history summaries (``seen`` .. ``accused_at``) from its history."""
+    P = rules.players
+    _clear_summaries(s, P, b)
+    for h in range(s.hist_len[b]):
+        p = s.hist_player[b, h]
+        if s.hist_kind[b, h] == ACCUSATION:
+            s.accused_at[b, p] = h
+            continue
+        named = (
+            np.int64(s.hist_triple[b, h, 0]),
+            WEAPON_CARD0 + np.int64(s.hist_triple[b, h, 1]),
+            ROOM_CARD0 + np.int64(s.hist_triple[b, h, 2]),
+        )
+        for c in named:
+            s.named_count[b, p, c] = min(s.named_count[b, p, c], _CAP) + 1
+        for seat in range(P):
+            resp = s.hist_response[b, h, seat]
+            if resp == PASSED:
+                for c in named:
+                    s.passed_on[b, seat, c] = True
+            elif resp >= 0:
+                s.seen[b, p, seat, resp] = True
+                for c in named:
+                    s.refuted_on[b, seat, c] = min(s.refuted_on[b, seat, c], _CAP) + 1
+
+
+__all__ = [
+    "first_illegal",
+    "is_legal",
+    "may_see_shown_card",
+    "new_games",
+    "rebuild_summaries",
+    "sample_full_game",
+    "sample_uniform",
+    "step",
+    "update_legal",
+]
