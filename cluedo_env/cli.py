@@ -601,8 +601,8 @@ def check_player_names(names: list[str], allowed_extra: tuple[str, ...] = ()) ->
     for name in names:
         if name in allowed_extra or name in known:
             continue
-        prefix, _, arg = name.partition(":")
-        if _ and prefix in prefixes:
+        prefix, colon, arg = name.partition(":")
+        if colon and prefix in prefixes:
             if prefix == "ckpt" and not Path(arg).is_file():
                 raise UsageError(f"player {name!r}: checkpoint {arg!r} is not a file (ckpt:PATH to a model .zip)")
             continue

@@ -298,7 +298,7 @@ def _validate(record: Any) -> None:
     if not isinstance(rewards, list) or not all(
         isinstance(x, (int, float)) and not isinstance(x, bool) for x in rewards
     ):
-        raise RecordError(f"result.rewards must be a list of numbers (one per seat), got {rewards!r}")
+        raise RecordError(f"result.rewards must be a list of numbers (one per seat), got {str(rewards)[:80]}")
 
 
 # ============================================================================ replay
