@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint setup clean browser
+.PHONY: demo test lint setup clean clean-cache browser
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -31,5 +31,10 @@ browser: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 
-clean:
+# numba caches compiled kernels next to their modules (__pycache__/*.nbi, *.nbc); cluedo_env/kernel_cache.py
+# clears them when a kernel source changes. This removes them by hand (e.g. after a numba upgrade).
+clean-cache:
+	find cluedo_env agents -name '*.nbi' -delete -o -name '*.nbc' -delete
+
+clean: clean-cache
 	rm -rf $(VENV)

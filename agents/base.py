@@ -53,3 +53,10 @@ def replace_illegal(out: np.ndarray, mask: np.ndarray, rng: np.random.Generator)
     bad = np.flatnonzero(~ok)
     out[bad] = sample_legal(mask[bad], rng)
     return len(bad)
+
+
+__all__ = [
+    "Agent",
+    "replace_illegal",
+    "sample_legal",
+]

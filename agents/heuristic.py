@@ -154,3 +154,8 @@ class HeuristicAgent(Agent):
         else:
             r = _random_true(op[:, _CAT[2]], self.rng)
         return (s * 6 + w) * NUM_ROOMS + r
+
+
+__all__ = [
+    "HeuristicAgent",
+]

@@ -18,3 +18,8 @@ class RandomAgent(Agent):
 
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         return sample_legal(view.legal_action_mask[idx], self.rng)
+
+
+__all__ = [
+    "RandomAgent",
+]

@@ -4,6 +4,8 @@
     make_agent("deducer", seed=1)              # agents/deducer.py, imported only when asked for
     make_agent("ckpt:runs/ppo/best.pt")        # a trained checkpoint, once a loader is registered
 
+    make_agent("py:my_policies.py:policy")     # any function fn(obs, mask) -> action (agents/callable_player.py)
+
 Built-in names: ``random``, ``heuristic``, ``deducer``, ``expert``, ``belief_random``. The last three live in
 modules written separately and are imported lazily, so this module works before they
 exist (asking for them then raises :class:`UnknownAgentError` saying what is available).
@@ -38,6 +40,10 @@ _BUILTIN: dict[str, tuple[str, str]] = {
     "expert": ("agents.expert", "ExpertAgent"),
     "belief_random": ("agents.belief", "BeliefRandomAgent"),
 }
+# prefix -> (module, factory) for the built-in prefixes, imported when first asked for.
+_BUILTIN_PREFIXES: dict[str, tuple[str, str]] = {
+    "py": ("agents.callable_player", "from_spec"),
+}
 _FACTORIES: dict[str, AgentFactory] = {}
 _PREFIXES: dict[str, Callable[..., Agent]] = {}
 
@@ -69,7 +75,8 @@ def _importable(name: str) -> bool:
 def available_agents() -> list[str]:
     """Names ``make_agent`` can build now (built-ins whose module imports, registered names, ``prefix:...``)."""
     names = [n for n in _BUILTIN if n not in _FACTORIES and _importable(n)]
-    return names + sorted(_FACTORIES) + [f"{p}:..." for p in sorted(_PREFIXES)]
+    prefixes = sorted(set(_PREFIXES) | set(_BUILTIN_PREFIXES))
+    return names + sorted(_FACTORIES) + [f"{p}:..." for p in prefixes]
 
 
 def make_agent(spec: str, seed: int | None = None, **kwargs) -> Agent:
@@ -80,6 +87,9 @@ def make_agent(spec: str, seed: int | None = None, **kwargs) -> Agent:
         prefix, arg = spec.split(":", 1)
         if prefix in _PREFIXES:
             return _PREFIXES[prefix](arg, seed=seed, **kwargs)
+        if prefix in _BUILTIN_PREFIXES:
+            module, factory = _BUILTIN_PREFIXES[prefix]
+            return getattr(importlib.import_module(module), factory)(arg, seed=seed, **kwargs)
         if prefix == "ckpt":
             raise NotImplementedError(
                 f"{spec!r}: loading trained checkpoints is not implemented yet; the training code registers a "

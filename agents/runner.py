@@ -153,3 +153,10 @@ class _Recording:
         initial, steps = self.initial[i], self.steps[i]
         self.initial[i], self.steps[i] = None, []
         self.sink(record_from_engine_game(self.eng, i, initial, steps, seed=self.seed, players=self.players))
+
+
+__all__ = [
+    "GameRecord",
+    "play_games",
+    "seat_actions",
+]

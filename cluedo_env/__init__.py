@@ -1,15 +1,34 @@
 """cluedo_env: a faithful, fast, vectorized Cluedo environment for reinforcement learning.
 
-PettingZoo: ``cluedo_env.env(**config)`` (wrapped as PettingZoo's classic games are) and
-``cluedo_env.raw_env``; importing this package registers ``"cluedo/cluedo_v0"`` so that
-``pettingzoo.make("aec", "cluedo/cluedo_v0", **config)`` works (see :mod:`cluedo_env.envs.aec`).
+Importing this package registers the environments under one namespace, ``cluedo_env``, version
+``v0``, each named as its library names games:
+
+* Gymnasium: ``gymnasium.make("cluedo_env/Cluedo-v0", **kwargs)`` (one learner seat, opponents in
+  the others; :mod:`cluedo_env.envs.single_agent`) and ``gymnasium.make_vec("cluedo_env/Cluedo-v0",
+  num_envs=N)`` (its batched VectorEnv). Without a prior import, ``gymnasium.make("cluedo_env:cluedo_env/Cluedo-v0")``
+  imports the package itself (Gymnasium 1.x loads no plugin entry points).
+* PettingZoo: ``pettingzoo.make("aec", "cluedo_env/cluedo_v0", **config)``, or as PettingZoo's
+  classic games are imported, ``from cluedo_env import cluedo_v0; cluedo_v0.env(**config)``
+  (:mod:`cluedo_env.envs.aec`). ``cluedo_env.env`` and ``cluedo_env.raw_env`` are the same
+  functions; the older id ``"cluedo/cluedo_v0"`` still works.
+
+Registration only records entry-point strings: no env module (numpy engine, spaces) is imported
+until an env is made.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-PETTINGZOO_ID = "cluedo/cluedo_v0"
+__version__ = "0.1.0"
+
+GYMNASIUM_ID = "cluedo_env/Cluedo-v0"
+PETTINGZOO_ID = "cluedo_env/cluedo_v0"
+_PETTINGZOO_OLD_ID = "cluedo/cluedo_v0"  # kept working for code written before the ids were unified
+
+_GYMNASIUM_ENTRY = "cluedo_env.envs.single_agent:CluedoSingleAgentEnv"
+_GYMNASIUM_VECTOR_ENTRY = "cluedo_env.envs.single_agent:CluedoVectorEnv"
+_PETTINGZOO_ENTRY = "cluedo_env.envs.aec:env"
 
 
 def __getattr__(name: str) -> Any:  # PEP 562: the env module (gymnasium, spaces) loads on first use
@@ -20,13 +39,38 @@ def __getattr__(name: str) -> Any:  # PEP 562: the env module (gymnasium, spaces
     raise AttributeError(f"module 'cluedo_env' has no attribute {name!r}")
 
 
-def _register_pettingzoo() -> None:
+def register_gymnasium() -> None:
+    """Register ``"cluedo_env/Cluedo-v0"`` (env and vector entry points) with Gymnasium; idempotent."""
+    try:
+        import gymnasium
+    except ImportError:  # gymnasium is a dependency; without it only the Gymnasium envs are missing
+        return
+    if GYMNASIUM_ID not in gymnasium.registry:
+        gymnasium.register(GYMNASIUM_ID, entry_point=_GYMNASIUM_ENTRY, vector_entry_point=_GYMNASIUM_VECTOR_ENTRY)
+
+
+def register_pettingzoo() -> None:
+    """Register ``"cluedo_env/cluedo_v0"`` (and the older ``"cluedo/cluedo_v0"``) with PettingZoo; idempotent."""
     try:
         import pettingzoo
     except ImportError:  # pettingzoo is a dependency; without it only the PettingZoo env is missing
         return
-    if not any(spec.namespace == "cluedo" and spec.name == "cluedo" for spec in pettingzoo.aec_registry.values()):
-        pettingzoo.register("aec", PETTINGZOO_ID, entry_point="cluedo_env.envs.aec:env")
+    registered = {(spec.namespace, spec.name) for spec in pettingzoo.aec_registry.values()}
+    for env_id in (PETTINGZOO_ID, _PETTINGZOO_OLD_ID):
+        namespace, name = env_id.split("/")[0], env_id.split("/")[1].rsplit("_v", 1)[0]
+        if (namespace, name) not in registered:
+            pettingzoo.register("aec", env_id, entry_point=_PETTINGZOO_ENTRY)
 
 
-_register_pettingzoo()
+register_gymnasium()
+register_pettingzoo()
+
+__all__ = [
+    "GYMNASIUM_ID",
+    "PETTINGZOO_ID",
+    "__version__",
+    "env",
+    "raw_env",
+    "register_gymnasium",
+    "register_pettingzoo",
+]

@@ -222,3 +222,19 @@ def load_board() -> Board:
     """The classic board, parsed and validated once per process."""
     text = resources.files("cluedo_env").joinpath("data/board.txt").read_text(encoding="utf-8")
     return parse_board(text)
+
+
+__all__ = [
+    "NUM_DOORS",
+    "NUM_LOCATIONS",
+    "NUM_SQUARES",
+    "ROOM_LETTERS",
+    "ROOM_LOC0",
+    "UNREACHABLE",
+    "Board",
+    "BoardError",
+    "Door",
+    "load_board",
+    "parse_board",
+    "shortest_distances",
+]

@@ -110,3 +110,38 @@ def weapon_id(name: str) -> int:
 
 def room_id(name: str) -> int:
     return _lookup(ROOMS, "room", name)
+
+
+__all__ = [
+    "BALLROOM",
+    "BILLIARD_ROOM",
+    "CARD_NAMES",
+    "CONSERVATORY",
+    "DINING_ROOM",
+    "HALL",
+    "KITCHEN",
+    "LIBRARY",
+    "LOUNGE",
+    "MAX_PLAYERS",
+    "NUM_CARDS",
+    "NUM_ROOMS",
+    "NUM_SUSPECTS",
+    "NUM_WEAPONS",
+    "PASSAGES",
+    "PLAYING_CARD_NAMES",
+    "ROOMS",
+    "ROOM_CARD0",
+    "STUDY",
+    "SUSPECTS",
+    "SUSPECT_CARD0",
+    "WEAPONS",
+    "WEAPON_CARD0",
+    "card_category",
+    "card_id",
+    "room_card",
+    "room_id",
+    "suspect_card",
+    "suspect_id",
+    "weapon_card",
+    "weapon_id",
+]

@@ -20,10 +20,14 @@ import numpy as np
 from numba import njit
 
 from cluedo_env import actions as A
-from cluedo_env._interim_moves import fill_destinations
-from cluedo_env.board import NUM_SQUARES, ROOM_LOC0
-from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
-from cluedo_env.state import ACCUSATION, ALL_TRIPLES, NO_TRIPLES, NOT_ASKED, PASSED, SUGGESTION
+from cluedo_env.kernel_cache import ensure_fresh
+
+ensure_fresh()  # before any kernel below is compiled or loaded from numba's cache
+
+from cluedo_env.board import NUM_SQUARES, ROOM_LOC0  # noqa: E402
+from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0  # noqa: E402
+from cluedo_env.movement import fill_destinations  # noqa: E402
+from cluedo_env.state import ACCUSATION, ALL_TRIPLES, NO_TRIPLES, NOT_ASKED, PASSED, SUGGESTION  # noqa: E402
 
 _ROLL, _PASSAGE, _STAY, _END = A.ROLL, A.PASSAGE, A.STAY, A.END_TURN
 _MOVE0, _SUGGEST0, _SHOW0, _ACCUSE0, _NUM_ACTIONS = A.MOVE0, A.SUGGEST0, A.SHOW0, A.ACCUSE0, A.NUM_ACTIONS

@@ -251,3 +251,6 @@ def encode(s, rules, o: Offsets, games: np.ndarray, seats: np.ndarray, out: np.n
                     row[o.hist_refuted + k * S + j] = 1
                     if may_see_shown_card(me, who, q):
                         row[o.hist_card_seen + k * NUM_CARDS + resp] = 1
+
+
+__all__ = ["HISTORY_WINDOW", "MAX_ROLL", "Offsets", "Piece", "encode", "layout", "offsets", "size", "split"]

@@ -163,8 +163,8 @@ class AECRecorder:
     def step(self, action: Any) -> None:
         if self._rec is None:
             raise RecordError("call reset() before step()")
-        game = self.raw._core.game
-        live = not game.is_over and not (
+        eng = self.raw.engine
+        live = eng.phase[0] != A.OVER and not (
             self.raw.terminations.get(self.raw.agent_selection) or self.raw.truncations.get(self.raw.agent_selection)
         )
         act = None
@@ -173,14 +173,12 @@ class AECRecorder:
                 act = int(action)
             except (TypeError, ValueError):
                 act = None
-            if act is not None and act not in game.legal_actions():
+            if act is not None and not (0 <= act < A.NUM_ACTIONS and eng.is_legal(0, act)):
                 act = None
-        roll = None
-        if act == A.ROLL:  # the dice the game is about to draw: the same draw from a copy of its generator
-            roll = int(copy.deepcopy(game.rng).integers(1, 7, size=game.config.dice).sum())
-        player = game.actor
+        player = int(eng.actor[0])
         self.env.step(action)
         if act is not None:
+            roll = int(eng.last_roll[0]) if act == A.ROLL else None  # the dice that step drew
             self._rec.add(player, act, roll)
 
     def record(self) -> dict[str, Any]:

@@ -931,3 +931,14 @@ if __name__ == "__main__":  # python -m cluedo_env.render [out.png]: a demo posi
     frame = render_rgb(snap, viewer=0)
     print(f"render_rgb: {frame.shape}, {1000 * (time.perf_counter() - t0):.1f} ms (first frame)")
     Image.fromarray(frame).save(sys.argv[1] if len(sys.argv) > 1 else "example_board.png")
+
+__all__ = [
+    "DEFAULT_SCALE",
+    "HumanWindow",
+    "NoDisplayError",
+    "demo_snapshot",
+    "display_available",
+    "frame_shape",
+    "render_ansi",
+    "render_rgb",
+]

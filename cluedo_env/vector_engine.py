@@ -36,10 +36,10 @@ import numpy as np
 
 from cluedo_env import actions as A
 from cluedo_env import kernels as K
-from cluedo_env._interim_moves import move_tables
 from cluedo_env.board import NUM_LOCATIONS, ROOM_LOC0, load_board
 from cluedo_env.cards import NUM_CARDS
 from cluedo_env.config import RulesConfig, make_config
+from cluedo_env.movement import move_tables, with_scratch
 from cluedo_env.observation import encode, offsets, size
 from cluedo_env.snapshot import SnapshotError
 from cluedo_env.state import (
@@ -96,7 +96,7 @@ class VectorEngine:
         self.has_board = self.config.has_board
         self.rules = rules_of(self.config)
         self.tables = tables_of(self.board)
-        self.moves = move_tables(self.config.max_roll)
+        self.moves = with_scratch(move_tables(self.config.max_roll))  # shared tables, own working memory
         self.state = new_state(self.B, self.P, self.H)
         for name, array in zip(State._fields, self.state, strict=True):
             setattr(self, name, array)  # eng.pos is eng.state.pos: one buffer

@@ -51,11 +51,9 @@ import numpy as np
 import pytest
 
 from cluedo_env import actions as A
-from cluedo_env.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board
 from cluedo_env.cards import ROOM_CARD0, WEAPON_CARD0
 from cluedo_env.config import RulesConfig
-from cluedo_env.movement import destinations, path_trie
-from cluedo_env.reference import Accusation, Game, move_destinations
+from cluedo_env.reference import Accusation, Game
 from cluedo_env.vector_engine import ACCUSATION, NOT_ASKED, PASSED, SUGGESTION, VectorEngine
 
 TOTAL_GAMES = int(os.environ.get("CLUEDO_DIFF_GAMES", "2000"))
@@ -416,98 +414,3 @@ def test_random_games_match_reference(case: Case):
     # The policy mix must produce games cut at max_turns and games with accusations (eliminations, wins).
     assert totals["truncated"] > 0, totals
     assert totals["accused"] > 0, totals
-
-
-# ============================================================================ movement alone
-BOARD = load_board()
-_FRONTS = np.array(sorted(BOARD.front_room), np.int64)
-_NEAR_DOORS = np.array(sorted(set(_FRONTS.tolist()) | {n for f in _FRONTS for n in BOARD.neighbors[f]}), np.int64)
-
-
-def _random_moves(rng: np.random.Generator, n: int, max_roll: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """n random (start, roll, others) with 5 other tokens: squares near doors, near the mover, anywhere, in rooms."""
-    start = np.empty(n, np.int64)
-    roll = rng.integers(1, max_roll + 1, n)
-    others = np.full((n, 5), -1, np.int64)
-    for k in range(n):
-        u = rng.random()
-        if u < 0.35:
-            start[k] = ROOM_LOC0 + rng.integers(9)
-        elif u < 0.5:
-            start[k] = rng.choice(_FRONTS)
-        else:
-            start[k] = rng.integers(NUM_SQUARES)
-        taken = {int(start[k])}
-        blockers: list[int] = []
-        if start[k] >= ROOM_LOC0 and rng.random() < 0.25:  # block every door, or some, of the mover's room
-            fronts = BOARD.room_fronts[start[k] - ROOM_LOC0]
-            blockers += list(fronts if rng.random() < 0.6 else fronts[: 1 + rng.integers(len(fronts))])
-            taken.update(blockers)
-        near = np.flatnonzero(BOARD.distance[start[k], :NUM_SQUARES] <= roll[k])
-        while len(blockers) < 5:
-            u = rng.random()
-            if u < 0.15:
-                blockers.append(-1)  # no token (fewer suspects in the way)
-            elif u < 0.25:
-                blockers.append(ROOM_LOC0 + int(rng.integers(9)))  # in a room: never blocks
-            else:
-                pool = _NEAR_DOORS if u < 0.55 else near if u < 0.9 else np.arange(NUM_SQUARES)
-                cand = int(rng.choice(pool))
-                blockers.append(-1 if cand in taken else cand)
-            taken.add(blockers[-1])
-        others[k] = rng.permutation(blockers[:5])
-    return start, roll, others
-
-
-@pytest.mark.parametrize("max_roll,n", [(6, 4000), (12, 1200)])
-def test_move_destinations_match_reference(max_roll: int, n: int):
-    rng = np.random.default_rng(max_roll)
-    trie = path_trie(max_roll)
-    start, roll, others = _random_moves(rng, n, max_roll)
-    got = destinations(trie, BOARD.distance, start, roll, others)
-    assert got.shape == (n, NUM_LOCATIONS)
-    trapped = empty = 0
-    for k in range(n):
-        occupied = {int(o) for o in others[k] if 0 <= o < NUM_SQUARES}
-        want = move_destinations(BOARD, int(start[k]), int(roll[k]), occupied)
-        have = np.flatnonzero(got[k]).tolist()
-        assert have == want, (
-            f"case {k}: start {BOARD.loc_name(int(start[k]))}, roll {roll[k]}, tokens at "
-            f"{[BOARD.loc_name(int(o)) for o in others[k] if o >= 0]}: engine {[BOARD.loc_name(x) for x in have]} "
-            f"vs reference {[BOARD.loc_name(x) for x in want]}"
-        )
-        empty += not want
-        trapped += start[k] >= ROOM_LOC0 and all(f in occupied for f in BOARD.room_fronts[start[k] - ROOM_LOC0])
-    # The generator must reach the interesting cases: blocked rooms and forfeited moves (R-M6, R-M8).
-    assert trapped > 10 and empty > 10, (trapped, empty)
-
-
-@pytest.mark.parametrize("max_roll", [6, 12])
-def test_move_destinations_on_the_empty_board_match_reference(max_roll: int):
-    """Every start location with every roll, no other token: the precomputed table path."""
-    trie = path_trie(max_roll)
-    start = np.repeat(np.arange(NUM_LOCATIONS), max_roll)
-    roll = np.tile(np.arange(1, max_roll + 1), NUM_LOCATIONS)
-    got = destinations(trie, BOARD.distance, start, roll, np.full((len(start), 5), -1))
-    for k in range(len(start)):
-        want = move_destinations(BOARD, int(start[k]), int(roll[k]), set())
-        assert np.flatnonzero(got[k]).tolist() == want, f"start {BOARD.loc_name(int(start[k]))}, roll {roll[k]}"
-
-
-def test_move_destinations_with_every_single_blocker_next_to_the_mover():
-    """Each square on which one token can block each path of a small roll, from every door-front start."""
-    trie = path_trie(6)
-    cases = []
-    for s in _FRONTS.tolist():
-        for b in range(NUM_SQUARES):
-            if b != s and BOARD.distance[s, b] <= 3:
-                for r in (1, 2, 3, 4):
-                    cases.append((s, r, b))
-    start = np.array([c[0] for c in cases])
-    roll = np.array([c[1] for c in cases])
-    others = np.full((len(cases), 5), -1)
-    others[:, 2] = [c[2] for c in cases]
-    got = destinations(trie, BOARD.distance, start, roll, others)
-    for k, (s, r, b) in enumerate(cases):
-        want = move_destinations(BOARD, s, r, {b})
-        assert np.flatnonzero(got[k]).tolist() == want, (BOARD.loc_name(s), r, BOARD.loc_name(b))

@@ -216,3 +216,22 @@ def test_bench_script_prints_the_table_and_writes_json(tmp_path):
     rows = json.loads(out.read_text())["results"]
     assert {r["workload"] for r in rows} == {"full", "uniform"}
     assert all(r["mask"] > 0 and r["obs"] > 0 and r["bytes_per_game"] > 0 for r in rows)
+
+
+# ============================================================================ the kernel cache
+def test_the_kernel_cache_is_cleared_when_a_kernel_source_changes(tmp_path, monkeypatch):
+    from cluedo_env import kernel_cache
+
+    pkg = tmp_path / "pkg"
+    (pkg / "__pycache__").mkdir(parents=True)
+    for name in kernel_cache.SOURCES:
+        (pkg / name).write_text(f"# {name}\n")
+    monkeypatch.setattr(kernel_cache, "PACKAGE", pkg)
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    stale = pkg / "__pycache__" / "kernels.step-1.py311.nbi"
+    stale.write_text("stale")
+    assert kernel_cache.ensure_fresh() and not stale.exists()  # no stamp yet: cleared
+    stale.write_text("fresh")
+    assert not kernel_cache.ensure_fresh() and stale.exists()  # same sources: kept
+    (pkg / "movement.py").write_text("# edited\n")  # inlined into kernels.py: its cache is stale
+    assert kernel_cache.ensure_fresh() and not stale.exists()

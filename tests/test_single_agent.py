@@ -87,7 +87,7 @@ def test_vecenv_shapes_masks_terminal_obs(seat):
         assert all("terminal_observation" not in infos[i] for i in np.flatnonzero(~done))
         # the learner is the one to act in every game, and its seat is fixed when asked for
         core = venv.core
-        assert (core.eng.actor == core.seat).all()
+        assert ((core.eng.actor == core.seat) | core.unplayed).all()
         if seat != "random":
             assert (core.seat == seat).all()
         ended += done.sum()
@@ -122,7 +122,7 @@ def test_opponents_act_only_in_their_seat_and_mixes():
     core.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(60):
-        assert (core.eng.actor == core.seat).all()
+        assert ((core.eng.actor == core.seat) | core.unplayed).all()
         core.step(sample_legal(core.action_masks(), rng))
     assert core.players[0][0] is spy and spy.calls > 0 and sum(calls) > 0
     copies = [p for p in core.players[0].values()]
@@ -156,7 +156,7 @@ def test_seeds_reproducible():
 
 
 def test_gymnasium_vector_env_same_step():
-    venv = CluedoVectorEnv(16, "classic", seat=0)
+    venv = CluedoVectorEnv(16, "classic", seat=0, autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
     assert venv.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
     obs, _ = venv.reset(seed=0)
     rng = np.random.default_rng(0)
@@ -183,10 +183,12 @@ def test_macro_moves():
     for _ in range(80):
         full = core.eng.legal_action_mask.copy()
         m = macro_mask(full)
-        a = sample_legal(m, rng)
+        playing = ~core.unplayed  # games over before the learner's first decision: only the forced action 0
+        assert (m[playing] == core.action_masks()[playing]).all()
+        a = sample_legal(core.action_masks(), rng)
         eng = macro_to_engine(a, full)
-        assert full[np.arange(64), eng].all()  # always a legal engine action
-        mv = np.flatnonzero((a >= 4) & (a < 13))
+        assert full[np.arange(64), eng][playing].all()  # always a legal engine action
+        mv = np.flatnonzero((a >= 4) & (a < 13) & playing)
         for i in mv:
             room = ROOM_LOC0 + a[i] - 4
             dests = np.flatnonzero(full[i, A.MOVE0 : A.SUGGEST0])

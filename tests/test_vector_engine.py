@@ -26,7 +26,7 @@ BOARD = load_board()
 STATE_ARRAYS = (
     "pos weapon_room owner envelope phase current refuter roll turn_count eliminated dragged winner terminated "
     "truncated rewards last_roll move_dest hist_len hist_kind hist_player hist_triple hist_correct hist_response "
-    "special suggest_set accuse_set show"
+    "special suggest_set accuse_set show chance sampler"
 ).split()
 
 
@@ -324,7 +324,7 @@ def test_illegal_action_in_one_game_raises_and_changes_no_game():
     assert "1 game(s) of 8" in str(info.value) and "no game was changed" in str(info.value)
     assert [eng.export_game(i) for i in range(eng.B)] == snaps
     assert_same_state(arrays, state(eng))
-    assert eng.rng.bit_generator.state == rng_state  # no dice were rolled for the legal games either
+    assert eng.rng.bit_generator.state == rng_state  # the chance streams (in the state) did not move either
     assert np.array_equal(eng.legal_action_mask, mask)
     # The same actions with the illegal one fixed go through.
     acts[5] = int(np.flatnonzero(eng.legal_action_mask[5])[0])

@@ -16,7 +16,7 @@ Usage (``tests/test_pettingzoo.py`` runs this example)::
     print(env.render())
 
 ``env(**kwargs)`` is :class:`raw_env` inside PettingZoo's classic-game wrappers (see below);
-``raw_env`` is the bare :class:`~pettingzoo.AECEnv`. ``pettingzoo.make("aec", "cluedo/cluedo_v0", **kwargs)``
+``raw_env`` is the bare :class:`~pettingzoo.AECEnv`. ``pettingzoo.make("aec", "cluedo_env/cluedo_v0", **kwargs)``
 builds ``env(**kwargs)`` once ``cluedo_env`` has been imported.
 
 Rules (any config of :mod:`cluedo_env.config`)::
@@ -172,6 +172,14 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
         """The full game state as a snapshot dict, hidden cards included: not for agents."""
         return self._eng.export_game(0)
 
+    @property
+    def engine(self) -> VectorEngine:
+        """The batched engine (batch size 1) this env steps, for tools such as recorders.
+
+        It holds the whole game, hidden cards included: never hand it to an agent.
+        """
+        return self._eng
+
     def _actor(self) -> int:
         """The seat to act (-1 once the game is over), cached in ``_acting`` after each change."""
         eng = self._eng
@@ -292,3 +300,6 @@ def env(**kwargs: Any) -> AECEnv:
     offender gets -1 and the others 0. See the module docstring.
     """
     return wrap(raw_env(**kwargs), illegal_reward=-1.0)
+
+
+__all__ = ["env", "raw_env"]

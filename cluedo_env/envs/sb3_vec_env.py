@@ -9,10 +9,17 @@ The learner, the opponents, rewards, macro moves and seeding are those of
 SB3's conventions: ``step_wait`` autoresets finished games; ``infos[i]["terminal_observation"]``
 holds the last observation of a finished episode and ``infos[i]["TimeLimit.truncated"]`` is True
 when it was cut at ``max_turns`` (R-E3). ``infos[i]["seat"]`` is the learner's seat in the game
-that just ended (or is going on). ``action_masks()`` returns the (N, A) bool legal actions;
+that just ended (or is going on), ``infos[i]["unplayed"]`` is True at the end of the one forced
+step of a game that ended before the learner's first decision (see
+:mod:`cluedo_env.envs.single_agent`: such games are episodes too, so ``VecMonitor`` statistics
+match ``scripts/evaluate.py``). ``action_masks()`` returns the (N, A) bool legal actions;
 ``env_method("action_masks")`` returns them row by row, which is what
 ``sb3_contrib.common.maskable.utils.get_action_masks`` stacks. ``seed(s)`` takes effect at the next
 ``reset()``, as in SB3.
+
+Actions must be integers: a float array (``3.5``) or strings raise
+:class:`~cluedo_env.actions.IllegalActionError` instead of being truncated; an illegal or
+out-of-range action raises it too, naming the action as given (``9999``) and the legal ones.
 
 This module needs stable-baselines3; :mod:`cluedo_env.envs.single_agent` does not.
 """
@@ -25,15 +32,18 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from cluedo_env.config import RulesConfig
-from cluedo_env.envs.single_agent import LearnerCore, _spaces
+from cluedo_env.envs.single_agent import LearnerCore, _keywords, _rules, _spaces, as_actions, check_keywords
 
 
 class CluedoVecEnv(VecEnv):
     """N games, the learner in one seat of each; keyword arguments as :class:`LearnerCore`."""
 
     def __init__(self, num_envs: int = 1024, config: RulesConfig | str | dict | None = None, *,
-                 seed: int | None = None, **kwargs: Any) -> None:  # fmt: skip
-        self.core = LearnerCore(num_envs, config, seed=seed, **kwargs)
+                 preset: str | None = None, seed: int | None = None, **kwargs: Any) -> None:  # fmt: skip
+        core_keywords = _keywords(LearnerCore.__init__)
+        check_keywords(type(self).__name__, {k: v for k, v in kwargs.items() if k not in core_keywords},
+                       _keywords(type(self).__init__, LearnerCore.__init__))  # fmt: skip
+        self.core = LearnerCore(num_envs, _rules(config, preset), seed=seed, **kwargs)
         obs_space, act_space = _spaces(self.core)
         self.render_mode = None
         super().__init__(num_envs, obs_space, act_space)
@@ -50,18 +60,22 @@ class CluedoVecEnv(VecEnv):
         return self.core.reset(seed).copy()
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions)
+        self._actions = as_actions(actions, self.num_envs, self.core.n_actions)  # refuse floats before any step
 
     def step_wait(self):
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async()")
         seats = self.core.seat.copy()
-        obs, rew, term, trunc, ended = self.core.step(self._actions)
-        self._actions = None
+        unplayed = self.core.unplayed.copy()
+        try:
+            obs, rew, term, trunc, ended = self.core.step(self._actions)
+        finally:
+            self._actions = None
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         for i in np.flatnonzero(ended):
             infos[i] = {"terminal_observation": self.core.final_obs[i].copy(),
-                        "TimeLimit.truncated": bool(trunc[i]), "seat": int(seats[i])}  # fmt: skip
+                        "TimeLimit.truncated": bool(trunc[i]), "seat": int(seats[i]),
+                        "unplayed": bool(unplayed[i])}  # fmt: skip
         return obs.copy(), rew.copy(), ended.copy(), infos
 
     def close(self) -> None:
@@ -105,6 +119,7 @@ class CluedoVecEnv(VecEnv):
 
     @property
     def skipped_games(self) -> int:
+        """Games dropped (``unplayed_games="skip"``) since the last reset."""
         return self.core.skipped_games
 
 
