@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from cluedo_env.board import NUM_LOCATIONS
 from cluedo_env.cards import CARD_NAMES, NUM_CARDS, NUM_ROOMS, NUM_WEAPONS, ROOMS, SUSPECTS, WEAPONS
+from cluedo_env.errors import CluedoError
 
 NUM_TRIPLES = 6 * 6 * 9  # 324
 
@@ -82,5 +83,5 @@ def describe(action: int) -> str:
     return f"ACCUSE({SUSPECTS[s]}, {WEAPONS[w]}, {ROOMS[r]})"
 
 
-class IllegalActionError(ValueError):
+class IllegalActionError(CluedoError):
     """An action that is out of range or not legal for the player to act; the state is unchanged."""

@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cluedo_env.errors import CluedoError
+
+MAX_TURNS_LIMIT = 10_000  # far beyond any real game (a few hundred turns); engines allocate history per turn
+
 _CHOICES: dict[str, tuple[Any, ...]] = {
     "board": ("classic", "none"),
     "dice": (1, 2),
@@ -25,7 +29,7 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
 }
 
 
-class ConfigError(ValueError):
+class ConfigError(CluedoError):
     """A rules configuration that RULES.md does not allow; the message says what is allowed."""
 
 
@@ -48,19 +52,20 @@ class RulesConfig:
         for key, allowed in _CHOICES.items():
             value = getattr(self, key)
             if value not in allowed or type(value) is not type(allowed[0]):
-                raise ConfigError(f"{key}={value!r} is not allowed; choose one of {list(allowed)}")
+                raise ConfigError(f"{key}={value!r} is not allowed (choose one of {list(allowed)})")
         lo = 3 if self.board == "none" or self.preset in ("seed000", "cards") else 2
         if type(self.players) is not int or not lo <= self.players <= 6:
-            where = "the card-only game (board=none) and the seed000 sheet" if lo == 3 else "the classic board"
-            raise ConfigError(f"players={self.players!r} is not allowed; {where} takes {lo} to 6 players (R-S1, R-C1)")
-        if type(self.max_turns) is not int or self.max_turns < 1:
-            raise ConfigError(f"max_turns={self.max_turns!r} is not allowed; it must be a positive integer (R-E3)")
+            where = "the card-only game and the seed000 sheet take" if lo == 3 else "the classic board takes"
+            raise ConfigError(f"players={self.players!r} is not allowed ({where} {lo} to 6 players, R-S1, R-C1)")
+        if type(self.max_turns) is not int or not 1 <= self.max_turns <= MAX_TURNS_LIMIT:
+            raise ConfigError(
+                f"max_turns={self.max_turns!r} is not allowed (a positive integer up to {MAX_TURNS_LIMIT}, R-E3)"
+            )
         if self.board == "none" and self.accusation_in_room:
             raise ConfigError(
-                "accusation_in_room=True needs a board; the card-only game (board=none) has no rooms to stand in"
+                "accusation_in_room=True needs a board (the card-only game, board=none, has no rooms to stand in)"
             )
-        if self.preset not in PRESETS:
-            raise ConfigError(f"unknown preset {self.preset!r}; presets are: {', '.join(PRESETS)}")
+        _check_preset(self.preset)
 
     @property
     def has_board(self) -> bool:
@@ -76,8 +81,7 @@ class RulesConfig:
     @classmethod
     def from_preset(cls, preset: str = "classic", **overrides: Any) -> RulesConfig:
         """The named preset with any flag overridden; unknown presets or keys raise ConfigError."""
-        if preset not in PRESETS:
-            raise ConfigError(f"unknown preset {preset!r}; presets are: {', '.join(PRESETS)}")
+        _check_preset(preset)
         _check_keys(overrides)
         return cls(**{**PRESETS[preset], **overrides, "preset": preset})
 
@@ -85,17 +89,25 @@ class RulesConfig:
     def from_dict(cls, data: dict[str, Any]) -> RulesConfig:
         """From a mapping such as a YAML file: an optional ``preset`` plus flags."""
         if not isinstance(data, dict):
-            raise ConfigError(f"a rules config must be a mapping of flags, got {type(data).__name__}")
+            raise ConfigError(
+                f"a rules config must be a mapping of flags, got {type(data).__name__} (e.g. {{preset: classic}})"
+            )
         data = dict(data)
+        _check_keys(data)
         preset = data.pop("preset", "classic")
         return cls.from_preset(preset, **data)
 
 
-def _check_keys(overrides: dict[str, Any]) -> None:
+def _check_preset(preset: Any) -> None:
+    if not isinstance(preset, str) or preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r} (presets are: {', '.join(PRESETS)})")
+
+
+def _check_keys(overrides: dict[Any, Any]) -> None:
     fields = [f.name for f in dataclasses.fields(RulesConfig) if f.name != "preset"]
-    unknown = sorted(set(overrides) - set(fields))
+    unknown = sorted((set(overrides) - {*fields, "preset"}), key=repr)
     if unknown:
-        raise ConfigError(f"unknown config key(s) {unknown}; allowed keys are: preset, {', '.join(fields)}")
+        raise ConfigError(f"unknown config key(s) {unknown} (allowed keys are: preset, {', '.join(fields)})")
 
 
 # RULES.md section V. `players` defaults to 4 on every preset.
@@ -115,22 +127,41 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 def load_config(path: str | Path, **overrides: Any) -> RulesConfig:
     """Read a YAML rules file (``preset:`` plus flags); ``overrides`` win over the file."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read rules file {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    data = read_yaml(path, "rules file")
+    if data is None:
+        data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a rules file must be a mapping of flags, got {type(data).__name__}")
+        raise ConfigError(
+            f"{path}: a rules file must be a mapping of flags, got {type(data).__name__} (e.g. 'preset: classic')"
+        )
     if "rules" in data:  # training configs nest the rules under `rules:`
-        data = data["rules"]
+        data = data["rules"] if data["rules"] is not None else {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: 'rules' must be a mapping of flags, got {type(data).__name__} (e.g. dice: 2)")
     try:
         return RulesConfig.from_dict({**data, **overrides})
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
+
+
+def read_yaml(path: str | Path, what: str = "config file", error: type[Exception] = ConfigError) -> Any:
+    """A YAML file's content; ``error`` (ConfigError by default) names the file and the reason it cannot be read."""
+    import yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise error(f"cannot read {what} {path}: it is a folder (give a .yaml file)") from None
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc.strerror or exc} (give an existing .yaml file)") from exc
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not a text file ({exc.reason} at byte {exc.start}; a {what} is UTF-8 YAML)") from exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from exc
+    except RecursionError:
+        raise error(f"{path}: YAML nested too deeply (a {what} is a flat mapping of keys)") from None
 
 
 def make_config(config: RulesConfig | str | Path | dict[str, Any] | None = None, **overrides: Any) -> RulesConfig:
@@ -138,6 +169,7 @@ def make_config(config: RulesConfig | str | Path | dict[str, Any] | None = None,
     if config is None:
         return RulesConfig.from_dict(dict(overrides))
     if isinstance(config, RulesConfig):
+        _check_keys(overrides)
         return dataclasses.replace(config, **overrides) if overrides else config
     if isinstance(config, dict):
         return RulesConfig.from_dict({**config, **overrides})
@@ -146,4 +178,4 @@ def make_config(config: RulesConfig | str | Path | dict[str, Any] | None = None,
         return RulesConfig.from_preset(text, **overrides)
     if text.endswith((".yaml", ".yml")) or Path(text).exists():
         return load_config(text, **overrides)
-    raise ConfigError(f"unknown preset {text!r}; presets are: {', '.join(PRESETS)} (or pass a .yaml file)")
+    raise ConfigError(f"unknown preset {text!r} (presets are: {', '.join(PRESETS)}, or a .yaml rules file)")

@@ -42,6 +42,7 @@ from typing import Any
 
 from cluedo_env import actions as A
 from cluedo_env.cards import CARD_NAMES, card_category
+from cluedo_env.errors import CluedoError, write_text_atomic
 from cluedo_env.snapshot import SCHEMA as SNAPSHOT_SCHEMA
 from cluedo_env.snapshot import SnapshotError
 
@@ -51,7 +52,7 @@ FIELDS = ("schema", "rules", "seed", "players", "initial", "steps", "final", "re
 RESULT_FIELDS = ("winner", "terminated", "truncated", "rewards")
 
 
-class RecordError(ValueError):
+class RecordError(CluedoError):
     """A game record that cannot be read or does not replay; the message says why."""
 
 
@@ -188,13 +189,29 @@ class AECRecorder:
 
 # ============================================================================ files
 def save(record: dict[str, Any], path: str | Path, indent: int | None = None) -> Path:
-    """Write ``record`` as JSON (checked first); returns the path."""
+    """Write ``record`` as JSON (checked first) atomically: a killed writer leaves the old file or none.
+
+    The folder is created if needed; a path that cannot be written is a :class:`RecordError`
+    naming it (check it before a game with :func:`check_record_path`, so no game is lost).
+    """
     validate(record)
     path = Path(path)
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=indent) + "\n", encoding="utf-8")
+    check_record_path(path)
+    try:
+        write_text_atomic(path, json.dumps(record, indent=indent) + "\n")
+    except OSError as exc:
+        raise RecordError(f"cannot write record {path}: {exc.strerror or exc} (choose a writable file path)") from exc
     return path
+
+
+def check_record_path(path: str | Path) -> Path:
+    """Fail before any game is played if ``path`` cannot take a record file (a folder, an unwritable place)."""
+    from cluedo_env.errors import UsageError, check_writable_file
+
+    try:
+        return check_writable_file(path, "record file")
+    except UsageError as exc:
+        raise RecordError(str(exc)) from None
 
 
 def load(path: str | Path) -> dict[str, Any]:
@@ -203,22 +220,36 @@ def load(path: str | Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise RecordError(f"cannot read record {path}: {exc.strerror or exc}") from exc
+        raise RecordError(f"cannot read record {path}: {exc.strerror or exc} (give a game record .json file)") from exc
     except UnicodeDecodeError as exc:
         raise RecordError(f"{path}: not a game record (not UTF-8 text: {exc})") from exc
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise RecordError(f"{path}: corrupted record, not valid JSON (truncated file?): {exc}") from exc
+        raise RecordError(f"{path}: corrupted record, not valid JSON ({exc}; truncated file?)") from exc
+    except RecursionError:
+        raise RecordError(f"{path}: not a game record (JSON nested too deeply; records are shallow)") from None
     try:
         validate(data)
     except RecordError as exc:
-        raise RecordError(f"{path}: {exc}") from exc
+        text = str(exc) if str(exc).endswith(")") else f"{exc} (schema {SCHEMA}: see cluedo_env/record.py)"
+        raise RecordError(f"{path}: {text}") from exc
     return data
 
 
 def validate(record: Any) -> None:
     """Check the structure of a record (not that it replays: see :func:`replay`)."""
+    try:
+        _validate(record)
+    except RecursionError:
+        raise RecordError("not a game record (nested too deeply; a record is a few levels deep)") from None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _validate(record: Any) -> None:
     if not isinstance(record, dict):
         raise RecordError(f"a game record is a JSON object, got {type(record).__name__}")
     schema = record.get("schema")
@@ -256,6 +287,16 @@ def validate(record: Any) -> None:
     result = record["result"]
     if not isinstance(result, dict) or any(f not in result for f in RESULT_FIELDS):
         raise RecordError(f"record field 'result' must hold {list(RESULT_FIELDS)}")
+    if result["winner"] is not None and not _is_int(result["winner"]):
+        raise RecordError(f"result.winner must be a seat (an integer) or null, got {result['winner']!r}")
+    for f in ("terminated", "truncated"):
+        if not isinstance(result[f], bool):
+            raise RecordError(f"result.{f} must be true or false, got {result[f]!r}")
+    rewards = result["rewards"]
+    if not isinstance(rewards, list) or not all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) for x in rewards
+    ):
+        raise RecordError(f"result.rewards must be a list of numbers (one per seat), got {str(rewards)[:80]}")
 
 
 # ============================================================================ replay
@@ -267,6 +308,8 @@ def _replay(record: dict[str, Any], snapshots: bool) -> list[dict[str, Any]]:
         game = Game.from_dict(record["initial"])
     except SnapshotError as exc:
         raise RecordError(f"the initial state is not a valid snapshot: {exc}") from exc
+    except RecursionError:
+        raise RecordError("the initial state is nested too deeply (not a snapshot, docs/snapshot.md)") from None
     out = [game.to_dict()] if snapshots else []
     for k, st in enumerate(record["steps"]):
         action, player, roll = st["action"], st["player"], st["roll"]
@@ -286,10 +329,10 @@ def _replay(record: dict[str, Any], snapshots: bool) -> list[dict[str, Any]]:
     if final != record["final"]:
         diff = sorted(k for k in set(final) | set(record["final"]) if final.get(k) != record["final"].get(k))
         raise RecordError(
-            f"the record does not replay to its final state (tampered or corrupted record): field(s) {diff} differ"
+            f"the record does not replay to its final state: field(s) {diff} differ (a tampered or corrupted record)"
         )
     if result_of(final) != record["result"]:
-        raise RecordError("the record's result does not match its final state (tampered or corrupted record)")
+        raise RecordError("the record's result does not match its final state (a tampered or corrupted record)")
     if not snapshots:
         out.append(final)
     return out
@@ -404,6 +447,7 @@ __all__ = [
     "record_from_steps",
     "replay",
     "result_of",
+    "check_record_path",
     "save",
     "validate",
 ]

@@ -25,7 +25,8 @@ from cluedo_env.cards import (
     suspect_id,
     weapon_id,
 )
-from cluedo_env.config import RulesConfig
+from cluedo_env.config import ConfigError, RulesConfig
+from cluedo_env.errors import CluedoError
 
 if TYPE_CHECKING:
     from cluedo_env.reference import Game
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 SCHEMA = "cluedo_env.snapshot/1"
 
 
-class SnapshotError(ValueError):
+class SnapshotError(CluedoError):
     """A snapshot dict that does not follow the schema; the message names the field."""
 
 
@@ -44,13 +45,76 @@ def loc_to_json(loc: int) -> str | list[int]:
     return list(board.squares[loc])
 
 
-def loc_from_json(value: Any) -> int:
+def loc_from_json(value: Any, field: str = "location") -> int:
     board = load_board()
     if isinstance(value, str):
-        return board.room_loc(room_id(value))
-    if isinstance(value, (list, tuple)) and len(value) == 2 and tuple(value) in board.square_of:
+        return board.room_loc(_name(room_id, value, field))
+    if (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(_is_int(v) for v in value)
+        and tuple(value) in board.square_of
+    ):
         return board.square_of[tuple(value)]
-    raise SnapshotError(f"location {value!r} is neither a room name nor a walkable [row, col] square")
+    raise SnapshotError(
+        f"{field}: location {value!r} is neither a room name nor a walkable [row, col] square "
+        f"(rooms: {', '.join(ROOMS)}; squares as [row, col] on the map of docs/BOARD.md)"
+    )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int(value: Any, field: str, lo: int, hi: int, *, none: bool = False) -> int | None:
+    """A JSON integer in ``lo..hi`` (never a bool, float or string); ``none``: null is allowed too."""
+    if value is None and none:
+        return None
+    if not _is_int(value) or not lo <= value <= hi:
+        allowed = f"an integer from {lo} to {hi}" + (" or null" if none else "")
+        raise SnapshotError(f"{field}={value!r} is not allowed ({allowed})")
+    return value
+
+
+def _bool(value: Any, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise SnapshotError(f"{field}={value!r} is not allowed (true or false)")
+    return value
+
+
+def _list(value: Any, field: str, length: int | None = None, max_len: int | None = None) -> list:
+    if not isinstance(value, list):
+        raise SnapshotError(f"{field} must be a list, got {type(value).__name__} ({_len_text(length, max_len)})")
+    if (length is not None and len(value) != length) or (max_len is not None and len(value) > max_len):
+        raise SnapshotError(f"{field} has {len(value)} entries ({_len_text(length, max_len)})")
+    return value
+
+
+def _len_text(length: int | None, max_len: int | None) -> str:
+    if length is not None:
+        return f"a list of {length} entries"
+    if max_len is not None:
+        return f"a list of at most {max_len} entries"
+    return "a JSON list"
+
+
+def _name(lookup: Any, value: Any, field: str) -> int:
+    """A card, suspect, weapon or room id from its name; SnapshotError naming the field and the names."""
+    if not isinstance(value, str):
+        raise SnapshotError(f"{field}={value!r} is not allowed (a name such as 'Plum', 'Rope' or 'Hall')")
+    try:
+        return lookup(value)
+    except ValueError as exc:
+        text = str(exc).replace("; ", " (", 1) + ")"  # "unknown room 'X' (rooms are: ...)"
+        raise SnapshotError(f"{field}: {text}") from None
+
+
+def _seats(value: Any, field: str, P: int) -> list[int]:
+    items = _list(value, field, max_len=P)
+    seats = [_int(q, f"{field}[{k}]", 0, P - 1) for k, q in enumerate(items)]
+    if len(set(seats)) != len(seats):
+        raise SnapshotError(f"{field}={items!r} names a seat twice (each seat at most once)")
+    return seats  # type: ignore[return-value]
 
 
 def history_to_json(history: list) -> list[dict[str, Any]]:
@@ -75,27 +139,41 @@ def history_to_json(history: list) -> list[dict[str, Any]]:
     return out
 
 
-def history_from_json(items: list[dict[str, Any]]) -> list:
+def history_from_json(items: Any, P: int = 6, max_len: int | None = None) -> list:
+    """History records from JSON, every field type- and range-checked (seats ``0..P-1``)."""
     from cluedo_env.reference import Accusation, Suggestion
 
+    items = _list(items, "history", max_len=max_len)
     out: list = []
     for i, item in enumerate(items):
-        try:
-            s, w, r = item["cards"]
-            s, w, r = suspect_id(s), weapon_id(w), room_id(r)
-            if item["type"] == "accusation":
-                out.append(Accusation(int(item["player"]), s, w, r, bool(item["correct"])))
-            elif item["type"] == "suggestion":
-                shown = [card_id(c) for c in item["shown"]]
-                out.append(
-                    Suggestion(int(item["player"]), s, w, r, list(item["passed"]), list(item["refuted_by"]), shown)
-                )
-            else:
-                raise SnapshotError(f"history[{i}].type must be 'suggestion' or 'accusation', got {item['type']!r}")
-        except (KeyError, TypeError, ValueError) as exc:
-            if isinstance(exc, SnapshotError):
-                raise
-            raise SnapshotError(f"history[{i}] is malformed: {exc}") from exc
+        where = f"history[{i}]"
+        if not isinstance(item, dict):
+            raise SnapshotError(f"{where} must be an object, got {type(item).__name__} (a suggestion or accusation)")
+        kind = item.get("type")
+        if kind not in ("suggestion", "accusation"):
+            raise SnapshotError(f"{where}.type must be 'suggestion' or 'accusation', got {kind!r}")
+        need = ("player", "cards", "correct") if kind == "accusation" else (
+            "player", "cards", "passed", "refuted_by", "shown")  # fmt: skip
+        missing = [k for k in need if k not in item]
+        if missing:
+            raise SnapshotError(f"{where} lacks {missing} (a {kind} has {list(need)})")
+        player = _int(item["player"], f"{where}.player", 0, P - 1)
+        cards = _list(item["cards"], f"{where}.cards", length=3)
+        s = _name(suspect_id, cards[0], f"{where}.cards[0]")
+        w = _name(weapon_id, cards[1], f"{where}.cards[1]")
+        r = _name(room_id, cards[2], f"{where}.cards[2]")
+        if kind == "accusation":
+            out.append(Accusation(player, s, w, r, _bool(item["correct"], f"{where}.correct")))
+            continue
+        passed = _seats(item["passed"], f"{where}.passed", P)
+        refuted = _seats(item["refuted_by"], f"{where}.refuted_by", P)
+        if player in passed or player in refuted or set(passed) & set(refuted):
+            raise SnapshotError(
+                f"{where}: seats {passed} passed and {refuted} refuted (the suggester and each other seat at most once)"
+            )
+        shown_names = _list(item["shown"], f"{where}.shown", length=len(refuted))
+        shown = [_name(card_id, c, f"{where}.shown[{k}]") for k, c in enumerate(shown_names)]
+        out.append(Suggestion(player, s, w, r, passed, refuted, shown))
     return out
 
 
@@ -132,16 +210,25 @@ def _field(data: dict[str, Any], key: str, read: list[str] | None = None) -> Any
 
 
 def game_from_dict(cls: type[Game], data: dict[str, Any], seed: int | None = None) -> Game:
-    """Build a game of class ``cls`` from a snapshot; raises SnapshotError on a malformed one."""
+    """Build a game of class ``cls`` from a snapshot; raises SnapshotError on a malformed one.
+
+    Every field is checked for its JSON type and range before it is used (``"false"`` is not a
+    bool, ``1.7`` is not a seat, a seat must exist, a count must fit the rules), then the
+    invariants every reachable state has (:func:`validate`).
+    """
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise SnapshotError(f"not a snapshot of schema {SCHEMA!r}")
+        got = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise SnapshotError(f"not a snapshot: schema is {got!r} (expected {SCHEMA!r})")
     read: list[str] = []
     try:
         game = _game_from_dict(cls, data, seed, read)
     except SnapshotError:
         raise
+    except ConfigError as exc:
+        raise SnapshotError(f"snapshot field 'rules': {exc}") from exc
     except (KeyError, TypeError, ValueError, IndexError) as exc:  # a bad name, value or length in a field
-        raise SnapshotError(f"snapshot field {read[-1] if read else 'rules'!r} is malformed: {exc}") from exc
+        field = read[-1] if read else "rules"
+        raise SnapshotError(f"snapshot field {field!r} is malformed ({exc}; see docs/snapshot.md)") from exc
     validate(game)
     return game
 
@@ -151,33 +238,51 @@ def _game_from_dict(cls: type[Game], data: dict[str, Any], seed: int | None, rea
     game = cls(config, seed=seed)
     P = config.players
     phase = _field(data, "phase", read)
-    if phase not in A.PHASE_NAMES:
-        raise SnapshotError(f"phase {phase!r} is not one of {A.PHASE_NAMES}")
+    if not isinstance(phase, str) or phase not in A.PHASE_NAMES:
+        raise SnapshotError(f"phase {phase!r} is not allowed (one of {list(A.PHASE_NAMES)})")
     game.phase = A.PHASE_NAMES.index(phase)
-    game.current = int(_field(data, "current", read))
-    game.refuter = -1 if _field(data, "refuter", read) is None else int(data["refuter"])
-    game.roll = int(_field(data, "roll", read))
-    game.turn_count = int(_field(data, "turn_count", read))
+    game.current = _int(_field(data, "current", read), "current", 0, P - 1)
+    refuter = _int(_field(data, "refuter", read), "refuter", 0, P - 1, none=True)
+    game.refuter = -1 if refuter is None else refuter
+    game.roll = _int(_field(data, "roll", read), "roll", 0, config.max_roll)
+    game.turn_count = _int(_field(data, "turn_count", read), "turn_count", 0, config.max_turns)
     if config.has_board:
         suspects = _field(data, "suspects", read)
-        if sorted(suspects) != sorted(SUSPECTS):
-            raise SnapshotError("suspects must name all six suspects")
-        game.positions = [loc_from_json(suspects[name]) for name in SUSPECTS]
+        if not isinstance(suspects, dict) or sorted(map(str, suspects)) != sorted(SUSPECTS):
+            raise SnapshotError(f"suspects must name all six suspects ({', '.join(SUSPECTS)}), each with a location")
+        game.positions = [loc_from_json(suspects[name], f"suspects.{name}") for name in SUSPECTS]
         weapons = _field(data, "weapons", read)
-        if sorted(weapons) != sorted(WEAPONS):
-            raise SnapshotError("weapons must name all six weapons")
-        game.weapons = [room_id(weapons[name]) for name in WEAPONS]
-    game.hands = [sorted(card_id(c) for c in hand) for hand in _field(data, "hands", read)]
-    env = [card_id(c) for c in _field(data, "envelope", read)]
+        if not isinstance(weapons, dict) or sorted(map(str, weapons)) != sorted(WEAPONS):
+            raise SnapshotError(f"weapons must name all six weapons ({', '.join(WEAPONS)}), each with a room")
+        game.weapons = [_name(room_id, weapons[name], f"weapons.{name}") for name in WEAPONS]
+    else:
+        for key in ("suspects", "weapons"):
+            if data.get(key) is not None:
+                raise SnapshotError(f"{key} must be null in the card-only game (board=none has no tokens)")
+    hands = _list(_field(data, "hands", read), "hands", length=P)
+    game.hands = [
+        sorted(_name(card_id, c, f"hands[{q}][{k}]") for k, c in enumerate(_list(h, f"hands[{q}]", max_len=21)))
+        for q, h in enumerate(hands)
+    ]
+    env = [_name(card_id, c, f"envelope[{k}]") for k, c in enumerate(_list(_field(data, "envelope", read),
+                                                                          "envelope", length=3))]  # fmt: skip
     game.envelope = (env[0], env[1], env[2])
-    game.eliminated = [bool(x) for x in _field(data, "eliminated", read)]
-    game.dragged = [bool(x) for x in _field(data, "dragged", read)]
-    game.history = history_from_json(_field(data, "history", read))
-    game.winner = -1 if _field(data, "winner", read) is None else int(data["winner"])
-    game.terminated = bool(_field(data, "terminated", read))
-    game.truncated = bool(_field(data, "truncated", read))
+    game.eliminated = [_bool(x, f"eliminated[{q}]") for q, x in enumerate(
+        _list(_field(data, "eliminated", read), "eliminated", length=P))]  # fmt: skip
+    game.dragged = [_bool(x, f"dragged[{q}]") for q, x in enumerate(
+        _list(_field(data, "dragged", read), "dragged", length=P))]  # fmt: skip
+    # the batched engine keeps max_turns + P records a game: one suggestion a turn, one accusation a player
+    game.history = history_from_json(_field(data, "history", read), P, max_len=config.max_turns + P)
+    winner = _int(_field(data, "winner", read), "winner", 0, P - 1, none=True)
+    game.winner = -1 if winner is None else winner
+    game.terminated = _bool(_field(data, "terminated", read), "terminated")
+    game.truncated = _bool(_field(data, "truncated", read), "truncated")
     read.append("rewards")
-    game.rewards = [float(x) for x in data.get("rewards", [0.0] * P)]
+    rewards = _list(data.get("rewards", [0.0] * P), "rewards", length=P)
+    for q, x in enumerate(rewards):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not -1.0 <= x <= 1.0:
+            raise SnapshotError(f"rewards[{q}]={x!r} is not allowed (a number from -1 to 1)")
+    game.rewards = [float(x) for x in rewards]
     return game
 
 
@@ -222,3 +327,13 @@ def validate(game: Game) -> None:
                     raise SnapshotError(f"dragged[{q}] is set but that token is not in a room (R-T3)")
     if game.phase == A.OVER and not (game.terminated or game.truncated):
         raise SnapshotError("phase 'over' needs terminated or truncated")
+    if game.phase != A.OVER and (game.terminated or game.truncated or game.winner >= 0):
+        raise SnapshotError("winner, terminated and truncated are set only when phase is 'over' (null, false, false)")
+    if game.winner >= 0 and not game.terminated:
+        raise SnapshotError(f"winner={game.winner} needs terminated=true (a truncated game has no winner, R-E3)")
+    from cluedo_env.reference import Accusation
+
+    accusers = [rec.accuser for rec in game.history if isinstance(rec, Accusation)]
+    if len(set(accusers)) != len(accusers):
+        raise SnapshotError(f"history has two accusations by one seat (accusers {accusers}; each seat accuses once)")
+

@@ -55,7 +55,8 @@ from typing import Any
 import numpy as np
 
 from cluedo_env import actions as A
-from cluedo_env.config import RulesConfig
+from cluedo_env.config import ConfigError, RulesConfig
+from cluedo_env.errors import ArgumentParser, UsageError, check_writable_file, run_cli, write_text_atomic
 from cluedo_env.vector_engine import VectorEngine
 
 DEFAULT_BATCHES = [1, 64, 1024, 4096, 16384]
@@ -69,6 +70,8 @@ BOT_GAMES = 400  # games per bots measurement
 def parse_config(spec: str) -> tuple[str, RulesConfig]:
     """``preset:players`` (or just ``preset``, 4 players) -> (label, RulesConfig)."""
     preset, _, players = spec.partition(":")
+    if players and not players.isdigit():
+        raise ConfigError(f"config {spec!r}: {players!r} is not a number of players (preset:players, e.g. classic:4)")
     cfg = RulesConfig.from_preset(preset, players=int(players) if players else 4)
     return f"{preset}:{cfg.players}", cfg
 
@@ -265,10 +268,11 @@ def print_markdown(rows: list[dict[str, Any]]) -> None:
               f"{fmt(r.get('decisions_per_game'))} | {r.get('bytes_per_game', '-')} |")  # fmt: skip
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], epilog=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    ap = ArgumentParser(
+        prog=prog, description=__doc__.split("\n\n")[0], epilog=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
     ap.add_argument("--configs", nargs="+", default=None, help=f"preset:players (default {' '.join(DEFAULT_CONFIGS)})")
     ap.add_argument("--batch-sizes", nargs="+", type=int, default=None, help=f"default {DEFAULT_BATCHES}")
     ap.add_argument("--workloads", nargs="+", choices=DEFAULT_WORKLOADS, default=DEFAULT_WORKLOADS)
@@ -280,18 +284,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compile", action="store_true", help="measure cold and cached start-up (subprocesses)")
     ap.add_argument("--soak", type=int, default=0, metavar="STEPS", help="RSS before/after STEPS agent-steps")
     ap.add_argument("--profile", action="store_true", help="cProfile 300 steps of full + obs at batch 4096 and exit")
-    ap.add_argument("--json", default="results/bench.json", help="where to write the results ('' for nowhere)")
+    ap.add_argument("--json", "--out", default="results/bench.json",
+                    help="where to write the results ('' for nowhere)")  # fmt: skip
     ap.add_argument("--markdown", action="store_true", help="also print the table as markdown (for the README)")
     args = ap.parse_args(argv)
-    for name in ("seconds", "repeats"):
-        if getattr(args, name) <= 0:
-            ap.error(f"--{name.replace('_', '-')} must be positive")
+    if not 0 < args.seconds < float("inf"):
+        raise UsageError(f"--seconds {args.seconds} is out of range (a finite number > 0, e.g. 1.5)")
+    for name, value, lo in (("repeats", args.repeats, 1), ("seed", args.seed, 0), ("threads", args.threads, 0),
+                            ("soak", args.soak, 0)):  # fmt: skip
+        if value < lo:
+            raise UsageError(f"--{name} {value} is out of range (an integer >= {lo})")
+    if args.json:
+        check_writable_file(args.json, "--json")  # before minutes of measuring
     if args.quick:
         args.seconds, args.repeats = 1.0, 3
     configs = args.configs or (QUICK_CONFIGS if args.quick else DEFAULT_CONFIGS)
     batches = args.batch_sizes or (QUICK_BATCHES if args.quick else DEFAULT_BATCHES)
     if any(b < 1 for b in batches):
-        ap.error("--batch-sizes must be positive integers")
+        raise UsageError(f"--batch-sizes {min(batches)} is out of range (positive integers, e.g. 1 64 4096)")
     parsed = [parse_config(c) for c in configs]
 
     if args.profile:
@@ -341,13 +351,10 @@ def main(argv: list[str] | None = None) -> int:
     print("(cpu) = per CPU second of this process. machine:", report["machine"])
     if args.json:
         path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(report, indent=1))
-        tmp.replace(path)
+        write_text_atomic(path, json.dumps(report, indent=1))
         print(f"written {path}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

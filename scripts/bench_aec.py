@@ -58,6 +58,7 @@ import numpy as np
 import cluedo_env
 from cluedo_env import actions as A
 from cluedo_env.config import RulesConfig
+from cluedo_env.errors import ArgumentParser, run_cli
 from cluedo_env.vector_engine import VectorEngine
 
 DEFAULT_CONFIGS = ["classic:4", "classic:6", "seed000:4", "cards:4", "classic:4:uniform"]
@@ -234,7 +235,7 @@ def profile(kwargs: dict[str, Any], policy: str, seconds: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
         "--configs", nargs="+", default=DEFAULT_CONFIGS, help="preset:players[:policy], policy full (default)|uniform"
     )
@@ -272,4 +273,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(run_cli(main))

@@ -11,7 +11,6 @@ during a rollout. A learner step includes every opponent move up to the learner'
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -25,6 +24,7 @@ if str(ROOT) not in sys.path:
 
 from agents.base import sample_legal  # noqa: E402
 from cluedo_env.envs.sb3_vec_env import CluedoVecEnv  # noqa: E402
+from cluedo_env.errors import ArgumentParser, run_cli  # noqa: E402
 
 
 def bench(num_envs: int, opponents: str, steps: int, macro: bool, seat, policy: bool, net_arch,
@@ -52,8 +52,8 @@ def bench(num_envs: int, opponents: str, steps: int, macro: bool, seat, policy: 
     return steps * num_envs / (time.perf_counter() - t0)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--num-envs", type=int, default=1024)
     ap.add_argument("--opponents", nargs="+", default=["random"])
     ap.add_argument("--steps", type=int, default=200)
@@ -61,7 +61,7 @@ def main() -> None:
     ap.add_argument("--belief", action="store_true",
                     help="belief features and the macro accusation (agents/belief.py) in every setting")  # fmt: skip
     ap.add_argument("--out", default=None, help="write the results as JSON here")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     rows = []
     for opp in args.opponents:
         for macro in (False, True):
@@ -78,4 +78,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

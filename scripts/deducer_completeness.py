@@ -44,6 +44,7 @@ from agents.runner import seat_actions  # noqa: E402
 from cluedo_env import actions as A  # noqa: E402
 from cluedo_env.cards import NUM_CARDS  # noqa: E402
 from cluedo_env.config import RulesConfig  # noqa: E402
+from cluedo_env.errors import ArgumentParser, run_cli  # noqa: E402
 from cluedo_env.vector_engine import VectorEngine  # noqa: E402
 from cluedo_env.views import PlayerView  # noqa: E402
 
@@ -186,7 +187,7 @@ def positions_for(
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--configs", nargs="+", default=["cards:3", "cards:4", "cards:6", "seed000:4", "classic:3"])
     ap.add_argument("--positions", type=int, default=150, help="enumerated positions per config")
     ap.add_argument("--max-free", type=int, default=11, help="most unplaced cards in an enumerated position")
@@ -229,4 +230,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(run_cli(main))

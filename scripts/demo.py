@@ -17,7 +17,6 @@ Steps (all seeded, ``--seed``):
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -26,22 +25,25 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from cluedo_env.errors import ArgumentParser, check_writable_dir, int_in, run_cli, seed_type  # noqa: E402
+
 
 def _say(text: str) -> None:
     print(text, flush=True)
 
 
 def main(argv: list[str] | None = None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--timesteps", type=int, default=200_000, help="learner steps of training (default 200000)")
-    ap.add_argument("--games", type=int, default=1000, help="evaluation games (default 1000)")
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--timesteps", type=int_in(1, 10**12), default=200_000,
+                    help="learner steps of training (default 200000)")  # fmt: skip
+    ap.add_argument("--games", type=int_in(1, 10**8), default=1000, help="evaluation games (default 1000)")
     ap.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--num-envs", type=int, default=None, help="games played at once in training (default 512)")
+    ap.add_argument("--seed", type=seed_type, default=0, help="seed of training and evaluation (default 0)")
+    ap.add_argument("--num-envs", type=int_in(1, 1 << 16), default=None,
+                    help="games played at once in training (default 512)")  # fmt: skip
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = ap.parse_args(argv)
-    if args.timesteps < 1 or args.games < 1:
-        ap.error("--timesteps and --games must be at least 1")
+    check_writable_dir(args.out, "--out")  # before minutes of training, not after
 
     import training.policy  # noqa: F401 - registers the ckpt: prefix for the evaluator
     from training.train import Trainer, _evaluate_module, load_train_config
@@ -99,4 +101,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from collections import Counter
@@ -54,17 +55,14 @@ from agents.base import Agent  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from agents.runner import play_games  # noqa: E402
 from cluedo_env import actions as A  # noqa: E402
+from cluedo_env.cli import check_player_names, parse_rule, register_player_prefixes, rules_overrides  # noqa: E402
 from cluedo_env.config import PRESETS, RulesConfig, make_config  # noqa: E402
+from cluedo_env.errors import SEED_MAX, ArgumentParser, UsageError, check_writable_dir, write_text_atomic  # noqa: E402
 from cluedo_env.views import PlayerView  # noqa: E402
 
-try:  # "ckpt:PATH" players: importing training.policy registers the prefix (needs the `train` extra)
-    import training.policy  # noqa: E402, F401
-except ImportError:  # pragma: no cover - without torch / sb3-contrib, ckpt: names give a clear error
-    pass
-try:  # "rllib:CHECKPOINT" players (needs the `rllib` extra)
-    import training.rllib_module  # noqa: E402, F401
-except ImportError:  # pragma: no cover
-    pass
+# "ckpt:PATH" / "rllib:CHECKPOINT" players: training.policy / training.rllib_module register the prefixes;
+# they are imported (torch, ray) only when such a name is used (cluedo_env.cli.register_player_prefixes).
+MAX_BATCH = 1 << 20
 
 Z95 = 1.959963984540054
 ELO = 400.0 / math.log(10.0)
@@ -237,7 +235,8 @@ def play_match(
     """Play ``names`` (one entry per seat) over the P seat rotations, ``ceil(games / P)`` games each."""
     P = config.players
     if len(names) != P:
-        raise ValueError(f"{P} seats need {P} players, got {len(names)}: {names}")
+        raise UsageError(f"{P} seats need {P} players, got {len(names)}: {names} (one name per seat)")
+    register_player_prefixes(names)
     per_rotation = max(1, math.ceil(games / P))
     agents = [make_agent(n, seed=_agent_seed(seed, match_key, 1, e)) for e, n in enumerate(names)]
     match = Match(_labels(names), list(names))
@@ -358,15 +357,22 @@ def _bar_chart(path: Path, labels: list[str], values, low, high, ylabel: str, ti
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}.png")
+    try:
+        fig.savefig(tmp, dpi=110)
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        if tmp.exists():
+            tmp.unlink()
 
 
 def write_tournament(s: dict, out: Path) -> list[Path]:
+    """The reports, each written atomically (a killed run leaves whole files: old ones or new ones)."""
     out.mkdir(parents=True, exist_ok=True)
     md, js, png = out / "tournament.md", out / "tournament.json", out / "tournament.png"
-    md.write_text(tournament_markdown(s), encoding="utf-8")
-    js.write_text(json.dumps(s, indent=2), encoding="utf-8")
+    write_text_atomic(md, tournament_markdown(s))
+    write_text_atomic(js, json.dumps(s, indent=2))
     e = s["entries"]
     _bar_chart(
         png, [x["label"] for x in e], [x["win_rate"] for x in e], [x["ci95"][0] for x in e],
@@ -405,7 +411,7 @@ def round_robin(
     record: RecordSink | None = None,
 ) -> dict:
     if len(set(names)) != len(names) or len(names) < 2:
-        raise ValueError(f"a round robin needs two or more different names, got {names}")
+        raise UsageError(f"a round robin needs two or more different names, got {names} (each name once)")
     P = config.players
     K = len(names)
     seats_rows, winners, matches, seconds = [], [], [], 0.0
@@ -492,10 +498,11 @@ def round_robin_markdown(r: dict) -> str:
 
 
 def write_round_robin(r: dict, out: Path) -> list[Path]:
+    """The reports, each written atomically (a killed run leaves whole files: old ones or new ones)."""
     out.mkdir(parents=True, exist_ok=True)
     md, js, png = out / "round_robin.md", out / "round_robin.json", out / "round_robin.png"
-    md.write_text(round_robin_markdown(r), encoding="utf-8")
-    js.write_text(json.dumps(r, indent=2), encoding="utf-8")
+    write_text_atomic(md, round_robin_markdown(r))
+    write_text_atomic(js, json.dumps(r, indent=2))
     t = r["ratings"]
     _bar_chart(
         png, [x["player"] for x in t], [x["rating"] for x in t], [x["ci95"][0] for x in t],
@@ -506,17 +513,47 @@ def write_round_robin(r: dict, out: Path) -> list[Path]:
 
 
 # ============================================================================ command line
-def _parse_rule(text: str) -> tuple[str, object]:
-    import yaml
-
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"--rule takes key=value, got {text!r}")
-    key, value = text.split("=", 1)
-    return key.strip(), yaml.safe_load(value)
+_parse_rule = parse_rule  # the one --rule parser of every command (cluedo_env.cli)
 
 
-def main(argv: list[str] | None = None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _checked(args: argparse.Namespace) -> tuple[RulesConfig, list[str]]:
+    """Every argument checked, players built once, output folders checked: all before the first game."""
+    for opt, value, lo, hi in (("--games", args.games, 1, 10**8), ("--seed", args.seed, 0, SEED_MAX),
+                               ("--batch-size", args.batch_size, 1, MAX_BATCH)):  # fmt: skip
+        if not lo <= value <= hi:
+            raise UsageError(f"{opt} {value} is out of range (an integer from {lo} to {hi})")
+    if args.record_games is not None and (args.record is None or args.record_games < 0):
+        raise UsageError("--record-games needs --record DIR and a count >= 0 (e.g. --record games --record-games 10)")
+    if args.players and args.seats is not None and args.seats != len(args.players):
+        raise UsageError(f"--seats {args.seats} conflicts with --players ({len(args.players)} names) "
+                         "(one name per seat; --seats is for --round-robin)")  # fmt: skip
+    names = args.players or args.round_robin
+    if args.round_robin and (len(set(names)) != len(names) or len(names) < 2):
+        raise UsageError(f"--round-robin {' '.join(names)}: a round robin needs two or more different names "
+                         "(each name once)")  # fmt: skip
+    seats_option = "--players" if args.players else "--seats"
+    seats = len(args.players) if args.players else args.seats
+    overrides = rules_overrides(args.rule, args.max_turns, seats_option, seats)
+    config = make_config(args.preset, **overrides)
+    check_player_names(names)
+    for name in dict.fromkeys(names):  # a checkpoint that does not load fails now, not after other pairings
+        agent = make_agent(name, seed=0)
+        meta = getattr(agent, "meta", None)
+        rules = meta.get("rules") if isinstance(meta, dict) else None
+        if isinstance(rules, dict) and (rules.get("players"), rules.get("board")) != (config.players, config.board):
+            raise UsageError(
+                f"player {name!r} was trained for {rules.get('players')} players, board {rules.get('board')!r} "
+                f"(this evaluation: {config.players} players, board {config.board!r}; use matching --preset/--players)"
+            )
+    check_writable_dir(args.out, "--out")
+    if args.record:
+        check_writable_dir(args.record, "--record")
+    return config, names
+
+
+def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
+    ap = ArgumentParser(prog=prog, description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 1)[1],
+                        formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     who = ap.add_mutually_exclusive_group(required=True)
     who.add_argument("--players", nargs="+", metavar="NAME", help="one player name per seat (names may repeat)")
     who.add_argument("--round-robin", nargs="+", metavar="NAME", help="different player names to play every pairing")
@@ -525,30 +562,19 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--seats", type=int, default=None, help="players per game in a round robin (default: the preset's)")
     ap.add_argument("--rule", action="append", type=_parse_rule, default=[], metavar="KEY=VALUE",
                     help="a rules flag on top of the preset, e.g. --rule refutation=all (repeatable)")  # fmt: skip
-    ap.add_argument("--max-turns", type=int, default=None)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--batch-size", type=int, default=1024)
+    ap.add_argument("--max-turns", type=int, default=None, metavar="N",
+                    help="cut a game after N turns (1..10000; default: the preset's)")  # fmt: skip
+    ap.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the deals, dice and players (default 0)")
+    ap.add_argument("--batch-size", type=int, default=1024, metavar="B", help="games played at once (default 1024)")
     ap.add_argument("--out", default="results/eval", help="folder for the .md, .json and .png reports")
-    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     ap.add_argument("--record", metavar="DIR", default=None,
                     help="save every game as a JSON game record DIR/game_00000.json ...")  # fmt: skip
     ap.add_argument("--record-games", type=int, default=None, metavar="N",
                     help="with --record: save only the first N games")  # fmt: skip
     args = ap.parse_args(argv)
-    if args.games < 1:
-        ap.error("--games must be at least 1")
-    if args.record_games is not None and (args.record is None or args.record_games < 0):
-        ap.error("--record-games needs --record DIR and a count >= 0")
+    config, _ = _checked(args)
     sink = RecordSink(args.record, args.record_games) if args.record else None
-
-    overrides = dict(args.rule)
-    if args.max_turns is not None:
-        overrides["max_turns"] = args.max_turns
-    if args.players:
-        overrides["players"] = len(args.players)
-    elif args.seats is not None:
-        overrides["players"] = args.seats
-    config = make_config(args.preset, **overrides)
 
     from tqdm import tqdm
 
@@ -584,4 +610,6 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    from cluedo_env.errors import run_cli
+
+    sys.exit(run_cli(main))

@@ -10,7 +10,6 @@ define them. ``tests/test_observation.py`` runs the check.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from cluedo_env import actions as A  # noqa: E402
 from cluedo_env.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board  # noqa: E402
 from cluedo_env.cards import CARD_NAMES, MAX_PLAYERS, PLAYING_CARD_NAMES, ROOMS, card_category  # noqa: E402
 from cluedo_env.config import RulesConfig  # noqa: E402
+from cluedo_env.errors import ArgumentParser, run_cli  # noqa: E402
 from cluedo_env.observation import HISTORY_WINDOW, MAX_ROLL, layout, size  # noqa: E402
 
 DOC = ROOT / "docs" / "observation.md"
@@ -269,7 +269,7 @@ def check(path: Path = DOC) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the doc on disk is out of date")
     args = parser.parse_args(argv)
     if args.check:
@@ -285,4 +285,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

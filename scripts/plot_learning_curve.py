@@ -10,20 +10,22 @@ elimination count as losses. The evaluation points use the evaluator's seat rota
 
 from __future__ import annotations
 
-import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
 
+from cluedo_env.errors import ArgumentParser, run_cli
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+
+def main(argv: list[str] | None = None) -> None:
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run_dir")
     ap.add_argument("--out", required=True)
     ap.add_argument("--title", default=None)
     ap.add_argument("--bins", type=int, default=40)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     run = Path(args.run_dir)
     data = np.genfromtxt(run / "monitor.csv", delimiter=",", skip_header=2)
     data = data.reshape(-1, 3)
@@ -64,4 +66,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

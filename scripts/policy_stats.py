@@ -11,7 +11,6 @@ truth of a gamble is read from the engine's hidden state, by this script only, a
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ if str(ROOT) not in sys.path:
 from cluedo_env import actions as A  # noqa: E402
 from cluedo_env.cards import NUM_ROOMS, ROOM_CARD0, WEAPON_CARD0  # noqa: E402
 from cluedo_env.envs.single_agent import LearnerCore  # noqa: E402
+from cluedo_env.errors import ArgumentParser, run_cli  # noqa: E402
 from training.policy import CheckpointError, load_model, policy_fn, rules_of  # noqa: E402
 
 KINDS = ("roll/passage/stay/end", "move", "suggest", "show", "accuse")
@@ -64,7 +64,7 @@ def policy_stats(path: str, opponents: str, steps: int, num_envs: int = 256, see
 
 
 def main(argv: list[str] | None = None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("checkpoint")
     ap.add_argument("--opponents", default="heuristic")
     ap.add_argument("--steps", type=int, default=400, help="learner decisions per game slot")
@@ -77,4 +77,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cluedo_env.errors import ArgumentParser, run_cli  # noqa: E402
 from cluedo_env.record import RecordError  # noqa: E402
 from cluedo_env.viewer import CHROMIUM, CHROMIUM_ARGS, demo_record, load_record, write_html  # noqa: E402
 
@@ -57,7 +58,7 @@ def serve(path: Path, port: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("record", nargs="?", help="game record JSON (schema cluedo_env.record/1)")
     ap.add_argument("--out", default="replay.html", help="HTML file to write (default: replay.html)")
     ap.add_argument("--title", default=None, help="page title")
@@ -87,4 +88,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

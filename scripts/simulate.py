@@ -8,7 +8,7 @@ Reports game lengths (decisions and turns), wins per seat, and how the games end
 
 from __future__ import annotations
 
-import argparse
+import sys
 import time
 from collections import Counter
 
@@ -16,6 +16,7 @@ import numpy as np
 
 from cluedo_env import actions as A
 from cluedo_env.config import PRESETS, make_config
+from cluedo_env.errors import ArgumentParser, int_in, run_cli, seed_type
 from cluedo_env.reference import Accusation, Game
 
 KIND_STARTS = np.array([A.ROLL, A.PASSAGE, A.STAY, A.END_TURN, A.MOVE0, A.SUGGEST0, A.SHOW0, A.ACCUSE0])
@@ -38,12 +39,12 @@ def how_it_ended(game: Game) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=200)
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int_in(1, 10**8), default=200, help="games to simulate (default 200)")
     ap.add_argument("--preset", default="classic", help=f"one of {', '.join(PRESETS)} or a YAML file")
-    ap.add_argument("--players", type=int, default=None)
-    ap.add_argument("--max-turns", type=int, default=None)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--players", type=int, default=None, help="players per game (default: the preset's 4)")
+    ap.add_argument("--max-turns", type=int, default=None, help="cut games after this many turns")
+    ap.add_argument("--seed", type=seed_type, default=0, help="seed of the deals, dice and players (default 0)")
     ap.add_argument(
         "--policy",
         choices=("uniform", "kind"),
@@ -93,4 +94,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

@@ -6,6 +6,7 @@ Every error names what was wrong, and a refused action leaves the game exactly a
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 
@@ -147,7 +148,7 @@ def test_bad_config_values(kwargs, fragments):
 
 def test_unknown_preset():
     for call in (lambda: RulesConfig.from_preset("modern"), lambda: make_config("modern")):
-        with pytest.raises(ConfigError, match="unknown preset 'modern'; presets are: classic, seed000, cards"):
+        with pytest.raises(ConfigError, match=r"unknown preset 'modern' \(presets are: classic, seed000, cards"):
             call()
     with pytest.raises(ConfigError, match="unknown preset"):
         RulesConfig.from_dict({"preset": "modern"})
@@ -156,7 +157,7 @@ def test_unknown_preset():
 @pytest.mark.parametrize("preset", ["cards", "seed000"])
 @pytest.mark.parametrize("players", [2, 7])
 def test_three_to_six_player_presets(preset, players):
-    with pytest.raises(ConfigError, match=f"players={players} is not allowed; .* 3 to 6 players"):
+    with pytest.raises(ConfigError, match=f"players={players} is not allowed .* 3 to 6 players"):
         RulesConfig.from_preset(preset, players=players)
 
 
@@ -288,36 +289,36 @@ def test_snapshot_schema_and_fields():
         (lambda d: d["suspects"].update(Scarlet=[12, 10]), ["[12, 10]"]),  # the staircase (R-M9)
         (lambda d: d["suspects"].update(Scarlet=[19, 6]), ["[19, 6]"]),  # a door cell is a room cell
         (lambda d: d["suspects"].update(Scarlet=[99, 3]), ["[99, 3]"]),
-        (lambda d: d["suspects"].update(Scarlet="Attic"), ["'suspects'", "Attic"]),
+        (lambda d: d["suspects"].update(Scarlet="Attic"), ["suspects.Scarlet", "Attic", "rooms are"]),
         (lambda d: d["suspects"].pop("Plum"), ["six suspects"]),
         (lambda d: d["weapons"].pop("Rope"), ["six weapons"]),
-        (lambda d: d["weapons"].update(Rope="Attic"), ["'weapons'", "Attic"]),
-        (lambda d: d["hands"][0].append("Joker"), ["'hands'", "Joker"]),
-        (lambda d: d.update(envelope=["Plum", "Wrench"]), ["'envelope'"]),
+        (lambda d: d["weapons"].update(Rope="Attic"), ["weapons.Rope", "Attic"]),
+        (lambda d: d["hands"][0].append("Joker"), ["hands[0][5]", "Joker", "cards are"]),
+        (lambda d: d.update(envelope=["Plum", "Wrench"]), ["envelope has 2 entries", "3 entries"]),
         (lambda d: d.update(envelope=["Wrench", "Plum", "Study"]), ["envelope must be [suspect, weapon, room]"]),
         (lambda d: d["hands"][3].append("Scarlet"), ["21 cards"]),
         (lambda d: d["hands"][3].pop(), ["21 cards"]),
-        (lambda d: d.update(hands=d["hands"][:3]), ["hands must have one entry per player (4)"]),
+        (lambda d: d.update(hands=d["hands"][:3]), ["hands has 3 entries (a list of 4 entries)"]),
         (lambda d: d["hands"][2].append(d["hands"][3].pop()), ["differ by more than one"]),
-        (lambda d: d.update(eliminated=[False] * 3), ["eliminated must have one entry per player"]),
-        (lambda d: d.update(dragged=[False] * 5), ["dragged must have one entry per player"]),
+        (lambda d: d.update(eliminated=[False] * 3), ["eliminated has 3 entries"]),
+        (lambda d: d.update(dragged=[False] * 5), ["dragged has 5 entries"]),
         (lambda d: d.update(current=4), ["current=4"]),
-        (lambda d: d.update(current="two"), ["'current'", "two"]),
+        (lambda d: d.update(current="two"), ["current='two'", "0 to 3"]),
         (lambda d: d.update(eliminated=[True, False, False, False]), ["current=0"]),
         (lambda d: d.update(phase="refute"), ["refuter"]),
         (lambda d: d.update(refuter=2), ["refuter"]),
         (lambda d: d["suspects"].update(Mustard=[24, 7]), ["two suspect tokens on one square"]),
         (lambda d: d.update(phase="suggest"), ["phase 'suggest'"]),  # Scarlet stands on a square
         (lambda d: d.update(phase="move", roll=0), ["phase 'move' needs a roll in 1..6"]),
-        (lambda d: d.update(phase="move", roll=7), ["roll in 1..6"]),
+        (lambda d: d.update(phase="move", roll=7), ["roll=7", "0 to 6"]),
         (lambda d: d.update(phase="over"), ["terminated or truncated"]),
         (lambda d: d.update(history=[{"type": "rumour", "player": 0, "cards": ["Plum", "Rope", "Hall"]}]), ["rumour"]),
         (lambda d: d.update(history=[{"type": "accusation", "player": 0}]), ["history[0]"]),
         (lambda d: d.update(history=[{"type": "accusation", "player": 0, "cards": ["Rope", "Plum", "Hall"]}]), []),
         (lambda d: d["rules"].update(players=9), ["'rules'", "players=9"]),
         (lambda d: d["rules"].update(colour="red"), ["'rules'", "colour"]),
-        (lambda d: d.update(roll=None), ["'roll'"]),
-        (lambda d: d.update(eliminated=None), ["'eliminated'"]),
+        (lambda d: d.update(roll=None), ["roll=None"]),
+        (lambda d: d.update(eliminated=None), ["eliminated must be a list"]),
     ],
 )
 def test_malformed_snapshot(edit, fragments):
@@ -466,3 +467,147 @@ def test_damaged_board_data(damage, fragment):
         parse_board(text)
     assert isinstance(info.value, ValueError)
     assert fragment in str(info.value), str(info.value)
+
+
+# =====================================================================================
+# Files, command lines and the one error style (issue 14)
+# =====================================================================================
+def test_rules_files_that_are_not_rules(tmp_path):
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(bytes(range(256)))
+    with pytest.raises(ConfigError, match=r"not a text file \(.*UTF-8 YAML\)"):
+        load_config(binary)
+    five = tmp_path / "five.yaml"
+    five.write_text("rules: 5\n")
+    with pytest.raises(ConfigError, match=r"'rules' must be a mapping of flags, got int"):
+        load_config(five)
+    with pytest.raises(ConfigError, match="it is a folder"):
+        load_config(tmp_path)
+    keys = tmp_path / "keys.yaml"
+    keys.write_text("1: 2\n")
+    with pytest.raises(ConfigError, match=r"unknown config key\(s\) \[1\]"):
+        load_config(keys)
+
+
+@pytest.mark.parametrize("value", [10**12, 10_001, True, 1.5, "400"])
+def test_max_turns_has_a_sane_bound(value):
+    """max_turns=10**12 used to reach the engine and ask for 931 GiB; now the config refuses it."""
+    with pytest.raises(ConfigError, match=r"max_turns=.* is not allowed \(a positive integer up to 10000, R-E3\)"):
+        RulesConfig.from_preset("classic", max_turns=value)
+    assert RulesConfig.from_preset("classic", max_turns=10_000).max_turns == 10_000
+
+
+def test_make_config_override_of_a_config_checks_keys():
+    with pytest.raises(ConfigError, match="colour"):
+        make_config(RulesConfig(), colour="red")
+
+
+def test_every_error_type_is_a_cluedo_error():
+    from cluedo_env.errors import CheckpointError, CluedoError, TrainConfigError, UsageError
+    from cluedo_env.record import RecordError
+
+    for cls in (ConfigError, SnapshotError, RecordError, A.IllegalActionError, CheckpointError, TrainConfigError,
+                UsageError):  # fmt: skip
+        assert issubclass(cls, CluedoError) and issubclass(cls, ValueError)
+
+
+def test_deeply_nested_record_is_a_record_error(tmp_path):
+    from cluedo_env.record import RecordError, load, validate
+
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"schema": ' * 50_000 + "1" + "}" * 50_000)
+    with pytest.raises(RecordError, match="nested too deeply"):
+        load(deep)
+    nested: list = []
+    for _ in range(5000):
+        nested = [nested]
+    with pytest.raises(RecordError):
+        validate({"schema": "cluedo_env.record/1", "rules": nested})
+
+
+def test_atomic_write_keeps_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
+    from cluedo_env import errors
+
+    path = tmp_path / "out.json"
+    errors.write_text_atomic(path, "old")
+
+    def fail(*_args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(errors.os, "replace", fail)
+    with pytest.raises(OSError):
+        errors.write_text_atomic(path, "new")
+    assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_output_paths_are_checked_before_work(tmp_path):
+    from cluedo_env.errors import UsageError, check_writable_dir, check_writable_file
+
+    (tmp_path / "f").write_text("x")
+    assert check_writable_file(tmp_path / "new" / "deeper" / "x.json") == tmp_path / "new" / "deeper" / "x.json"
+    assert not (tmp_path / "new").exists()  # checking creates nothing
+    for call, fragment in (
+        (lambda: check_writable_file(tmp_path), "is a directory"),
+        (lambda: check_writable_file(tmp_path / "f" / "x.json"), "is a file, not a folder"),
+        (lambda: check_writable_dir(tmp_path / "f"), "is a file, not a folder"),
+        (lambda: check_writable_dir(tmp_path / "f" / "sub"), "is a file, not a folder"),
+    ):
+        with pytest.raises(UsageError, match=fragment):
+            call()
+    if os.geteuid() != 0:  # root may write anywhere
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o500)
+        with pytest.raises(UsageError, match="not writable"):
+            check_writable_dir(ro / "out")
+
+
+def test_run_cli_statuses(capsys):
+    from cluedo_env.errors import run_cli
+
+    def bad(_argv):
+        raise ConfigError("players=9 is not allowed (2 to 6)")
+
+    assert run_cli(bad, []) == 2
+    assert capsys.readouterr().err == "error: players=9 is not allowed (2 to 6)\n"
+    with pytest.raises(ConfigError):
+        run_cli(bad, ["--debug"])
+
+    def interrupted(_argv):
+        raise KeyboardInterrupt
+
+    assert run_cli(interrupted, []) == 130 and "interrupted" in capsys.readouterr().err
+
+    def disk_full(_argv):
+        raise OSError(28, "No space left on device", "results/x.json")
+
+    assert run_cli(disk_full, []) == 1
+    assert capsys.readouterr().err.startswith("error: results/x.json: No space left on device (")
+    assert run_cli(lambda argv: 3, []) == 3 and run_cli(lambda argv: {"a": 1}, []) == 0
+
+
+def test_play_keeps_the_game_when_saving_fails_at_the_end(tmp_path, monkeypatch):
+    """The record path is checked first; if saving still fails after the game, the record goes to the temp folder."""
+    import tempfile
+
+    from cluedo_env import cli
+    from cluedo_env.record import RecordError, check
+
+    real_save = cli.save
+    calls: list[str] = []
+
+    def flaky(record, path, indent=None):
+        calls.append(str(path))
+        if len(calls) == 1:
+            raise RecordError(f"cannot write record {path}: No space left on device (choose a writable file path)")
+        return real_save(record, path, indent)
+
+    monkeypatch.setattr(cli, "save", flaky)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    out: list[str] = []
+    record = cli.play(["random"] * 3, "cards", seed=2, record_path=tmp_path / "game.json", output=out.append)
+    saved = list((tmp_path / "tmp").glob("cluedo_game_*.json"))
+    assert len(saved) == 1 and calls[1] == str(saved[0])
+    assert check(json.loads(saved[0].read_text())) == record["final"]
+    assert "saved to" in out[-1] and str(saved[0]) in out[-1] and "Could not save" in out[-1]

@@ -78,7 +78,7 @@ def test_command_line_and_config_errors(tmp_path):
     assert out["timesteps"] == 64
     with pytest.raises(TrainConfigError, match="unknown config key"):
         load_train_config(None, ppo={"n_stepz": 3})
-    with pytest.raises(CheckpointError, match="does not exist"):
+    with pytest.raises(CheckpointError, match="nothing to resume"):
         Trainer(_tiny(tmp_path / "nothing"), resume=True, progress=False).run()
 
 
@@ -219,3 +219,70 @@ def test_every_shipped_training_config_loads():
         env = cfg["env"]
         assert not env["macro_accuse"] or env["belief"], path.name
         assert num_actions(env["macro_moves"], env["macro_accuse"]) in (870, 682, 547, 359)
+
+
+def test_checkpoint_every_zero_writes_only_the_final_checkpoint(tmp_path):
+    """checkpoint_every: 0 used to divide by zero after building everything; it now means 'only at the end'."""
+    run = tmp_path / "zero"
+    out = Trainer(_tiny(run, total_timesteps=256, checkpoint_every=0, eval={"games": 0}), progress=False).run()
+    assert out["timesteps"] == 256
+    assert [p.name for p in (run / "checkpoints").glob("step_*.zip")] == ["step_0000000256.zip"]
+    assert json.loads((run / "state.json").read_text())["timesteps"] == 256
+
+
+def test_resume_falls_back_to_the_newest_loadable_checkpoint_and_removes_stale_tmp(tmp_path, capsys):
+    run = tmp_path / "fallback"
+    Trainer(_tiny(run, eval={"games": 0}), progress=False).run()  # checkpoints at 256 and 512 steps
+    ckpts = sorted((run / "checkpoints").glob("step_*.zip"))
+    assert [p.name for p in ckpts] == ["step_0000000256.zip", "step_0000000512.zip"]
+    ckpts[-1].write_bytes(ckpts[-1].read_bytes()[:1500])  # the newest one cut short, state.json names it
+    stale = [run / ".model.zip.tmp999999999", run / "checkpoints" / ".step_0000000768.zip.tmp999999999"]
+    for p in stale:
+        p.write_bytes(b"half a file")
+    capsys.readouterr()
+    out = Trainer(_tiny(run, total_timesteps=768, eval={"games": 0}), resume=True, progress=False).run()
+    err = capsys.readouterr().err
+    assert out["timesteps"] == 768
+    assert "skipped" in err and "step_0000000512.zip" in err, err
+    assert "continuing from" in err and "step_0000000256.zip at step 256" in err, err
+    assert not any(p.exists() for p in stale) and err.count("removed") == 2
+    assert json.loads((run / "state.json").read_text())["timesteps"] == 768
+
+
+def test_resume_with_a_corrupt_state_file_uses_the_checkpoints(tmp_path, capsys):
+    run = tmp_path / "state"
+    Trainer(_tiny(run, total_timesteps=256, eval={"games": 0}), progress=False).run()
+    (run / "state.json").write_text('{"timesteps": 25')  # a write that was killed half-way (before atomic writes)
+    out = Trainer(_tiny(run, total_timesteps=512, eval={"games": 0}), resume=True, progress=False).run()
+    err = capsys.readouterr().err
+    assert out["timesteps"] == 512 and "ignoring" in err and "state.json" in err
+
+
+def test_cluedo_play_takes_checkpoint_players(tmp_path):
+    """`cluedo play` registers ckpt: players itself (it used to say 'not implemented' although --help lists them)."""
+    import os
+    import subprocess
+    import sys
+
+    model = _plain_checkpoint(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "cluedo_env.cli", "play", "--players", f"ckpt:{model}", "random", "random", "random",
+         "--seed", "1", "--max-turns", "6", "--no-record", "--no-board"],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"seat 0: Scarlet  ckpt:{model}" in proc.stdout and "Game over" in proc.stdout, proc.stdout
+
+
+def test_rllib_resume_candidates_skip_a_missing_latest(tmp_path):
+    from training.rllib_train import latest_checkpoint, resume_candidates
+
+    run = tmp_path / "rllib"
+    for i in (1, 2):
+        (run / "checkpoints" / f"iter_{i:06d}").mkdir(parents=True)
+    (run / "latest.txt").write_text("checkpoints/iter_000003\n")  # named, but never finished
+    assert latest_checkpoint(run) == run / "checkpoints" / "iter_000002"
+    assert resume_candidates(run) == [run / "checkpoints" / "iter_000002", run / "checkpoints" / "iter_000001"]
+    (run / "latest.txt").write_text("checkpoints/iter_000001\n")
+    assert resume_candidates(run) == [run / "checkpoints" / "iter_000001", run / "checkpoints" / "iter_000002"]
+    assert resume_candidates(tmp_path / "nothing") == []

@@ -8,13 +8,16 @@ Same options and outputs as ``scripts/evaluate.py``; this only registers the ``c
 
 from __future__ import annotations
 
+import sys
+
 import training.policy  # noqa: F401 - registers the ckpt: prefix
+from cluedo_env.errors import run_cli
 from training.train import _evaluate_module
 
 
-def main(argv: list[str] | None = None) -> dict:
-    return _evaluate_module().main(argv)
+def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
+    return _evaluate_module().main(argv, prog=prog)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

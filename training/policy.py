@@ -23,13 +23,10 @@ import numpy as np
 from agents.base import Agent
 from cluedo_env.config import RulesConfig, make_config
 from cluedo_env.envs.single_agent import LearnerActions, num_actions
+from cluedo_env.errors import CheckpointError
 from cluedo_env.views import PlayerView
 
 FORMAT = "cluedo_env.maskable_ppo.v1"
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be used; the message says which file and why."""
 
 
 def make_meta(config: RulesConfig, macro_moves: bool, obs_size: int, macro_accuse: bool = False,

@@ -36,7 +36,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-import yaml
+from cluedo_env.errors import ArgumentParser, CheckpointError, TrainConfigError, int_in
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV_NAME = "cluedo_v0"
@@ -73,24 +73,65 @@ DEFAULTS: dict[str, Any] = {
 
 
 def load_config(path: str | Path | None, **overrides: Any) -> dict[str, Any]:
-    """The YAML config over :data:`DEFAULTS` (one level of nested dicts merged), then ``overrides``."""
+    """The YAML config over :data:`DEFAULTS` (one level of nested dicts merged), then ``overrides``; checked."""
+    from cluedo_env.config import read_yaml
+
     cfg = json.loads(json.dumps(DEFAULTS))
-    data = yaml.safe_load(Path(path).read_text()) if path else {}
-    for key, value in {**(data or {}), **overrides}.items():
+    data = read_yaml(path, "RLlib config", TrainConfigError) if path else {}
+    if path and data is None:
+        raise TrainConfigError(f"{path}: the RLlib config is empty (keys: {', '.join(DEFAULTS)}; see "
+                               "configs/rllib_vs_random.yaml)")  # fmt: skip
+    if not isinstance(data, dict):
+        raise TrainConfigError(f"{path}: an RLlib config is a mapping of keys, got a YAML {type(data).__name__} "
+                               f"(keys: {', '.join(DEFAULTS)})")  # fmt: skip
+    for key, value in {**data, **overrides}.items():
         if key not in cfg:
-            raise ValueError(f"unknown config key {key!r}; known: {', '.join(cfg)}")
-        if isinstance(cfg[key], dict) and isinstance(value, dict):
+            raise TrainConfigError(f"unknown config key {key!r} (known: {', '.join(cfg)})")
+        if isinstance(cfg[key], dict):
+            if not isinstance(value, dict):
+                raise TrainConfigError(
+                    f"config key {key!r} must be a mapping, got {value!r} (keys: {', '.join(cfg[key])})"
+                )
             cfg[key] = {**cfg[key], **value}
         else:
             cfg[key] = value
-    if cfg["setup"] not in ("vs_bots", "selfplay"):
-        raise ValueError(f"setup must be 'vs_bots' or 'selfplay', got {cfg['setup']!r}")
-    if cfg["setup"] == "vs_bots" and cfg["bot"] != "random":
-        raise ValueError(
-            f"bot {cfg['bot']!r}: only 'random' runs as an RLlib module; the heuristic/deducer players need a "
-            "PlayerView of a VectorEngine, not the observation vector (see docs/rllib_scaling.md)"
-        )
+    validate_config(cfg)
     return cfg
+
+
+def validate_config(cfg: dict[str, Any]) -> None:
+    """Types and ranges of the keys this module reads, before Ray starts."""
+    from cluedo_env.config import ConfigError, make_config
+    from cluedo_env.errors import SEED_MAX
+
+    def integer(key: str, value: Any, lo: int, hi: int | None = None) -> None:
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= lo and (hi is None or value <= hi)):
+            span = f"an integer from {lo}" + (f" to {hi}" if hi is not None else " up")
+            raise TrainConfigError(f"{key}={value!r} is not allowed ({span})")
+
+    if cfg["setup"] not in ("vs_bots", "selfplay"):
+        raise TrainConfigError(f"setup={cfg['setup']!r} is not allowed (choose 'vs_bots' or 'selfplay')")
+    if cfg["setup"] == "vs_bots" and cfg["bot"] != "random":
+        raise TrainConfigError(
+            f"bot={cfg['bot']!r} is not allowed (only 'random' runs as an RLlib module; the heuristic/deducer players "
+            "need a PlayerView of a VectorEngine, not the observation vector, see docs/rllib_scaling.md)"
+        )
+    if not isinstance(cfg["run_dir"], str) or not cfg["run_dir"].strip():
+        raise TrainConfigError(f"run_dir={cfg['run_dir']!r} is not allowed (a folder path, e.g. runs/rllib)")
+    integer("seed", cfg["seed"], 0, SEED_MAX)
+    integer("iterations", cfg["iterations"], 1, 10**9)
+    integer("checkpoint_every", cfg["checkpoint_every"], 0)  # 0: only after the last iteration
+    try:
+        env = cfg["env"]
+        rules = make_config(env.get("preset", "classic"), **{k: v for k, v in env.items() if k != "preset"})
+    except ConfigError as exc:
+        raise TrainConfigError(f"env: {exc}") from None
+    integer("trainable_seats", cfg["trainable_seats"], 1, rules.players)
+    for key, value in cfg["env_runners"].items():
+        if key.startswith("num_"):
+            integer(f"env_runners.{key}", value, 0 if key == "num_env_runners" else 1, 4096)
+    integer("eval.every", cfg["eval"].get("every") or 0, 0)
+    integer("eval.games", cfg["eval"].get("games", 200), 1, 10**7)
 
 
 # ------------------------------------------------------------------------------------------ env
@@ -166,11 +207,24 @@ def init_ray(cfg: dict[str, Any], address: str | None = None) -> None:
 
 # ---------------------------------------------------------------------------------- checkpoints
 def latest_checkpoint(run_dir: str | Path) -> Path | None:
-    marker = Path(run_dir) / "latest.txt"
-    if not marker.is_file():
-        return None
-    path = Path(marker.read_text().strip())
-    return path if path.is_absolute() else Path(run_dir) / path
+    """The checkpoint ``latest.txt`` names, if that folder exists; else the newest ``checkpoints/iter_*``."""
+    run_dir = Path(run_dir)
+    marker = run_dir / "latest.txt"
+    if marker.is_file():
+        text = marker.read_text(encoding="utf-8", errors="replace").strip()
+        path = Path(text) if Path(text).is_absolute() else run_dir / text
+        if text and path.is_dir():
+            return path
+    found = sorted(p for p in (run_dir / "checkpoints").glob("iter_*") if p.is_dir())
+    return found[-1] if found else None
+
+
+def resume_candidates(run_dir: str | Path) -> list[Path]:
+    """Checkpoints to try on ``--resume``, best first: the one ``latest.txt`` names, then the others newest first."""
+    run_dir = Path(run_dir)
+    first = latest_checkpoint(run_dir)
+    rest = sorted((p for p in (run_dir / "checkpoints").glob("iter_*") if p.is_dir()), reverse=True)
+    return ([first] if first is not None else []) + [p for p in rest if p != first]
 
 
 def save(algo: Any, run_dir: str | Path, iteration: int) -> Path:
@@ -225,12 +279,21 @@ def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = Fal
     start = 0
     progress = run_dir / "progress.jsonl"
     if resume:
-        ckpt = latest_checkpoint(run_dir)
-        if ckpt is None:
-            raise FileNotFoundError(f"--resume: no checkpoint in {run_dir} (latest.txt missing)")
-        algo.restore_from_path(str(ckpt.resolve()))
-        start = int(algo.iteration)
-        log(f"resumed from {ckpt} at iteration {start}")
+        from cluedo_env.errors import clean_stale_tmp
+
+        clean_stale_tmp(run_dir, log)
+        for ckpt in resume_candidates(run_dir):
+            try:
+                algo.restore_from_path(str(ckpt.resolve()))
+            except Exception as exc:  # noqa: BLE001 - any failure to restore means: try the next older one
+                log(f"resume: skipped {ckpt} ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})")
+                continue
+            start = int(algo.iteration)
+            log(f"resumed from {ckpt} at iteration {start}")
+            break
+        else:
+            algo.stop()
+            raise CheckpointError(f"--resume: no checkpoint in {run_dir} restores (start without --resume)")
     summary: dict[str, Any] = {"run_dir": str(run_dir), "checkpoint": None, "iterations": []}
     ckpt = None
     for it in range(start + 1, int(cfg["iterations"]) + 1):
@@ -290,18 +353,36 @@ def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print)
     return rows
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--config", required=True, help="a configs/rllib_*.yaml file")
+def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, Any]:
+    ap = ArgumentParser(prog=prog, description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 1)[1],
+                        formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap.add_argument("--config", required=True, metavar="YAML", help="a configs/rllib_*.yaml file")
+    ap.add_argument("--backend", choices=["sb3", "rllib"], default="rllib",
+                    help="rllib: this trainer; sb3: MaskablePPO (cluedo train --help)")  # fmt: skip
     ap.add_argument("--address", default=None, help="an existing Ray cluster (e.g. 'auto' or 'ray://head:10001')")
-    ap.add_argument("--resume", action="store_true", help="go on from run_dir/latest.txt")
-    ap.add_argument("--iterations", type=int, default=None, help="override the config's iterations")
-    ap.add_argument("--run-dir", default=None, help="override the config's run_dir")
-    ap.add_argument("--bench", nargs="+", type=int, metavar="N", help="sampling rate with N env runners; no training")
-    ap.add_argument("--bench-steps", type=int, default=4000, help="env steps per runner for --bench")
+    ap.add_argument("--resume", action="store_true",
+                    help="go on from run_dir/latest.txt, or the newest checkpoint that restores")  # fmt: skip
+    ap.add_argument("--iterations", type=int_in(1, 10**9), default=None, metavar="N",
+                    help="override the config's iterations")  # fmt: skip
+    ap.add_argument("--run-dir", default=None, metavar="DIR", help="override the config's run_dir")
+    ap.add_argument("--bench", nargs="+", type=int_in(0, 4096), metavar="N",
+                    help="sampling rate with N env runners; no training")  # fmt: skip
+    ap.add_argument("--bench-steps", type=int_in(1, 10**9), default=4000, help="env steps per runner for --bench")
     args = ap.parse_args(argv)
+    if args.backend != "rllib":
+        from training import train as sb3_train
+
+        return sb3_train.main(argv, prog=prog)
     overrides = {k: v for k, v in (("iterations", args.iterations), ("run_dir", args.run_dir)) if v is not None}
     cfg = load_config(args.config, **overrides)
+    from cluedo_env.errors import UsageError, check_writable_dir
+
+    try:
+        check_writable_dir(cfg["run_dir"], "run_dir")
+    except UsageError as exc:
+        raise TrainConfigError(str(exc)) from None
+    if args.resume and not resume_candidates(cfg["run_dir"]):
+        raise CheckpointError(f"--resume: no checkpoint in {cfg['run_dir']} (start without --resume)")
     if args.bench:
         init_ray(cfg, args.address)
         return {"bench": bench(cfg, args.bench, args.bench_steps)}
@@ -310,4 +391,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
-    main()
+    from cluedo_env.errors import run_cli
+
+    sys.exit(run_cli(main))

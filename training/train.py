@@ -48,8 +48,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from stable_baselines3.common.vec_env import VecEnvWrapper
+
+from cluedo_env.errors import ArgumentParser, CheckpointError, TrainConfigError, clean_stale_tmp, int_in, seed_type
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -98,18 +99,16 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-class TrainConfigError(ValueError):
-    """A training config with an unknown key or a bad value."""
-
-
 def _merge(base: dict, over: dict, where: str = "") -> dict:
     out = copy.deepcopy(base)
     for key, value in over.items():
         if key not in base:
-            raise TrainConfigError(f"unknown config key {where}{key!r}; allowed: {', '.join(sorted(base))}")
+            raise TrainConfigError(f"unknown config key {where}{key!r} (allowed: {', '.join(sorted(base))})")
         if isinstance(base[key], dict) and key != "rules":
             if not isinstance(value, dict):
-                raise TrainConfigError(f"config key {where}{key!r} must be a mapping")
+                raise TrainConfigError(
+                    f"config key {where}{key!r} must be a mapping, got {value!r} (keys: {', '.join(base[key])})"
+                )
             out[key] = _merge(base[key], value, f"{where}{key}.")
         else:
             out[key] = value
@@ -117,12 +116,148 @@ def _merge(base: dict, over: dict, where: str = "") -> dict:
 
 
 def load_train_config(path: str | Path | None = None, **overrides: Any) -> dict:
-    """DEFAULTS with the YAML file's values, then ``overrides`` (same nesting) on top."""
+    """DEFAULTS with the YAML file's values, then ``overrides`` (same nesting) on top; checked by
+    :func:`validate_train_config` so that a bad value fails here, before anything is built."""
+    from cluedo_env.config import read_yaml
+
     cfg = copy.deepcopy(DEFAULTS)
     if path is not None:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        cfg = _merge(cfg, data)
-    return _merge(cfg, overrides)
+        data = read_yaml(path, "training config", TrainConfigError)
+        if data is None:
+            raise TrainConfigError(
+                f"{path}: the training config is empty (a mapping of keys such as run_dir, total_timesteps, env, "
+                "ppo; see configs/train_vs_random.yaml)"
+            )
+        if not isinstance(data, dict):
+            raise TrainConfigError(
+                f"{path}: a training config is a mapping of keys, got a YAML {type(data).__name__} "
+                f"(keys: {', '.join(DEFAULTS)})"
+            )
+        try:
+            cfg = _merge(cfg, data)
+            validate_train_config(cfg)
+        except TrainConfigError as exc:
+            raise TrainConfigError(f"{path}: {exc}") from None
+    cfg = _merge(cfg, overrides)
+    validate_train_config(cfg)
+    return cfg
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _need(ok: bool, key: str, value: Any, allowed: str) -> None:
+    if not ok:
+        raise TrainConfigError(f"{key}={value!r} is not allowed ({allowed})")
+
+
+def validate_train_config(cfg: dict) -> None:
+    """Types and ranges of every key, so a bad value fails before any env or model is built."""
+    from cluedo_env.config import ConfigError
+    from cluedo_env.errors import SEED_MAX
+
+    def integer(key: str, value: Any, lo: int, hi: int | None = None) -> None:
+        ok = _is_int(value) and value >= lo and (hi is None or value <= hi)
+        _need(ok, key, value, f"an integer from {lo}" + (f" to {hi}" if hi is not None else " up"))
+
+    def number(key: str, value: Any, lo: float, hi: float | None = None, strict: bool = False) -> None:
+        ok = _is_num(value) and (value > lo if strict else value >= lo) and (hi is None or value <= hi)
+        rng = f"{'>' if strict else '>='} {lo:g}" + (f" and <= {hi:g}" if hi is not None else "")
+        _need(ok, key, value, f"a number {rng}")
+
+    def boolean(key: str, value: Any) -> None:
+        _need(isinstance(value, bool), key, value, "true or false")
+
+    def is_player(v: Any) -> bool:  # a name, or (from Python) an Agent or policy object
+        return bool(v) if isinstance(v, str) else not isinstance(v, (int, float, list, dict, type(None)))
+
+    def names(key: str, value: Any, count: int | None = None) -> None:
+        ok = all(map(is_player, value)) and bool(value) if isinstance(value, list) else is_player(value)
+        _need(ok, key, value, "a player name or a list of player names, e.g. [random, heuristic, heuristic]")
+        if count is not None and isinstance(value, list) and len(value) != count:
+            _need(False, key, value, f"one name for all opponents, or a list of {count} names (one per other seat)")
+
+    if not isinstance(cfg.get("run_dir"), (str, Path)) or not str(cfg["run_dir"]).strip():
+        _need(False, "run_dir", cfg.get("run_dir"), "a folder path, e.g. runs/my_run")
+    integer("seed", cfg["seed"], 0, SEED_MAX)
+    integer("total_timesteps", cfg["total_timesteps"], 0, 10**12)  # 0: save and evaluate the untrained model
+    integer("checkpoint_every", cfg["checkpoint_every"], 0)  # 0: only the final checkpoint
+    integer("keep_checkpoints", cfg["keep_checkpoints"], 1)
+    if cfg["torch_threads"] is not None:
+        integer("torch_threads", cfg["torch_threads"], 1, 1024)
+    if cfg["init_from"] is not None and not isinstance(cfg["init_from"], (str, Path)):
+        _need(False, "init_from", cfg["init_from"], "a checkpoint path or null")
+    env = cfg["env"]
+    if not isinstance(env["rules"], dict):
+        _need(False, "env.rules", env["rules"], "a mapping of rules flags, e.g. {dice: 2}")
+    try:
+        config = rules_config(cfg)
+    except ConfigError as exc:
+        raise TrainConfigError(f"env: {exc}") from None
+    P = config.players
+    integer("env.num_envs", env["num_envs"], 1, 1 << 20)
+    _need(env["seat"] == "random" or (_is_int(env["seat"]) and 0 <= env["seat"] < P), "env.seat", env["seat"],
+          f"'random' or a seat from 0 to {P - 1}")  # fmt: skip
+    names("env.opponents", env["opponents"], P - 1)
+    for key in ("macro_moves", "macro_accuse", "belief", "end_on_elimination"):
+        boolean(f"env.{key}", env[key])
+    if env["macro_accuse"] and not env["belief"]:
+        raise TrainConfigError("env.macro_accuse=true needs env.belief=true (the macro accusation uses the notebook)")
+    ppo = cfg["ppo"]
+    for key in ("n_steps", "batch_size", "n_epochs"):
+        integer(f"ppo.{key}", ppo[key], 1)
+    for key, lo, hi, strict in (("learning_rate", 0, None, True), ("gamma", 0, 1, False), ("gae_lambda", 0, 1, False),
+                                ("clip_range", 0, None, True), ("ent_coef", 0, None, False),
+                                ("vf_coef", 0, None, False), ("max_grad_norm", 0, None, True)):  # fmt: skip
+        number(f"ppo.{key}", ppo[key], lo, hi, strict)
+    arch = ppo["net_arch"]
+    ok = isinstance(arch, list) and bool(arch) and all(_is_int(n) and 1 <= n <= 1 << 16 for n in arch)
+    _need(ok, "ppo.net_arch", arch, "a list of layer sizes, e.g. [256, 256]")
+    ev = cfg["eval"]
+    integer("eval.every", ev["every"], 0)
+    integer("eval.games", ev["games"], 0, 10**7)
+    integer("eval.batch_size", ev["batch_size"], 1, 1 << 20)
+    if ev["opponents"] is not None:
+        names("eval.opponents", ev["opponents"], P - 1)
+    lg = cfg["league"]
+    boolean("league.enabled", lg["enabled"])
+    names("league.bots", lg["bots"])
+    number("league.bot_prob", lg["bot_prob"], 0, 1)
+    number("league.self_prob", lg["self_prob"], 0, 1)
+    if lg["bot_prob"] + lg["self_prob"] > 1:
+        raise TrainConfigError(
+            f"league.bot_prob + league.self_prob = {lg['bot_prob'] + lg['self_prob']:g} (at most 1; the rest "
+            "draws past checkpoints)"
+        )
+    integer("league.max_size", lg["max_size"], 1)
+    integer("league.swap_every", lg["swap_every"], 1)
+
+
+def check_run_inputs(cfg: dict, resume: bool) -> None:
+    """The files a run needs, checked before anything is built: player names, ``init_from``, ``run_dir``."""
+    from cluedo_env.cli import check_player_names
+    from cluedo_env.errors import UsageError, check_writable_dir
+
+    listed = []
+    for key in ("opponents",):
+        value = cfg["env"][key]
+        listed += [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)]
+    ev = cfg["eval"]["opponents"]
+    listed += [] if ev is None else ([ev] if isinstance(ev, str) else list(ev))
+    if cfg["league"]["enabled"]:
+        listed += list(cfg["league"]["bots"])
+    try:
+        check_player_names(listed)
+        check_writable_dir(cfg["run_dir"], "run_dir")
+    except UsageError as exc:
+        raise TrainConfigError(str(exc)) from None
+    if cfg["init_from"] and not resume and not Path(cfg["init_from"]).is_file():
+        raise TrainConfigError(f"init_from={str(cfg['init_from'])!r} is not a file (a checkpoint .zip of another run)")
 
 
 def rules_config(cfg: dict):
@@ -252,6 +387,67 @@ def _callbacks(cfg: dict, trainer: Trainer, progress: bool):
     return RunCallback()
 
 
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _read_state(path: Path) -> tuple[dict | None, str]:
+    """state.json if it is whole and well-formed, else None and why not."""
+    if not path.is_file():
+        return None, "missing"
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return None, f"unreadable ({exc})"
+    ok = (isinstance(state, dict) and isinstance(state.get("checkpoint"), str) and _is_int(state.get("timesteps"))
+          and isinstance(state.get("torch_rng"), str) and _is_num(state.get("elapsed_s", 0.0)))  # fmt: skip
+    if not ok:
+        return None, "malformed (needs checkpoint, timesteps, torch_rng, elapsed_s)"
+    try:
+        base64.b64decode(state["torch_rng"], validate=True)
+    except ValueError as exc:
+        return None, f"malformed torch_rng ({exc})"
+    return state, ""
+
+
+def resume_point(run_dir: Path, log=_log) -> tuple[Path, int, dict | None, bool]:
+    """Where ``--resume`` goes on from: (checkpoint, timesteps, state.json or None, exact).
+
+    The checkpoint state.json names comes first (``exact``: its torch generator state applies);
+    if it is missing or does not load, the newest loadable ``checkpoints/step_*.zip``, saying which
+    were skipped and why. Stale temporary files of killed writes are removed first.
+    """
+    from training.policy import load_model
+
+    clean_stale_tmp(run_dir, log)
+    state_path = run_dir / "state.json"
+    state, why = _read_state(state_path)
+    candidates: list[tuple[Path, int, bool]] = []
+    if state is not None:
+        candidates.append((run_dir / state["checkpoint"], state["timesteps"], True))
+    elif why != "missing":
+        log(f"resume: ignoring {state_path}: {why}")
+    for p in sorted((run_dir / "checkpoints").glob("step_*.zip"), reverse=True):
+        digits = p.stem[len("step_"):]
+        if digits.isdigit() and all(p != c[0] for c in candidates):
+            candidates.append((p, int(digits), False))
+    for path, steps, exact in candidates:
+        try:
+            model = load_model(path)
+            if model.num_timesteps != steps:
+                raise CheckpointError(f"checkpoint {path}: holds {model.num_timesteps} steps, expected {steps}")
+        except CheckpointError as exc:
+            log(f"resume: skipped {path} ({exc})")
+            continue
+        if not exact:
+            log(f"resume: continuing from {path} at step {steps} (the newest checkpoint that loads)")
+        return path, steps, state, exact
+    raise CheckpointError(
+        f"--resume: nothing to resume in {run_dir} (state.json {why or 'names no loadable checkpoint'}, "
+        f"no loadable checkpoints/step_*.zip) (start the run without --resume)"
+    )
+
+
 class League:
     """Self-play opponents: bots, the current policy, past checkpoints (see the module docstring)."""
 
@@ -305,6 +501,8 @@ class Trainer:
     """One training run: env, model, checkpoints, evaluation; ``run()`` does it all."""
 
     def __init__(self, cfg: dict, resume: bool = False, progress: bool = True) -> None:
+        validate_train_config(cfg)
+        check_run_inputs(cfg, resume)  # names, init_from, run_dir: before anything is built
         self.cfg = cfg
         self.resume = resume
         self.progress = progress
@@ -320,7 +518,7 @@ class Trainer:
     def _build(self):
         from sb3_contrib import MaskablePPO
 
-        from training.policy import CheckpointError, load_model, make_meta
+        from training.policy import load_model, make_meta
 
         cfg = self.cfg
         if cfg["torch_threads"]:
@@ -329,25 +527,21 @@ class Trainer:
             torch.set_num_threads(int(cfg["torch_threads"]))
         state = None
         if self.resume:
-            if not self.state_path.is_file():
-                raise CheckpointError(f"--resume: {self.state_path} does not exist (no checkpoint to resume from)")
-            try:
-                state = json.loads(self.state_path.read_text(encoding="utf-8"))
-                ckpt = self.run_dir / state["checkpoint"]
-                done = int(state["timesteps"])
-            except (ValueError, KeyError) as exc:
-                raise CheckpointError(f"--resume: {self.state_path} is malformed ({exc!r})") from exc
-        seed = cfg["seed"] if state is None else _env_seed(cfg["seed"], done)
-        self.env = make_vec_env(cfg, seed, None if state is None else float(state.get("elapsed_s", 0.0)))
+            ckpt, done, state, exact = resume_point(self.run_dir)
+        seed = cfg["seed"] if not self.resume else _env_seed(cfg["seed"], done)
+        self.env = make_vec_env(cfg, seed, None if not self.resume else float((state or {}).get("elapsed_s", 0.0)))
         self.timed = self.env.venv
         self.raw_env = self.timed.venv
-        if state is not None:
+        if self.resume:
             model = load_model(ckpt, env=self.env)
-            if model.num_timesteps != done:
-                raise CheckpointError(f"--resume: {ckpt} holds {model.num_timesteps} steps, state.json says {done}")
-            _set_torch_state(state["torch_rng"])
-            self.elapsed = float(state.get("elapsed_s", 0.0))
-            if self.league is not None:
+            if exact:
+                _set_torch_state(state["torch_rng"])
+            else:  # the saved generator belongs to a later step: a fresh one, reproducible from (seed, step)
+                import torch
+
+                torch.manual_seed(_env_seed(cfg["seed"] + 2, done))
+            self.elapsed = float((state or {}).get("elapsed_s", 0.0))
+            if self.league is not None and state is not None:
                 for p in state.get("league", []):
                     if (self.run_dir / p).is_file():
                         self.league.add(str(self.run_dir / p))
@@ -370,7 +564,7 @@ class Trainer:
                                       macro_accuse=cfg["env"]["macro_accuse"], belief=cfg["env"]["belief"],
                                       train_config=cfg)  # fmt: skip
         every, ev = cfg["checkpoint_every"], cfg["eval"]["every"]
-        self.next_checkpoint = (model.num_timesteps // every + 1) * every
+        self.next_checkpoint = (model.num_timesteps // every + 1) * every if every else math.inf
         self.next_eval = (model.num_timesteps // ev + 1) * ev if ev else math.inf
         return model
 
@@ -401,7 +595,8 @@ class Trainer:
         for p in old:
             if str(p) not in keep:
                 p.unlink()
-        self.next_checkpoint = (n // self.cfg["checkpoint_every"] + 1) * self.cfg["checkpoint_every"]
+        every = self.cfg["checkpoint_every"]
+        self.next_checkpoint = (n // every + 1) * every if every else math.inf
         self.last_checkpoint = path
         return path
 
@@ -465,15 +660,30 @@ class Trainer:
         return out
 
 
-def main(argv: list[str] | None = None) -> dict:
-    ap = argparse.ArgumentParser(description="Train a Cluedo player with MaskablePPO")
-    ap.add_argument("--config", required=True, help="YAML training config (configs/train_*.yaml)")
-    ap.add_argument("--resume", action="store_true", help="continue from run_dir/state.json")
-    ap.add_argument("--total-timesteps", type=int, default=None)
-    ap.add_argument("--run-dir", default=None)
-    ap.add_argument("--seed", type=int, default=None)
-    ap.add_argument("--no-progress", action="store_true")
-    args = ap.parse_args(argv)
+def build_parser(prog: str | None = None) -> ArgumentParser:
+    ap = ArgumentParser(prog=prog, description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 1)[1],
+                        formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap.add_argument("--config", required=True, metavar="YAML", help="training config (configs/train_*.yaml)")
+    ap.add_argument("--backend", choices=["sb3", "rllib"], default="sb3",
+                    help="sb3: MaskablePPO on the batched VecEnv (this); rllib: Ray RLlib (cluedo train --backend "
+                    "rllib --help)")  # fmt: skip
+    ap.add_argument("--resume", action="store_true",
+                    help="continue run_dir from state.json, or from the newest checkpoint that loads")  # fmt: skip
+    ap.add_argument("--total-timesteps", type=int_in(0, 10**12), default=None, metavar="N",
+                    help="learner steps in all (overrides the config's total_timesteps)")  # fmt: skip
+    ap.add_argument("--run-dir", default=None, metavar="DIR", help="overrides the config's run_dir")
+    ap.add_argument("--seed", type=seed_type, default=None, metavar="N",
+                    help="overrides the config's seed (an integer from 0 to 2**63-1)")  # fmt: skip
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return ap
+
+
+def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
+    args = build_parser(prog).parse_args(argv)
+    if args.backend != "sb3":
+        from training import rllib_train
+
+        return rllib_train.main(argv, prog=prog)
     over: dict[str, Any] = {}
     if args.total_timesteps is not None:
         over["total_timesteps"] = args.total_timesteps
@@ -486,4 +696,6 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    from cluedo_env.errors import run_cli
+
+    sys.exit(run_cli(main))
