@@ -214,19 +214,25 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
         if type(action) is not int:
             action = _as_action(action, agent)
         eng = self._eng
-        if not (0 <= action < A.NUM_ACTIONS and eng.is_legal(0, action)):
-            phase = int(eng.phase[0])
-            raise A.IllegalActionError(
-                f"{agent}: illegal action {A.describe(action)} (id {action}) in phase '{A.PHASE_NAMES[phase]}' "
-                f"({A.PHASE_HELP[phase]}); obs['action_mask'] marks the legal actions; nothing was changed"
-            )
+        if not 0 <= action < A.NUM_ACTIONS:
+            self._illegal(agent, action)
         self._action[0] = action
-        eng.step(self._action)
+        try:
+            eng.step(self._action, copy=False)  # checks legality first: all or nothing
+        except A.IllegalActionError:
+            self._illegal(agent, action)
         self._cumulative_rewards[agent] = 0.0
         if self._actor() < 0:
             self._game_over()
         else:
             self.agent_selection = self.possible_agents[self._acting]
+
+    def _illegal(self, agent: str, action: int) -> None:
+        phase = int(self._eng.phase[0])
+        raise A.IllegalActionError(
+            f"{agent}: illegal action {A.describe(action)} (id {action}) in phase '{A.PHASE_NAMES[phase]}' "
+            f"({A.PHASE_HELP[phase]}); obs['action_mask'] marks the legal actions; nothing was changed"
+        ) from None
 
     def _game_over(self) -> None:
         eng = self._eng
