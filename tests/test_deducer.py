@@ -670,3 +670,34 @@ def test_refutation_shows_the_category_where_the_suggester_is_furthest_from_the_
     assert _refutation(history, 1, ["Scarlet", "Candlestick", "Ballroom"], [2, 3], DeducerAgent) == {"Scarlet"}
     # Without that knowledge, the room again.
     assert _refutation([], 1, ["Scarlet", "Candlestick", "Ballroom"], [2, 3], DeducerAgent) == {"Ballroom"}
+
+
+def test_expert_reads_the_table_from_deliberate_blanks():
+    """Seat 1 names the Mustard, which it showed seat 0 before: a deliberate blank, a deducer-like player.
+    Seat 3 names only cards it may not hold: as far as seat 0 can tell, a player that only crosses off.
+    The expert's danger counts seat 1 as closer to solving than seat 3 with the same refutations."""
+    cfg = config("cards", players=4)
+    g = position(cfg, hands=HANDS4, envelope=ENVELOPE)
+    d = g.to_dict()
+    d["history"] = [
+        _sugg(0, ["Mustard", "Wrench", "Study"], refuted_by=[1], shown=["Mustard"]),
+        _sugg(1, ["Mustard", "Rope", "Lounge"], passed=[], refuted_by=[2], shown=["Lounge"]),
+        _sugg(2, ["Green", "Dagger", "Study"], refuted_by=[3], shown=["Green"]),
+        _sugg(3, ["Plum", "Dagger", "Kitchen"], refuted_by=[0], shown=["Kitchen"]),
+    ]
+    d["current"], d["phase"] = 0, "suggest"
+    eng = VectorEngine(cfg, 1)
+    eng.import_game(0, Game.from_dict(d).to_dict())
+    view = PlayerView(eng, 0)
+    agent = ExpertAgent(seed=0)
+    agent.reset(view, np.array([0]))
+    agent.notebook.update(view, np.array([0]))
+    assert agent.strong_opponents(view, np.array([0]))[0].tolist() == [False, True, False, False]
+    nb = agent.notebook
+    nb.shown_to[0, 1:] = 6  # the same refutations received by every opponent
+    nb.unrefuted[0] = 0
+    nb.named[0, 3] = False  # seat 3 named nothing: only seat 1 reads as strong
+    strong = agent.danger(view, np.array([0]))[0]
+    nb.named[0, 1] = False
+    naive = agent.danger(view, np.array([0]))[0]
+    assert strong > naive > 0
