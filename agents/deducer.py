@@ -229,6 +229,10 @@ class DeducerAgent(Agent):
             out.append(np.concatenate([top, b[:, None]], 1) + sl.start)
         return out
 
+    def deal_weights(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        """(n,) weight of the whole-deal information in each game's suggestion score (``deal_weight``)."""
+        return np.full(len(idx), self.deal_weight)
+
     def suggestion_scores(self, view: PlayerView, idx: np.ndarray, prob: np.ndarray, cards: np.ndarray) -> np.ndarray:
         """(n, T) value of suggesting each triple of ``cards`` (n, T, 3) in games ``idx``, in bits.
 
@@ -241,8 +245,9 @@ class DeducerAgent(Agent):
         order = self._order(view, len(idx))
         refute_all = view.config.refutation == "all"
         score = envelope_information(prob, cards, order, refute_all)
-        if self.deal_weight:
-            score = score + self.deal_weight * information(prob, cards, order, refute_all)
+        deal = self.deal_weights(view, idx)
+        if deal.any():
+            score = score + deal[:, None] * information(prob, cards, order, refute_all)
         if self.leak_weight:
             sizes = view.hand_sizes[idx].astype(np.float64)
             score = score - self.leak_weight * public_information(prob, cards, order, refute_all, view.seat, sizes)
