@@ -114,6 +114,17 @@ def test_always_legal_never_wrong_and_games_end(preset, players, flags):
     assert all(a.fallbacks == 0 for a in agents if isinstance(a, NotebookAgent))
     notebook_seats = [s for s in range(players) if s % 2 == 0]
     assert sum(r.wrong_accusations[s] for r in records for s in notebook_seats) == 0
+    assert not any(r.ending == "truncated" for r in records)  # no notebook walks in circles for ever
+
+
+def test_two_notebooks_left_alone_on_the_board_finish_their_games():
+    """Random players accuse at once and drop out; the two notebooks must still solve every game (they once
+    walked back into the envelope's room, where nobody can refute, for ever)."""
+    cfg = config("classic", players=4)
+    agents = [NotebookAgent(seed=s) if s % 2 else RandomAgent(seed=s) for s in range(4)]
+    records = play_games(cfg, agents, 100, batch_size=50, seed=3)
+    assert [r.ending for r in records].count("truncated") == 0
+    assert all(r.winner in (1, 3) for r in records)
 
 
 def test_between_random_and_heuristic():
