@@ -38,10 +38,6 @@ import numpy as np
 
 from agents.deduction import CAT_ONEHOT, CATEGORY
 
-# The 7 non-empty subsets of the three named cards (bit j = card j), and 1/|S| per member.
-SUBSETS = np.array([[(m >> j) & 1 for j in range(3)] for m in range(1, 8)], bool)  # (7, 3)
-SHOW_SHARE = SUBSETS / SUBSETS.sum(1)[:, None]  # (7, 3): chance each member is the one shown
-WITHOUT = ~SUBSETS.T  # (3, 7): subsets that do not contain card k
 TINY = 1e-12
 
 
@@ -51,35 +47,55 @@ def h2(p: np.ndarray) -> np.ndarray:
     return -(p * np.log2(p) + (1.0 - p) * np.log2(1.0 - p))
 
 
-def subset_probs(yes: np.ndarray, no: np.ndarray) -> np.ndarray:
-    """(..., 7) probability of each subset S (order of SUBSETS) from per-card (..., 3) in / out probabilities."""
-    f = np.stack([no, yes], -1)  # (..., 3, 2)
-    ps = f[..., 2, :, None, None] * f[..., 1, None, :, None] * f[..., 0, None, None, :]  # index 4 i2 + 2 i1 + i0
-    return ps.reshape(ps.shape[:-3] + (8,))[..., 1:]
-
-
 def _gather(prob: np.ndarray, cards: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """q (n, T, K, 3): asked seat k holds named card i; e (n, T, 3): named card i is in the envelope."""
-    n = cards.shape[0]
-    E = prob.shape[1] - 1
-    q = prob[np.arange(n)[:, None, None, None], order[:, None, :, None], cards[:, :, None, :]]
-    e = prob[np.arange(n)[:, None, None], E, cards]
+    n, H, C = prob.shape
+    flat = prob.reshape(-1)
+    base = (np.arange(n) * H)[:, None, None]  # (n, 1, 1)
+    cards = cards.astype(np.int64)
+    rows = (base + order[:, None, :].astype(np.int64))[..., None] * C  # (n, 1, K, 1)
+    q = flat[rows + cards[:, :, None, :]]
+    e = flat[(base + H - 1) * C + cards]
     return q, e
 
 
 def _after_seat_answers(q: np.ndarray, e: np.ndarray, other: np.ndarray, see_card: bool) -> np.ndarray:
-    """(n, T, K) sum over the answers "seat j refutes" (and the card, if seen) of P(answer) * sum_k h2(e'_k)."""
-    ps = subset_probs(q, other)  # (n, T, K, 7)
-    p_answer = ps @ SHOW_SHARE if see_card else ps.sum(-1, keepdims=True)  # (n, T, K, X)
-    out = np.zeros(q.shape[:3])
-    for k in range(3):
-        other_k = other.copy()
-        other_k[..., k] = e[:, :, None, k]  # k not held before j nor by j: in the envelope
-        joint = subset_probs(q, other_k) * WITHOUT[k]  # k in the envelope, not in S
-        joint = joint @ SHOW_SHARE if see_card else joint.sum(-1, keepdims=True)
-        post = joint / np.maximum(p_answer, TINY)
-        out += (p_answer * h2(post)).sum(-1)
-    return out
+    """(n, T, K) sum over the answers "seat j refutes" (and the card, if seen) of P(answer) * sum_k h2(e'_k).
+
+    With ``s_S`` the probability that seat j holds exactly the named subset S (and no seat asked
+    before it holds any), card x is shown with probability ``sum_{S containing x} s_S / |S|``.
+    The joint probability with "card k is in the envelope" is the same sum over the subsets
+    without k, times ``e_k / other_k`` (k's "not before, not j" factor becomes "in the envelope").
+    Written out for the 7 subsets: this is the hot loop of every suggestion.
+    """
+    a, b, c = q[..., 0], q[..., 1], q[..., 2]
+    A_, B_, C_ = other[..., 0], other[..., 1], other[..., 2]
+    s0, s1, s2 = a * B_ * C_, A_ * b * C_, A_ * B_ * c
+    s01, s02, s12 = a * b * C_, a * B_ * c, A_ * b * c
+    s012 = a * b * c
+    r = e[:, :, None, :] / np.maximum(other, TINY)  # (n, T, K, 3)
+    r0, r1, r2 = r[..., 0], r[..., 1], r[..., 2]
+    if not see_card:
+        total = s0 + s1 + s2 + s01 + s02 + s12 + s012
+        den = np.maximum(total, TINY)
+        post = np.stack([r0 * (s1 + s2 + s12), r1 * (s0 + s2 + s02), r2 * (s0 + s1 + s01)], -1) / den[..., None]
+        return total * h2(post).sum(-1)
+    third = s012 / 3.0
+    p0 = s0 + 0.5 * (s01 + s02) + third
+    p1 = s1 + 0.5 * (s01 + s12) + third
+    p2 = s2 + 0.5 * (s02 + s12) + third
+    # Posterior envelope probability of card k after "card x shown" (x != k; k = x gives 0).
+    d0, d1, d2 = np.maximum(p0, TINY), np.maximum(p1, TINY), np.maximum(p2, TINY)
+    post = np.stack(
+        [
+            r1 * (s0 + 0.5 * s02) / d0, r2 * (s0 + 0.5 * s01) / d0,  # x = 0: k = 1, 2
+            r0 * (s1 + 0.5 * s12) / d1, r2 * (s1 + 0.5 * s01) / d1,  # x = 1: k = 0, 2
+            r0 * (s2 + 0.5 * s12) / d2, r1 * (s2 + 0.5 * s02) / d2,  # x = 2: k = 0, 1
+        ],
+        -1,
+    )  # fmt: skip
+    hk = h2(post)
+    return p0 * (hk[..., 0] + hk[..., 1]) + p1 * (hk[..., 2] + hk[..., 3]) + p2 * (hk[..., 4] + hk[..., 5])
 
 
 def envelope_information(
@@ -138,5 +154,4 @@ __all__ = [
     "h2",
     "observer_probabilities",
     "public_information",
-    "subset_probs",
 ]
