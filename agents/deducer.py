@@ -215,7 +215,7 @@ class DeducerAgent(Agent):
         suggester = view.records(idx, h).player.astype(np.int64)
         seen = nb.shown_by_me[idx, suggester]  # (n, 21)
         to_others = nb.shown_by_me[idx].any(1) & ~seen
-        left = suggester_candidates(nb, self.probabilities(view, idx), idx, suggester)
+        left = suggester_candidates(nb, nb.marginals(idx), idx, suggester)  # rough is enough; no sampling here
         return A.SHOW0 + choose_refutation(legal, seen, to_others, left, self.rng)
 
     # ------------------------------------------------------------------ suggestions
