@@ -84,6 +84,7 @@ class ExpertAgent(DeducerAgent):
         sampled_marginals: bool = True,
         naive_factor: float = 2.0,
         strong_deal_weight: float | None = None,
+        naive_plays_as_deducer: bool = True,
         **kwargs,
     ) -> None:
         super().__init__(seed=seed, **kwargs)
@@ -96,6 +97,7 @@ class ExpertAgent(DeducerAgent):
         self.sampled_marginals = sampled_marginals
         self.naive_factor = naive_factor
         self.strong_deal_weight = strong_deal_weight  # None: 1.0 in the card game, 0 on the board (measured)
+        self.naive_plays_as_deducer = naive_plays_as_deducer
         self.risky_accusations = 0  # accusations made without proof (for reports)
         self._prob: np.ndarray | None = None  # cached holder probabilities per game ...
         self._prob_version = np.zeros(0, np.int64)  # ... for this notebook version
@@ -114,6 +116,18 @@ class ExpertAgent(DeducerAgent):
         base = nb.marginals(idx)
         if not self.sampled_marginals:
             return base
+        if self.naive_plays_as_deducer:  # against a table that only crosses off, play as the deducer does
+            naive = ~self._strong_table(view, idx)
+            if naive.all():
+                return base
+            out = base.copy()
+            out[~naive] = self.probabilities_sampled(idx[~naive], base[~naive])
+            return out
+        return self.probabilities_sampled(idx, base)
+
+    def probabilities_sampled(self, idx: np.ndarray, base: np.ndarray) -> np.ndarray:
+        """(n, H, 21) holder probabilities from sampled deals, blended with ``base`` by effective sample size."""
+        nb = self.notebook
         B, H = nb.B, nb.P + 1
         if self._prob is None or self._prob_notebook is not nb:
             self._prob = np.zeros((B, H, NUM_CARDS))
@@ -191,10 +205,13 @@ class ExpertAgent(DeducerAgent):
         bonus = self.strong_deal_weight
         if bonus is None:
             bonus = 0.0 if view.config.has_board else 1.0
+        return np.where(self._strong_table(view, idx), bonus, self.deal_weight)
+
+    def _strong_table(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        """(n,) bool: some opponent still in has shown it plays well (:meth:`strong_opponents`)."""
         live = ~view.eliminated[idx]
         live[:, view.seat] = False
-        strong = (self.strong_opponents(view, idx) & live).any(1)
-        return np.where(strong, bonus, self.deal_weight)
+        return (self.strong_opponents(view, idx) & live).any(1)
 
     def accusations(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
         out = super().accusations(view, idx, mask)
