@@ -418,7 +418,8 @@ class Notebook:
     (B, P, 3), ``acc_live`` (B, P); ``processed`` (B,) history records taken in; ``shown_by_me``
     (B, P, 21): cards this seat showed to each player; ``shown_to`` (B, P): refutations each
     player received, ``unrefuted`` (B, P): suggestions of each player that nobody refuted
-    (public counts, for guessing how close opponents are); ``bad`` (B,) contradiction seen (never
+    (public counts, for guessing how close opponents are), ``named`` (B, P, 21): cards each player
+    has named in a suggestion (public, for telling how an opponent plays); ``bad`` (B,) contradiction seen (never
     happens in a consistent game); ``witness`` (B, 21, 21) / ``wvalid`` (B, 21): a stored
     consistent deal with each envelope card in the envelope (see ``_exact_envelope``);
     ``undecided`` (B,): the last exact search ran out of rounds; ``version`` (B,): a counter
@@ -462,6 +463,7 @@ class Notebook:
         self.shown_by_me = np.zeros((B, P, NUM_CARDS), bool)
         self.shown_to = np.zeros((B, P), np.int64)  # public: refutations each player has received
         self.unrefuted = np.zeros((B, P), np.int64)  # public: suggestions of each player nobody refuted
+        self.named = np.zeros((B, P, NUM_CARDS), bool)  # public: cards each player has named in a suggestion
         self.bad = np.zeros(B, bool)
         self.witness = np.zeros((B, NUM_CARDS, NUM_CARDS), np.int8)
         self.wvalid = np.zeros((B, NUM_CARDS), bool)
@@ -485,6 +487,7 @@ class Notebook:
         self.shown_by_me[idx] = False
         self.shown_to[idx] = 0
         self.unrefuted[idx] = 0
+        self.named[idx] = False
         self.bad[idx] = False
         self.wvalid[idx] = False
         self.undecided[idx] = False
@@ -527,6 +530,7 @@ class Notebook:
         np.add.at(self.shown_to, (g[sugg], rec.player[sugg].astype(np.int64)), shows[sugg])
         lone = sugg & (shows == 0)
         np.add.at(self.unrefuted, (g[lone], rec.player[lone].astype(np.int64)), 1)
+        self.named[g[sugg, None], rec.player[sugg, None].astype(np.int64), cards[sugg]] = True
         # Hidden refutations: clauses.
         rows, seats = np.nonzero((resp == HIDDEN) & sugg[:, None])
         if len(rows):

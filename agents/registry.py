@@ -6,8 +6,8 @@
 
     make_agent("py:my_policies.py:policy")     # any function fn(obs, mask) -> action (agents/callable_player.py)
 
-Built-in names: ``random``, ``heuristic``, ``deducer``, ``expert``, ``belief_random``. The last three live in
-modules written separately and are imported lazily, so this module works before they
+Built-in names: ``random``, ``notebook``, ``heuristic``, ``deducer``, ``expert``, ``belief_random``.
+The last three live in modules written separately and are imported lazily, so this module works before they
 exist (asking for them then raises :class:`UnknownAgentError` saying what is available).
 
 Others extend the registry without editing it:
@@ -35,6 +35,7 @@ class UnknownAgentError(ValueError):
 # name -> (module, class) for the built-in players, imported when first asked for.
 _BUILTIN: dict[str, tuple[str, str]] = {
     "random": ("agents.random_agent", "RandomAgent"),
+    "notebook": ("agents.notebook_player", "NotebookAgent"),
     "heuristic": ("agents.heuristic", "HeuristicAgent"),
     "deducer": ("agents.deducer", "DeducerAgent"),
     "expert": ("agents.expert", "ExpertAgent"),

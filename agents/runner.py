@@ -5,6 +5,11 @@ each seat's player for the games where that seat is to act, and steps all games
 together until ``num_games`` games have finished. Finished slots are refilled with new
 games (until enough have been started), so the batch stays full.
 
+Each finished game gives a :class:`GameRecord`: winner, how it ended, turns, suggestions, the
+rounds it lasted and the winner's own turns (a round is one turn of each seat still in, so
+"rounds to a win" is the winner's turn count), and wrong accusations per seat (for soundness
+checks: the deducer must have none).
+
 ``record``: an optional callable that receives, for each of the first ``record_games`` games
 started (all of them when None), its game record (:mod:`cluedo_env.record`) when it ends. Without
 it nothing is recorded and the loop does no extra work.
@@ -33,6 +38,9 @@ class GameRecord:
     turns: int
     suggestions: int  # suggestions made in the game
     seat_order: tuple[int, ...] = field(default=())  # agent index per seat (set by the caller)
+    rounds: int = 0  # rounds played: the most turns any seat took (the last round may be partial)
+    winner_turns: int = 0  # turns the winner took, the winning one included (0 without a winner)
+    wrong_accusations: tuple[int, ...] = field(default=())  # wrong accusations per seat (soundness checks)
 
 
 def _ending(eng: VectorEngine, i: int) -> str:
@@ -83,13 +91,17 @@ def play_games(
         agent.reset(view, all_games)
     started, records = B, []
     active = np.ones(B, bool)
+    seat_turns = np.zeros((B, config.players), np.int64)  # turns each seat has taken in each slot's game
     rec = _Recording(eng, agents, seed, record, record_games) if record is not None else None
     if rec is not None:
         rec.start(all_games, 0)
     while active.any():
         actor = eng.actor
         actions = seat_actions(eng, agents, views)
+        turn_owner, turns_before = eng.current.astype(np.int64), eng.turn_count.astype(np.int64)
         result = eng.step(actions)
+        ended_turn = np.flatnonzero(eng.turn_count != turns_before)  # the turn of ``turn_owner`` ended
+        seat_turns[ended_turn, turn_owner[ended_turn]] += 1
         if rec is not None:
             rec.step(actor, actions)
         for agent, view in zip(agents, views, strict=True):
@@ -98,7 +110,20 @@ def play_games(
         for i in ended:
             h = int(eng.hist_len[i])
             suggestions = int((eng.hist_kind[i, :h] != ACCUSATION).sum())
-            records.append(GameRecord(int(eng.winner[i]), _ending(eng, i), int(eng.turn_count[i]), suggestions))
+            wrong = (eng.hist_kind[i, :h] == ACCUSATION) & ~eng.hist_correct[i, :h]
+            wrong_by_seat = np.bincount(eng.hist_player[i, :h][wrong].astype(np.int64), minlength=config.players)
+            win = int(eng.winner[i])
+            records.append(
+                GameRecord(
+                    win,
+                    _ending(eng, i),
+                    int(eng.turn_count[i]),
+                    suggestions,
+                    rounds=int(seat_turns[i].max()),
+                    winner_turns=int(seat_turns[i, win]) if win >= 0 else 0,
+                    wrong_accusations=tuple(int(x) for x in wrong_by_seat),
+                )  # fmt: skip
+            )
             if rec is not None:
                 rec.finish(int(i))
         if progress is not None and len(ended):
@@ -107,6 +132,7 @@ def play_games(
             refill = ended[: max(0, num_games - started)]
             if len(refill):
                 eng.reset_games(refill)
+                seat_turns[refill] = 0
                 if rec is not None:
                     rec.start(refill, started)
                 for agent, view in zip(agents, views, strict=True):

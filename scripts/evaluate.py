@@ -527,7 +527,7 @@ def _checked(args: argparse.Namespace) -> tuple[RulesConfig, list[str]]:
     if args.players and args.seats is not None and args.seats != len(args.players):
         raise UsageError(f"--seats {args.seats} conflicts with --players ({len(args.players)} names) "
                          "(one name per seat; --seats is for --round-robin)")  # fmt: skip
-    names = args.players or args.round_robin
+    names = args.players or args.round_robin or list(args.head_to_head)
     if args.round_robin and (len(set(names)) != len(names) or len(names) < 2):
         raise UsageError(f"--round-robin {' '.join(names)}: a round robin needs two or more different names "
                          "(each name once)")  # fmt: skip
@@ -557,6 +557,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
     who = ap.add_mutually_exclusive_group(required=True)
     who.add_argument("--players", nargs="+", metavar="NAME", help="one player name per seat (names may repeat)")
     who.add_argument("--round-robin", nargs="+", metavar="NAME", help="different player names to play every pairing")
+    who.add_argument("--head-to-head", nargs=2, metavar=("A", "B"), help="one A against P-1 Bs, A's seat rotated")
     ap.add_argument("--games", type=int, default=1000, help="games of the tournament, or of each round-robin pairing")
     ap.add_argument("--preset", default="classic", help=f"one of {', '.join(PRESETS)} or a YAML rules file")
     ap.add_argument("--seats", type=int, default=None, help="players per game in a round robin (default: the preset's)")
@@ -575,6 +576,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
     args = ap.parse_args(argv)
     config, _ = _checked(args)
     sink = RecordSink(args.record, args.record_games) if args.record else None
+
+    if args.head_to_head:
+        return _head_to_head(args, config)
 
     from tqdm import tqdm
 
@@ -606,6 +610,26 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
     if sink is not None:
         result["records"] = {"folder": str(sink.folder), "games": sink.count}
         print(f"saved {sink.count} game records in {sink.folder}")
+    return result
+
+
+def _head_to_head(args: argparse.Namespace, config: RulesConfig) -> dict:
+    """``--head-to-head A B`` (agents/head_to_head.py): print the table, write ``head_to_head.md``/``.json``."""
+    from tqdm import tqdm
+
+    from agents.head_to_head import head_to_head, head_to_head_markdown
+
+    a, b = args.head_to_head
+    total = math.ceil(args.games / config.players) * config.players
+    with tqdm(total=total, unit="game", disable=args.no_progress or None, dynamic_ncols=True) as bar:
+        r = head_to_head(config, a, b, args.games, args.seed, args.batch_size, bar.update)
+    text = head_to_head_markdown(r)
+    result = {**r.to_dict(), "command": "python scripts/evaluate.py " + " ".join(sys.argv[1:]), "seed": args.seed}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out / "head_to_head.md", text + "\n")
+    write_text_atomic(out / "head_to_head.json", json.dumps(result, indent=1) + "\n")
+    print(text)
     return result
 
 

@@ -26,6 +26,7 @@ from agents.deduction import Notebook, enumerate_deals, fixpoint, sample_deals
 from agents.expert import ExpertAgent
 from agents.random_agent import RandomAgent
 from agents.runner import play_games, seat_actions
+from agents.suggestion_value import envelope_information, public_information
 from cluedo_env import actions as A
 from cluedo_env.cards import CARD_NAMES, card_id
 from cluedo_env.reference import Game
@@ -466,6 +467,79 @@ def test_information_prefers_a_question_with_an_uncertain_answer():
     assert score[0] == pytest.approx(0.0, abs=1e-9) and score[1] > 0.5
 
 
+def test_envelope_information_ignores_holders_that_cannot_be_the_envelope():
+    """Two cards proved outside the envelope but with unknown holders: a question about them is worth
+    deal bits and no envelope bits; a question about a card that is the envelope's with probability 1/2 is
+    worth envelope bits. The deducer's score follows the envelope."""
+    prob = np.zeros((1, 5, 21))  # holders: seats 0..3, the envelope
+    prob[0, 0, :] = 1.0  # by default seat 0's own card (a blank)
+    # Suspects: Plum and White each 1/2 envelope, 1/2 seat 2's.
+    prob[0, :, card_id("Plum")] = [0, 0, 0.5, 0, 0.5]
+    prob[0, :, card_id("White")] = [0, 0, 0.5, 0, 0.5]
+    # Two weapons not in the envelope, each seat 1's or seat 3's.
+    for name in ("Rope", "Dagger"):
+        prob[0, :, card_id(name)] = [0, 0.5, 0, 0.5, 0]
+    prob[0, :, card_id("Wrench")] = [0, 0, 0, 0, 1.0]
+    order = np.array([[1, 2, 3]])
+    holders = [card_id(c) for c in ("Scarlet", "Rope", "Kitchen")]  # deal question: who holds the Rope
+    envelope = [card_id(c) for c in ("Plum", "Candlestick", "Kitchen")]  # envelope question: is it Plum
+    cards = np.array([[holders, envelope]])
+    env = envelope_information(prob, cards, order, refute_all=False)[0]
+    deal = information(prob, cards, order, refute_all=False)[0]
+    assert env[0] == pytest.approx(0.0, abs=1e-9) and env[1] == pytest.approx(1.0, abs=1e-6)
+    assert deal[0] > 0.5  # the old score found the holder question worth asking
+    for refute_all in (False, True):  # the same with every seat answering
+        assert envelope_information(prob, cards, order, refute_all=refute_all)[0].argmax() == 1
+    # What the table learns: only who refuted. Seat 2 refutes exactly when Plum is not the envelope's.
+    public = public_information(prob, cards, order, False, seat=0, hand_sizes=np.array([[5, 5, 4, 4]]))[0]
+    assert 0.0 <= public[1] <= env[1] + 1e-9
+
+
+def _solved_but_rooms_position(phase="suggest", board=False):
+    """Seat 0 (HANDS4) has been shown every suspect, weapon and room except seat 1's fifth card:
+    the envelope is Plum, Wrench and the Study or the Library (seat 1 holds the other one)."""
+    shown = [(1, "Mustard"), (1, "Dagger"), (1, "Dining Room"), (1, "Billiard Room"), (2, "White"), (2, "Lead Pipe"),
+             (2, "Lounge"), (2, "Hall"), (3, "Green"), (3, "Peacock"), (3, "Revolver"), (3, "Rope")]  # fmt: skip
+    history = [_sugg(0, ["Plum", "Wrench", "Study"], refuted_by=[p], shown=[c]) for p, c in shown]
+    cfg = config("classic" if board else "cards", players=4)
+    kw = {"suspects": {"Scarlet": "Kitchen"}} if board else {}
+    g = position(cfg, hands=HANDS4, envelope=ENVELOPE, phase=phase, **kw)
+    d = g.to_dict()
+    d["history"] = history
+    eng = VectorEngine(cfg, 1)
+    eng.import_game(0, Game.from_dict(d).to_dict())
+    return eng
+
+
+def test_the_deducer_isolates_the_open_room_with_its_own_cards():
+    """Only the room is open, and seat 1 (asked first) holds the other candidate: a suspect and weapon that
+    seat 1 cannot show (own, proved, or held by a seat asked later) force seat 1 to show the room if it has
+    it, which settles the case; naming seat 1's Mustard or Dagger would let it show that instead."""
+    eng = _solved_but_rooms_position()
+    view = PlayerView(eng, 0)
+    for seed in range(6):
+        agent = DeducerAgent(seed=seed)
+        agent.reset(view, np.array([0]))
+        action = int(agent.act(view, np.array([0]))[0])
+        s, w, r = A.triple_of(action - A.SUGGEST0)
+        assert A.SUGGEST0 <= action < A.SHOW0
+        assert CARD_NAMES[s] != "Mustard" and CARD_NAMES[6 + w] != "Dagger"
+        assert CARD_NAMES[12 + r] in ("Study", "Library")
+
+
+def test_room_values_follow_the_envelope_question():
+    """On the board the same position: only the Study and the Library are worth walking to."""
+    eng = _solved_but_rooms_position(phase="start", board=True)
+    view = PlayerView(eng, 0)
+    agent = DeducerAgent(seed=0)
+    agent.reset(view, np.array([0]))
+    agent.notebook.update(view, np.array([0]))
+    value = agent.room_values(view, np.array([0]))[0]
+    rooms = [CARD_NAMES[12 + r] for r in np.flatnonzero(value > 0.5)]
+    assert sorted(rooms) == ["Library", "Study"] and value.max() == pytest.approx(1.0, abs=1e-6)
+    assert np.delete(value, [card_id("Library") - 12, card_id("Study") - 12]).max() < 1e-6
+
+
 def test_fixpoint_detects_a_contradiction():
     has = np.zeros((1, 3, 21), bool)
     no = np.zeros((1, 3, 21), bool)
@@ -549,20 +623,81 @@ def test_expert_at_least_matches_the_deducer():
     assert rate > 0.25  # share 0.25; measured about 0.37 (classic: about 0.30)
 
 
-def test_expert_refutation_prefers_a_card_already_shown_to_that_player():
+def _refutation(history, suggester, cards, passed, cls, seeds=range(5)):
+    """The cards seat 0 shows when ``suggester`` names ``cards`` after ``history`` (4-player cards game, HANDS4)."""
     cfg = config("cards", players=4)
-    # Seat 0 refutes a suggestion of seat 3 naming three of its cards, having shown the Kitchen to seat 3 before.
     g = position(cfg, hands=HANDS4, envelope=ENVELOPE)
     d = g.to_dict()
-    d["history"] = [
-        _sugg(3, ["Plum", "Wrench", "Kitchen"], refuted_by=[0], shown=["Kitchen"]),
-        _sugg(3, ["Scarlet", "Candlestick", "Kitchen"]),
-    ]
-    d["current"], d["phase"], d["refuter"] = 3, "refute", 0
+    d["history"] = history + [_sugg(suggester, cards, passed=passed)]
+    d["current"], d["phase"], d["refuter"] = suggester, "refute", 0
     eng = VectorEngine(cfg, 1)
     eng.import_game(0, d)
     view = PlayerView(eng, 0)
-    for seed in range(5):
-        agent = ExpertAgent(seed=seed)
+    shown = set()
+    for seed in seeds:
+        agent = cls(seed=seed)
         agent.reset(view, np.array([0]))
-        assert int(agent.act(view, np.array([0]))[0]) == A.SHOW0 + card_id("Kitchen")
+        action = int(agent.act(view, np.array([0]))[0])
+        assert A.SHOW0 <= action < A.ACCUSE0
+        shown.add(CARD_NAMES[action - A.SHOW0])
+    return shown
+
+
+@pytest.mark.parametrize("cls", [DeducerAgent, ExpertAgent])
+def test_refutation_prefers_a_card_already_shown_to_that_player(cls):
+    # Seat 0 refutes a suggestion of seat 3 naming three of its cards, having shown the Kitchen to seat 3 before.
+    history = [_sugg(3, ["Plum", "Wrench", "Kitchen"], refuted_by=[0], shown=["Kitchen"])]
+    assert _refutation(history, 3, ["Scarlet", "Candlestick", "Kitchen"], [], cls) == {"Kitchen"}
+
+
+@pytest.mark.parametrize("cls", [DeducerAgent, ExpertAgent])
+def test_refutation_shows_a_room_first_at_the_start(cls):
+    """Nothing shown yet: the suggester has 9 rooms to 6 suspects or weapons, so a room teaches it least."""
+    assert _refutation([], 3, ["Scarlet", "Candlestick", "Ballroom"], [], cls) == {"Ballroom"}
+
+
+def test_refutation_shows_the_category_where_the_suggester_is_furthest_from_the_answer():
+    """Seat 1 holds three rooms (it showed them to seat 0) and has seen two of seat 0's rooms: it has about
+    3.5 rooms left but 5.2 suspects and 4.4 weapons, so seat 0 shows its suspect, not its room (nor weapon)."""
+    history = [
+        _sugg(0, ["Plum", "Wrench", "Dining Room"], refuted_by=[1], shown=["Dining Room"]),
+        _sugg(0, ["Plum", "Wrench", "Billiard Room"], refuted_by=[1], shown=["Billiard Room"]),
+        _sugg(0, ["Plum", "Wrench", "Library"], refuted_by=[1], shown=["Library"]),
+        _sugg(0, ["Plum", "Dagger", "Study"], refuted_by=[1], shown=["Dagger"]),
+        _sugg(1, ["Plum", "Wrench", "Kitchen"], passed=[2, 3], refuted_by=[0], shown=["Kitchen"]),
+        _sugg(1, ["Plum", "Wrench", "Conservatory"], passed=[2, 3], refuted_by=[0], shown=["Conservatory"]),
+    ]
+    assert _refutation(history, 1, ["Scarlet", "Candlestick", "Ballroom"], [2, 3], DeducerAgent) == {"Scarlet"}
+    # Without that knowledge, the room again.
+    assert _refutation([], 1, ["Scarlet", "Candlestick", "Ballroom"], [2, 3], DeducerAgent) == {"Ballroom"}
+
+
+def test_expert_reads_the_table_from_deliberate_blanks():
+    """Seat 1 names the Mustard, which it showed seat 0 before: a deliberate blank, a deducer-like player.
+    Seat 3 names only cards it may not hold: as far as seat 0 can tell, a player that only crosses off.
+    The expert's danger counts seat 1 as closer to solving than seat 3 with the same refutations."""
+    cfg = config("cards", players=4)
+    g = position(cfg, hands=HANDS4, envelope=ENVELOPE)
+    d = g.to_dict()
+    d["history"] = [
+        _sugg(0, ["Mustard", "Wrench", "Study"], refuted_by=[1], shown=["Mustard"]),
+        _sugg(1, ["Mustard", "Rope", "Lounge"], passed=[], refuted_by=[2], shown=["Lounge"]),
+        _sugg(2, ["Green", "Dagger", "Study"], refuted_by=[3], shown=["Green"]),
+        _sugg(3, ["Plum", "Dagger", "Kitchen"], refuted_by=[0], shown=["Kitchen"]),
+    ]
+    d["current"], d["phase"] = 0, "suggest"
+    eng = VectorEngine(cfg, 1)
+    eng.import_game(0, Game.from_dict(d).to_dict())
+    view = PlayerView(eng, 0)
+    agent = ExpertAgent(seed=0)
+    agent.reset(view, np.array([0]))
+    agent.notebook.update(view, np.array([0]))
+    assert agent.strong_opponents(view, np.array([0]))[0].tolist() == [False, True, False, False]
+    nb = agent.notebook
+    nb.shown_to[0, 1:] = 6  # the same refutations received by every opponent
+    nb.unrefuted[0] = 0
+    nb.named[0, 3] = False  # seat 3 named nothing: only seat 1 reads as strong
+    strong = agent.danger(view, np.array([0]))[0]
+    nb.named[0, 1] = False
+    naive = agent.danger(view, np.array([0]))[0]
+    assert strong > naive > 0
