@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from agents.belief import LearnerInputs
 from cluedo_env.actions import IllegalActionError
 from cluedo_env.envs.single_agent import LearnerActions, as_actions
 from cluedo_env.views import PlayerView
@@ -41,7 +42,7 @@ from cluedo_env.views import PlayerView
 PolicyFn = Callable[[np.ndarray, np.ndarray], Any]
 
 
-class CallablePlayer(Agent):
+class CallablePlayer(LearnerInputs, Agent):
     """``fn(obs, mask) -> action`` as a batched player; see the module docstring."""
 
     def __init__(self, fn: PolicyFn, *, batched: bool | None = None, macro_moves: bool | None = None,
@@ -72,24 +73,9 @@ class CallablePlayer(Agent):
         new._belief = None
         return new
 
-    def _tracker(self, view: PlayerView) -> Any:
-        from agents.belief import BeliefTracker
-
-        self._belief = BeliefTracker.for_player(self._belief, view, self.seed)
-        return self._belief
-
-    def reset(self, view: PlayerView, idx: np.ndarray) -> None:
-        if self.use_belief:
-            self._tracker(view).reset(np.asarray(idx, np.int64), view.seat)
-
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         idx = np.asarray(idx, np.int64)
-        obs = view.observe(idx)
-        belief = None
-        if self.use_belief:
-            belief = self._tracker(view)
-            belief.update(idx)
-            obs = np.concatenate([obs, belief.features(idx)], 1)
+        obs, accuse = self.learner_inputs(view, idx)
         engine_mask = view.legal_action_mask[idx]
         mask = self.actions.mask(engine_mask).astype(np.int8)
         if self.batched:
@@ -109,7 +95,6 @@ class CallablePlayer(Agent):
                 f"player {self.name!r} (seat {view.seat}) chose action {int(acts[k])}, which is not legal in game "
                 f"{int(idx[k])} (legal: {np.flatnonzero(mask[k]).tolist()[:12]}...; mask[a] == 1 marks them)"
             )
-        accuse = None if belief is None else (lambda rows, ok: belief.best_accusations(idx[rows], ok))
         return self.actions.to_engine(acts, engine_mask, accuse)
 
 

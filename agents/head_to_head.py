@@ -28,20 +28,8 @@ import numpy as np
 from agents.base import Agent
 from agents.registry import make_agent
 from agents.runner import GameRecord, play_games
+from agents.stats import wilson_interval
 from cluedo_env.config import RulesConfig
-
-Z95 = 1.959963984540054
-
-
-def wilson_interval(wins: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion ``wins / n`` (95% by default); (0, 1) when n = 0."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = wins / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 @dataclass
@@ -145,4 +133,4 @@ def head_to_head_markdown(r: HeadToHead) -> str:
     )
 
 
-__all__ = ["HeadToHead", "head_to_head", "head_to_head_markdown", "wilson_interval"]
+__all__ = ["HeadToHead", "head_to_head", "head_to_head_markdown", "wilson_interval"]  # wilson_interval: agents.stats

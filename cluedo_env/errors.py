@@ -23,7 +23,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn
 
 EXIT_USAGE = 2  # bad input: argparse's convention, kept for every error of ours
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
@@ -161,18 +161,18 @@ def _check_parent(folder: Path, what: str, target: Path) -> None:
         raise UsageError(f"{what} {str(target)!r}: folder {str(anc)!r} is not writable (choose a folder you may write)")
 
 
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``.
+def write_atomic(path: str | os.PathLike, write: Callable[[IO[Any]], Any], mode: str = "w") -> Path:
+    """Call ``write(f)`` on a temporary file in ``path``'s folder, then ``os.replace`` it onto ``path``.
 
     A reader (or a killed writer) never sees half a file: the old content stays until the new
-    one is complete on disk.
+    one is complete on disk. ``mode``: ``"w"`` (UTF-8 text) or ``"wb"``.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
+        with open(tmp, mode, encoding="utf-8" if "b" not in mode else None) as f:
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -180,6 +180,11 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
         if tmp.exists():
             tmp.unlink()
     return path
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (see :func:`write_atomic`)."""
+    return write_atomic(path, lambda f: f.write(text))
 
 
 def _alive(pid: int) -> bool:

@@ -54,6 +54,7 @@ if str(ROOT) not in sys.path:
 from agents.base import Agent  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from agents.runner import play_games  # noqa: E402
+from agents.stats import Z95, wilson_interval  # noqa: E402
 from cluedo_env import actions as A  # noqa: E402
 from cluedo_env.cli import check_player_names, parse_rule, register_player_prefixes, rules_overrides  # noqa: E402
 from cluedo_env.config import PRESETS, RulesConfig, make_config  # noqa: E402
@@ -64,21 +65,11 @@ from cluedo_env.views import PlayerView  # noqa: E402
 # they are imported (torch, ray) only when such a name is used (cluedo_env.cli.register_player_prefixes).
 MAX_BATCH = 1 << 20
 
-Z95 = 1.959963984540054
 ELO = 400.0 / math.log(10.0)
 ENDINGS = ("accusation", "last_standing", "all_eliminated", "truncated")
 
 
 # ============================================================================ statistics
-def wilson_interval(wins: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion ``wins / n`` (default 95%); (0, 1) when n = 0."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = wins / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))  # exact 0 / 1 at p = 0 / 1
 
 
 def fit_luce(seats: np.ndarray, winner: np.ndarray, prior: float = 1.0, iters: int = 100, tol: float = 1e-10):

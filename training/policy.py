@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from agents.belief import LearnerInputs
 from cluedo_env.config import RulesConfig, make_config
 from cluedo_env.envs.single_agent import LearnerActions, num_actions
-from cluedo_env.errors import CheckpointError
+from cluedo_env.errors import CheckpointError, write_atomic
 from cluedo_env.views import PlayerView
 
 FORMAT = "cluedo_env.maskable_ppo.v1"
@@ -39,29 +40,7 @@ def make_meta(config: RulesConfig, macro_moves: bool, obs_size: int, macro_accus
 
 def save_model_atomic(model, path: str | os.PathLike) -> Path:
     """``model.save`` into ``path`` via a temporary file in the same folder and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            model.save(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
-
-
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    return write_atomic(path, model.save, "wb")
 
 
 def load_model(path: str | os.PathLike, env=None, *, obs_size: int | None = None, n_actions: int | None = None,
@@ -124,7 +103,7 @@ def policy_fn(model, deterministic: bool = True):
     return fn
 
 
-class PolicyAgent(Agent):
+class PolicyAgent(LearnerInputs, Agent):
     """A trained checkpoint as a batched player (Agent interface); sees only its PlayerView.
 
     It rebuilds the inputs the policy was trained on: the seat's observation, plus the belief
@@ -163,24 +142,9 @@ class PolicyAgent(Agent):
         new._belief = None
         return new
 
-    def _tracker(self, view: PlayerView):
-        from agents.belief import BeliefTracker
-
-        self._belief = BeliefTracker.for_player(self._belief, view, self.seed)
-        return self._belief
-
-    def reset(self, view: PlayerView, idx: np.ndarray) -> None:
-        if self.use_belief:
-            self._tracker(view).reset(np.asarray(idx, np.int64), view.seat)
-
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         idx = np.asarray(idx, np.int64)
-        obs = view.observe(idx)
-        belief = None
-        if self.use_belief:
-            belief = self._tracker(view)
-            belief.update(idx)
-            obs = np.concatenate([obs, belief.features(idx)], 1)
+        obs, accuse = self.learner_inputs(view, idx)
         if obs.shape[1] != self.meta["obs_size"]:
             cfg: RulesConfig = view.config
             raise CheckpointError(
@@ -190,7 +154,6 @@ class PolicyAgent(Agent):
             )
         mask = view.legal_action_mask[idx]
         chosen = self._fn(obs, self.actions.mask(mask))
-        accuse = None if belief is None else (lambda rows, legal: belief.best_accusations(idx[rows], legal))
         return self.actions.to_engine(chosen, mask, accuse)
 
 

@@ -570,7 +570,8 @@ class Trainer:
 
     # ------------------------------------------------------------ checkpoints
     def checkpoint(self, model) -> Path:
-        from training.policy import save_model_atomic, write_atomic
+        from cluedo_env.errors import write_text_atomic
+        from training.policy import save_model_atomic
 
         n = model.num_timesteps
         ckpt_dir = self.run_dir / "checkpoints"
@@ -589,7 +590,7 @@ class Trainer:
             "league_next_swap": self.league.next_swap if self.league else 0,
             "config": self.cfg,
         }
-        write_atomic(self.state_path, json.dumps(state, indent=1))
+        write_text_atomic(self.state_path, json.dumps(state, indent=1))
         keep = set(self.league.members) if self.league else set()
         old = sorted(ckpt_dir.glob("step_*.zip"))[: -max(1, int(self.cfg["keep_checkpoints"]))]
         for p in old:
