@@ -27,6 +27,7 @@ from cluedo_env.cards import (
 )
 from cluedo_env.config import ConfigError, RulesConfig
 from cluedo_env.errors import CluedoError
+from cluedo_env.state import history_capacity
 
 if TYPE_CHECKING:
     from cluedo_env.reference import Game
@@ -271,8 +272,8 @@ def _game_from_dict(cls: type[Game], data: dict[str, Any], seed: int | None, rea
         _list(_field(data, "eliminated", read), "eliminated", length=P))]  # fmt: skip
     game.dragged = [_bool(x, f"dragged[{q}]") for q, x in enumerate(
         _list(_field(data, "dragged", read), "dragged", length=P))]  # fmt: skip
-    # the batched engine keeps max_turns + P records a game: one suggestion a turn, one accusation a player
-    game.history = history_from_json(_field(data, "history", read), P, max_len=config.max_turns + P)
+    # the batched engine's capacity (one suggestion a turn, one accusation a player, a few spare)
+    game.history = history_from_json(_field(data, "history", read), P, max_len=history_capacity(config))
     winner = _int(_field(data, "winner", read), "winner", 0, P - 1, none=True)
     game.winner = -1 if winner is None else winner
     game.terminated = _bool(_field(data, "terminated", read), "terminated")
