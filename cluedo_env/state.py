@@ -73,9 +73,10 @@ from typing import NamedTuple
 import numpy as np
 
 from cluedo_env import actions as A
-from cluedo_env.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, Board
+from cluedo_env.board import NUM_LOCATIONS, ROOM_LOC0, Board
 from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, PASSAGES
 from cluedo_env.config import RulesConfig
+from cluedo_env.movement import exits
 
 # History records and responses.
 NOT_ASKED, PASSED = -1, -2
@@ -230,12 +231,6 @@ def triple_sets() -> np.ndarray:
 
 
 def tables_of(board: Board) -> Tables:
-    exits = np.full((NUM_LOCATIONS, 4), -1, np.int16)
-    for loc in range(NUM_SQUARES):
-        exits[loc, : len(board.neighbors[loc])] = board.neighbors[loc]
-    for room in range(NUM_ROOMS):  # R-M5: a room is left by the squares in front of its doors
-        fronts = board.room_fronts[room]
-        exits[ROOM_LOC0 + room, : len(fronts)] = fronts
     front_room = np.full(NUM_LOCATIONS, -1, np.int16)
     for sq, room in board.front_room.items():
         front_room[sq] = room
@@ -244,7 +239,7 @@ def tables_of(board: Board) -> Tables:
         passage[ROOM_LOC0 + room] = ROOM_LOC0 + target
     sets = triple_sets()
     return Tables(
-        exits=exits,
+        exits=exits(board),  # R-M5: a room is left by the squares in front of its doors
         front_room=front_room,
         passage=passage,
         starts=np.array(board.starts, np.int16),

@@ -120,24 +120,23 @@ def sampler(eng: VectorEngine, workload: str):
 
 
 def run_loop(eng: VectorEngine, workload: str, seconds: float, obs: bool, min_steps: int = 1) -> dict[str, float]:
-    """Step the workload's actions for ``seconds``; agent-steps per wall and CPU second, games."""
+    """Step the workload's actions for ``seconds``; agent-steps per wall and CPU second."""
     sample = sampler(eng, workload)
     buf = np.empty((eng.B, eng.observation_size), np.int8) if obs else None
-    steps = games = 0
+    steps = 0
     t0, c0 = time.perf_counter(), time.process_time()
     deadline = t0 + seconds
     while True:
-        result = eng.step(sample())
+        eng.step(sample())
         _mask = eng.legal_action_mask
         if buf is not None:
             eng.observe(out=buf)
-        games += int(np.count_nonzero(result.terminated | result.truncated))
         steps += 1
         now = time.perf_counter()
         if now >= deadline and steps >= min_steps:
             break
     wall, cpu = now - t0, max(time.process_time() - c0, 1e-9)
-    return {"rate": eng.B * steps / wall, "cpu_rate": eng.B * steps / cpu, "games": games, "steps": eng.B * steps,
+    return {"rate": eng.B * steps / wall, "cpu_rate": eng.B * steps / cpu, "steps": eng.B * steps,
             "wall": wall}  # fmt: skip
 
 

@@ -115,8 +115,7 @@ def test_the_same_seed_gives_the_same_games_whatever_the_batch_size_of_the_slot_
 def test_an_illegal_action_changes_nothing_not_even_the_random_streams():
     eng = played(batch=8)
     before = arrays(eng)
-    acts = eng.sample_full_game_actions()
-    eng.sample_full_game_actions  # noqa: B018 (sampling again would advance the sampler: restore below)
+    acts = eng.sample_full_game_actions()  # advances the sampler streams, and only them
     after_sampling = arrays(eng)
     live = np.flatnonzero(eng.phase != A.OVER)
     acts[live[-1]] = int(np.flatnonzero(~eng.legal_action_mask[live[-1]])[0])
