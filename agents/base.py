@@ -1,7 +1,7 @@
 """The interface every batched player implements.
 
 A player sits in one seat of every game of a batch. It sees the games only through a
-:class:`cluedo_env.views.PlayerView` (public state, its own hand, the history with other
+:class:`cluedo_env.engine.views.PlayerView` (public state, its own hand, the history with other
 people's shown cards hidden), so it cannot use hidden information even by mistake.
 
 The runner (tournament, env wrappers) calls, for each seat's player:
@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.views import PlayerView
 
 
 class Agent(ABC):

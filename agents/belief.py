@@ -6,7 +6,7 @@ deduction (agents/deduction.py) that a small MLP does not learn from a few milli
 belief features on (training config key ``env.belief``), the observation gets the conclusions of
 a :class:`agents.deduction.Notebook` kept for the learner's seat, so that "accuse now" and "which
 cards are still open" become simple functions of the input. The notebook only reads the seat's
-:class:`~cluedo_env.views.PlayerView`, so the features hide what the seat may not know, as the
+:class:`~cluedo_env.engine.views.PlayerView`, so the features hide what the seat may not know, as the
 observation does.
 
 Pieces appended after the engine's observation (int8, 0 or 1; H = P + 1 holders, seat-relative:
@@ -37,9 +37,9 @@ import numpy as np
 
 from agents.base import Agent, sample_legal
 from agents.deduction import CAT_SLICES, Notebook
-from cluedo_env import actions as A
-from cluedo_env.cards import NUM_CARDS
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import NUM_CARDS
 
 
 def belief_size(players: int) -> int:

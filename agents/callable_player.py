@@ -19,7 +19,7 @@ once (``obs (n, D)``, ``mask (n, A)`` -> ``(n,)`` actions) is much faster: pass 
 The ``py:`` form passes no options: there the function's own attributes say them
 (``fn.batched = True``, ``fn.macro_moves = True``, ``fn.macro_accuse``, ``fn.belief``).
 
-An action that is not an integer or not legal raises :class:`~cluedo_env.actions.IllegalActionError`
+An action that is not an integer or not legal raises :class:`~cluedo_env.rules.actions.IllegalActionError`
 naming the player: a silent replacement would flatter a broken policy.
 """
 
@@ -35,9 +35,9 @@ import numpy as np
 
 from agents.base import Agent
 from agents.belief import LearnerInputs
-from cluedo_env.actions import IllegalActionError
-from cluedo_env.envs.single_agent import LearnerActions, as_actions
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.envs.learner_actions import LearnerActions, as_actions
+from cluedo_env.rules.actions import IllegalActionError
 
 PolicyFn = Callable[[np.ndarray, np.ndarray], Any]
 

@@ -3,7 +3,7 @@
 For every game the notebook keeps, for each *holder* (the P players, then the envelope as
 holder ``P``) and each of the 21 cards, one of three values: unknown, has, has-not. They
 are two bool arrays ``has`` and ``no`` of shape (B, P + 1, 21). Facts come from what the
-seat may know (:class:`cluedo_env.views.PlayerView`):
+seat may know (:class:`cluedo_env.engine.views.PlayerView`):
 
 * its own hand (R-S6): ``has`` on its cards, ``no`` on every other card;
 * the public hand sizes (R-S5) and the envelope's three cards, one per category (R-S4);
@@ -61,9 +61,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from cluedo_env import actions as A
-from cluedo_env.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
-from cluedo_env.views import HIDDEN, PASSED, PlayerView, Records
+from cluedo_env.engine.views import HIDDEN, PASSED, PlayerView, Records
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
 CATEGORY = np.array([0] * WEAPON_CARD0 + [1] * (ROOM_CARD0 - WEAPON_CARD0) + [2] * (NUM_CARDS - ROOM_CARD0))
 CAT_SLICES = (slice(0, WEAPON_CARD0), slice(WEAPON_CARD0, ROOM_CARD0), slice(ROOM_CARD0, NUM_CARDS))

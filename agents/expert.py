@@ -63,9 +63,9 @@ import numpy as np
 
 from agents.deducer import DeducerAgent
 from agents.deduction import sample_deals
-from cluedo_env import actions as A
-from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
 
 # Refutations received at which a deducer-like opponent's chance to solve on its turn is half its cap, by players.
 SOLVE_MIDPOINT = {2: 8.0, 3: 7.0, 4: 5.6, 5: 4.5, 6: 3.5}

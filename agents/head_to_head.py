@@ -29,7 +29,7 @@ from agents.base import Agent
 from agents.registry import make_agent
 from agents.runner import GameRecord, play_games
 from agents.stats import wilson_interval
-from cluedo_env.config import RulesConfig
+from cluedo_env.rules.config import RulesConfig
 
 
 @dataclass

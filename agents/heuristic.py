@@ -1,7 +1,7 @@
 """The heuristic player: a detective's notebook, batched over games.
 
 For every game the notebook keeps which of the 21 cards may still be in the envelope
-("open"). It learns only what its seat may know (:class:`cluedo_env.views.PlayerView`):
+("open"). It learns only what its seat may know (:class:`cluedo_env.engine.views.PlayerView`):
 
 * its own hand is crossed off (R-S6);
 * a card shown to it is crossed off (R-G6, R-G7);
@@ -35,10 +35,10 @@ import numpy as np
 
 from agents.base import Agent, replace_illegal
 from agents.planning import choose_moves, turn_start_choice
-from cluedo_env import actions as A
-from cluedo_env.board import ROOM_LOC0
-from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, ROOM_CARD0, WEAPON_CARD0
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import ROOM_LOC0
+from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, ROOM_CARD0, WEAPON_CARD0
 
 _CAT = (slice(0, WEAPON_CARD0), slice(WEAPON_CARD0, ROOM_CARD0), slice(ROOM_CARD0, NUM_CARDS))
 _OFFSET = np.array([0, WEAPON_CARD0, ROOM_CARD0])

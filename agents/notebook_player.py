@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from agents.heuristic import HeuristicAgent
-from cluedo_env.cards import NUM_ROOMS
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules.cards import NUM_ROOMS
 
 
 class NotebookAgent(HeuristicAgent):

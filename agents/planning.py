@@ -53,10 +53,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from cluedo_env import actions as A
-from cluedo_env.board import NUM_LOCATIONS, ROOM_LOC0, load_board
-from cluedo_env.cards import NUM_ROOMS, PASSAGES
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import NUM_LOCATIONS, ROOM_LOC0, load_board
+from cluedo_env.rules.cards import NUM_ROOMS, PASSAGES
 
 REENTER_TURNS = 2.0  # leave a room and come back in: about two turns
 _TIE = 1e-9

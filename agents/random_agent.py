@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, sample_legal
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.views import PlayerView
 
 
 class RandomAgent(Agent):

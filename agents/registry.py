@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from pathlib import Path
 
 from agents.base import Agent
+from cluedo_env.errors import CluedoError, UsageError
 
 AgentFactory = Callable[..., Agent]
 
 
-class UnknownAgentError(ValueError):
+class UnknownAgentError(CluedoError):
     """A player name the registry cannot build; the message lists the available names."""
 
 
@@ -45,6 +47,9 @@ _BUILTIN: dict[str, tuple[str, str]] = {
 _BUILTIN_PREFIXES: dict[str, tuple[str, str]] = {
     "py": ("agents.callable_player", "from_spec"),
 }
+# Trained players, whose loaders live in the training layer (torch, ray) and register themselves
+# with register_prefix when imported; agents never imports them (training.players does it on demand).
+_TRAINED_PREFIXES: dict[str, str] = {"ckpt": "training.policy", "rllib": "training.rllib_module"}
 _FACTORIES: dict[str, AgentFactory] = {}
 _PREFIXES: dict[str, Callable[..., Agent]] = {}
 
@@ -91,10 +96,10 @@ def make_agent(spec: str, seed: int | None = None, **kwargs) -> Agent:
         if prefix in _BUILTIN_PREFIXES:
             module, factory = _BUILTIN_PREFIXES[prefix]
             return getattr(importlib.import_module(module), factory)(arg, seed=seed, **kwargs)
-        if prefix == "ckpt":
-            raise NotImplementedError(
-                f"{spec!r}: loading trained checkpoints is not implemented yet; the training code registers a "
-                "loader with agents.registry.register_prefix('ckpt', factory)"
+        if prefix in _TRAINED_PREFIXES:
+            raise UnknownAgentError(
+                f"{spec!r}: no loader for {prefix}: players is registered (import {_TRAINED_PREFIXES[prefix]} first, "
+                "or name the player through cluedo / training.players.check_player_names, which do)"
             )
         raise UnknownAgentError(f"unknown agent prefix {prefix!r} in {spec!r}; available: {_available_text()}")
     if spec in _FACTORIES:
@@ -111,6 +116,28 @@ def make_agent(spec: str, seed: int | None = None, **kwargs) -> Agent:
     raise UnknownAgentError(f"unknown agent {spec!r}; available: {_available_text()}")
 
 
+def check_player_names(names: list[str], allowed_extra: tuple[str, ...] = ()) -> None:
+    """Every name is a known player (or ``ckpt:FILE`` naming an existing file) before any game starts.
+
+    Raises :class:`~cluedo_env.errors.UsageError` naming the bad entry and the allowed names. Trained
+    players (``ckpt:``, ``rllib:``) count as known once their loader is registered
+    (:func:`training.players.check_player_names` registers them first).
+    """
+    available = available_agents()
+    known = [n for n in available if not n.endswith(":...")]
+    prefixes = [n[:-4] for n in available if n.endswith(":...")]
+    for name in names:
+        if name in allowed_extra or name in known:
+            continue
+        prefix, colon, arg = name.partition(":")
+        if colon and prefix in prefixes:
+            if prefix == "ckpt" and not Path(arg).is_file():
+                raise UsageError(f"player {name!r}: checkpoint {arg!r} is not a file (ckpt:PATH to a model .zip)")
+            continue
+        allowed = ", ".join([*allowed_extra, *known, "ckpt:PATH", "rllib:PATH"])
+        raise UsageError(f"unknown player {name!r} (available: {allowed})")
+
+
 def _available_text() -> str:
     return ", ".join(available_agents()) or "(none)"
 
@@ -118,6 +145,7 @@ def _available_text() -> str:
 __all__ = [
     "UnknownAgentError",
     "available_agents",
+    "check_player_names",
     "make_agent",
     "register_agent",
     "register_prefix",

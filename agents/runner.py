@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agents.base import Agent
-from cluedo_env import actions as A
-from cluedo_env.config import RulesConfig
-from cluedo_env.vector_engine import ACCUSATION, VectorEngine
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.vector_engine import ACCUSATION, VectorEngine
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.config import RulesConfig
 
 
 @dataclass

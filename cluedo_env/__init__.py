@@ -4,7 +4,7 @@ Importing this package registers the environments under one namespace, ``cluedo_
 ``v0``, each named as its library names games:
 
 * Gymnasium: ``gymnasium.make("cluedo_env/Cluedo-v0", **kwargs)`` (one learner seat, opponents in
-  the others; :mod:`cluedo_env.envs.single_agent`) and ``gymnasium.make_vec("cluedo_env/Cluedo-v0",
+  the others; :mod:`training.single_agent`) and ``gymnasium.make_vec("cluedo_env/Cluedo-v0",
   num_envs=N)`` (its batched VectorEnv). Without a prior import, ``gymnasium.make("cluedo_env:cluedo_env/Cluedo-v0")``
   imports the package itself (Gymnasium 1.x loads no plugin entry points).
 * PettingZoo: ``pettingzoo.make("aec", "cluedo_env/cluedo_v0", **config)``, or as PettingZoo's
@@ -20,22 +20,37 @@ from __future__ import annotations
 
 from typing import Any
 
+from cluedo_env import _moved
+
 __version__ = "0.1.0"
 
 GYMNASIUM_ID = "cluedo_env/Cluedo-v0"
 PETTINGZOO_ID = "cluedo_env/cluedo_v0"
 _PETTINGZOO_OLD_ID = "cluedo/cluedo_v0"  # kept working for code written before the ids were unified
 
-_GYMNASIUM_ENTRY = "cluedo_env.envs.single_agent:CluedoSingleAgentEnv"
-_GYMNASIUM_VECTOR_ENTRY = "cluedo_env.envs.single_agent:CluedoVectorEnv"
+_GYMNASIUM_ENTRY = "training.single_agent:CluedoSingleAgentEnv"
+_GYMNASIUM_VECTOR_ENTRY = "training.single_agent:CluedoVectorEnv"
 _PETTINGZOO_ENTRY = "cluedo_env.envs.aec:env"
 
 
-def __getattr__(name: str) -> Any:  # PEP 562: the env module (gymnasium, spaces) loads on first use
-    if name in ("env", "raw_env"):
-        from cluedo_env import envs
+# The names users reach for, each loaded from its module on first use (PEP 562), so that
+# ``import cluedo_env`` stays cheap: registration needs no engine, no numba, no spaces.
+_LAZY = {
+    "env": "cluedo_env.envs",
+    "raw_env": "cluedo_env.envs",
+    "RulesConfig": "cluedo_env.rules.config",
+    "make_config": "cluedo_env.rules.config",
+    "VectorEngine": "cluedo_env.engine.vector_engine",
+    "Game": "cluedo_env.engine.reference",
+    "PlayerView": "cluedo_env.engine.views",
+}
 
-        return getattr(envs, name)
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'cluedo_env' has no attribute {name!r}")
 
 
@@ -62,11 +77,17 @@ def register_pettingzoo() -> None:
             pettingzoo.register("aec", env_id, entry_point=_PETTINGZOO_ENTRY)
 
 
+_moved.install()
 register_gymnasium()
 register_pettingzoo()
 
 __all__ = [
     "GYMNASIUM_ID",
+    "Game",
+    "PlayerView",
+    "RulesConfig",
+    "VectorEngine",
+    "make_config",
     "PETTINGZOO_ID",
     "__version__",
     "env",

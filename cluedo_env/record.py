@@ -40,11 +40,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cluedo_env import actions as A
-from cluedo_env.cards import CARD_NAMES, card_category
-from cluedo_env.errors import CluedoError, write_text_atomic
-from cluedo_env.snapshot import SCHEMA as SNAPSHOT_SCHEMA
-from cluedo_env.snapshot import SnapshotError
+from cluedo_env.engine.snapshot import SCHEMA as SNAPSHOT_SCHEMA
+from cluedo_env.engine.snapshot import SnapshotError
+from cluedo_env.errors import CluedoError
+from cluedo_env.files import write_text_atomic
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import CARD_NAMES, card_category
 
 SCHEMA = "cluedo_env.record/1"
 SCHEMA_PREFIX = "cluedo_env.record/"
@@ -206,7 +207,8 @@ def save(record: dict[str, Any], path: str | Path, indent: int | None = None) ->
 
 def check_record_path(path: str | Path) -> Path:
     """Fail before any game is played if ``path`` cannot take a record file (a folder, an unwritable place)."""
-    from cluedo_env.errors import UsageError, check_writable_file
+    from cluedo_env.errors import UsageError
+    from cluedo_env.files import check_writable_file
 
     try:
         return check_writable_file(path, "record file")
@@ -301,7 +303,7 @@ def _validate(record: Any) -> None:
 
 # ============================================================================ replay
 def _replay(record: dict[str, Any], snapshots: bool) -> list[dict[str, Any]]:
-    from cluedo_env.reference import Game
+    from cluedo_env.engine.reference import Game
 
     validate(record)
     try:

@@ -56,10 +56,11 @@ from typing import Any
 import numpy as np
 
 import cluedo_env
-from cluedo_env import actions as A
-from cluedo_env.config import RulesConfig
-from cluedo_env.errors import ArgumentParser, run_cli
-from cluedo_env.vector_engine import VectorEngine
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.errors import run_cli
+from cluedo_env.options import ArgumentParser
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.config import RulesConfig
 
 DEFAULT_CONFIGS = ["classic:4", "classic:6", "seed000:4", "cards:4", "classic:4:uniform"]
 TARGET = ("classic:4", "full", 50_000)  # env(), observation and mask every step, full-length games

@@ -1,4 +1,4 @@
-"""Micro-benchmark of the compiled move kernel (``cluedo_env.movement.fill_destinations``), one core.
+"""Micro-benchmark of the compiled move kernel (``cluedo_env.engine.movement.fill_destinations``), one core.
 
     PYTHONPATH=. python3 scripts/bench_movement.py                    # both tables, about a minute
     PYTHONPATH=. python3 scripts/bench_movement.py --before df3d707   # and the path-trie code it replaced
@@ -44,9 +44,9 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-from cluedo_env import actions as A
-from cluedo_env.board import NUM_LOCATIONS, NUM_SQUARES, load_board
-from cluedo_env.movement import MoveTables, _build, fill_destinations
+from cluedo_env.engine.movement import MoveTables, _build, fill_destinations
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, load_board
 
 BOARD = load_board()
 
@@ -90,7 +90,7 @@ def near_moves(
 
 def play_moves(max_roll: int, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (start, roll, others) of the first n rolls of random play (see the module docstring)."""
-    from cluedo_env.vector_engine import VectorEngine
+    from cluedo_env.engine.vector_engine import VectorEngine
 
     eng = VectorEngine("classic" if max_roll == 6 else "seed000", batch_size=256, autoreset=True)
     eng.reset(seed)
@@ -183,7 +183,7 @@ def fresh_process(max_roll: int, cache_dir: str | None) -> tuple[float, float]:
     """(wall s, CPU s) of importing the module, ``move_tables(max_roll)`` and one kernel call, in a new process."""
     code = (
         "import time, resource; t = time.perf_counter(); import numpy as np; "
-        "from cluedo_env.movement import move_tables, destinations; "
+        "from cluedo_env.engine.movement import move_tables, destinations; "
         f"tables = move_tables({max_roll}); destinations(tables, np.array([0]), np.array([2]), np.full((1, 5), -1)); "
         "u = resource.getrusage(resource.RUSAGE_SELF); print(time.perf_counter() - t, u.ru_utime + u.ru_stime)"
     )

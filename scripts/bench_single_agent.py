@@ -23,8 +23,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from agents.base import sample_legal  # noqa: E402
-from cluedo_env.envs.sb3_vec_env import CluedoVecEnv  # noqa: E402
-from cluedo_env.errors import ArgumentParser, run_cli  # noqa: E402
+from cluedo_env.errors import run_cli  # noqa: E402
+from cluedo_env.options import ArgumentParser  # noqa: E402
+from training.sb3_vec_env import CluedoVecEnv  # noqa: E402
 
 
 def bench(num_envs: int, opponents: str, steps: int, macro: bool, seat, policy: bool, net_arch,

@@ -41,12 +41,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agents.base import Agent, sample_legal  # noqa: E402
 from agents.deduction import Notebook, enumerate_deals, raw_information  # noqa: E402
 from agents.runner import seat_actions  # noqa: E402
-from cluedo_env import actions as A  # noqa: E402
-from cluedo_env.cards import NUM_CARDS  # noqa: E402
-from cluedo_env.config import RulesConfig  # noqa: E402
-from cluedo_env.errors import ArgumentParser, run_cli  # noqa: E402
-from cluedo_env.vector_engine import VectorEngine  # noqa: E402
-from cluedo_env.views import PlayerView  # noqa: E402
+from cluedo_env.engine.vector_engine import VectorEngine  # noqa: E402
+from cluedo_env.engine.views import PlayerView  # noqa: E402
+from cluedo_env.errors import run_cli  # noqa: E402
+from cluedo_env.options import ArgumentParser  # noqa: E402
+from cluedo_env.rules import actions as A  # noqa: E402
+from cluedo_env.rules.cards import NUM_CARDS  # noqa: E402
+from cluedo_env.rules.config import RulesConfig  # noqa: E402
 
 KINDS = ("envelope", "players", "derived", "all")
 # --mode -> Notebook options

@@ -25,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from cluedo_env.errors import ArgumentParser, check_writable_dir, int_in, run_cli, seed_type  # noqa: E402
+from cluedo_env.errors import run_cli  # noqa: E402
+from cluedo_env.files import check_writable_dir  # noqa: E402
+from cluedo_env.options import ArgumentParser, int_in, seed_type  # noqa: E402
 
 
 def _say(text: str) -> None:

@@ -3,7 +3,7 @@
     python scripts/gen_observation_doc.py           # (re)write docs/observation.md
     python scripts/gen_observation_doc.py --check   # exit 1 if the file on disk is out of date
 
-The tables come from :func:`cluedo_env.observation.layout` for the classic board and for the
+The tables come from :func:`cluedo_env.engine.observation.layout` for the classic board and for the
 card-only game; the slot conventions (card ids, locations, phases) from the modules that
 define them. ``tests/test_observation.py`` runs the check.
 """
@@ -17,12 +17,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a plain script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from cluedo_env import actions as A  # noqa: E402
-from cluedo_env.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board  # noqa: E402
-from cluedo_env.cards import CARD_NAMES, MAX_PLAYERS, PLAYING_CARD_NAMES, ROOMS, card_category  # noqa: E402
-from cluedo_env.config import RulesConfig  # noqa: E402
-from cluedo_env.errors import ArgumentParser, run_cli  # noqa: E402
-from cluedo_env.observation import HISTORY_WINDOW, MAX_ROLL, layout, size  # noqa: E402
+from cluedo_env.engine.observation import HISTORY_WINDOW, MAX_ROLL, layout, size  # noqa: E402
+from cluedo_env.errors import run_cli  # noqa: E402
+from cluedo_env.options import ArgumentParser  # noqa: E402
+from cluedo_env.rules import actions as A  # noqa: E402
+from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board  # noqa: E402
+from cluedo_env.rules.cards import CARD_NAMES, MAX_PLAYERS, PLAYING_CARD_NAMES, ROOMS, card_category  # noqa: E402
+from cluedo_env.rules.config import RulesConfig  # noqa: E402
 
 DOC = ROOT / "docs" / "observation.md"
 CONFIGS = (
@@ -40,7 +41,7 @@ INTRO = """\
 `VectorEngine.observe(player=None, idx=None)` returns an `(n, D)` **int8** array: one
 observation per game in `idx` (default all), from the point of view of `player` (a seat, or
 one seat per game; default each game's actor, or the player whose turn it is once a game is
-over). `cluedo_env.observation.layout(config)` lists the named pieces with their shapes and
+over). `cluedo_env.engine.observation.layout(config)` lists the named pieces with their shapes and
 offsets, and `split(obs, config)` cuts observations into a dict of arrays of shape
 `(..., *piece.shape)`. A piece of shape `(a, b)` is stored row-major: element `[i, j]` is
 slot `offset + i * b + j`.
@@ -247,7 +248,7 @@ def _belief_section() -> list[str]:
     lines = [
         "## Belief features (single-agent envs, `belief=True`)",
         "",
-        "The single-agent envs (`cluedo_env.envs.single_agent`, training config key `env.belief`) can append",
+        "The single-agent envs (`training.single_agent`, training config key `env.belief`) can append",
         "the deducer's notebook for the learner's seat (`agents/belief.py`) after the slots above: what the",
         "seat has *proved* from what it saw, so these slots hide what it may not know as the rest does.",
         "Holders are seat-relative and not padded: holder `h` (0..P-1) is the player `h` places to the",

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cluedo_env.errors import ArgumentParser, run_cli
+from cluedo_env.errors import run_cli
+from cluedo_env.options import ArgumentParser
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -21,11 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from cluedo_env import actions as A  # noqa: E402
-from cluedo_env.cards import NUM_ROOMS, ROOM_CARD0, WEAPON_CARD0  # noqa: E402
-from cluedo_env.envs.single_agent import LearnerCore  # noqa: E402
-from cluedo_env.errors import ArgumentParser, run_cli  # noqa: E402
+from cluedo_env.errors import run_cli  # noqa: E402
+from cluedo_env.options import ArgumentParser  # noqa: E402
+from cluedo_env.rules import actions as A  # noqa: E402
+from cluedo_env.rules.cards import NUM_ROOMS, ROOM_CARD0, WEAPON_CARD0  # noqa: E402
 from training.policy import CheckpointError, load_model, policy_fn, rules_of  # noqa: E402
+from training.single_agent import LearnerCore  # noqa: E402
 
 KINDS = ("roll/passage/stay/end", "move", "suggest", "show", "accuse")
 

@@ -22,9 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cluedo_env.errors import ArgumentParser, run_cli  # noqa: E402
+from cluedo_env.errors import run_cli  # noqa: E402
+from cluedo_env.options import ArgumentParser  # noqa: E402
 from cluedo_env.record import RecordError  # noqa: E402
-from cluedo_env.viewer import CHROMIUM, CHROMIUM_ARGS, demo_record, load_record, write_html  # noqa: E402
+from cluedo_env.render.html import CHROMIUM, CHROMIUM_ARGS, demo_record, load_record, write_html  # noqa: E402
 
 
 def screenshot(page_path: Path, png: Path, step: int | None, seat: int | None, width: int = 1400) -> Path:

@@ -14,10 +14,11 @@ from collections import Counter
 
 import numpy as np
 
-from cluedo_env import actions as A
-from cluedo_env.config import PRESETS, make_config
-from cluedo_env.errors import ArgumentParser, int_in, run_cli, seed_type
-from cluedo_env.reference import Accusation, Game
+from cluedo_env.engine.reference import Accusation, Game
+from cluedo_env.errors import run_cli
+from cluedo_env.options import ArgumentParser, int_in, seed_type
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.config import PRESETS, make_config
 
 KIND_STARTS = np.array([A.ROLL, A.PASSAGE, A.STAY, A.END_TURN, A.MOVE0, A.SUGGEST0, A.SHOW0, A.ACCUSE0])
 
@@ -83,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
         a = np.array(xs)
         print(f"{name:28}{a.mean():8.1f}{np.median(a):8.0f}{a.min():8d}{a.max():8d}")
     print("\nwins per seat")
-    from cluedo_env.cards import SUSPECTS
+    from cluedo_env.rules.cards import SUSPECTS
 
     for seat in range(config.players):
         print(f"  seat {seat} ({SUSPECTS[seat]:8}) {wins[seat]:6d}  {wins[seat] / args.games:6.1%}")

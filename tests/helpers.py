@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from cluedo_env import actions as A
-from cluedo_env.board import load_board
-from cluedo_env.cards import CARD_NAMES, card_category, card_id, room_id, suspect_id, weapon_id
-from cluedo_env.config import RulesConfig
-from cluedo_env.reference import Game
+from cluedo_env.engine.reference import Game
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import load_board
+from cluedo_env.rules.cards import CARD_NAMES, card_category, card_id, room_id, suspect_id, weapon_id
+from cluedo_env.rules.config import RulesConfig
 
 BOARD = load_board()
 

@@ -22,12 +22,12 @@ from agents.planning import choose_moves, move_scores, travel_turns, turn_start_
 from agents.random_agent import RandomAgent
 from agents.registry import UnknownAgentError, available_agents, make_agent, register_agent, register_prefix
 from agents.runner import play_games
-from cluedo_env import actions as A
-from cluedo_env.board import ROOM_LOC0
-from cluedo_env.cards import CARD_NAMES, KITCHEN, ROOMS, STUDY, room_id
-from cluedo_env.reference import Game
-from cluedo_env.vector_engine import VectorEngine
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.reference import Game
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import ROOM_LOC0
+from cluedo_env.rules.cards import CARD_NAMES, KITCHEN, ROOMS, STUDY, room_id
 
 ALL_CONFIGS = (
     [("classic", p, {}) for p in range(2, 7)]

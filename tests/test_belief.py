@@ -15,17 +15,17 @@ from agents.base import sample_legal
 from agents.belief import BELIEF_MEANING, BELIEF_PIECES, BeliefTracker, belief_layout, belief_size
 from agents.heuristic import HeuristicAgent
 from agents.runner import seat_actions
-from cluedo_env import actions as A
-from cluedo_env.cards import NUM_CARDS, NUM_ROOMS
-from cluedo_env.envs.single_agent import (
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS
+from training.single_agent import (
     NUM_MACRO_ACTIONS,
     CluedoSingleAgentEnv,
     LearnerActions,
     LearnerCore,
     num_actions,
 )
-from cluedo_env.vector_engine import VectorEngine
-from cluedo_env.views import PlayerView
 
 
 def _truth(eng: VectorEngine, seats: np.ndarray) -> np.ndarray:

@@ -293,9 +293,8 @@ def test_script_mains_report_the_same_way(module, argv, fragment, scratch, capsy
     """The scripts' own ``main`` (what ``python scripts/x.py`` / ``python -m`` run) under run_cli."""
     import importlib
 
-    from cluedo_env.cli import _script
-
-    mod = _script(Path(module).stem) if module.startswith("scripts/") else importlib.import_module(module)
+    name = module.removesuffix(".py").replace("/", ".")  # scripts/x.py -> scripts.x (a package, never loaded by path)
+    mod = importlib.import_module(name)
     status = run_cli(mod.main, [a.format(tmp=scratch) for a in argv])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and ERROR_LINE.match(err[0]) and fragment in err[0], err

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 from pathlib import Path
 
@@ -27,24 +26,16 @@ from agents.expert import ExpertAgent
 from agents.random_agent import RandomAgent
 from agents.runner import play_games, seat_actions
 from agents.suggestion_value import envelope_information, public_information
-from cluedo_env import actions as A
-from cluedo_env.cards import CARD_NAMES, card_id
-from cluedo_env.reference import Game
-from cluedo_env.vector_engine import ACCUSATION, VectorEngine
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.reference import Game
+from cluedo_env.engine.vector_engine import ACCUSATION, VectorEngine
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import CARD_NAMES, card_id
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load_script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-completeness = _load_script("deducer_completeness")
-
+from scripts import deducer_completeness as completeness  # noqa: E402
 
 RandomSuggester = completeness.RandomSuggester
 

@@ -50,11 +50,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cluedo_env import actions as A
-from cluedo_env.cards import ROOM_CARD0, WEAPON_CARD0
-from cluedo_env.config import RulesConfig
-from cluedo_env.reference import Accusation, Game
-from cluedo_env.vector_engine import ACCUSATION, NOT_ASKED, PASSED, SUGGESTION, VectorEngine
+from cluedo_env.engine.reference import Accusation, Game
+from cluedo_env.engine.vector_engine import ACCUSATION, NOT_ASKED, PASSED, SUGGESTION, VectorEngine
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import ROOM_CARD0, WEAPON_CARD0
+from cluedo_env.rules.config import RulesConfig
 
 TOTAL_GAMES = int(os.environ.get("CLUEDO_DIFF_GAMES", "2000"))
 SNAPSHOT_EVERY = max(1, int(os.environ.get("CLUEDO_DIFF_SNAPSHOT_EVERY", "4")))

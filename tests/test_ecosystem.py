@@ -19,10 +19,11 @@ import numpy as np
 import pytest
 
 import cluedo_env
+import training.single_agent
 from agents.base import sample_legal
-from cluedo_env.actions import IllegalActionError
-from cluedo_env.config import ConfigError
-from cluedo_env.envs.single_agent import CluedoSingleAgentEnv, CluedoVectorEnv
+from cluedo_env.rules.actions import IllegalActionError
+from cluedo_env.rules.config import ConfigError
+from training.single_agent import CluedoSingleAgentEnv, CluedoVectorEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 GYM_ID = cluedo_env.GYMNASIUM_ID
@@ -38,7 +39,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 def test_import_cluedo_env_alone_registers_every_id():
     out = _python(
         "import sys, gymnasium, pettingzoo, cluedo_env\n"
-        "assert 'cluedo_env.envs.single_agent' not in sys.modules, 'registration must not import the envs'\n"
+        "assert 'training.single_agent' not in sys.modules, 'registration must not import the envs'\n"
         "env = gymnasium.make('cluedo_env/Cluedo-v0', preset='cards', players=3)\n"
         "obs, info = env.reset(seed=0)\n"
         "venv = gymnasium.make_vec('cluedo_env/Cluedo-v0', num_envs=2, preset='cards', players=3)\n"
@@ -243,7 +244,7 @@ def test_gymnasium_env_refuses_actions_that_are_not_one_integer(action):
 
 def test_sb3_vec_env_refuses_floats_and_names_out_of_range_actions():
     pytest.importorskip("stable_baselines3")
-    from cluedo_env.envs.sb3_vec_env import CluedoVecEnv
+    from training.sb3_vec_env import CluedoVecEnv
 
     venv = CluedoVecEnv(4, "cards", players=3, seed=0)
     venv.reset()
@@ -284,7 +285,7 @@ def test_a_policy_function_is_a_player_for_the_evaluator(tmp_path):
     from agents.callable_player import CallablePlayer
     from agents.registry import available_agents, make_agent
     from agents.runner import play_games
-    from cluedo_env.config import RulesConfig
+    from cluedo_env.rules.config import RulesConfig
 
     policy = tmp_path / "my_policies.py"
     policy.write_text(_POLICY_FILE)
@@ -312,7 +313,7 @@ def test_a_policy_function_is_a_player_for_the_evaluator(tmp_path):
 def test_a_batched_policy_function_in_the_macro_space_with_belief():
     from agents.callable_player import CallablePlayer
     from agents.runner import play_games
-    from cluedo_env.config import RulesConfig
+    from cluedo_env.rules.config import RulesConfig
 
     calls = []
 
@@ -330,15 +331,11 @@ def test_a_batched_policy_function_in_the_macro_space_with_belief():
 # ------------------------------------------------------------------ the CleanRL-style script
 def test_cleanrl_ppo_script_trains_evaluates_and_saves_a_player(tmp_path, monkeypatch):
     """A short run (the full one, 200k steps, wins about 99% against random players: see the README)."""
-    import importlib.util
 
     from agents.registry import make_agent
     from agents.runner import play_games
-    from cluedo_env.config import RulesConfig
-
-    spec = importlib.util.spec_from_file_location("cleanrl_ppo", ROOT / "scripts" / "cleanrl_ppo.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    from cluedo_env.rules.config import RulesConfig
+    from scripts import cleanrl_ppo as script
     weights, numbers = tmp_path / "ppo.pt", tmp_path / "ppo.json"
     stats = script.main(["--total-timesteps", "1024", "--num-envs", "32", "--num-steps", "16", "--eval-games", "40",
                          "--save", str(weights), "--json", str(numbers)])  # fmt: skip
@@ -370,7 +367,7 @@ def _table(section: str, header: str) -> list[list[str]]:
 
 
 def test_quick_reference_sizes_match_the_code():
-    from cluedo_env.envs.single_agent import LearnerCore, num_actions
+    from training.single_agent import LearnerCore, num_actions
 
     section = _quick_reference()
     rows = _table(section, "| preset | D |")
@@ -390,14 +387,14 @@ def test_quick_reference_sizes_match_the_code():
 
 
 def test_quick_reference_lists_every_keyword_of_the_envs():
-    from cluedo_env.envs.single_agent import _keywords
+    from training.single_agent import _keywords
 
     section = _quick_reference()
     documented = {k.strip().strip("`") for row in _table(section, "| keyword |") for k in row[0].split(",")}
     taken = set(_keywords(CluedoSingleAgentEnv.__init__, CluedoVectorEnv.__init__))
     taken |= {"players", "max_turns", "dice"}  # rules flags, shown by example
     assert taken - {"num_envs"} <= documented | {"num_envs"} and "num_envs" in documented
-    assert documented - {"..."} <= taken | set(cluedo_env.envs.single_agent._rules_keywords())
+    assert documented - {"..."} <= taken | set(training.single_agent._rules_keywords())
 
 
 def test_quick_reference_examples_run(tmp_path, monkeypatch):
@@ -406,7 +403,7 @@ def test_quick_reference_examples_run(tmp_path, monkeypatch):
     modules through training.rllib_train)."""
     import re
 
-    import cluedo_env.envs.single_agent  # noqa: F401
+    import training.single_agent  # noqa: F401
 
     pytest.importorskip("sb3_contrib")
     blocks = re.findall(r"```python\n(.*?)```", _quick_reference(), re.S)
@@ -451,12 +448,12 @@ def test_public_modules_declare_all_and_every_name_exists():
                 declared += 1
                 assert [n for n in names if not hasattr(module, n)] == [], info.name
     assert declared >= 12
-    for name in ("cluedo_env", "cluedo_env.envs.single_agent", "cluedo_env.cluedo_v0", "agents.callable_player"):
+    for name in ("cluedo_env", "training.single_agent", "cluedo_env.cluedo_v0", "agents.callable_player"):
         assert importlib.import_module(name).__all__
 
 
 def test_skip_mode_drops_unplayed_games_and_vector_renders():
-    core = cluedo_env.envs.single_agent.LearnerCore(64, "classic", seat="random", unplayed_games="skip", seed=0)
+    core = training.single_agent.LearnerCore(64, "classic", seat="random", unplayed_games="skip", seed=0)
     core.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(20):
@@ -464,7 +461,7 @@ def test_skip_mode_drops_unplayed_games_and_vector_renders():
         core.step(sample_legal(core.action_masks(), rng))
     assert core.skipped_games > 0 and core.unplayed_reported == 0
     with pytest.raises(ConfigError, match="unplayed_games"):
-        cluedo_env.envs.single_agent.LearnerCore(2, unplayed_games="hide")
+        training.single_agent.LearnerCore(2, unplayed_games="hide")
     venv = CluedoVectorEnv(3, preset="cards", players=3, render_mode="ansi", seat="random")
     obs, info = venv.reset(seed=0)
     frames = venv.render()

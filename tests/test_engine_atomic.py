@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cluedo_env import actions as A
-from cluedo_env.config import make_config
-from cluedo_env.vector_engine import VectorEngine
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.config import make_config
 
 B = 6
 
@@ -237,7 +237,7 @@ def test_raw_env_step_after_the_game_is_a_clear_error():
 
 def test_refused_load_snapshot_does_not_consume_chance():
     import cluedo_env
-    from cluedo_env.snapshot import SnapshotError
+    from cluedo_env.engine.snapshot import SnapshotError
 
     a, b = (cluedo_env.raw_env(preset="classic", players=4) for _ in range(2))
     a.reset(seed=5)

@@ -2,7 +2,7 @@
 operations, pickling, and the benchmark script that measures it.
 
 Rules are checked against the reference engine in ``test_differential.py``; here, properties of
-the kernels themselves (``cluedo_env.kernels``) as the engine exposes them.
+the kernels themselves (``cluedo_env.engine.kernels``) as the engine exposes them.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cluedo_env import actions as A
-from cluedo_env.snapshot import SnapshotError
-from cluedo_env.state import State
-from cluedo_env.vector_engine import VectorEngine
+from cluedo_env.engine.snapshot import SnapshotError
+from cluedo_env.engine.state import State
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.rules import actions as A
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -219,18 +219,19 @@ def test_bench_script_prints_the_table_and_writes_json(tmp_path):
 
 # ============================================================================ the kernel cache
 def test_the_kernel_cache_is_cleared_when_a_kernel_source_changes(tmp_path, monkeypatch):
-    from cluedo_env import kernel_cache
-
+    from cluedo_env.engine import kernel_cache
     pkg = tmp_path / "pkg"
-    (pkg / "__pycache__").mkdir(parents=True)
+    (pkg / "engine" / "__pycache__").mkdir(parents=True)
+    (pkg / "rules").mkdir()
     for name in kernel_cache.SOURCES:
         (pkg / name).write_text(f"# {name}\n")
     monkeypatch.setattr(kernel_cache, "PACKAGE", pkg)
+    monkeypatch.setattr(kernel_cache, "CACHE", pkg / "engine" / "__pycache__")
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    stale = pkg / "__pycache__" / "kernels.step-1.py311.nbi"
+    stale = pkg / "engine" / "__pycache__" / "kernels.step-1.py311.nbi"
     stale.write_text("stale")
     assert kernel_cache.ensure_fresh() and not stale.exists()  # no stamp yet: cleared
     stale.write_text("fresh")
     assert not kernel_cache.ensure_fresh() and stale.exists()  # same sources: kept
-    (pkg / "movement.py").write_text("# edited\n")  # inlined into kernels.py: its cache is stale
+    (pkg / "engine" / "movement.py").write_text("# edited\n")  # inlined into kernels.py: its cache is stale
     assert kernel_cache.ensure_fresh() and not stale.exists()

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from helpers import ENVELOPE, HANDS4, accuse, position, show, suggest
 
-from cluedo_env import actions as A
-from cluedo_env.board import NUM_DOORS, NUM_SQUARES, BoardError, load_board, parse_board
-from cluedo_env.cards import PASSAGES, ROOMS
-from cluedo_env.config import PRESETS, ConfigError, RulesConfig, load_config, make_config
-from cluedo_env.reference import Game
-from cluedo_env.snapshot import SnapshotError
+from cluedo_env.engine.reference import Game
+from cluedo_env.engine.snapshot import SnapshotError
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import NUM_DOORS, NUM_SQUARES, BoardError, load_board, parse_board
+from cluedo_env.rules.cards import PASSAGES, ROOMS
+from cluedo_env.rules.config import PRESETS, ConfigError, RulesConfig, load_config, make_config
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARD_TEXT = (ROOT / "cluedo_env" / "data" / "board.txt").read_text(encoding="utf-8")
@@ -526,22 +526,23 @@ def test_deeply_nested_record_is_a_record_error(tmp_path):
 
 
 def test_atomic_write_keeps_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
-    from cluedo_env import errors
+    from cluedo_env import files
 
     path = tmp_path / "out.json"
-    errors.write_text_atomic(path, "old")
+    files.write_text_atomic(path, "old")
 
     def fail(*_args):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(errors.os, "replace", fail)
+    monkeypatch.setattr(files.os, "replace", fail)
     with pytest.raises(OSError):
-        errors.write_text_atomic(path, "new")
+        files.write_text_atomic(path, "new")
     assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.json"]
 
 
 def test_output_paths_are_checked_before_work(tmp_path):
-    from cluedo_env.errors import UsageError, check_writable_dir, check_writable_file
+    from cluedo_env.errors import UsageError
+    from cluedo_env.files import check_writable_dir, check_writable_file
 
     (tmp_path / "f").write_text("x")
     assert check_writable_file(tmp_path / "new" / "deeper" / "x.json") == tmp_path / "new" / "deeper" / "x.json"

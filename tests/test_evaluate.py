@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cluedo_env.config import RulesConfig
+from agents import tournament
+from cluedo_env.cli.evaluate import main as evaluate_main
+from cluedo_env.rules.config import RulesConfig
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("scripts_evaluate", ROOT / "scripts" / "evaluate.py")
-E = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = E  # dataclasses look their module up while the class is built
-_spec.loader.exec_module(E)
+E = tournament
 
 
 def test_tournament_end_to_end_writes_markdown_json_and_png(tmp_path, capsys):
     out = tmp_path / "eval"
-    result = E.main(["--players", "heuristic", "random", "random", "--games", "12", "--preset", "cards",
+    result = evaluate_main(["--players", "heuristic", "random", "random", "--games", "12", "--preset", "cards",
                      "--seed", "3", "--out", str(out), "--no-progress"])  # fmt: skip
     for name in ("tournament.md", "tournament.json", "tournament.png"):
         assert (out / name).stat().st_size > 0
@@ -123,7 +120,7 @@ def test_rating_fit_recovers_known_strengths_and_orders_them():
 
 
 def test_round_robin_rates_the_heuristic_above_random(tmp_path):
-    result = E.main(["--round-robin", "random", "heuristic", "--games", "24", "--preset", "classic",
+    result = evaluate_main(["--round-robin", "random", "heuristic", "--games", "24", "--preset", "classic",
                      "--seats", "3", "--out", str(tmp_path), "--no-progress"])  # fmt: skip
     assert [r["player"] for r in result["ratings"]] == ["heuristic", "random"]
     (match,) = result["matches"]
@@ -145,4 +142,4 @@ def test_round_robin_lineups_share_seats_equally():
 
 def test_unknown_player_name_fails_clearly():
     with pytest.raises(ValueError, match="available"):
-        E.main(["--players", "heuristic", "nobody", "--games", "2", "--no-progress", "--out", "/nonexistent/x"])
+        evaluate_main(["--players", "heuristic", "nobody", "--games", "2", "--no-progress", "--out", "/nonexistent/x"])

@@ -21,12 +21,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cluedo_env import actions as A
-from cluedo_env.config import ConfigError, RulesConfig, load_config
+from cluedo_env.engine.reference import Game
+from cluedo_env.engine.snapshot import SnapshotError
 from cluedo_env.errors import CluedoError
 from cluedo_env.record import Recorder, RecordError, check, load
-from cluedo_env.reference import Game
-from cluedo_env.snapshot import SnapshotError
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.config import ConfigError, RulesConfig, load_config
 
 FAST = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

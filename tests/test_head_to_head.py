@@ -7,9 +7,7 @@ must write the same result.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -55,12 +53,7 @@ def test_wilson_interval():
 
 
 def test_evaluate_flag_writes_the_table(tmp_path):
-    spec = importlib.util.spec_from_file_location("scripts_evaluate", ROOT / "scripts" / "evaluate.py")
-    evaluate = sys.modules.get(spec.name)
-    if evaluate is None:
-        evaluate = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = evaluate  # dataclasses look their module up while the class is built
-        spec.loader.exec_module(evaluate)
+    from cluedo_env.cli import evaluate
     out = tmp_path / "h2h"
     result = evaluate.main(["--head-to-head", "notebook", "random", "--games", "12", "--preset", "cards",
                             "--no-progress", "--out", str(out), "--batch-size", "6"])  # fmt: skip

@@ -1,6 +1,6 @@
 """Movement alone: the compiled move kernel (cluedo_env/movement.py) against the reference engine.
 
-The oracle is ``cluedo_env.reference.move_destinations`` (R-M1..R-M6). Covered: every start
+The oracle is ``cluedo_env.engine.reference.move_destinations`` (R-M1..R-M6). Covered: every start
 and every roll on the empty board (one and two dice), random positions crowded with tokens
 near doors and near the mover, every single blocker near every door-front start, room
 starts with some or all doors blocked (R-M6) and forfeited moves (R-M8), and the kernel
@@ -18,9 +18,16 @@ import numba
 import numpy as np
 import pytest
 
-from cluedo_env.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board
-from cluedo_env.movement import WITNESSES, MoveTables, _exact_search, destinations, fill_destinations, move_tables
-from cluedo_env.reference import move_destinations
+from cluedo_env.engine.movement import (
+    WITNESSES,
+    MoveTables,
+    _exact_search,
+    destinations,
+    fill_destinations,
+    move_tables,
+)
+from cluedo_env.engine.reference import move_destinations
+from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board
 
 BOARD = load_board()
 _FRONTS = np.array(sorted(BOARD.front_room), np.int64)

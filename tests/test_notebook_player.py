@@ -17,11 +17,11 @@ from agents.notebook_player import NotebookAgent
 from agents.random_agent import RandomAgent
 from agents.registry import available_agents, make_agent
 from agents.runner import play_games
-from cluedo_env import actions as A
-from cluedo_env.cards import CARD_NAMES, card_id
-from cluedo_env.reference import Game
-from cluedo_env.vector_engine import VectorEngine
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.reference import Game
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import CARD_NAMES, card_id
 
 ENVELOPE = ["Plum", "Wrench", "Study"]
 

@@ -20,7 +20,6 @@ outcome, the envelope after its accusation) must change its observation.
 from __future__ import annotations
 
 import copy
-import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,9 +27,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cluedo_env import actions as A
-from cluedo_env.board import NUM_LOCATIONS, ROOM_LOC0
-from cluedo_env.cards import (
+from cluedo_env.engine.observation import HISTORY_WINDOW, MAX_ROLL, layout, size, split
+from cluedo_env.engine.snapshot import loc_from_json, loc_to_json
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import NUM_LOCATIONS, ROOM_LOC0
+from cluedo_env.rules.cards import (
     CARD_NAMES,
     MAX_PLAYERS,
     NUM_CARDS,
@@ -48,10 +50,7 @@ from cluedo_env.cards import (
     suspect_id,
     weapon_id,
 )
-from cluedo_env.config import RulesConfig
-from cluedo_env.observation import HISTORY_WINDOW, MAX_ROLL, layout, size, split
-from cluedo_env.snapshot import loc_from_json, loc_to_json
-from cluedo_env.vector_engine import VectorEngine
+from cluedo_env.rules.config import RulesConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 K = HISTORY_WINDOW
@@ -272,10 +271,9 @@ def expected_pieces(snap: dict[str, Any], cfg: RulesConfig, p: int) -> dict[str,
 
 # ================================================================ the doc
 def _doc_module():
-    spec = importlib.util.spec_from_file_location("gen_observation_doc", ROOT / "scripts" / "gen_observation_doc.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from scripts import gen_observation_doc
+
+    return gen_observation_doc
 
 
 def test_doc_is_in_sync_with_layout(tmp_path):

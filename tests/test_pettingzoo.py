@@ -28,11 +28,11 @@ from pettingzoo.test import api_test, render_test, seed_test
 from pettingzoo.utils.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
 
 import cluedo_env
-from cluedo_env import actions as A
-from cluedo_env.cards import CARD_NAMES, card_category, card_id, room_id, suspect_id, weapon_id
-from cluedo_env.config import ConfigError, RulesConfig
+from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.envs import aec
-from cluedo_env.vector_engine import VectorEngine
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import CARD_NAMES, card_category, card_id, room_id, suspect_id, weapon_id
+from cluedo_env.rules.config import ConfigError, RulesConfig
 
 CONFIGS = [("classic", 2), ("classic", 4), ("classic", 6), ("seed000", 3), ("seed000", 4), ("seed000", 6),
            ("cards", 3), ("cards", 4), ("cards", 6)]  # fmt: skip
@@ -224,7 +224,7 @@ def test_the_refuter_acts_out_of_turn():
     assert set(np.flatnonzero(obs["action_mask"])) == {show("Mustard"), show("Dagger")}
     for agent in ("player_0", "player_2", "player_3"):
         assert not env.observe(agent)["action_mask"].any()
-    from cluedo_env.observation import split
+    from cluedo_env.engine.observation import split
 
     pieces = split(obs["observation"], env.unwrapped.config)
     assert pieces["to_act"][0] == 1 and pieces["pending_suggester"][3] == 1  # seat 0 is 3 to seat 1's left

@@ -7,8 +7,9 @@ import json
 import pytest
 
 from cluedo_env import record as R
-from cluedo_env.cards import ROOMS, SUSPECTS, WEAPONS
-from cluedo_env.cli import Console, HumanGame, main, play
+from cluedo_env.cli import main
+from cluedo_env.cli.play import Console, HumanGame, play
+from cluedo_env.rules.cards import ROOMS, SUSPECTS, WEAPONS
 
 
 class Script:
@@ -204,7 +205,7 @@ def test_command_line_errors_are_messages(tmp_path, capsys):
 
 
 def test_command_line_replay_writes_a_page(tmp_path, capsys):
-    pytest.importorskip("cluedo_env.viewer")
+    pytest.importorskip("cluedo_env.render.html")
     path = tmp_path / "r.json"
     assert main(["play", "--players", "random", "human", "random", "--preset", "cards", "--seed", "1", "--record",
                  str(path)], Script(), lambda _: None) == 0  # fmt: skip

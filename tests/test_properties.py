@@ -14,11 +14,11 @@ import random
 import numpy as np
 import pytest
 
-from cluedo_env import actions as A
-from cluedo_env.cards import NUM_CARDS
-from cluedo_env.config import RulesConfig
-from cluedo_env.reference import Game, Suggestion
-from cluedo_env.snapshot import validate
+from cluedo_env.engine.reference import Game, Suggestion
+from cluedo_env.engine.snapshot import validate
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import NUM_CARDS
+from cluedo_env.rules.config import RulesConfig
 
 # (preset, players, games, max_turns, accuse_p). seed000 rolls two dice, whose move search is
 # slower, and accuses only inside a room (R-A1 variant), so its players accuse more readily.

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import random
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,24 +13,19 @@ import pytest
 import cluedo_env
 from agents.registry import make_agent
 from agents.runner import play_games
-from cluedo_env import actions as A
 from cluedo_env import record as R
-from cluedo_env.config import RulesConfig
-from cluedo_env.reference import Game
+from cluedo_env.engine.reference import Game
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.config import RulesConfig
 
 PRESETS = ["classic", "seed000", "cards"]
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _evaluate_module():
-    name = "scripts_evaluate"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "evaluate.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    from cluedo_env.cli import evaluate
+
+    return evaluate
 
 
 def reference_game(preset: str, seed: int = 1, players: int = 4, max_turns: int = 60):

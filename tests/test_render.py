@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cluedo_env import actions as A
 from cluedo_env import render as R
-from cluedo_env.board import ROOM_LOC0
-from cluedo_env.config import RulesConfig
-from cluedo_env.reference import Game
+from cluedo_env.engine.reference import Game
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import ROOM_LOC0
+from cluedo_env.rules.config import RulesConfig
 
 DATA = Path(__file__).parent / "data"
 EXPECTED_ANSI = DATA / "render_ansi_seed3.txt"

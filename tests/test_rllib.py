@@ -13,7 +13,7 @@ import ray  # noqa: E402
 import torch  # noqa: E402
 
 from agents.registry import register_prefix  # noqa: E402
-from cluedo_env.actions import IllegalActionError  # noqa: E402
+from cluedo_env.rules.actions import IllegalActionError  # noqa: E402
 
 SMALL = {
     "env": {"preset": "cards", "players": 4},

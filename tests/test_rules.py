@@ -29,8 +29,9 @@ from helpers import (
     where,
 )
 
-from cluedo_env import actions as A
-from cluedo_env.cards import (
+from cluedo_env.engine.reference import Accusation, Game, Suggestion
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import (
     CARD_NAMES,
     NUM_CARDS,
     PLAYING_CARD_NAMES,
@@ -41,8 +42,7 @@ from cluedo_env.cards import (
     WEAPONS,
     card_id,
 )
-from cluedo_env.config import ConfigError, RulesConfig
-from cluedo_env.reference import Accusation, Game, Suggestion
+from cluedo_env.rules.config import ConfigError, RulesConfig
 
 STARTS = {
     "Scarlet": (24, 7),

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from agents.base import Agent, sample_legal
-from cluedo_env import actions as A
-from cluedo_env.board import ROOM_LOC0
-from cluedo_env.envs.single_agent import (
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import ROOM_LOC0
+from training.single_agent import (
     ENV_ID,
     NUM_MACRO_ACTIONS,
     CluedoSingleAgentEnv,
@@ -20,7 +20,7 @@ from cluedo_env.envs.single_agent import (
 )
 
 pytest.importorskip("stable_baselines3")
-from cluedo_env.envs.sb3_vec_env import CluedoVecEnv  # noqa: E402
+from training.sb3_vec_env import CluedoVecEnv  # noqa: E402
 
 
 def _play(venv, steps: int, rng: np.random.Generator):

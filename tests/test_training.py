@@ -59,9 +59,7 @@ def test_train_checkpoint_resume_evaluate(tmp_path, capsys):
     assert json.loads((run / "state.json").read_text())["timesteps"] == 1024
 
     # the checkpoint plays in the tournament evaluator by name
-    from training.train import _evaluate_module
-
-    evaluate = _evaluate_module()
+    from cluedo_env.cli import evaluate
     res = evaluate.main(["--players", f"ckpt:{run / 'model.zip'}", "random", "random", "random", "--games", "8",
                          "--out", str(tmp_path / "eval"), "--no-progress"])  # fmt: skip
     assert res["games"] == 8
@@ -109,9 +107,9 @@ def test_malformed_and_mismatched_checkpoints(tmp_path):
         load_model(good, obs_size=1385)  # the card-only game's size
 
     from agents.registry import make_agent
-    from cluedo_env.config import make_config
-    from cluedo_env.vector_engine import VectorEngine
-    from cluedo_env.views import PlayerView
+    from cluedo_env.engine.vector_engine import VectorEngine
+    from cluedo_env.engine.views import PlayerView
+    from cluedo_env.rules.config import make_config
 
     agent = make_agent(f"ckpt:{good}")
     eng = VectorEngine(make_config("cards", players=4), 4)
@@ -122,12 +120,7 @@ def test_malformed_and_mismatched_checkpoints(tmp_path):
 
 def test_demo_script_end_to_end(tmp_path, capsys):
     """scripts/demo.py (the README's main command) with tiny settings: trains, evaluates, prints the table."""
-    import importlib.util
-
-    path = ROOT / "scripts" / "demo.py"
-    spec = importlib.util.spec_from_file_location("cluedo_demo_script", path)
-    demo = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(demo)
+    from scripts import demo
     out = demo.main(["--timesteps", "256", "--games", "8", "--num-envs", "16", "--out", str(tmp_path / "demo"),
                      "--no-progress"])  # fmt: skip
     assert out["train"]["timesteps"] >= 256
@@ -171,18 +164,14 @@ def test_belief_and_macro_accusation_checkpoint_plays_by_name(tmp_path):
 
     from agents.registry import make_agent
     from agents.runner import play_games
-    from cluedo_env.config import make_config
+    from cluedo_env.rules.config import make_config
 
     player = make_agent(f"ckpt:{run / 'model.zip'}", deterministic=False, seed=0)
     others = [make_agent(n, seed=k) for k, n in enumerate(["heuristic", "random", "heuristic"])]
     records = play_games(make_config("classic", players=4), [player, *others], 16, batch_size=8, seed=3)
     assert len(records) == 16  # the runner raises on an illegal action; every game ran to its end
 
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("cluedo_policy_stats", ROOT / "scripts" / "policy_stats.py")
-    stats_mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(stats_mod)
+    from scripts import policy_stats as stats_mod
     stats = stats_mod.policy_stats(str(run / "model.zip"), "random", steps=30, num_envs=8)
     assert stats["gambles_right"] <= stats["gambles"] and sum(stats["decisions"].values()) == 30 * 8
     with pytest.raises(CheckpointError, match="without belief"):
@@ -208,7 +197,7 @@ def test_self_play_league_draws_policies_and_checkpoints(tmp_path):
 
 
 def test_every_shipped_training_config_loads():
-    from cluedo_env.envs.single_agent import num_actions
+    from training.single_agent import num_actions
     from training.train import rules_config
 
     paths = sorted((ROOT / "configs").glob("train_*.yaml"))

@@ -1,4 +1,4 @@
-"""Edge cases of the vectorized engine's batch API (``cluedo_env.vector_engine.VectorEngine``).
+"""Edge cases of the vectorized engine's batch API (``cluedo_env.engine.vector_engine.VectorEngine``).
 
 Game mechanics are checked against the reference engine in ``test_differential.py``; this
 file checks what is particular to a batch: batch size 1, games ending at different steps,
@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from helpers import ENVELOPE, HANDS4, move, position, suggest
 
-from cluedo_env import actions as A
-from cluedo_env.board import load_board
-from cluedo_env.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
-from cluedo_env.config import ConfigError, RulesConfig
-from cluedo_env.reference import Game
-from cluedo_env.vector_engine import VectorEngine
+from cluedo_env.engine.reference import Game
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import load_board
+from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
+from cluedo_env.rules.config import ConfigError, RulesConfig
 
 BOARD = load_board()
 STATE_ARRAYS = (

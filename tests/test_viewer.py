@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from cluedo_env import record as R
-from cluedo_env.cards import SUSPECTS, WEAPONS
-from cluedo_env.viewer import CHROMIUM, CHROMIUM_ARGS, _notebook, demo_record, page_data, render_html
+from cluedo_env.render.html import CHROMIUM, CHROMIUM_ARGS, _notebook, demo_record, page_data, render_html
+from cluedo_env.rules.cards import SUSPECTS, WEAPONS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOT = ROOT / "docs" / "replay_viewer.png"

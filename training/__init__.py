@@ -2,6 +2,6 @@
 
 ``python -m training.train --config configs/train_vs_random.yaml`` trains; ``training.policy``
 loads checkpoints and registers the ``ckpt:`` player prefix (``make_agent("ckpt:runs/x/model.zip")``);
-``python -m training.evaluate --players ckpt:runs/x/model.zip random random random`` runs the
-tournament evaluator with that prefix available.
+``cluedo evaluate --players ckpt:runs/x/model.zip random random random`` (or ``scripts/evaluate.py``)
+evaluates it (:mod:`training.players` registers the ``ckpt:`` / ``rllib:`` loaders a name needs).
 """

@@ -22,10 +22,11 @@ import numpy as np
 
 from agents.base import Agent
 from agents.belief import LearnerInputs
-from cluedo_env.config import RulesConfig, make_config
-from cluedo_env.envs.single_agent import LearnerActions, num_actions
-from cluedo_env.errors import CheckpointError, write_atomic
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.envs.learner_actions import LearnerActions, num_actions
+from cluedo_env.errors import CheckpointError
+from cluedo_env.files import write_atomic
+from cluedo_env.rules.config import RulesConfig, make_config
 
 FORMAT = "cluedo_env.maskable_ppo.v1"
 
@@ -108,7 +109,7 @@ class PolicyAgent(LearnerInputs, Agent):
 
     It rebuilds the inputs the policy was trained on: the seat's observation, plus the belief
     features (:mod:`agents.belief`, its own notebook) when the checkpoint was trained with them;
-    its actions go back to engine ids through :class:`~cluedo_env.envs.single_agent.LearnerActions`.
+    its actions go back to engine ids through :class:`~cluedo_env.envs.learner_actions.LearnerActions`.
     """
 
     def __init__(self, path: str | os.PathLike | None = None, seed: int | None = None, deterministic: bool = True,

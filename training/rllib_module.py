@@ -33,7 +33,7 @@ from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from agents.base import Agent, replace_illegal
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.views import PlayerView
 
 OBS_KEY = "observation"
 MASK_KEY = "action_mask"

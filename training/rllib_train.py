@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
 import json
 import sys
 import time
@@ -36,9 +35,9 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from cluedo_env.errors import ArgumentParser, CheckpointError, TrainConfigError, int_in
+from cluedo_env.errors import CheckpointError, TrainConfigError
+from cluedo_env.options import ArgumentParser, int_in
 
-ROOT = Path(__file__).resolve().parents[1]
 ENV_NAME = "cluedo_v0"
 
 DEFAULTS: dict[str, Any] = {
@@ -74,7 +73,7 @@ DEFAULTS: dict[str, Any] = {
 
 def load_config(path: str | Path | None, **overrides: Any) -> dict[str, Any]:
     """The YAML config over :data:`DEFAULTS` (one level of nested dicts merged), then ``overrides``; checked."""
-    from cluedo_env.config import read_yaml
+    from cluedo_env.rules.config import read_yaml
 
     cfg = json.loads(json.dumps(DEFAULTS))
     data = read_yaml(path, "RLlib config", TrainConfigError) if path else {}
@@ -101,8 +100,8 @@ def load_config(path: str | Path | None, **overrides: Any) -> dict[str, Any]:
 
 def validate_config(cfg: dict[str, Any]) -> None:
     """Types and ranges of the keys this module reads, before Ray starts."""
-    from cluedo_env.config import ConfigError, make_config
-    from cluedo_env.errors import SEED_MAX
+    from cluedo_env.options import SEED_MAX
+    from cluedo_env.rules.config import ConfigError, make_config
 
     def integer(key: str, value: Any, lo: int, hi: int | None = None) -> None:
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= lo and (hi is None or value <= hi)):
@@ -243,31 +242,24 @@ def _main_return(result: dict[str, Any]) -> float | None:
     return None if value is None else float(value)
 
 
-def evaluator():
-    """scripts/evaluate.py as a module (it is a script, not a package member), with ``rllib:`` registered."""
-    import training.rllib_module  # noqa: F401 - registers rllib:
-
-    name = "scripts_evaluate"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "evaluate.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
-
-
 def evaluate(checkpoint: Path, cfg: dict[str, Any], out: Path) -> dict[str, Any]:
-    """The checkpoint's ``main`` against ``eval.opponents`` through scripts/evaluate.py (seats rotated)."""
-    mod = evaluator()
+    """The checkpoint's ``main`` against ``eval.opponents``, seats rotated (:mod:`agents.tournament`).
+
+    Writes ``tournament.md``/``.json``/``.png`` into ``out`` and returns the summary.
+    """
+    import training.rllib_module  # noqa: F401 - registers rllib:
+    from agents import tournament
+    from cluedo_env.rules.config import make_config
 
     players = int(cfg["env"].get("players", 4))
     opponents = cfg["eval"].get("opponents") or ["random"] * (players - 1)
-    argv = ["--players", f"rllib:{checkpoint}", *opponents, "--games", str(cfg["eval"]["games"]),
-            "--preset", str(cfg["env"].get("preset", "classic")), "--seed", str(cfg["seed"]), "--out", str(out),
-            "--no-progress"]  # fmt: skip
-    if "max_turns" in cfg["env"]:
-        argv += ["--max-turns", str(cfg["env"]["max_turns"])]
-    return mod.main(argv)
+    rules = {"max_turns": cfg["env"]["max_turns"]} if "max_turns" in cfg["env"] else {}
+    config = make_config(str(cfg["env"].get("preset", "classic")), players=players, **rules)
+    match = tournament.play_match(config, [f"rllib:{checkpoint}", *opponents], int(cfg["eval"]["games"]),
+                                  seed=int(cfg["seed"]))  # fmt: skip
+    summary = tournament.summarize(match, config)
+    tournament.write_tournament(summary, Path(out))
+    return summary
 
 
 def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = False, log=print) -> dict[str, Any]:
@@ -279,7 +271,7 @@ def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = Fal
     start = 0
     progress = run_dir / "progress.jsonl"
     if resume:
-        from cluedo_env.errors import clean_stale_tmp
+        from cluedo_env.files import clean_stale_tmp
 
         clean_stale_tmp(run_dir, log)
         for ckpt in resume_candidates(run_dir):
@@ -375,7 +367,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
         return sb3_train.main(argv, prog=prog)
     overrides = {k: v for k, v in (("iterations", args.iterations), ("run_dir", args.run_dir)) if v is not None}
     cfg = load_config(args.config, **overrides)
-    from cluedo_env.errors import UsageError, check_writable_dir
+    from cluedo_env.errors import UsageError
+    from cluedo_env.files import check_writable_dir
 
     try:
         check_writable_dir(cfg["run_dir"], "run_dir")
@@ -390,7 +383,6 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     from cluedo_env.errors import run_cli
 
     sys.exit(run_cli(main))

@@ -10,7 +10,7 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
   learner ``seat`` (k or ``random``), ``opponents`` (one name or P-1 names), ``macro_moves``,
   ``end_on_elimination``, ``belief`` (the deducer's notebook as extra observation pieces,
   :mod:`agents.belief`), ``macro_accuse`` (one "accuse the notebook's best triple" action instead
-  of 324; needs ``belief``) (see :mod:`cluedo_env.envs.single_agent`).
+  of 324; needs ``belief``) (see :mod:`training.single_agent`).
 * ``ppo``: MaskablePPO keyword arguments (``n_steps``, ``batch_size``, ``learning_rate`` ...);
   ``net_arch`` becomes ``policy_kwargs``.
 * ``total_timesteps``, ``seed``, ``run_dir``.
@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import base64
 import copy
-import importlib.util
 import json
 import math
 import sys
@@ -50,9 +49,9 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnvWrapper
 
-from cluedo_env.errors import ArgumentParser, CheckpointError, TrainConfigError, clean_stale_tmp, int_in, seed_type
-
-ROOT = Path(__file__).resolve().parents[1]
+from cluedo_env.errors import CheckpointError, TrainConfigError
+from cluedo_env.files import clean_stale_tmp
+from cluedo_env.options import ArgumentParser, int_in, seed_type
 
 DEFAULTS: dict[str, Any] = {
     "run_dir": "runs/default",
@@ -118,7 +117,7 @@ def _merge(base: dict, over: dict, where: str = "") -> dict:
 def load_train_config(path: str | Path | None = None, **overrides: Any) -> dict:
     """DEFAULTS with the YAML file's values, then ``overrides`` (same nesting) on top; checked by
     :func:`validate_train_config` so that a bad value fails here, before anything is built."""
-    from cluedo_env.config import read_yaml
+    from cluedo_env.rules.config import read_yaml
 
     cfg = copy.deepcopy(DEFAULTS)
     if path is not None:
@@ -158,8 +157,8 @@ def _need(ok: bool, key: str, value: Any, allowed: str) -> None:
 
 def validate_train_config(cfg: dict) -> None:
     """Types and ranges of every key, so a bad value fails before any env or model is built."""
-    from cluedo_env.config import ConfigError
-    from cluedo_env.errors import SEED_MAX
+    from cluedo_env.options import SEED_MAX
+    from cluedo_env.rules.config import ConfigError
 
     def integer(key: str, value: Any, lo: int, hi: int | None = None) -> None:
         ok = _is_int(value) and value >= lo and (hi is None or value <= hi)
@@ -240,8 +239,9 @@ def validate_train_config(cfg: dict) -> None:
 
 def check_run_inputs(cfg: dict, resume: bool) -> None:
     """The files a run needs, checked before anything is built: player names, ``init_from``, ``run_dir``."""
-    from cluedo_env.cli import check_player_names
-    from cluedo_env.errors import UsageError, check_writable_dir
+    from cluedo_env.errors import UsageError
+    from cluedo_env.files import check_writable_dir
+    from training.players import check_player_names
 
     listed = []
     for key in ("opponents",):
@@ -261,22 +261,10 @@ def check_run_inputs(cfg: dict, resume: bool) -> None:
 
 
 def rules_config(cfg: dict):
-    from cluedo_env.config import make_config
+    from cluedo_env.rules.config import make_config
 
     env = cfg["env"]
     return make_config(env["preset"], players=env["players"], **env["rules"])
-
-
-def _evaluate_module():
-    """``scripts/evaluate.py`` as a module (it is a script, not part of a package)."""
-    name = "cluedo_scripts_evaluate"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "evaluate.py")
-        mod = importlib.util.module_from_spec(spec)
-        assert spec.loader is not None
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
 
 
 def make_vec_env(cfg: dict, seed: int | None, resume_elapsed: float | None = None):
@@ -289,7 +277,7 @@ def make_vec_env(cfg: dict, seed: int | None, resume_elapsed: float | None = Non
     from stable_baselines3.common.monitor import ResultsWriter
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from cluedo_env.envs.sb3_vec_env import CluedoVecEnv
+    from training.sb3_vec_env import CluedoVecEnv
 
     env = cfg["env"]
     venv = CluedoVecEnv(env["num_envs"], rules_config(cfg), seed=seed, opponents=env["opponents"], seat=env["seat"],
@@ -570,7 +558,7 @@ class Trainer:
 
     # ------------------------------------------------------------ checkpoints
     def checkpoint(self, model) -> Path:
-        from cluedo_env.errors import write_text_atomic
+        from cluedo_env.files import write_text_atomic
         from training.policy import save_model_atomic
 
         n = model.num_timesteps
@@ -612,16 +600,16 @@ class Trainer:
         ):
             self.checkpoint(model)
         import training.policy  # noqa: F401 - registers the ckpt: prefix
+        from agents import tournament
 
-        evaluate = _evaluate_module()
         opponents = ev["opponents"] or self.cfg["env"]["opponents"]
         if isinstance(opponents, str):
             opponents = [opponents] * (self.config.players - 1)
         names = [f"ckpt:{self.last_checkpoint}", *opponents]
         t0 = time.perf_counter()
-        match = evaluate.play_match(self.config, names, ev["games"], seed=self.cfg["seed"] + 1000,
+        match = tournament.play_match(self.config, names, ev["games"], seed=self.cfg["seed"] + 1000,
                                     batch_size=ev["batch_size"])  # fmt: skip
-        summary = evaluate.summarize(match, self.config)
+        summary = tournament.summarize(match, self.config)
         me = summary["entries"][0]
         row = {"timesteps": model.num_timesteps, "opponents": opponents, "games": summary["games"],
                "win_rate": me["win_rate"], "ci95": me["ci95"], "seconds": time.perf_counter() - t0,

@@ -19,7 +19,7 @@ Usage (``tests/test_pettingzoo.py`` runs this example)::
 ``raw_env`` is the bare :class:`~pettingzoo.AECEnv`. ``pettingzoo.make("aec", "cluedo_env/cluedo_v0", **kwargs)``
 builds ``env(**kwargs)`` once ``cluedo_env`` has been imported.
 
-Rules (any config of :mod:`cluedo_env.config`)::
+Rules (any config of :mod:`cluedo_env.rules.config`)::
 
     env(preset="seed000", players=6, max_turns=200)       # a preset plus flags
     env(config="configs/cards.yaml")                      # a YAML rules file (flags override it)
@@ -34,7 +34,7 @@ a suggestion is being refuted: then the refuter acts out of turn, choosing the c
 (SHOW actions, R-G6), and play returns to the suggester afterwards.
 
 Spaces: ``action_space(agent)`` is ``Discrete(870)``, the flat action space of
-:mod:`cluedo_env.actions`. ``observation_space(agent)`` is a ``Dict`` of
+:mod:`cluedo_env.rules.actions`. ``observation_space(agent)`` is a ``Dict`` of
 
 * ``"observation"``: ``Box(0, 127, (D,), int8)``, that agent's own observation, seat-relative, exactly
   ``VectorEngine.observe(player=seat)`` (layout in docs/observation.md: D = 2628 with a board, 1385
@@ -51,7 +51,7 @@ else (eliminated players included) when someone wins, -1 for all when everybody 
 is cut after ``max_turns`` turns (R-E3; all turns of all players counted; reward 0). ``infos`` are
 empty dicts: everything an agent may know is in its observation, so no info can leak.
 
-Illegal actions: ``raw_env.step`` raises :class:`~cluedo_env.actions.IllegalActionError` naming the
+Illegal actions: ``raw_env.step`` raises :class:`~cluedo_env.rules.actions.IllegalActionError` naming the
 action, the player and the phase, and leaves the game unchanged. ``env()`` uses PettingZoo's
 ``TerminateIllegalWrapper``, as the classic games do: an illegal action (with a warning) ends the
 game at once, with reward -1 for the offender and 0 for the others, all agents terminated and
@@ -72,7 +72,7 @@ several people watch reveals nothing. ``render_viewer="player_k"`` renders seat 
 hand, the cards shown to it and by it) for a person playing that seat. The viewer never follows
 the agent to act, which would show each seat's secrets in turn.
 
-Engine: the env steps :class:`~cluedo_env.vector_engine.VectorEngine` at batch size 1, the
+Engine: the env steps :class:`~cluedo_env.engine.vector_engine.VectorEngine` at batch size 1, the
 production engine; observations and masks are the engine's own (its compiled encoder), so they
 equal ``VectorEngine.observe`` by construction. ``scripts/bench_aec.py`` measures the speed.
 
@@ -89,10 +89,10 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from cluedo_env import actions as A
-from cluedo_env.config import RulesConfig, make_config
+from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.envs.wrappers import wrap
-from cluedo_env.vector_engine import VectorEngine
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.config import RulesConfig, make_config
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
@@ -295,7 +295,7 @@ def _as_action(action: Any, agent: str) -> int:
     if isinstance(action, int) and not isinstance(action, bool):
         return operator.index(action)
     raise A.IllegalActionError(
-        f"{agent}: an action must be an integer 0..{A.NUM_ACTIONS - 1} (cluedo_env.actions), got {action!r}"
+        f"{agent}: an action must be an integer 0..{A.NUM_ACTIONS - 1} (cluedo_env.rules.actions), got {action!r}"
     )
 
 

@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from cluedo_env import record as record_mod
-from cluedo_env.board import ROOM_LETTERS, load_board
-from cluedo_env.cards import CARD_NAMES, PASSAGES, ROOMS, SUSPECTS, WEAPONS
 from cluedo_env.render import SUSPECT_COLORS, WEAPON_SHORT
+from cluedo_env.rules.board import ROOM_LETTERS, load_board
+from cluedo_env.rules.cards import CARD_NAMES, PASSAGES, ROOMS, SUSPECTS, WEAPONS
 
 _ROOM_FILLS = (
     "#ecd4be",  # Kitchen
@@ -287,10 +287,10 @@ def demo_record(seed: int = 7, players: int = 4, max_steps: int = 400) -> dict[s
     """
     import random
 
-    from cluedo_env import actions as A
-    from cluedo_env.board import ROOM_LOC0
-    from cluedo_env.config import RulesConfig
-    from cluedo_env.reference import Game
+    from cluedo_env.engine.reference import Game
+    from cluedo_env.rules import actions as A
+    from cluedo_env.rules.board import ROOM_LOC0
+    from cluedo_env.rules.config import RulesConfig
 
     game = Game(RulesConfig.from_preset("classic", players=players), seed=seed)
     rng = random.Random(seed)

@@ -8,7 +8,7 @@ scalar code, once per game, with no temporaries, so one engine is fast from batc
 Each game is handled by the same small functions the reference engine has (``_suggest``,
 ``_ask_refuters``, ``_end_turn`` ...), in the same order, with the rule IDs of shared/RULES.md;
 ``tests/test_differential.py`` plays both engines side by side. The kernels read and write the
-arrays of a :class:`~cluedo_env.state.State` in place; :class:`~cluedo_env.vector_engine.VectorEngine`
+arrays of a :class:`~cluedo_env.engine.state.State` in place; :class:`~cluedo_env.engine.vector_engine.VectorEngine`
 is the Python API around them (argument checks, snapshots, observations).
 """
 
@@ -19,15 +19,15 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from cluedo_env import actions as A
-from cluedo_env.kernel_cache import ensure_fresh
+from cluedo_env.engine.kernel_cache import ensure_fresh
+from cluedo_env.rules import actions as A
 
 ensure_fresh()  # before any kernel below is compiled or loaded from numba's cache
 
-from cluedo_env.board import NUM_SQUARES, ROOM_LOC0  # noqa: E402
-from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0  # noqa: E402
-from cluedo_env.movement import fill_destinations  # noqa: E402
-from cluedo_env.state import ACCUSATION, ALL_TRIPLES, NO_TRIPLES, NOT_ASKED, PASSED, SUGGESTION  # noqa: E402
+from cluedo_env.engine.movement import fill_destinations  # noqa: E402
+from cluedo_env.engine.state import ACCUSATION, ALL_TRIPLES, NO_TRIPLES, NOT_ASKED, PASSED, SUGGESTION  # noqa: E402
+from cluedo_env.rules.board import NUM_SQUARES, ROOM_LOC0  # noqa: E402
+from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0  # noqa: E402
 
 _ROLL, _PASSAGE, _STAY, _END = A.ROLL, A.PASSAGE, A.STAY, A.END_TURN
 _MOVE0, _SUGGEST0, _SHOW0, _ACCUSE0, _NUM_ACTIONS = A.MOVE0, A.SUGGEST0, A.SHOW0, A.ACCUSE0, A.NUM_ACTIONS

@@ -1,10 +1,10 @@
 """The vectorized engine: a batch of B games of Cluedo stepped at once, on compiled kernels.
 
-The rules are those of the reference engine (:mod:`cluedo_env.reference`), which is the
+The rules are those of the reference engine (:mod:`cluedo_env.engine.reference`), which is the
 oracle; ``tests/test_differential.py`` plays both side by side and compares every field.
-The state is a struct of numpy arrays, batch first (:mod:`cluedo_env.state` documents every
+The state is a struct of numpy arrays, batch first (:mod:`cluedo_env.engine.state` documents every
 array); the hot paths (transitions, legal actions, the mask, random legal play, observations)
-are numba loops over the games (:mod:`cluedo_env.kernels`, :func:`cluedo_env.observation.encode`),
+are numba loops over the games (:mod:`cluedo_env.engine.kernels`, :func:`cluedo_env.engine.observation.encode`),
 so one engine serves batch 1 (the PettingZoo env) and batch 16k (training) alike.
 
 Usage::
@@ -34,15 +34,11 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
-from cluedo_env import actions as A
-from cluedo_env import kernels as K
-from cluedo_env.board import NUM_LOCATIONS, ROOM_LOC0, load_board
-from cluedo_env.cards import NUM_CARDS
-from cluedo_env.config import RulesConfig, make_config
-from cluedo_env.movement import move_tables, with_scratch
-from cluedo_env.observation import encode, offsets, size
-from cluedo_env.snapshot import SnapshotError
-from cluedo_env.state import (
+from cluedo_env.engine import kernels as K
+from cluedo_env.engine.movement import move_tables, with_scratch
+from cluedo_env.engine.observation import encode, offsets, size
+from cluedo_env.engine.snapshot import SnapshotError
+from cluedo_env.engine.state import (
     ACCUSATION,
     ALL_TRIPLES,
     HISTORY_SLACK,
@@ -56,6 +52,10 @@ from cluedo_env.state import (
     rules_of,
     tables_of,
 )
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import NUM_LOCATIONS, ROOM_LOC0, load_board
+from cluedo_env.rules.cards import NUM_CARDS
+from cluedo_env.rules.config import RulesConfig, make_config
 
 FULL_GAME_KEEP_ACCUSATION = 0.01  # the `full` benchmark player keeps a drawn accusation with this chance
 
@@ -80,7 +80,7 @@ def _compiled(dispatcher: Any, *args: Any) -> Any:
 
 
 class VectorEngine:
-    """B games with one rules config; see :mod:`cluedo_env.state` for the state arrays."""
+    """B games with one rules config; see :mod:`cluedo_env.engine.state` for the state arrays."""
 
     def __init__(self, config: RulesConfig | str | dict | None = None, batch_size: int = 1, autoreset: bool = False):
         self.config = make_config(config)
@@ -282,7 +282,7 @@ class VectorEngine:
     def observe(
         self, player: np.ndarray | int | None = None, idx: np.ndarray | None = None, out: np.ndarray | None = None
     ) -> np.ndarray:
-        """(n, D) int8 observations; see :mod:`cluedo_env.observation` and docs/observation.md.
+        """(n, D) int8 observations; see :mod:`cluedo_env.engine.observation` and docs/observation.md.
 
         ``player``: a seat (int or (n,) array); default each game's actor (once a game is over,
         the player whose turn it was). ``idx``: games (default all). ``out``: an (n, D) int8
@@ -330,7 +330,7 @@ class VectorEngine:
     # ============================================================= snapshots
     def export_game(self, i: int) -> dict[str, Any]:
         """Game ``i`` as a reference-engine snapshot dict (docs/snapshot.md)."""
-        from cluedo_env.reference import Accusation, Game, Suggestion
+        from cluedo_env.engine.reference import Accusation, Game, Suggestion
 
         i = self._slot(i)
         g = Game.__new__(Game)
@@ -377,7 +377,7 @@ class VectorEngine:
         engine's limits: rules, history length) before anything is written, so a bad snapshot
         raises and leaves every game, slot ``i`` included, as it was.
         """
-        from cluedo_env.reference import Accusation, Game
+        from cluedo_env.engine.reference import Accusation, Game
 
         i = self._slot(i)
         game = Game.from_dict(snapshot)
@@ -428,7 +428,7 @@ class VectorEngine:
 
     def _check_fits(self, game: Any) -> None:
         """Every value of ``game`` within the ranges this engine's arrays hold (SnapshotError if not)."""
-        from cluedo_env.reference import Accusation
+        from cluedo_env.engine.reference import Accusation
 
         P, cfg = self.P, self.config
 

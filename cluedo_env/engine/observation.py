@@ -24,12 +24,20 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from cluedo_env import actions as A
-from cluedo_env.board import NUM_LOCATIONS
-from cluedo_env.cards import MAX_PLAYERS, NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
-from cluedo_env.config import RulesConfig
-from cluedo_env.kernels import KERNEL, may_see_shown_card
-from cluedo_env.state import ACCUSATION, PASSED
+from cluedo_env.engine.kernels import KERNEL, may_see_shown_card
+from cluedo_env.engine.state import ACCUSATION, PASSED
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import NUM_LOCATIONS
+from cluedo_env.rules.cards import (
+    MAX_PLAYERS,
+    NUM_CARDS,
+    NUM_ROOMS,
+    NUM_SUSPECTS,
+    NUM_WEAPONS,
+    ROOM_CARD0,
+    WEAPON_CARD0,
+)
+from cluedo_env.rules.config import RulesConfig
 
 HISTORY_WINDOW = 8  # the most recent history records shown in full; older ones live on in the summaries
 MAX_ROLL = 12

@@ -6,7 +6,7 @@ constants from other modules (``movement.fill_destinations`` into ``kernels.step
 of ``actions.py``, ``may_see_shown_card`` into ``observation.encode``), so an edit there would
 leave stale machine code in the cache. :func:`ensure_fresh` hashes every module the kernels are
 built from and clears the package's numba cache when the hash changes. It runs when
-:mod:`cluedo_env.kernels` is imported, before anything is compiled or loaded.
+:mod:`cluedo_env.engine.kernels` is imported, before anything is compiled or loaded.
 """
 
 from __future__ import annotations
@@ -15,8 +15,17 @@ import hashlib
 import os
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent
-SOURCES = ("actions.py", "board.py", "cards.py", "state.py", "kernels.py", "movement.py", "observation.py")
+PACKAGE = Path(__file__).resolve().parents[1]  # cluedo_env/
+CACHE = Path(__file__).resolve().parent / "__pycache__"  # numba's cache of the engine's kernels
+SOURCES = (
+    "rules/actions.py",
+    "rules/board.py",
+    "rules/cards.py",
+    "engine/state.py",
+    "engine/kernels.py",
+    "engine/movement.py",
+    "engine/observation.py",
+)
 STAMP = "cluedo_kernels.stamp"
 
 
@@ -35,7 +44,7 @@ def ensure_fresh() -> bool:
     """
     if os.environ.get("NUMBA_CACHE_DIR"):
         return False
-    cache = PACKAGE / "__pycache__"
+    cache = CACHE  # read at call time (tests point it elsewhere)
     digest = sources_digest()
     stamp = cache / STAMP
     try:

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from cluedo_env.board import Board
-from cluedo_env.config import RulesConfig
-from cluedo_env.vector_engine import NOT_ASKED, PASSED
+from cluedo_env.engine.vector_engine import NOT_ASKED, PASSED
+from cluedo_env.rules.board import Board
+from cluedo_env.rules.config import RulesConfig
 
 if TYPE_CHECKING:
-    from cluedo_env.vector_engine import VectorEngine
+    from cluedo_env.engine.vector_engine import VectorEngine
 
 HIDDEN = -3  # in a record's responses: this seat showed a card you did not see
 

@@ -24,9 +24,9 @@ token is in (R-G1), so only 36 of the 324 SUGGEST actions can ever be legal at o
 
 from __future__ import annotations
 
-from cluedo_env.board import NUM_LOCATIONS
-from cluedo_env.cards import CARD_NAMES, NUM_CARDS, NUM_ROOMS, NUM_WEAPONS, ROOMS, SUSPECTS, WEAPONS
 from cluedo_env.errors import CluedoError
+from cluedo_env.rules.board import NUM_LOCATIONS
+from cluedo_env.rules.cards import CARD_NAMES, NUM_CARDS, NUM_ROOMS, NUM_WEAPONS, ROOMS, SUSPECTS, WEAPONS
 
 NUM_TRIPLES = 6 * 6 * 9  # 324
 
@@ -71,7 +71,7 @@ def describe(action: int) -> str:
     if action < MOVE0:
         return ("ROLL", "PASSAGE", "STAY", "END_TURN")[action]
     if action < SUGGEST0:
-        from cluedo_env.board import load_board
+        from cluedo_env.rules.board import load_board
 
         return f"MOVE({load_board().loc_name(action - MOVE0)})"
     if action < SHOW0:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cluedo_env import actions as A
-from cluedo_env.board import load_board
-from cluedo_env.cards import (
+from cluedo_env.engine.state import history_capacity
+from cluedo_env.errors import CluedoError
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import load_board
+from cluedo_env.rules.cards import (
     CARD_NAMES,
     NUM_CARDS,
     ROOM_CARD0,
@@ -25,12 +27,10 @@ from cluedo_env.cards import (
     suspect_id,
     weapon_id,
 )
-from cluedo_env.config import ConfigError, RulesConfig
-from cluedo_env.errors import CluedoError
-from cluedo_env.state import history_capacity
+from cluedo_env.rules.config import ConfigError, RulesConfig
 
 if TYPE_CHECKING:
-    from cluedo_env.reference import Game
+    from cluedo_env.engine.reference import Game
 
 SCHEMA = "cluedo_env.snapshot/1"
 
@@ -119,7 +119,7 @@ def _seats(value: Any, field: str, P: int) -> list[int]:
 
 
 def history_to_json(history: list) -> list[dict[str, Any]]:
-    from cluedo_env.reference import Accusation
+    from cluedo_env.engine.reference import Accusation
 
     out = []
     for rec in history:
@@ -142,7 +142,7 @@ def history_to_json(history: list) -> list[dict[str, Any]]:
 
 def history_from_json(items: Any, P: int = 6, max_len: int | None = None) -> list:
     """History records from JSON, every field type- and range-checked (seats ``0..P-1``)."""
-    from cluedo_env.reference import Accusation, Suggestion
+    from cluedo_env.engine.reference import Accusation, Suggestion
 
     items = _list(items, "history", max_len=max_len)
     out: list = []
@@ -307,7 +307,7 @@ def validate(game: Game) -> None:
     if (game.phase == A.REFUTE) != (0 <= game.refuter < P):
         raise SnapshotError("refuter must be a seat exactly when phase is 'refute'")
     if game.phase == A.REFUTE:
-        from cluedo_env.reference import Suggestion
+        from cluedo_env.engine.reference import Suggestion
 
         last = game.history[-1] if game.history else None
         if not isinstance(last, Suggestion) or last.suggester != game.current or game.refuter == game.current:
@@ -332,7 +332,7 @@ def validate(game: Game) -> None:
         raise SnapshotError("winner, terminated and truncated are set only when phase is 'over' (null, false, false)")
     if game.winner >= 0 and not game.terminated:
         raise SnapshotError(f"winner={game.winner} needs terminated=true (a truncated game has no winner, R-E3)")
-    from cluedo_env.reference import Accusation
+    from cluedo_env.engine.reference import Accusation
 
     accusers = [rec.accuser for rec in game.history if isinstance(rec, Accusation)]
     if len(set(accusers)) != len(accusers):

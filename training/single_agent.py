@@ -1,6 +1,6 @@
 """Single-agent views of Cluedo over the batched engine: one learner seat, batched opponents.
 
-The learner plays one seat in each of N games of one :class:`~cluedo_env.vector_engine.VectorEngine`;
+The learner plays one seat in each of N games of one :class:`~cluedo_env.engine.vector_engine.VectorEngine`;
 the other seats are played by opponents. A step of these envs is one decision of the learner:
 its action is applied, then the opponents act (batched, seat by seat) until, in every game, the
 learner is to act again or the game is over. Three front ends share one core (:class:`LearnerCore`):
@@ -15,7 +15,7 @@ learner is to act again or the game is over. Three front ends share one core (:c
   returns its last observation, the next step starts the next game (that row's action is ignored,
   reward 0, and its mask allows only action 0). ``autoreset_mode=AutoresetMode.SAME_STEP``
   returns the next game's first observation at once, the last one in ``infos["final_obs"][i]``.
-* ``cluedo_env.envs.sb3_vec_env.CluedoVecEnv``: a Stable-Baselines3 ``VecEnv`` (SB3's conventions:
+* ``training.sb3_vec_env.CluedoVecEnv``: a Stable-Baselines3 ``VecEnv`` (SB3's conventions:
   ``infos[i]["terminal_observation"]``, ``infos[i]["TimeLimit.truncated"]``), in its own module so
   that this one does not need SB3.
 
@@ -69,7 +69,7 @@ deals new ones instead (counted in ``skipped_games``): fewer wasted steps, but t
 then leave those games out.
 
 Actions must be integers (Python ``int``, numpy integers, integer arrays): a float, a string or
-a bool raises :class:`~cluedo_env.actions.IllegalActionError` whatever ``illegal_action`` says,
+a bool raises :class:`~cluedo_env.rules.actions.IllegalActionError` whatever ``illegal_action`` says,
 since it is a bug in the caller, not a move. An integer that is illegal now, or outside the
 action space, raises ``IllegalActionError`` naming it and the legal ones
 (``illegal_action="raise"``, the default of the vector envs; no game changes), or ends that
@@ -96,7 +96,7 @@ Rendering (``render_mode="ansi"`` or ``"rgb_array"``, :mod:`cluedo_env.render`):
 spectator sees it (public facts only) or, with ``render_viewer="learner"``, the learner seat's view.
 After the last step of an episode the render shows the finished game.
 
-An unknown keyword argument raises :class:`~cluedo_env.config.ConfigError` listing every keyword
+An unknown keyword argument raises :class:`~cluedo_env.rules.config.ConfigError` listing every keyword
 the env takes (its own and the rules flags).
 
 Speed: the engine steps every game of the batch at once; games whose learner is already waiting
@@ -120,116 +120,29 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
 from cluedo_env import GYMNASIUM_ID, register_gymnasium
-from cluedo_env import actions as A
-from cluedo_env.board import ROOM_LOC0, load_board
-from cluedo_env.cards import NUM_ROOMS
-from cluedo_env.config import ConfigError, RulesConfig, make_config
-from cluedo_env.vector_engine import VectorEngine
-from cluedo_env.views import PlayerView
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.envs.learner_actions import (  # noqa: F401 - re-exported: the env's action spaces
+    MACRO0,
+    MACRO_SHIFT,
+    NUM_MACRO_ACTIONS,
+    NUM_MOVES,
+    NUM_TRIPLES,
+    LearnerActions,
+    as_actions,
+    engine_to_macro,
+    macro_mask,
+    macro_to_engine,
+    num_actions,
+)
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.config import ConfigError, RulesConfig, make_config
 
 ENV_ID = GYMNASIUM_ID  # "cluedo_env/Cluedo-v0"
-
-NUM_MOVES = A.SUGGEST0 - A.MOVE0  # 197 destinations in the full space
-MACRO0 = A.MOVE0  # first macro move id (4)
-MACRO_SHIFT = NUM_MOVES - NUM_ROOMS  # 188: engine id - macro id for SUGGEST..ACCUSE
-NUM_MACRO_ACTIONS = A.NUM_ACTIONS - MACRO_SHIFT  # 682
-
-NUM_TRIPLES = A.NUM_ACTIONS - A.ACCUSE0  # 324 accusations (and suggestions)
 
 UNPLAYED_MODES = ("step", "skip")
 RENDER_MODES = ["ansi", "rgb_array"]
 RENDER_FPS = 2
-
-# (9, 197) walking distance from every location to each room; unreachable stays 255.
-_ROOM_DIST = load_board().distance[:, ROOM_LOC0 : ROOM_LOC0 + NUM_ROOMS].T.astype(np.int32)
-
-
-# ================================================================= macro moves
-def num_actions(macro_moves: bool, macro_accuse: bool = False) -> int:
-    """Size of the learner's action space for these options."""
-    n = NUM_MACRO_ACTIONS if macro_moves else A.NUM_ACTIONS
-    return n - NUM_TRIPLES + 1 if macro_accuse else n
-
-
-def macro_mask(mask: np.ndarray) -> np.ndarray:
-    """(n, 870) engine mask -> (n, 682) macro mask: the nine macro moves are legal when any MOVE is."""
-    mask = np.asarray(mask, bool)
-    out = np.empty((len(mask), NUM_MACRO_ACTIONS), bool)
-    out[:, :MACRO0] = mask[:, : A.MOVE0]
-    out[:, MACRO0 : MACRO0 + NUM_ROOMS] = mask[:, A.MOVE0 : A.SUGGEST0].any(1)[:, None]
-    out[:, MACRO0 + NUM_ROOMS :] = mask[:, A.SUGGEST0 :]
-    return out
-
-
-def macro_to_engine(actions: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Macro actions -> engine actions, given the (n, 870) engine mask of the same games."""
-    actions = np.asarray(actions, np.int64)
-    out = np.where(actions >= MACRO0 + NUM_ROOMS, actions + MACRO_SHIFT, actions)
-    move = np.flatnonzero((actions >= MACRO0) & (actions < MACRO0 + NUM_ROOMS))
-    if len(move):
-        legal = np.asarray(mask)[move, A.MOVE0 : A.SUGGEST0]
-        cost = np.where(legal, _ROOM_DIST[actions[move] - MACRO0], 1 << 20)
-        out[move] = A.MOVE0 + cost.argmin(1)  # no legal MOVE: cost all equal -> the engine rejects it
-    return out
-
-
-def engine_to_macro(actions: np.ndarray) -> np.ndarray:
-    """Engine actions -> macro ids (a MOVE maps to -1: it has no single macro id)."""
-    actions = np.asarray(actions, np.int64)
-    out = np.where(actions >= A.SUGGEST0, actions - MACRO_SHIFT, actions)
-    return np.where((actions >= A.MOVE0) & (actions < A.SUGGEST0), -1, out)
-
-
-class LearnerActions:
-    """The learner's action space: the engine's, with macro moves and/or the macro accusation.
-
-    ``mask(engine_mask)`` gives the (n, A) legal actions in this space; ``to_engine(actions,
-    engine_mask, accuse)`` maps actions back to engine ids. With ``macro_accuse`` the 324
-    accusations become one action (the last id), resolved by ``accuse(rows, legal)`` -> (k,)
-    triple indices, given the rows that chose it and their (k, 324) legal accusations (the
-    learner's belief: :meth:`agents.belief.BeliefTracker.best_accusations`).
-    """
-
-    def __init__(self, macro_moves: bool = False, macro_accuse: bool = False) -> None:
-        self.macro_moves = bool(macro_moves)
-        self.macro_accuse = bool(macro_accuse)
-        self.n = num_actions(self.macro_moves, self.macro_accuse)
-        self.accuse_id = (A.ACCUSE0 - (MACRO_SHIFT if self.macro_moves else 0)) if self.macro_accuse else -1
-
-    def __repr__(self) -> str:
-        return f"LearnerActions(macro_moves={self.macro_moves}, macro_accuse={self.macro_accuse}, n={self.n})"
-
-    def mask(self, engine_mask: np.ndarray) -> np.ndarray:
-        """(n, 870) engine mask -> (n, A) bool legal actions in this space (a fresh array)."""
-        m = macro_mask(engine_mask) if self.macro_moves else np.array(engine_mask, bool)
-        if self.macro_accuse:
-            k = self.accuse_id
-            m = np.concatenate([m[:, :k], m[:, k:].any(1, keepdims=True)], 1)
-        return m
-
-    def to_engine(self, actions: np.ndarray, engine_mask: np.ndarray,
-                  accuse: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> np.ndarray:  # fmt: skip
-        """Actions of this space -> engine actions (an id outside the space -> -1, which the engine rejects)."""
-        actions = np.asarray(actions, np.int64)
-        ok = (actions >= 0) & (actions < self.n)
-        if self.macro_accuse:
-            acc = ok & (actions == self.accuse_id)
-            safe = np.where(ok & ~acc, actions, 0)
-        else:
-            acc = np.zeros(len(actions), bool)
-            safe = np.where(ok, actions, 0)
-        out = macro_to_engine(safe, engine_mask) if self.macro_moves else safe.copy()
-        rows = np.flatnonzero(acc)
-        if len(rows):
-            if accuse is None:
-                raise ValueError("the macro accusation needs an accuse(rows, legal) resolver")
-            legal = np.asarray(engine_mask)[rows, A.ACCUSE0 :]
-            none = ~legal.any(1)  # not legal now: keep it illegal for the engine to reject
-            out[rows] = A.ACCUSE0 + accuse(rows, np.where(none[:, None], True, legal))
-            out[rows[none]] = A.ACCUSE0 + NUM_TRIPLES  # past the last accusation: rejected as out of range
-        out[~ok] = -1
-        return out
-
 
 # ================================================================= opponents
 class PolicyOpponent:
@@ -289,26 +202,6 @@ def check_keywords(owner: str, flags: dict[str, Any], env_keywords: Iterable[str
             f"{owner}: unknown keyword argument(s) {unknown}; env keywords: {', '.join(env_keywords)}; "
             f"rules keywords: {', '.join(rules)}"
         )
-
-
-def as_actions(actions: Any, n_games: int, n_actions: int) -> np.ndarray:
-    """(n_games,) int64 actions from what a policy returned; anything but integers is an IllegalActionError.
-
-    Floats are refused, not truncated (``3.5`` played as 3 would hide a bug in the caller), and so
-    are strings and bools. Range and legality are checked by the env, which knows the masks.
-    """
-    arr = np.asarray(actions)
-    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
-        shown = repr(actions)
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        raise A.IllegalActionError(
-            f"actions must be integers 0..{n_actions - 1} (Discrete({n_actions})), got {shown} of dtype {arr.dtype}"
-        )
-    if arr.size != n_games:
-        raise A.IllegalActionError(f"expected {n_games} action(s), one per game, got an array of shape {arr.shape}")
-    if np.issubdtype(arr.dtype, np.unsignedinteger):
-        arr = np.minimum(arr, n_actions)  # still out of range, without wrapping round to negative int64
-    return arr.reshape(n_games).astype(np.int64)
 
 
 def _ids_text(ids: np.ndarray, limit: int = 12) -> str:

@@ -1,7 +1,7 @@
 """The vectorized engine's state: named numpy arrays with a batch dimension, and the constant tables.
 
-Three small ``NamedTuple`` types carry everything the compiled kernels (:mod:`cluedo_env.kernels`,
-:mod:`cluedo_env.observation`) read and write, so a kernel takes three arguments instead of forty:
+Three small ``NamedTuple`` types carry everything the compiled kernels (:mod:`cluedo_env.engine.kernels`,
+:mod:`cluedo_env.engine.observation`) read and write, so a kernel takes three arguments instead of forty:
 
 * :class:`State`: every per-game array (batch first, documented below); the engine owns one and
   exposes each array as an attribute (``eng.pos``, ``eng.phase`` ...), the very same buffers.
@@ -72,11 +72,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from cluedo_env import actions as A
-from cluedo_env.board import NUM_LOCATIONS, ROOM_LOC0, Board
-from cluedo_env.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, PASSAGES
-from cluedo_env.config import RulesConfig
-from cluedo_env.movement import exits
+from cluedo_env.engine.movement import exits
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import NUM_LOCATIONS, ROOM_LOC0, Board
+from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, PASSAGES
+from cluedo_env.rules.config import RulesConfig
 
 # History records and responses.
 NOT_ASKED, PASSED = -1, -2

@@ -1,27 +1,27 @@
 """The single-agent Cluedo env as a Stable-Baselines3 ``VecEnv`` (N games in one batched engine).
 
-    from cluedo_env.envs.sb3_vec_env import CluedoVecEnv
+    from training.sb3_vec_env import CluedoVecEnv
     venv = CluedoVecEnv(1024, "classic", opponents="heuristic", seat="random", macro_moves=True, seed=0)
     model = MaskablePPO("MlpPolicy", venv)          # sb3-contrib reads venv.env_method("action_masks")
 
 The learner, the opponents, rewards, macro moves and seeding are those of
-:mod:`cluedo_env.envs.single_agent` (this is a thin front end over its ``LearnerCore``).
+:mod:`training.single_agent` (this is a thin front end over its ``LearnerCore``).
 SB3's conventions: ``step_wait`` autoresets finished games; ``infos[i]["terminal_observation"]``
 holds the last observation of a finished episode and ``infos[i]["TimeLimit.truncated"]`` is True
 when it was cut at ``max_turns`` (R-E3). ``infos[i]["seat"]`` is the learner's seat in the game
 that just ended (or is going on), ``infos[i]["unplayed"]`` is True at the end of the one forced
 step of a game that ended before the learner's first decision (see
-:mod:`cluedo_env.envs.single_agent`: such games are episodes too, so ``VecMonitor`` statistics
+:mod:`training.single_agent`: such games are episodes too, so ``VecMonitor`` statistics
 match ``scripts/evaluate.py``). ``action_masks()`` returns the (N, A) bool legal actions;
 ``env_method("action_masks")`` returns them row by row, which is what
 ``sb3_contrib.common.maskable.utils.get_action_masks`` stacks. ``seed(s)`` takes effect at the next
 ``reset()``, as in SB3.
 
 Actions must be integers: a float array (``3.5``) or strings raise
-:class:`~cluedo_env.actions.IllegalActionError` instead of being truncated; an illegal or
+:class:`~cluedo_env.rules.actions.IllegalActionError` instead of being truncated; an illegal or
 out-of-range action raises it too, naming the action as given (``9999``) and the legal ones.
 
-This module needs stable-baselines3; :mod:`cluedo_env.envs.single_agent` does not.
+This module needs stable-baselines3; :mod:`training.single_agent` does not.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from cluedo_env.config import RulesConfig
-from cluedo_env.envs.single_agent import LearnerCore, _keywords, _rules, _spaces, as_actions, check_keywords
+from cluedo_env.rules.config import RulesConfig
+from training.single_agent import LearnerCore, _keywords, _rules, _spaces, as_actions, check_keywords
 
 
 class CluedoVecEnv(VecEnv):

@@ -19,7 +19,7 @@ from importlib import resources
 
 import numpy as np
 
-from cluedo_env.cards import NUM_ROOMS, NUM_SUSPECTS, PASSAGES, ROOMS
+from cluedo_env.rules.cards import NUM_ROOMS, NUM_SUSPECTS, PASSAGES, ROOMS
 
 NUM_SQUARES = 188
 ROOM_LOC0 = NUM_SQUARES  # location id of room 0 (Kitchen)

@@ -49,8 +49,8 @@ import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from cluedo_env.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, Board, load_board
-from cluedo_env.cards import NUM_ROOMS
+from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, Board, load_board
+from cluedo_env.rules.cards import NUM_ROOMS
 
 WORDS = 3  # 188 squares fit in three 64-bit words (path and token masks)
 WITNESSES = 4  # witness paths kept per family

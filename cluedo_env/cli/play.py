@@ -1,26 +1,11 @@
-"""The ``cluedo`` command line: play, check and replay games; evaluate, train and benchmark players.
-
-    cluedo play --players human deducer heuristic heuristic --preset classic --seed 1 --record game.json
-    cluedo check game.json                       # replay a record and confirm its final state
-    cluedo replay game.json [--out game.html]    # the record as an offline HTML replay page (cluedo_env.viewer)
-    cluedo evaluate --players deducer heuristic heuristic heuristic --games 1000 --out results/eval
-    cluedo train --config configs/train_vs_random.yaml [--resume]     # --backend rllib for Ray RLlib
-    cluedo bench --quick
-    python -m cluedo_env.cli play ...            # the same without the installed entry point
-
-Subcommands share argument names (``--players``, ``--preset``, ``--rule``, ``--max-turns``,
-``--seed``, ``--games``, ``--batch-size``, ``--out``, ``--config``, ``--no-progress``) and each has a
-complete ``--help``. Bad input of any kind is one line on stderr, ``error: <what> (<what is
-allowed>)``, and exit status 2 (``--debug`` shows the traceback instead); inputs and output paths are
-checked before any game or training starts. The heavy parts (agents, torch, ray, the evaluator
-script) are imported only by the subcommand that needs them.
+"""``cluedo play``: a game in the terminal, people against bots (or bots alone).
 
 ``play``: one entry per seat (seat p plays suspect p; Scarlet, seat 0, moves first). ``human``
 is a person at this terminal (any seat; several ``human`` entries play hot-seat); any other
 name is a bot from :func:`agents.registry.make_agent` (``random``, ``heuristic``, ``deducer``,
 ``expert``, ``ckpt:PATH`` a trained checkpoint). Bots act through a one-game
-:class:`~cluedo_env.vector_engine.VectorEngine` and see only their
-:class:`~cluedo_env.views.PlayerView`. The human sees the board from their seat (their hand and
+:class:`~cluedo_env.engine.vector_engine.VectorEngine` and see only their
+:class:`~cluedo_env.engine.views.PlayerView`. The human sees the board from their seat (their hand and
 the cards shown to them, nothing else), a notebook of what they know, and numbered prompts of
 their legal choices. At every prompt: ``b`` board, ``n`` notebook, ``h`` help, ``q`` quit.
 The game (finished or abandoned) is saved as a game record (:mod:`cluedo_env.record`).
@@ -30,9 +15,6 @@ Input and output are injectable (``input_fn``, ``output``) so that tests can scr
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -41,13 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from cluedo_env import actions as A
-from cluedo_env.board import load_board
-from cluedo_env.cards import CARD_NAMES, ROOMS, SUSPECTS, WEAPONS
-from cluedo_env.config import MAX_TURNS_LIMIT, PRESETS, make_config
-from cluedo_env.errors import ArgumentParser, UsageError, check_writable_file, int_in, run_cli, seed_type
-from cluedo_env.record import Recorder, RecordError, check, check_record_path, knowledge, load, save
+from cluedo_env.errors import UsageError
+from cluedo_env.options import ArgumentParser, add_rules_args, add_seed_arg, rules_overrides
+from cluedo_env.record import Recorder, RecordError, check, check_record_path, knowledge, save
 from cluedo_env.render import render_ansi
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import load_board
+from cluedo_env.rules.cards import CARD_NAMES, ROOMS, SUSPECTS, WEAPONS
+from cluedo_env.rules.config import make_config
 
 HUMAN = "human"
 
@@ -214,8 +197,8 @@ class HumanGame:
         show_board: bool = True,
     ) -> None:
         from agents.registry import make_agent
-        from cluedo_env.vector_engine import VectorEngine
-        from cluedo_env.views import PlayerView
+        from cluedo_env.engine.vector_engine import VectorEngine
+        from cluedo_env.engine.views import PlayerView
 
         self.config = make_config(preset, **{**(rules or {}), "players": len(players)})
         self.players = list(players)
@@ -522,128 +505,12 @@ def play(
     return record
 
 
-# ============================================================================ shared arguments
-# Every subcommand spells a shared idea the same way: --players, --preset, --rule, --max-turns,
-# --seed, --games, --batch-size, --out, --config, --no-progress, --record.
-def parse_rule(text: str) -> tuple[str, object]:
-    """``KEY=VALUE`` of ``--rule``; the value is read as YAML (``2``, ``true``, ``all``)."""
-    import yaml
 
-    if "=" not in text or not text.split("=", 1)[0].strip():
-        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (e.g. --rule refutation=all)")
-    key, value = text.split("=", 1)
-    try:
-        parsed = yaml.safe_load(value)
-    except yaml.YAMLError:
-        parsed = value
-    return key.strip(), parsed
-
-
-def add_rules_args(ap: argparse.ArgumentParser) -> None:
-    """``--preset``, ``--rule KEY=VALUE`` (repeatable) and ``--max-turns``: the rules of the games."""
-    ap.add_argument("--preset", default="classic", help=f"rules preset: {', '.join(PRESETS)}, or a YAML rules file")
-    ap.add_argument("--rule", action="append", type=parse_rule, default=[], metavar="KEY=VALUE",
-                    help="a rules flag on top of the preset, e.g. --rule refutation=all (repeatable)")  # fmt: skip
-    ap.add_argument("--max-turns", type=int_in(1, MAX_TURNS_LIMIT), default=None, metavar="N",
-                    help=f"cut a game after N turns (1..{MAX_TURNS_LIMIT}; default: the preset's)")  # fmt: skip
-
-
-def add_seed_arg(ap: argparse.ArgumentParser, default: int | None, what: str) -> None:
-    shown = "random" if default is None else default
-    ap.add_argument("--seed", type=seed_type, default=default, metavar="N",
-                    help=f"seed of {what} (an integer from 0 to 2**63-1; default: {shown})")  # fmt: skip
-
-
-def rules_overrides(rules: list[tuple[str, object]], max_turns: int | None, players_option: str | None = None,
-                    players: int | None = None) -> dict[str, Any]:  # fmt: skip
-    """The ``--rule`` and ``--max-turns`` flags as config overrides.
-
-    ``players`` (the seat count another option fixes) wins only if no ``--rule players=...``
-    says otherwise: a conflicting ``--rule players=N`` is an error, never silently ignored.
-    """
-    overrides = dict(rules)
-    if max_turns is not None:
-        if "max_turns" in overrides and overrides["max_turns"] != max_turns:
-            raise UsageError(
-                f"--rule max_turns={overrides['max_turns']} conflicts with --max-turns {max_turns} (give one of them)"
-            )
-        overrides["max_turns"] = max_turns
-    if players is not None:
-        if "players" in overrides and overrides["players"] != players:
-            raise UsageError(
-                f"--rule players={overrides['players']!r} conflicts with {players_option} ({players} seats) "
-                f"(the seat count comes from {players_option}; drop --rule players)"
-            )
-        overrides["players"] = players
-    return overrides
-
-
-def register_player_prefixes(names: list[str]) -> None:
-    """Import the code behind ``ckpt:`` / ``rllib:`` players named in ``names`` (lazily: it needs torch / ray)."""
-    for prefix, module, extra in (("ckpt:", "training.policy", "train"), ("rllib:", "training.rllib_module", "rllib")):
-        if any(isinstance(n, str) and n.startswith(prefix) for n in names):
-            try:
-                importlib.import_module(module)
-            except ImportError as exc:
-                raise UsageError(
-                    f"{prefix} players need {module}, which cannot be imported ({exc}) "
-                    f"(install the extra: pip install -e '.[{extra}]')"
-                ) from exc
-
-
-def check_player_names(names: list[str], allowed_extra: tuple[str, ...] = ()) -> None:
-    """Every name is a known player (or ``ckpt:FILE`` naming an existing file) before any game starts."""
-    from agents.registry import available_agents
-
-    register_player_prefixes(names)
-    known = [n for n in available_agents() if not n.endswith(":...")]
-    prefixes = [n[:-4] for n in available_agents() if n.endswith(":...")]
-    for name in names:
-        if name in allowed_extra or name in known:
-            continue
-        prefix, colon, arg = name.partition(":")
-        if colon and prefix in prefixes:
-            if prefix == "ckpt" and not Path(arg).is_file():
-                raise UsageError(f"player {name!r}: checkpoint {arg!r} is not a file (ckpt:PATH to a model .zip)")
-            continue
-        allowed = ", ".join([*allowed_extra, *known, "ckpt:PATH", "rllib:PATH"])
-        raise UsageError(f"unknown player {name!r} (available: {allowed})")
-
-
-# ============================================================================ subcommands
-COMMANDS: dict[str, str] = {
-    "play": "play a game in the terminal against bots (or watch bots play)",
-    "check": "replay game records and confirm each reaches its recorded final state",
-    "replay": "write a game record as a self-contained HTML replay page",
-    "evaluate": "tournaments and round robins between players, seats rotated (scripts/evaluate.py)",
-    "train": "train a player: MaskablePPO (training.train) or Ray RLlib (--backend rllib)",
-    "bench": "speed of the vectorized engine on the workloads users run (scripts/bench.py)",
-}
-
-EPILOG = """examples:
-  cluedo play --players human deducer heuristic heuristic --seed 1 --record game.json
-  cluedo check game.json
-  cluedo replay game.json --out game.html
-  cluedo evaluate --players deducer heuristic heuristic heuristic --games 1000 --out results/eval
-  cluedo train --config configs/train_vs_random.yaml
-  cluedo bench --quick
-
-Every command takes --debug (a traceback instead of the one-line error) and --help."""
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser: only for ``cluedo --help``; each subcommand builds its own parser when run."""
-    ap = ArgumentParser(prog="cluedo", description="Cluedo (Clue) for reinforcement learning: one command line.",
-                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    ap.add_argument("--debug", action="store_true", help="show the traceback of an error instead of one line")
-    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
-    for name, text in COMMANDS.items():
-        sub.add_parser(name, help=text, add_help=False)
-    return ap
+DESCRIPTION = "play a game in the terminal against bots (or watch bots play)"
 
 
 def play_parser() -> ArgumentParser:
-    p = ArgumentParser(prog="cluedo play", description=COMMANDS["play"] + ". " + HELP.splitlines()[0],
+    p = ArgumentParser(prog="cluedo play", description=DESCRIPTION + ". " + HELP.splitlines()[0],
                        epilog="Players: 'human' (a person at this terminal; several play hot-seat), random, "
                        "heuristic, deducer, expert, belief_random, ckpt:PATH (a trained MaskablePPO .zip), "
                        "rllib:PATH.")  # fmt: skip
@@ -661,11 +528,13 @@ def play_parser() -> ArgumentParser:
     return p
 
 
-def _cmd_play(argv: list[str], input_fn: Callable[[str], str] | None, output: Callable[[str], None] | None) -> int:
+def play_command(argv: list[str], input_fn: Callable[[str], str] | None, output: Callable[[str], None] | None) -> int:
     args = play_parser().parse_args(argv)
     say = output or (lambda text: print(text, flush=True))
     if args.record is not None and args.no_record:
         raise UsageError("--record and --no-record contradict each other (give one of them)")
+    from training.players import check_player_names  # registers the ckpt: / rllib: loaders the names need
+
     check_player_names(args.players, allowed_extra=(HUMAN,))
     rules = rules_overrides(args.rule, args.max_turns, "--players", len(args.players))
     make_config(args.preset, **rules)  # a bad preset or rule fails here, before anything else
@@ -680,125 +549,3 @@ def _cmd_play(argv: list[str], input_fn: Callable[[str], str] | None, output: Ca
     return 0
 
 
-def _cmd_check(argv: list[str], output: Callable[[str], None] | None) -> int:
-    p = ArgumentParser(prog="cluedo check", description=COMMANDS["check"] + "; exit status 1 if any does not.")
-    p.add_argument("files", nargs="+", metavar="FILE", help="game records (JSON, schema cluedo_env.record/1)")
-    args = p.parse_args(argv)
-    say = output or (lambda text: print(text, flush=True))
-    for f in args.files:  # a path that is not a readable file is bad input, not a bad record
-        if not Path(f).is_file():
-            raise UsageError(f"record {f!r} is not a file (give paths of game record .json files)")
-    bad = 0
-    for f in args.files:
-        try:
-            rec = load(f)
-            final = check(rec)
-            res = rec["result"]
-            say(f"{f}: OK, {len(rec['steps'])} steps, winner {res['winner']}, phase {final['phase']}")
-        except RecordError as exc:
-            bad += 1
-            say(f"{f}: INVALID: {exc}")
-    return 1 if bad else 0
-
-
-def _cmd_replay(argv: list[str], output: Callable[[str], None] | None) -> int:
-    p = ArgumentParser(prog="cluedo replay", description=COMMANDS["replay"] + " (opens offline in a browser).")
-    p.add_argument("file", metavar="FILE", help="a game record (JSON), e.g. from cluedo play or evaluate --record")
-    p.add_argument("--out", default=None, metavar="HTML", help="the page to write (default: FILE with .html)")
-    args = p.parse_args(argv)
-    say = output or (lambda text: print(text, flush=True))
-    out = Path(args.out) if args.out else Path(args.file).with_suffix(".html")
-    if Path(args.file).suffix.lower() == ".html" and out == Path(args.file):
-        raise UsageError(f"the page {out} would overwrite the record (give --out or a .json record)")
-    check_writable_file(out, "--out page")
-    try:
-        from cluedo_env.viewer import write_html
-    except ImportError as exc:
-        raise UsageError(f"the replay viewer is not available ({exc}) (reinstall cluedo_env with its data)") from exc
-    rec = load(args.file)
-    check(rec)  # a record that does not replay makes a page that lies: refuse it before writing
-    written = write_html(rec, out)
-    say(f"wrote {written}: open it in a browser (works offline)")
-    return 0
-
-
-def _script(name: str) -> Any:
-    """``scripts/<name>.py`` of the source checkout as a module (scripts are not part of the installed package)."""
-    root = Path(__file__).resolve().parents[1]
-    path = root / "scripts" / f"{name}.py"
-    mod_name = f"cluedo_scripts_{name}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    if not path.is_file():
-        raise UsageError(f"cluedo {name} needs {path} (run from a source checkout installed with pip install -e .)")
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _cmd_evaluate(argv: list[str]) -> int:
-    _script("evaluate").main(argv, prog="cluedo evaluate")
-    return 0
-
-
-def _cmd_train(argv: list[str]) -> int:
-    backend = "sb3"
-    for i, a in enumerate(argv):
-        if a == "--backend" and i + 1 < len(argv):
-            backend = argv[i + 1]
-        elif a.startswith("--backend="):
-            backend = a.split("=", 1)[1]
-    if backend not in ("sb3", "rllib"):
-        raise UsageError(f"--backend {backend!r} is not allowed (choose from sb3, rllib)")
-    module = "training.train" if backend == "sb3" else "training.rllib_train"
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        extra = "train" if backend == "sb3" else "rllib"
-        raise UsageError(f"cluedo train needs {module} ({exc}) (install it: pip install -e '.[{extra}]')") from exc
-    mod.main(argv, prog="cluedo train")
-    return 0
-
-
-def _cmd_bench(argv: list[str]) -> int:
-    return _script("bench").main(argv, prog="cluedo bench")
-
-
-def _dispatch(argv: list[str], input_fn: Callable[[str], str] | None, output: Callable[[str], None] | None) -> int:
-    if not argv or argv[0] in ("-h", "--help"):
-        if not argv:
-            raise UsageError(f"no command given (commands: {', '.join(COMMANDS)}; cluedo --help)")
-        build_parser().print_help()
-        return 0
-    command, rest = argv[0], argv[1:]
-    if command not in COMMANDS:
-        raise UsageError(f"unknown command {command!r} (commands: {', '.join(COMMANDS)})")
-    if command == "play":
-        return _cmd_play(rest, input_fn, output)
-    if command == "check":
-        return _cmd_check(rest, output)
-    if command == "replay":
-        return _cmd_replay(rest, output)
-    if command == "evaluate":
-        return _cmd_evaluate(rest)
-    if command == "train":
-        return _cmd_train(rest)
-    return _cmd_bench(rest)
-
-
-def main(
-    argv: list[str] | None = None,
-    input_fn: Callable[[str], str] | None = None,
-    output: Callable[[str], None] | None = None,
-) -> int:
-    """``cluedo COMMAND ...``: returns the exit status (2 and one ``error:`` line on stderr for bad input)."""
-    return run_cli(lambda args: _dispatch(args, input_fn, output), argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,8 +5,8 @@ in a comment, and the vectorized engine is tested against it step for step. Spee
 a goal here; clarity is.
 
 Seats: player ``p`` plays suspect ``p`` (R-S1: the first N suspects in turn order), so a
-player index is also a suspect index. Cards are ids from :mod:`cluedo_env.cards`,
-locations from :mod:`cluedo_env.board`, actions from :mod:`cluedo_env.actions`.
+player index is also a suspect index. Cards are ids from :mod:`cluedo_env.rules.cards`,
+locations from :mod:`cluedo_env.rules.board`, actions from :mod:`cluedo_env.rules.actions`.
 
 Typical use::
 
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from cluedo_env import actions as A
-from cluedo_env.board import Board, load_board
-from cluedo_env.cards import (
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import Board, load_board
+from cluedo_env.rules.cards import (
     NUM_CARDS,
     NUM_ROOMS,
     NUM_SUSPECTS,
@@ -34,7 +34,7 @@ from cluedo_env.cards import (
     ROOM_CARD0,
     WEAPON_CARD0,
 )
-from cluedo_env.config import RulesConfig
+from cluedo_env.rules.config import RulesConfig
 
 
 @dataclass
@@ -417,13 +417,13 @@ class Game:
     # ------------------------------------------------------------ snapshots
     def to_dict(self) -> dict[str, Any]:
         """The whole game state as a JSON-serialisable dict (schema: docs/snapshot.md)."""
-        from cluedo_env.snapshot import game_to_dict
+        from cluedo_env.engine.snapshot import game_to_dict
 
         return game_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], seed: int | None = None) -> Game:
         """A game in the state ``data`` describes; chance from now on comes from ``seed``."""
-        from cluedo_env.snapshot import game_from_dict
+        from cluedo_env.engine.snapshot import game_from_dict
 
         return game_from_dict(cls, data, seed)

@@ -50,9 +50,9 @@ from typing import Any
 
 import numpy as np
 
-from cluedo_env.actions import PHASE_HELP, PHASE_NAMES
-from cluedo_env.board import ROOM_LETTERS, ROOM_LOC0, load_board
-from cluedo_env.cards import PASSAGES, ROOMS, SUSPECTS, WEAPONS
+from cluedo_env.rules.actions import PHASE_HELP, PHASE_NAMES
+from cluedo_env.rules.board import ROOM_LETTERS, ROOM_LOC0, load_board
+from cluedo_env.rules.cards import PASSAGES, ROOMS, SUSPECTS, WEAPONS
 
 DEFAULT_SCALE = 28
 BOARD_COLS, BOARD_ROWS = 24, 25
@@ -905,9 +905,9 @@ def demo_snapshot(seed: int = 3, steps: int = 200, players: int = 4) -> dict[str
     """A mid-game snapshot of the reference engine: random legal actions that prefer entering rooms, no accusations."""
     import random
 
-    from cluedo_env import actions as A
-    from cluedo_env.config import RulesConfig
-    from cluedo_env.reference import Game
+    from cluedo_env.engine.reference import Game
+    from cluedo_env.rules import actions as A
+    from cluedo_env.rules.config import RulesConfig
 
     game = Game(RulesConfig.from_preset("classic", players=players), seed=seed)
     rng = random.Random(seed)

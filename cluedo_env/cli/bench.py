@@ -1,0 +1,362 @@
+"""Benchmark the vectorized engine (:class:`VectorEngine`) on the workloads users run.
+
+    .venv/bin/python scripts/bench.py                      # the default grid (about 4 minutes)
+    .venv/bin/python scripts/bench.py --quick              # classic:4 and seed000:4 at batch 1, 64, 4096 (~40 s)
+    .venv/bin/python scripts/bench.py --configs classic:4 --batch-sizes 4096 --workloads full --seconds 5
+    .venv/bin/python scripts/bench.py --compile            # cold compile and cached start-up times
+    .venv/bin/python scripts/bench.py --threads 2          # also N engines in N threads (all cores), labelled
+    .venv/bin/python scripts/bench.py --soak 10000000      # RSS before/after 10M agent-steps (leak check)
+    .venv/bin/python scripts/bench.py --profile            # cProfile of the full workload, batch 4096
+
+Workloads (one engine with ``autoreset=True`` per config and batch size):
+
+* **full** (the headline): the engine's ``sample_full_game_actions()``: uniform random legal play,
+  except that a drawn accusation is kept only on a 1% coin (else END_TURN, or ROLL at a turn's
+  start). Games run their full length (~440 decisions with 4 players: movement, suggestions,
+  refutations), as the games of agents that learned not to accuse blindly do;
+* **uniform**: ``sample_random_actions()``: uniform random legal play. Nearly every turn starts with
+  an accusation (324 of ~325 legal actions), so a 4-player game lasts ~3 decisions: this measures
+  dealing and accusing, not play;
+* **bots**: whole games between four batched ``heuristic`` players (``agents.runner.play_games``),
+  the players' own time included: what an evaluation run costs.
+
+Each loop runs for ``--seconds``, ``--repeats`` times, after a warm-up; the tables give medians.
+Per step: ``actions = sampler(); eng.step(actions); eng.legal_action_mask`` (**mask**), plus
+``eng.observe(out=buf)`` (**+obs**, the acting player's (B, D) int8 observation into a reused
+buffer). agent-steps/s = B x steps / seconds (one decision in each of B games per step); the
+``cpu`` column divides by this process's CPU time instead of the wall clock, which is what a
+shared machine still shows of the code's own speed. decisions/game: the mean length of 128 games
+of the workload's player played to their end; games/s = (mask agent-steps/s) / (decisions/game),
+the steady state of the autoresetting batch. bytes/game: the engine's per-game arrays (first
+axis B) divided by B; the shared tables (board, move tables) are listed apart.
+Results also go to ``--json`` (default ``results/bench.json``) with the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import datetime as dt
+import io
+import json
+import os
+import platform
+import pstats
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.errors import UsageError, run_cli
+from cluedo_env.files import check_writable_file, write_text_atomic
+from cluedo_env.options import ArgumentParser
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.config import ConfigError, RulesConfig
+
+DEFAULT_BATCHES = [1, 64, 1024, 4096, 16384]
+DEFAULT_CONFIGS = ["classic:4", "classic:6", "seed000:4", "cards:4"]
+DEFAULT_WORKLOADS = ["full", "uniform", "bots"]
+QUICK_BATCHES = [1, 64, 4096]
+QUICK_CONFIGS = ["classic:4", "seed000:4"]
+BOT_GAMES = 400  # games per bots measurement
+
+
+def parse_config(spec: str) -> tuple[str, RulesConfig]:
+    """``preset:players`` (or just ``preset``, 4 players) -> (label, RulesConfig)."""
+    preset, _, players = spec.partition(":")
+    if players and not players.isdigit():
+        raise ConfigError(f"config {spec!r}: {players!r} is not a number of players (preset:players, e.g. classic:4)")
+    cfg = RulesConfig.from_preset(preset, players=int(players) if players else 4)
+    return f"{preset}:{cfg.players}", cfg
+
+
+def machine_info() -> dict[str, Any]:
+    import numba
+
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        usable = os.cpu_count()
+    return {
+        "platform": platform.platform(),
+        "cpus_usable": usable,
+        "load_average": os.getloadavg(),
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def maxrss_bytes() -> int:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(rss if sys.platform == "darwin" else rss * 1024)
+
+
+def current_rss_bytes() -> int:
+    """Resident set size now (Linux /proc; falls back to the peak elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return maxrss_bytes()
+
+
+def engine_bytes(eng: VectorEngine) -> tuple[int, int]:
+    """(per-game bytes, shared bytes): per-game arrays have B as their first axis."""
+    per_game = sum(a.nbytes for a in eng.state)
+    shared = sum(a.nbytes for a in (*eng.tables, *eng.moves) if isinstance(a, np.ndarray))
+    return per_game // eng.B, shared
+
+
+def sampler(eng: VectorEngine, workload: str):
+    return eng.sample_full_game_actions if workload == "full" else eng.sample_random_actions
+
+
+def run_loop(eng: VectorEngine, workload: str, seconds: float, obs: bool, min_steps: int = 1) -> dict[str, float]:
+    """Step the workload's actions for ``seconds``; agent-steps per wall and CPU second."""
+    sample = sampler(eng, workload)
+    buf = np.empty((eng.B, eng.observation_size), np.int8) if obs else None
+    steps = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    deadline = t0 + seconds
+    while True:
+        eng.step(sample())
+        _mask = eng.legal_action_mask
+        if buf is not None:
+            eng.observe(out=buf)
+        steps += 1
+        now = time.perf_counter()
+        if now >= deadline and steps >= min_steps:
+            break
+    wall, cpu = now - t0, max(time.process_time() - c0, 1e-9)
+    return {"rate": eng.B * steps / wall, "cpu_rate": eng.B * steps / cpu, "steps": eng.B * steps,
+            "wall": wall}  # fmt: skip
+
+
+def game_length(cfg: RulesConfig, workload: str, seed: int, games: int = 128) -> float:
+    """Mean decisions per game of the workload's player: ``games`` games played to their end.
+
+    Measured apart because a timed loop of a few seconds at a large batch sees few games end,
+    and those are the short ones (every game starts at once).
+    """
+    eng = VectorEngine(cfg, batch_size=games)
+    eng.reset(seed=seed + 1)
+    sample = sampler(eng, workload)
+    decisions = 0
+    while (eng.phase != A.OVER).any():
+        decisions += int(np.count_nonzero(eng.phase != A.OVER))
+        eng.step(sample())
+    return decisions / games
+
+
+def bench_engine(label: str, cfg: RulesConfig, batch: int, workload: str, args: argparse.Namespace) -> dict[str, Any]:
+    eng = VectorEngine(cfg, batch_size=batch, autoreset=True)
+    eng.reset(seed=args.seed)
+    run_loop(eng, workload, min(0.5, args.seconds / 4), True, min_steps=20)  # warm-up, games under way
+    out: dict[str, Any] = {"config": label, "batch": batch, "workload": workload}
+    for key, obs in (("mask", False), ("obs", True)):
+        runs = [run_loop(eng, workload, args.seconds, obs) for _ in range(args.repeats)]
+        out[key] = statistics.median(r["rate"] for r in runs)
+        out[key + "_cpu"] = statistics.median(r["cpu_rate"] for r in runs)
+    out["decisions_per_game"] = game_length(cfg, workload, args.seed)
+    out["games_per_s"] = out["mask"] / out["decisions_per_game"]  # steady state, with the mask loop
+    out["bytes_per_game"], out["shared_bytes"] = engine_bytes(eng)
+    return out
+
+
+def bench_bots(label: str, cfg: RulesConfig, batch: int, args: argparse.Namespace) -> dict[str, Any]:
+    from agents.registry import make_agent
+    from agents.runner import play_games
+
+    players = [make_agent("heuristic", seed=args.seed + p) for p in range(cfg.players)]
+    games = max(BOT_GAMES, batch)
+    play_games(cfg, players, min(games, 64), batch_size=min(batch, 64), seed=args.seed)  # warm-up
+    t0, c0 = time.perf_counter(), time.process_time()
+    records = play_games(cfg, players, games, batch_size=batch, seed=args.seed)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"config": label, "batch": batch, "workload": "bots", "games_per_s": len(records) / wall,
+            "games_per_cpu_s": len(records) / cpu, "games": len(records)}  # fmt: skip
+
+
+def bench_threads(label: str, cfg: RulesConfig, batch: int, threads: int, args: argparse.Namespace) -> dict[str, Any]:
+    """``threads`` engines of batch ``batch // threads`` stepped in parallel threads (the kernels release the GIL)."""
+    engines = [VectorEngine(cfg, batch_size=max(1, batch // threads), autoreset=True) for _ in range(threads)]
+    for k, eng in enumerate(engines):
+        eng.reset(seed=args.seed + k)
+        run_loop(eng, "full", 0.2, True, min_steps=20)
+    results: list[dict[str, float]] = [{}] * threads
+
+    def work(k: int, obs: bool) -> None:
+        results[k] = run_loop(engines[k], "full", args.seconds, obs)
+
+    out: dict[str, Any] = {"config": label, "batch": batch, "workload": f"full, {threads} threads"}
+    for key, obs in (("mask", False), ("obs", True)):
+        pool = [threading.Thread(target=work, args=(k, obs)) for k in range(threads)]
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join()
+        out[key] = sum(r["rate"] for r in results)
+    return out
+
+
+def compile_times() -> dict[str, float]:
+    """Seconds to import, build, reset, step and observe once in a fresh process: cold (empty
+    numba cache) and cached (the same cache again)."""
+    code = (
+        "import time; t=time.perf_counter();"
+        "from cluedo_env.engine.vector_engine import VectorEngine;"
+        "e=VectorEngine('classic', batch_size=8); e.reset(seed=0); e.step(e.sample_full_game_actions());"
+        "e.legal_action_mask; e.observe(); print(time.perf_counter()-t)"
+    )
+    out = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        for kind in ("cold", "cached"):
+            done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            out[kind] = float(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+def soak(steps: int, seed: int) -> dict[str, Any]:
+    """RSS before and after ``steps`` agent-steps of the full workload with mask and observation."""
+    eng = VectorEngine("classic", batch_size=4096, autoreset=True)
+    eng.reset(seed=seed)
+    run_loop(eng, "full", 1.0, True)
+    before = current_rss_bytes()
+    done = 0
+    samples = []
+    while done < steps:
+        r = run_loop(eng, "full", 5.0, True)
+        done += r["steps"]
+        samples.append((done, current_rss_bytes()))
+    return {"agent_steps": done, "rss_before": before, "rss_after": samples[-1][1], "samples": samples}
+
+
+def fmt(x: float | None) -> str:
+    if x is None or x != x:
+        return "-"
+    return f"{x / 1e6:.2f}M" if x >= 1e6 else f"{x / 1e3:.1f}k" if x >= 1e4 else f"{x:,.0f}"
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    print(f"{'config':<11}{'workload':<18}{'batch':>6}  {'mask':>8} {'(cpu)':>8}  {'+obs':>8} {'(cpu)':>8}"
+          f"  {'games/s':>9}  {'dec/game':>8}  {'bytes/game':>10}")  # fmt: skip
+    for r in rows:
+        print(f"{r['config']:<11}{r['workload']:<18}{r['batch']:>6}  {fmt(r.get('mask')):>8} "
+              f"{fmt(r.get('mask_cpu')):>8}  {fmt(r.get('obs')):>8} {fmt(r.get('obs_cpu')):>8}  "
+              f"{fmt(r.get('games_per_s')):>9}  {fmt(r.get('decisions_per_game')):>8}  "
+              f"{r.get('bytes_per_game', '-'):>10}")  # fmt: skip
+
+
+def print_markdown(rows: list[dict[str, Any]]) -> None:
+    """The table as markdown, for the README."""
+    print("| config | workload | batch | agent-steps/s, mask | (per CPU s) | + observation | (per CPU s) | games/s | "
+          "decisions/game | bytes/game |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['config']} | {r['workload']} | {r['batch']} | {fmt(r.get('mask'))} | {fmt(r.get('mask_cpu'))} | "
+              f"{fmt(r.get('obs'))} | {fmt(r.get('obs_cpu'))} | {fmt(r.get('games_per_s'))} | "
+              f"{fmt(r.get('decisions_per_game'))} | {r.get('bytes_per_game', '-')} |")  # fmt: skip
+
+
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    ap = ArgumentParser(
+        prog=prog, description=__doc__.split("\n\n")[0], epilog=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    ap.add_argument("--configs", nargs="+", default=None, help=f"preset:players (default {' '.join(DEFAULT_CONFIGS)})")
+    ap.add_argument("--batch-sizes", nargs="+", type=int, default=None, help=f"default {DEFAULT_BATCHES}")
+    ap.add_argument("--workloads", nargs="+", choices=DEFAULT_WORKLOADS, default=DEFAULT_WORKLOADS)
+    ap.add_argument("--seconds", type=float, default=1.5, help="seconds per timed loop")
+    ap.add_argument("--repeats", type=int, default=3, help="timed loops per measurement (the median is reported)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true", help=f"{QUICK_CONFIGS} x {QUICK_BATCHES}, 1 s x 3")
+    ap.add_argument("--threads", type=int, default=0, help="also run the full workload in N threads (batch 4096)")
+    ap.add_argument("--compile", action="store_true", help="measure cold and cached start-up (subprocesses)")
+    ap.add_argument("--soak", type=int, default=0, metavar="STEPS", help="RSS before/after STEPS agent-steps")
+    ap.add_argument("--profile", action="store_true", help="cProfile 300 steps of full + obs at batch 4096 and exit")
+    ap.add_argument("--json", "--out", default="results/bench.json",
+                    help="where to write the results ('' for nowhere)")  # fmt: skip
+    ap.add_argument("--markdown", action="store_true", help="also print the table as markdown (for the README)")
+    args = ap.parse_args(argv)
+    if not 0 < args.seconds < float("inf"):
+        raise UsageError(f"--seconds {args.seconds} is out of range (a finite number > 0, e.g. 1.5)")
+    for name, value, lo in (("repeats", args.repeats, 1), ("seed", args.seed, 0), ("threads", args.threads, 0),
+                            ("soak", args.soak, 0)):  # fmt: skip
+        if value < lo:
+            raise UsageError(f"--{name} {value} is out of range (an integer >= {lo})")
+    if args.json:
+        check_writable_file(args.json, "--json")  # before minutes of measuring
+    if args.quick:
+        args.seconds, args.repeats = 1.0, 3
+    configs = args.configs or (QUICK_CONFIGS if args.quick else DEFAULT_CONFIGS)
+    batches = args.batch_sizes or (QUICK_BATCHES if args.quick else DEFAULT_BATCHES)
+    if any(b < 1 for b in batches):
+        raise UsageError(f"--batch-sizes {min(batches)} is out of range (positive integers, e.g. 1 64 4096)")
+    parsed = [parse_config(c) for c in configs]
+
+    if args.profile:
+        eng = VectorEngine(parsed[0][1], batch_size=4096, autoreset=True)
+        eng.reset(seed=args.seed)
+        run_loop(eng, "full", 0.5, True)
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(300):
+            eng.step(eng.sample_full_game_actions())
+            _mask = eng.legal_action_mask
+            eng.observe()
+        prof.disable()
+        stream = io.StringIO()
+        pstats.Stats(prof, stream=stream).sort_stats("tottime").print_stats(15)
+        print(stream.getvalue())
+        return 0
+
+    report: dict[str, Any] = {"machine": machine_info(), "results": []}
+    if args.compile:
+        report["compile_seconds"] = compile_times()
+        c = report["compile_seconds"]
+        print(f"start-up to the first observation: cold (empty numba cache) {c['cold']:.1f} s, "
+              f"cached {c['cached']:.2f} s")  # fmt: skip
+    rows = report["results"]
+    for label, cfg in parsed:
+        for batch in batches:
+            for workload in args.workloads:
+                if workload == "bots":
+                    if batch < 64:  # the bots' Python per step dominates below that
+                        continue
+                    rows.append(bench_bots(label, cfg, batch, args))
+                else:
+                    rows.append(bench_engine(label, cfg, batch, workload, args))
+                print_table(rows[-1:])
+        if args.threads > 1:
+            rows.append(bench_threads(label, cfg, 4096, args.threads, args))
+            print_table(rows[-1:])
+    if args.soak:
+        report["soak"] = s = soak(args.soak, args.seed)
+        print(f"RSS over {s['agent_steps']:,} agent-steps: {s['rss_before'] / 2**20:.1f} MiB -> "
+              f"{s['rss_after'] / 2**20:.1f} MiB")  # fmt: skip
+    if args.markdown:
+        print()
+        print_markdown(rows)
+    print("\nagent-steps/s (median of repeats): mask = sample + step + mask; "
+          "+obs = also the acting player's observation;")  # fmt: skip
+    print("(cpu) = per CPU second of this process. machine:", report["machine"])
+    if args.json:
+        path = Path(args.json)
+        write_text_atomic(path, json.dumps(report, indent=1))
+        print(f"written {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

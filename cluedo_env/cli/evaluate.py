@@ -1,0 +1,187 @@
+"""``cluedo evaluate``: any mix of players by name, seats rotated, seeded; tables, JSON and a chart.
+
+    python scripts/evaluate.py --players heuristic random random random --games 1000 --preset classic \\
+        --seed 0 --out results/eval
+    python scripts/evaluate.py --round-robin random heuristic deducer expert --games 2000 --preset cards \\
+        --seats 4 --out results/rr_cards
+
+**Tournament** (``--players``): one entry per seat (names may repeat; duplicates are labelled
+``name#2`` ...). The entries are rotated round the table: in rotation ``k`` entry ``e`` sits
+in seat ``(e + k) % P``, and each of the P rotations plays ``ceil(games / P)`` games (so every
+entry sits in every seat equally often; the total is rounded up to a multiple of P). Per entry
+it reports the win rate with a 95% Wilson interval, the mean number of turns of the games it won
+(turns of all players, as ``turn_count`` counts them, R-E3), the mean number of suggestions it
+made itself in the games it won, and how its wins came (correct accusation or last player
+standing); for the whole run, how the games ended and the throughput (games per second of play).
+
+**Round robin** (``--round-robin A B C ...``, ``--seats P``): every pair of names plays ``--games``
+games with the seats shared half and half (lineup ``A B A B``, rotated; with an odd P the lineups
+``A B A`` and ``B A B`` split the games), and when there are 3 or more names (at most P) all of them
+play ``--games`` games together (cyclic shifts of the name list, rotated). A rating is fitted to all
+the games: the Luce (multi-player Bradley-Terry) model where a game is won by name ``i`` with
+probability ``n_i g_i / sum_j n_j g_j`` (``n_i`` = seats held, ``g_i`` = strength), by maximum
+likelihood (MM algorithm, Hunter 2004), with a prior of one virtual win and one virtual loss
+against a player of strength 1 so that a player who never wins still gets a finite rating.
+Ratings are printed on the Elo scale (400 log10 g, mean 0) with 95% intervals from the observed
+Fisher information. Games without a winner (truncated, everyone eliminated) do not count.
+
+**Records** (``--record DIR``, optionally ``--record-games N``): every game (or the first N) is
+saved as a game record ``DIR/game_00000.json`` ... (schema in :mod:`cluedo_env.record`), which
+``cluedo_env.record.replay`` replays to the same final state.
+
+Outputs in ``--out`` (a folder): ``tournament.md``/``.json``/``.png`` or ``round_robin.md``/``.json``/``.png``
+(the PNG: win rates with 95% error bars, or ratings with 95% error bars).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from agents.registry import make_agent
+from agents.tournament import (
+    MAX_BATCH,
+    RecordSink,
+    play_match,
+    round_robin,
+    round_robin_lineups,
+    round_robin_markdown,
+    summarize,
+    tournament_markdown,
+    write_round_robin,
+    write_tournament,
+)
+from cluedo_env.errors import UsageError
+from cluedo_env.files import check_writable_dir, write_text_atomic
+from cluedo_env.options import SEED_MAX, ArgumentParser, parse_rule, rules_overrides
+from cluedo_env.rules.config import PRESETS, RulesConfig, make_config
+from training.players import check_player_names
+
+# ============================================================================ command line
+_parse_rule = parse_rule  # the one --rule parser of every command (cluedo_env.cli)
+
+
+def _checked(args: argparse.Namespace) -> tuple[RulesConfig, list[str]]:
+    """Every argument checked, players built once, output folders checked: all before the first game."""
+    for opt, value, lo, hi in (("--games", args.games, 1, 10**8), ("--seed", args.seed, 0, SEED_MAX),
+                               ("--batch-size", args.batch_size, 1, MAX_BATCH)):  # fmt: skip
+        if not lo <= value <= hi:
+            raise UsageError(f"{opt} {value} is out of range (an integer from {lo} to {hi})")
+    if args.record_games is not None and (args.record is None or args.record_games < 0):
+        raise UsageError("--record-games needs --record DIR and a count >= 0 (e.g. --record games --record-games 10)")
+    if args.players and args.seats is not None and args.seats != len(args.players):
+        raise UsageError(f"--seats {args.seats} conflicts with --players ({len(args.players)} names) "
+                         "(one name per seat; --seats is for --round-robin)")  # fmt: skip
+    names = args.players or args.round_robin or list(args.head_to_head)
+    if args.round_robin and (len(set(names)) != len(names) or len(names) < 2):
+        raise UsageError(f"--round-robin {' '.join(names)}: a round robin needs two or more different names "
+                         "(each name once)")  # fmt: skip
+    seats_option = "--players" if args.players else "--seats"
+    seats = len(args.players) if args.players else args.seats
+    overrides = rules_overrides(args.rule, args.max_turns, seats_option, seats)
+    config = make_config(args.preset, **overrides)
+    check_player_names(names)
+    for name in dict.fromkeys(names):  # a checkpoint that does not load fails now, not after other pairings
+        agent = make_agent(name, seed=0)
+        meta = getattr(agent, "meta", None)
+        rules = meta.get("rules") if isinstance(meta, dict) else None
+        if isinstance(rules, dict) and (rules.get("players"), rules.get("board")) != (config.players, config.board):
+            raise UsageError(
+                f"player {name!r} was trained for {rules.get('players')} players, board {rules.get('board')!r} "
+                f"(this evaluation: {config.players} players, board {config.board!r}; use matching --preset/--players)"
+            )
+    check_writable_dir(args.out, "--out")
+    if args.record:
+        check_writable_dir(args.record, "--record")
+    return config, names
+
+
+def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
+    ap = ArgumentParser(prog=prog, description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 1)[1],
+                        formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    who = ap.add_mutually_exclusive_group(required=True)
+    who.add_argument("--players", nargs="+", metavar="NAME", help="one player name per seat (names may repeat)")
+    who.add_argument("--round-robin", nargs="+", metavar="NAME", help="different player names to play every pairing")
+    who.add_argument("--head-to-head", nargs=2, metavar=("A", "B"), help="one A against P-1 Bs, A's seat rotated")
+    ap.add_argument("--games", type=int, default=1000, help="games of the tournament, or of each round-robin pairing")
+    ap.add_argument("--preset", default="classic", help=f"one of {', '.join(PRESETS)} or a YAML rules file")
+    ap.add_argument("--seats", type=int, default=None, help="players per game in a round robin (default: the preset's)")
+    ap.add_argument("--rule", action="append", type=_parse_rule, default=[], metavar="KEY=VALUE",
+                    help="a rules flag on top of the preset, e.g. --rule refutation=all (repeatable)")  # fmt: skip
+    ap.add_argument("--max-turns", type=int, default=None, metavar="N",
+                    help="cut a game after N turns (1..10000; default: the preset's)")  # fmt: skip
+    ap.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the deals, dice and players (default 0)")
+    ap.add_argument("--batch-size", type=int, default=1024, metavar="B", help="games played at once (default 1024)")
+    ap.add_argument("--out", default="results/eval", help="folder for the .md, .json and .png reports")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ap.add_argument("--record", metavar="DIR", default=None,
+                    help="save every game as a JSON game record DIR/game_00000.json ...")  # fmt: skip
+    ap.add_argument("--record-games", type=int, default=None, metavar="N",
+                    help="with --record: save only the first N games")  # fmt: skip
+    args = ap.parse_args(argv)
+    config, _ = _checked(args)
+    sink = RecordSink(args.record, args.record_games) if args.record else None
+
+    if args.head_to_head:
+        return _head_to_head(args, config)
+
+    from tqdm import tqdm
+
+    P = config.players
+    if args.players:
+        total = math.ceil(args.games / P) * P
+    else:
+        pairs = round_robin_lineups(args.round_robin, P)
+        total = sum(math.ceil(math.ceil(args.games / len(ups)) / P) * P * len(ups) for _, ups in pairs)
+    with tqdm(total=total, unit="game", disable=args.no_progress or None, dynamic_ncols=True) as bar:
+        if args.players:
+            match = play_match(config, args.players, args.games, args.seed, args.batch_size, bar.update, record=sink)
+            result = summarize(match, config)
+        else:
+            result = round_robin(
+                config, args.round_robin, args.games, args.seed, args.batch_size, bar.update, record=sink
+            )
+    result["command"] = "python scripts/evaluate.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    result["seed"] = args.seed
+    result["batch_size"] = args.batch_size
+    out = Path(args.out)
+    if args.players:
+        paths = write_tournament(result, out)
+        print(tournament_markdown(result))
+    else:
+        paths = write_round_robin(result, out)
+        print(round_robin_markdown(result))
+    print("wrote " + ", ".join(str(p) for p in paths))
+    if sink is not None:
+        result["records"] = {"folder": str(sink.folder), "games": sink.count}
+        print(f"saved {sink.count} game records in {sink.folder}")
+    return result
+
+
+def _head_to_head(args: argparse.Namespace, config: RulesConfig) -> dict:
+    """``--head-to-head A B`` (agents/head_to_head.py): print the table, write ``head_to_head.md``/``.json``."""
+    from tqdm import tqdm
+
+    from agents.head_to_head import head_to_head, head_to_head_markdown
+
+    a, b = args.head_to_head
+    total = math.ceil(args.games / config.players) * config.players
+    with tqdm(total=total, unit="game", disable=args.no_progress or None, dynamic_ncols=True) as bar:
+        r = head_to_head(config, a, b, args.games, args.seed, args.batch_size, bar.update)
+    text = head_to_head_markdown(r)
+    result = {**r.to_dict(), "command": "python scripts/evaluate.py " + " ".join(sys.argv[1:]), "seed": args.seed}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out / "head_to_head.md", text + "\n")
+    write_text_atomic(out / "head_to_head.json", json.dumps(result, indent=1) + "\n")
+    print(text)
+    return result
+
+
+if __name__ == "__main__":
+    from cluedo_env.errors import run_cli
+
+    sys.exit(run_cli(main))
