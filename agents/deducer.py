@@ -200,10 +200,8 @@ class DeducerAgent(Agent):
         nb = self.notebook
         env = nb.envelope_known(idx)
         solved = nb.solved(idx)
-        t = (np.maximum(env[:, 0], 0) * NUM_WEAPONS + np.maximum(env[:, 1] - WEAPON_CARD0, 0)) * NUM_ROOMS + np.maximum(
-            env[:, 2] - ROOM_CARD0, 0
-        )
-        action = A.ACCUSE0 + t
+        unknown_as_first = np.maximum(env, A.CATEGORY_CARD0)  # -1 (unknown): any card; solved rows are exact
+        action = A.ACCUSE0 + A.cards_triple(*unknown_as_first.T)
         legal = mask[np.arange(len(idx)), action]
         return np.where(solved & legal & (view.phase[idx] != A.REFUTE), action, -1)
 
@@ -282,7 +280,7 @@ class DeducerAgent(Agent):
                 [np.repeat(cs, k * k, 1), np.tile(np.repeat(cw, k, 1), (1, k)), np.tile(cr, (1, k * k))], -1
             )
         score = self.suggestion_scores(view, idx, prob, cards) + 1e-9 * self.rng.random(cards.shape[:2])
-        t = (cards[..., 0] * NUM_WEAPONS + cards[..., 1] - WEAPON_CARD0) * NUM_ROOMS + cards[..., 2] - ROOM_CARD0
+        t = A.cards_triple(cards[..., 0], cards[..., 1], cards[..., 2])
         ok = legal[np.arange(n)[:, None], t]
         score = np.where(ok, score, -np.inf)
         best = score.argmax(1)

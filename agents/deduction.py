@@ -71,12 +71,6 @@ CAT_ONEHOT = CATEGORY[None, :] == np.arange(3)[:, None]  # (3, 21)
 ENVELOPE_SIZE = 3
 
 
-def triple_cards(triple: np.ndarray) -> np.ndarray:
-    """(..., 3) suspect, weapon, room indices -> (..., 3) card ids."""
-    t = np.asarray(triple, np.int64)
-    return t + np.array([0, WEAPON_CARD0, ROOM_CARD0])
-
-
 FULL = (1 << NUM_CARDS) - 1
 POW2 = np.int64(1) << np.arange(NUM_CARDS, dtype=np.int64)  # bit of each card
 CAT_BITS = np.array([int(POW2[CAT_ONEHOT[k]].sum()) for k in range(3)], np.int64)
@@ -511,7 +505,7 @@ class Notebook:
             return np.zeros(0, np.int64)
         me = self.seat
         g = rec.game
-        cards = triple_cards(rec.triple)  # (m, 3)
+        cards = A.category_cards(rec.triple)  # (m, 3)
         resp = rec.response  # (m, P)
         sugg = ~rec.is_accusation
         # Passes: holds none of the three (R-G6).
@@ -876,7 +870,7 @@ def raw_information(view: PlayerView, game: int, upto: int | None = None) -> dic
         "envelope": None,
     }
     for k in range(upto):
-        cards = [int(c) for c in triple_cards(rec.triple[k])]
+        cards = [int(c) for c in A.category_cards(rec.triple[k])]
         if rec.is_accusation[k]:
             if not rec.correct[k] and rec.player[k] != me:
                 info["accusations"].append(cards)

@@ -65,7 +65,7 @@ from agents.deducer import DeducerAgent
 from agents.deduction import sample_deals
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
-from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
+from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
 # Refutations received at which a deducer-like opponent's chance to solve on its turn is half its cap, by players.
 SOLVE_MIDPOINT = {2: 8.0, 3: 7.0, 4: 5.6, 5: 4.5, 6: 3.5}
@@ -158,7 +158,7 @@ class ExpertAgent(DeducerAgent):
         s = env[..., :WEAPON_CARD0].argmax(-1)
         wp = env[..., WEAPON_CARD0:ROOM_CARD0].argmax(-1)
         r = env[..., ROOM_CARD0:].argmax(-1)
-        t = (s * NUM_WEAPONS + wp) * NUM_ROOMS + r  # (n, M)
+        t = A.triple_index(s, wp, r)  # (n, M)
         n = len(idx)
         flat = np.bincount((np.arange(n)[:, None] * A.NUM_TRIPLES + t).ravel(), weights=w.ravel(),
                            minlength=n * A.NUM_TRIPLES)  # fmt: skip

@@ -38,7 +38,7 @@ from agents.planning import choose_moves, turn_start_choice
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import ROOM_LOC0
-from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, ROOM_CARD0, WEAPON_CARD0
+from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
 _CAT = (slice(0, WEAPON_CARD0), slice(WEAPON_CARD0, ROOM_CARD0), slice(ROOM_CARD0, NUM_CARDS))
 _OFFSET = np.array([0, WEAPON_CARD0, ROOM_CARD0])
@@ -102,7 +102,7 @@ class HeuristicAgent(Agent):
         counts = np.stack([op[:, s].sum(1) for s in _CAT], 1)
         solved = (counts == 1).all(1)
         s, w, r = (op[:, sl].argmax(1) for sl in _CAT)
-        return solved, (s * 6 + w) * NUM_ROOMS + r
+        return solved, A.triple_index(s, w, r)
 
     def room_value(self, idx: np.ndarray) -> np.ndarray:
         """(n, 9) 1.0 for each room whose card is still open."""
@@ -153,7 +153,7 @@ class HeuristicAgent(Agent):
             r = view.positions[idx, view.seat].astype(np.int64) - ROOM_LOC0
         else:
             r = _random_true(op[:, _CAT[2]], self.rng)
-        return (s * 6 + w) * NUM_ROOMS + r
+        return A.triple_index(s, w, r)
 
 
 __all__ = [

@@ -187,10 +187,7 @@ def turn_start_choice(
     rows = np.arange(n)
     x = view.positions[idx, view.seat].astype(np.int64)
     room = np.clip(x - ROOM_LOC0, 0, NUM_ROOMS - 1)
-    passage = np.full(NUM_LOCATIONS, -1, np.int64)
-    for a, b in PASSAGES.items():
-        passage[ROOM_LOC0 + a] = ROOM_LOC0 + b
-    target = passage[x]
+    target = load_board().passage[x].astype(np.int64)
     stay = np.where(special[:, A.STAY], v[rows, room], -np.inf)
     via_passage = _location_values(v, S, np.maximum(target, 0), rows)
     take_passage = np.where(special[:, A.PASSAGE] & (target >= 0), via_passage, -np.inf)

@@ -46,6 +46,7 @@ from cluedo_env.errors import CluedoError
 from cluedo_env.files import write_text_atomic
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import CARD_NAMES, card_category
+from cluedo_env.rules.privacy import may_see_shown_card
 
 SCHEMA = "cluedo_env.record/1"
 SCHEMA_PREFIX = "cluedo_env.record/"
@@ -391,14 +392,11 @@ def knowledge(snapshot: dict[str, Any], seat: int) -> dict[str, Any]:
             passes[q].update(rec["cards"])
         shown = []
         for by, card in zip(rec["refuted_by"], rec["shown"], strict=True):
+            shown.append(card if may_see_shown_card(seat, rec["player"], by) else None)
             if rec["player"] == seat:
                 shown_to_me.append({"card": card, "by": by, "suggestion": h})
-                shown.append(card)
             elif by == seat:
                 i_showed.append({"card": card, "to": rec["player"], "suggestion": h})
-                shown.append(card)
-            else:
-                shown.append(None)
         suggestions.append({"index": h, "player": rec["player"], "cards": list(rec["cards"]),
                             "passed": list(rec["passed"]), "refuted_by": list(rec["refuted_by"]),
                             "shown": shown})  # fmt: skip

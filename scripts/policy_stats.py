@@ -24,7 +24,6 @@ if str(ROOT) not in sys.path:
 from cluedo_env.errors import run_cli  # noqa: E402
 from cluedo_env.options import ArgumentParser  # noqa: E402
 from cluedo_env.rules import actions as A  # noqa: E402
-from cluedo_env.rules.cards import NUM_ROOMS, ROOM_CARD0, WEAPON_CARD0  # noqa: E402
 from training.policy import CheckpointError, load_model, policy_fn, rules_of  # noqa: E402
 from training.single_agent import LearnerCore  # noqa: E402
 
@@ -51,7 +50,7 @@ def policy_stats(path: str, opponents: str, steps: int, num_envs: int = 256, see
         if len(acc):
             solved = obs[acc, -1] == 1  # belief_solved, the last slot
             t = eng_a[acc] - A.ACCUSE0
-            cards = np.stack([t // (6 * NUM_ROOMS), WEAPON_CARD0 + (t // NUM_ROOMS) % 6, ROOM_CARD0 + t % NUM_ROOMS], 1)
+            cards = np.stack(A.triple_cards(t), 1)
             right = (core.eng.owner[acc[:, None], cards] < 0).all(1)  # hidden: read after the decision
             out["certain"] += int(solved.sum())
             out["gambles"] += int((~solved).sum())

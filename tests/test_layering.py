@@ -75,10 +75,21 @@ def imports_of(path: Path) -> list[tuple[int, str]]:
             found.append((node.lineno, mod))
             # ``from cluedo_env import record`` imports the submodule cluedo_env.record
             found += [(node.lineno, f"{mod}.{a.name}") for a in node.names if _is_submodule(f"{mod}.{a.name}")]
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):  # fmt: skip
+        elif _is_import_module_call(node):
             found.append((node.lineno, node.args[0].value))
     return found
+
+
+def _is_import_module_call(node: ast.AST) -> bool:
+    """``importlib.import_module("a.literal.name")``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "import_module"
+        and bool(node.args)
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    )
 
 
 def _is_submodule(module: str) -> bool:

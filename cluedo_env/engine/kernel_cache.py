@@ -21,6 +21,7 @@ SOURCES = (
     "rules/actions.py",
     "rules/board.py",
     "rules/cards.py",
+    "rules/privacy.py",
     "engine/state.py",
     "engine/kernels.py",
     "engine/movement.py",

@@ -21,6 +21,7 @@ from numba import njit
 
 from cluedo_env.engine.kernel_cache import ensure_fresh
 from cluedo_env.rules import actions as A
+from cluedo_env.rules import privacy
 
 ensure_fresh()  # before any kernel below is compiled or loaded from numba's cache
 
@@ -32,7 +33,6 @@ from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPO
 _ROLL, _PASSAGE, _STAY, _END = A.ROLL, A.PASSAGE, A.STAY, A.END_TURN
 _MOVE0, _SUGGEST0, _SHOW0, _ACCUSE0, _NUM_ACTIONS = A.MOVE0, A.SUGGEST0, A.SHOW0, A.ACCUSE0, A.NUM_ACTIONS
 _START, _MOVE, _SUGGEST, _REFUTE, _POST, _OVER = A.START, A.MOVE, A.SUGGEST, A.REFUTE, A.POST, A.OVER
-_WR = NUM_WEAPONS * NUM_ROOMS
 _CAP = 126  # counters saturate at 127 (they live in int8 observation slots)
 _DECK = NUM_CARDS - 3
 
@@ -90,16 +90,13 @@ def randint(stream: np.ndarray, b: int, n: int) -> int:
 
 
 # ===================================================================== triples
-@njit(**INLINE)
-def triple_cards(t: int) -> tuple[int, int, int]:
-    """Card ids (suspect, weapon, room) named by triple index ``t`` (actions.triple_index)."""
-    return t // _WR, WEAPON_CARD0 + (t // NUM_ROOMS) % NUM_WEAPONS, ROOM_CARD0 + t % NUM_ROOMS
+# Triple index -> cards, compiled from the one definition (rules/actions.py).
+triple_cards = njit(**INLINE)(A.triple_cards)
+triple_of = njit(**INLINE)(A.triple_of)
 
 
-@njit(**INLINE)
-def may_see_shown_card(observer: int, suggester: int, refuter: int) -> bool:
-    """R-G7: a card shown in a refutation is seen by the suggester and by the refuter who showed it."""
-    return observer == suggester or observer == refuter
+# R-G7, compiled from the one definition every reader of a game uses (rules/privacy.py).
+may_see_shown_card = njit(**INLINE)(privacy.may_see_shown_card)
 
 
 # ===================================================================== new games
@@ -490,9 +487,7 @@ def _append_history(s, b: int, kind: int, player: int, t: int) -> int:
     h = s.hist_len[b]
     s.hist_kind[b, h] = kind
     s.hist_player[b, h] = player
-    s.hist_triple[b, h, 0] = t // _WR
-    s.hist_triple[b, h, 1] = (t // NUM_ROOMS) % NUM_WEAPONS
-    s.hist_triple[b, h, 2] = t % NUM_ROOMS
+    s.hist_triple[b, h, 0], s.hist_triple[b, h, 1], s.hist_triple[b, h, 2] = triple_of(t)
     s.hist_correct[b, h] = False
     s.hist_len[b] = h + 1
     return h

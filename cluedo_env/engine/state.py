@@ -74,8 +74,8 @@ import numpy as np
 
 from cluedo_env.engine.movement import exits
 from cluedo_env.rules import actions as A
-from cluedo_env.rules.board import NUM_LOCATIONS, ROOM_LOC0, Board
-from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, PASSAGES
+from cluedo_env.rules.board import NUM_LOCATIONS, Board
+from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS
 from cluedo_env.rules.config import RulesConfig
 
 # History records and responses.
@@ -234,9 +234,7 @@ def tables_of(board: Board) -> Tables:
     front_room = np.full(NUM_LOCATIONS, -1, np.int16)
     for sq, room in board.front_room.items():
         front_room[sq] = room
-    passage = np.full(NUM_LOCATIONS, -1, np.int16)
-    for room, target in PASSAGES.items():
-        passage[ROOM_LOC0 + room] = ROOM_LOC0 + target
+    passage = board.passage.copy()
     sets = triple_sets()
     return Tables(
         exits=exits(board),  # R-M5: a room is left by the squares in front of its doors

@@ -16,6 +16,7 @@ import numpy as np
 from cluedo_env.engine.vector_engine import NOT_ASKED, PASSED
 from cluedo_env.rules.board import Board
 from cluedo_env.rules.config import RulesConfig
+from cluedo_env.rules.privacy import may_see_shown_card
 
 if TYPE_CHECKING:
     from cluedo_env.engine.vector_engine import VectorEngine
@@ -151,7 +152,7 @@ class PlayerView:
         response[is_acc] = NOT_ASKED
         # A shown card is private to the suggester and the refuter who showed it (R-G7).
         shown = response >= 0
-        may_see = (player == me)[:, None] | (np.arange(eng.P)[None, :] == me)
+        may_see = may_see_shown_card(me, player[:, None], np.arange(eng.P)[None, :])
         response[shown & ~may_see] = HIDDEN
         return Records(
             game=game,

@@ -53,6 +53,7 @@ import numpy as np
 from cluedo_env.rules.actions import PHASE_HELP, PHASE_NAMES
 from cluedo_env.rules.board import ROOM_LETTERS, ROOM_LOC0, load_board
 from cluedo_env.rules.cards import PASSAGES, ROOMS, SUSPECTS, WEAPONS
+from cluedo_env.rules.privacy import may_see_shown_card
 
 DEFAULT_SCALE = 28
 BOARD_COLS, BOARD_ROWS = 24, 25
@@ -133,7 +134,7 @@ def _refutations(rec: dict[str, Any], viewer: int | None) -> list[tuple[int, str
     for i, seat in enumerate(rec.get("refuted_by", [])):
         shown = rec.get("shown", [])
         card = shown[i] if i < len(shown) else None
-        visible = viewer is not None and (viewer == rec["player"] or viewer == seat)
+        visible = viewer is not None and bool(may_see_shown_card(viewer, rec["player"], seat))
         out.append((seat, card if visible else None))
     return out
 

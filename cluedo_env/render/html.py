@@ -300,7 +300,7 @@ def demo_record(seed: int = 7, players: int = 4, max_steps: int = 400) -> dict[s
         legal = game.legal_actions()
         actor, n = game.actor, len(rec.steps)
         env = game.envelope
-        truth = A.ACCUSE0 + A.triple_index(env[0], env[1] - 6, env[2] - 12)
+        truth = A.ACCUSE0 + A.cards_triple(*env)
         if truth in legal and n > max_steps * 0.6:
             action = truth
         elif not wrong_done and actor == 1 and n > max_steps * 0.35 and game.phase == A.POST:

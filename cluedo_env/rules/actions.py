@@ -24,9 +24,23 @@ token is in (R-G1), so only 36 of the 324 SUGGEST actions can ever be legal at o
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from cluedo_env.errors import CluedoError
 from cluedo_env.rules.board import NUM_LOCATIONS
-from cluedo_env.rules.cards import CARD_NAMES, NUM_CARDS, NUM_ROOMS, NUM_WEAPONS, ROOMS, SUSPECTS, WEAPONS
+from cluedo_env.rules.cards import (
+    CARD_NAMES,
+    NUM_CARDS,
+    NUM_ROOMS,
+    NUM_WEAPONS,
+    ROOM_CARD0,
+    ROOMS,
+    SUSPECTS,
+    WEAPON_CARD0,
+    WEAPONS,
+)
 
 NUM_TRIPLES = 6 * 6 * 9  # 324
 
@@ -53,15 +67,36 @@ PHASE_HELP = {
 }
 
 
-def triple_index(suspect: int, weapon: int, room: int) -> int:
+CATEGORY_CARD0 = np.array([0, WEAPON_CARD0, ROOM_CARD0])  # first card id of suspects, weapons, rooms
+
+
+# Triple index <-> (suspect, weapon, room) <-> card ids: the one place these are computed. Each
+# helper is plain arithmetic, so it takes Python ints, numpy arrays (element-wise) and compiles
+# in the engine's numba kernels unchanged.
+def triple_index(suspect: Any, weapon: Any, room: Any) -> Any:
+    """Triple index 0..323 of (suspect 0..5, weapon 0..5, room 0..8) (ints or arrays)."""
     return (suspect * NUM_WEAPONS + weapon) * NUM_ROOMS + room
 
 
-def triple_of(index: int) -> tuple[int, int, int]:
-    """(suspect, weapon, room) of a triple index 0..323."""
-    sw, room = divmod(index, NUM_ROOMS)
-    suspect, weapon = divmod(sw, NUM_WEAPONS)
-    return suspect, weapon, room
+def triple_of(index: Any) -> tuple[Any, Any, Any]:
+    """(suspect, weapon, room) category indices of triple index/indices 0..323."""
+    return index // (NUM_WEAPONS * NUM_ROOMS), (index // NUM_ROOMS) % NUM_WEAPONS, index % NUM_ROOMS
+
+
+def triple_cards(index: Any) -> tuple[Any, Any, Any]:
+    """(suspect, weapon, room) card ids 0..20 named by triple index/indices 0..323."""
+    s, w, r = triple_of(index)
+    return s, WEAPON_CARD0 + w, ROOM_CARD0 + r
+
+
+def cards_triple(suspect_card: Any, weapon_card: Any, room_card: Any) -> Any:
+    """Triple index of three card ids (a suspect, a weapon and a room card; ints or arrays)."""
+    return triple_index(suspect_card, weapon_card - WEAPON_CARD0, room_card - ROOM_CARD0)
+
+
+def category_cards(triple: Any) -> np.ndarray:
+    """(..., 3) (suspect, weapon, room) category indices -> (..., 3) card ids (e.g. the history's triples)."""
+    return np.asarray(triple, np.int64) + CATEGORY_CARD0
 
 
 def describe(action: int) -> str:

@@ -57,6 +57,7 @@ class Board:
     starts: tuple[int, ...]  # suspect -> start square id
     room_cells: tuple[tuple[tuple[int, int], ...], ...]  # room -> its cells, for rendering
     distance: np.ndarray  # (197, 197) uint8, see shortest_distances()
+    passage: np.ndarray  # (197,) int16: the location a room's secret passage leads to, -1 elsewhere (R-T2)
 
     # --- locations -------------------------------------------------------------
     @staticmethod
@@ -80,8 +81,17 @@ class Board:
 
     def passage_target(self, loc: int) -> int | None:
         """Location reached by the secret passage from ``loc`` (R-T2), None if it has none."""
-        room = self.room_of(loc)
-        return self.room_loc(PASSAGES[room]) if room in PASSAGES else None
+        target = int(self.passage[loc])
+        return target if target >= 0 else None
+
+
+def passage_table() -> np.ndarray:
+    """(197,) int16: the location each room's secret passage leads to (R-T2, ``cards.PASSAGES``), -1 elsewhere."""
+    out = np.full(NUM_LOCATIONS, -1, np.int16)
+    for room, target in PASSAGES.items():
+        out[ROOM_LOC0 + room] = ROOM_LOC0 + target
+    out.flags.writeable = False
+    return out
 
 
 def _parse_sections(text: str) -> dict[str, list[str]]:
@@ -180,6 +190,7 @@ def parse_board(text: str) -> Board:
         starts=tuple(starts[s] for s in range(NUM_SUSPECTS)),
         room_cells=tuple(tuple(cells) for cells in room_cells),
         distance=np.zeros((0, 0), np.uint8),
+        passage=passage_table(),
     )
     object.__setattr__(board, "distance", shortest_distances(board))
     return board
