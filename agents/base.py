@@ -18,6 +18,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules import actions as A
 
 
 class Agent(ABC):
@@ -43,6 +44,17 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return (np.cumsum(mask, axis=1) > rank[:, None]).argmax(1)
 
 
+def suggestion_room(mask: np.ndarray) -> np.ndarray:
+    """(n,) the room of the legal suggestions in each row of an (n, 870) mask, -1 where none is legal.
+
+    On the board a suggestion names the room the player stands in (R-G1), so the mask already says
+    which room that is: players read it here instead of re-deriving the rule from positions.
+    """
+    legal = np.asarray(mask)[:, A.SUGGEST0 : A.SHOW0]
+    room = A.triple_of(legal.argmax(1).astype(np.int64))[2]
+    return np.where(legal.any(1), room, -1)
+
+
 def replace_illegal(out: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
     """Replace, in place, every action of ``out`` that ``mask`` (n, A) does not allow by a random
     legal one; return how many were replaced (a player's safety net, counted so tests can demand 0)."""
@@ -59,4 +71,5 @@ __all__ = [
     "Agent",
     "replace_illegal",
     "sample_legal",
+    "suggestion_room",
 ]

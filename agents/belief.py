@@ -4,7 +4,7 @@ A learned policy sees the game through its observation (``VectorEngine.observe``
 history, what was shown to it. Turning that into "which three cards are in the envelope" is a
 deduction (agents/deduction.py) that a small MLP does not learn from a few million steps. With
 belief features on (training config key ``env.belief``), the observation gets the conclusions of
-a :class:`agents.deduction.Notebook` kept for the learner's seat, so that "accuse now" and "which
+a :class:`agents.notebook.Notebook` kept for the learner's seat, so that "accuse now" and "which
 cards are still open" become simple functions of the input. The notebook only reads the seat's
 :class:`~cluedo_env.engine.views.PlayerView`, so the features hide what the seat may not know, as the
 observation does.
@@ -36,7 +36,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from agents.base import Agent, sample_legal
-from agents.deduction import CAT_SLICES, Notebook
+from agents.facts import CAT_SLICES
+from agents.notebook import Notebook
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS

@@ -1,6 +1,6 @@
 """The deducer: full constraint reasoning (agents/deduction.py), envelope-seeking suggestions, certain accusations.
 
-Per seat and batch, a :class:`agents.deduction.Notebook` is kept up to date from
+Per seat and batch, a :class:`agents.notebook.Notebook` is kept up to date from
 ``view.new_records`` (it remembers how many records of each game it has taken in, and
 forgets a game on ``reset``). The notebook's facts are sound, and once at most 8 solution
 hypotheses are left every envelope cell is decided exactly (see the notebook's
@@ -48,14 +48,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Agent, replace_illegal
-from agents.deduction import CAT_SLICES, Notebook
+from agents.base import Agent, replace_illegal, suggestion_room
+from agents.facts import CAT_SLICES
+from agents.notebook import Notebook
 from agents.planning import choose_moves, turn_start_choice
 from agents.refutation import choose_refutation, suggester_candidates
 from agents.suggestion_value import envelope_information, h2, public_information
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
-from cluedo_env.rules.board import ROOM_LOC0
 from cluedo_env.rules.cards import NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
 
 # The 7 non-empty subsets of the three named cards, and 1/|S| per member.
@@ -267,7 +267,7 @@ class DeducerAgent(Agent):
         prob = self.probabilities(view, idx)
         legal = mask[:, A.SUGGEST0 : A.SHOW0]
         if view.config.has_board:
-            room = (view.positions[idx, view.seat].astype(np.int64) - ROOM_LOC0).clip(0, NUM_ROOMS - 1)
+            room = suggestion_room(mask).clip(0, NUM_ROOMS - 1)  # the room named (R-G1), as the mask says
             s = np.repeat(np.arange(NUM_SUSPECTS), NUM_WEAPONS)
             w = np.tile(np.arange(NUM_WEAPONS), NUM_SUSPECTS)
             cards = np.stack(

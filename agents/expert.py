@@ -4,7 +4,7 @@ Everything of :class:`agents.deducer.DeducerAgent` (sound notebook, exact envelo
 information-seeking suggestions, movement), and:
 
 **Probabilities.** Deals consistent with the notebook are drawn by sequential importance
-sampling (:func:`agents.deduction.sample_deals`, ``samples`` per game, batched, a fixed
+sampling (:func:`agents.deal_sampling.sample_deals`, ``samples`` per game, batched, a fixed
 number of numpy steps whatever the position). The weighted samples give
 
 * per-card holder probabilities for scoring suggestions (blended with the notebook's
@@ -61,8 +61,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.deal_sampling import sample_deals
 from agents.deducer import DeducerAgent
-from agents.deduction import sample_deals
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
@@ -110,7 +110,7 @@ class ExpertAgent(DeducerAgent):
     # ------------------------------------------------------------------ probabilities
     def _samples(self, idx: np.ndarray, samples: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         nb = self.notebook
-        owner, w, _ = sample_deals(*nb.arrays(idx), samples=samples or self.samples, rng=self.rng)
+        owner, w, _ = sample_deals(nb.arrays(idx), samples=samples or self.samples, rng=self.rng)
         ess = 1.0 / np.maximum((w**2).sum(1), 1e-12)
         ess = np.where(w.sum(1) > 0, ess, 0.0)
         return owner, w, ess

@@ -33,11 +33,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Agent, replace_illegal
+from agents.base import Agent, replace_illegal, suggestion_room
 from agents.planning import choose_moves, turn_start_choice
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
-from cluedo_env.rules.board import ROOM_LOC0
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
 _CAT = (slice(0, WEAPON_CARD0), slice(WEAPON_CARD0, ROOM_CARD0), slice(ROOM_CARD0, NUM_CARDS))
@@ -134,7 +133,7 @@ class HeuristicAgent(Agent):
             out[sel] = choose_moves(view, idx[sel], self.room_value(idx[sel]), mask=mask[sel], rng=self.rng)
         sel = np.flatnonzero(todo & (phase == A.SUGGEST))
         if len(sel):
-            out[sel] = A.SUGGEST0 + self._suggestion(view, idx[sel])
+            out[sel] = A.SUGGEST0 + self._suggestion(view, idx[sel], mask[sel])
         sel = np.flatnonzero(todo & (phase == A.REFUTE))
         if len(sel):
             out[sel] = A.SHOW0 + _random_true(mask[sel, A.SHOW0 : A.ACCUSE0], self.rng)
@@ -144,13 +143,13 @@ class HeuristicAgent(Agent):
         self.fallbacks += replace_illegal(out, mask, self.rng)
         return out
 
-    def _suggestion(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+    def _suggestion(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(n,) triple index: a random open suspect and weapon; the current room (no board: a random open one)."""
         op = self.open[idx]
         s = _random_true(op[:, _CAT[0]], self.rng)
         w = _random_true(op[:, _CAT[1]], self.rng)
         if view.config.has_board:
-            r = view.positions[idx, view.seat].astype(np.int64) - ROOM_LOC0
+            r = suggestion_room(mask)  # the room the suggestion must name (R-G1), as the mask says
         else:
             r = _random_true(op[:, _CAT[2]], self.rng)
         return A.triple_index(s, w, r)

@@ -185,7 +185,7 @@ def turn_start_choice(
     special = (view.legal_action_mask[idx] if mask is None else mask)[:, : A.MOVE0]
     n = len(idx)
     rows = np.arange(n)
-    x = view.positions[idx, view.seat].astype(np.int64)
+    x = view.pos[idx, view.seat].astype(np.int64)
     room = np.clip(x - ROOM_LOC0, 0, NUM_ROOMS - 1)
     target = load_board().passage[x].astype(np.int64)
     stay = np.where(special[:, A.STAY], v[rows, room], -np.inf)

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deduction import CAT_ONEHOT, CATEGORY, Notebook
+from agents.facts import CAT_ONEHOT, CATEGORY
+from agents.notebook import Notebook
 
 CATEGORY_SIZE = CAT_ONEHOT.sum(1).astype(np.float64)  # (3,) 6 suspects, 6 weapons, 9 rooms
 MIN_LEFT = 1.25  # below two candidates the formula explodes; any such card is a big leak anyway

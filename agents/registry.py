@@ -98,8 +98,9 @@ def make_agent(spec: str, seed: int | None = None, **kwargs) -> Agent:
             return getattr(importlib.import_module(module), factory)(arg, seed=seed, **kwargs)
         if prefix in _TRAINED_PREFIXES:
             raise UnknownAgentError(
-                f"{spec!r}: no loader for {prefix}: players is registered (import {_TRAINED_PREFIXES[prefix]} first, "
-                "or name the player through cluedo / training.players.check_player_names, which do)"
+                f"{spec!r}: no loader for {prefix}: (trained checkpoint) players is registered (import "
+                f"{_TRAINED_PREFIXES[prefix]} first, or name the player through cluedo or "
+                "training.players.check_player_names, which do)"
             )
         raise UnknownAgentError(f"unknown agent prefix {prefix!r} in {spec!r}; available: {_available_text()}")
     if spec in _FACTORIES:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deduction import CAT_ONEHOT, CATEGORY
+from agents.facts import CAT_ONEHOT, CATEGORY
 
 TINY = 1e-12
 

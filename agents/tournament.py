@@ -3,11 +3,6 @@
 The library behind ``cluedo evaluate`` / ``scripts/evaluate.py`` (:mod:`cluedo_env.cli.evaluate`)
 and the trainers' evaluations.
 
-python scripts/evaluate.py --players heuristic random random random --games 1000 --preset classic \\
-        --seed 0 --out results/eval
-    python scripts/evaluate.py --round-robin random heuristic deducer expert --games 2000 --preset cards \\
-        --seats 4 --out results/rr_cards
-
 **Tournament** (``--players``): one entry per seat (names may repeat; duplicates are labelled
 ``name#2`` ...). The entries are rotated round the table: in rotation ``k`` entry ``e`` sits
 in seat ``(e + k) % P``, and each of the P rotations plays ``ceil(games / P)`` games (so every

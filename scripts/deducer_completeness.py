@@ -17,7 +17,7 @@ a position is one seat's information at a random moment. Positions where at most
 seat) are enumerated: every deal of the free cards to the holders (the other players and
 the envelope) that fits the hand sizes, one envelope card per category, the passes, the
 refutations not seen ("holds at least one of") and the wrong accusations is listed
-(:func:`agents.deduction.enumerate_deals`, bounded by ``--node-limit`` nodes; bigger
+(:func:`agents.deal_oracle.enumerate_deals`, bounded by ``--node-limit`` nodes; bigger
 positions are skipped). A fact is a (holder, card) cell that every consistent deal agrees
 on: the card is there (has) or it is not (has-not). The table gives, per config and kind
 of cell, the facts enumeration proves and the share the notebook proves too; "derived"
@@ -39,7 +39,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.base import Agent, sample_legal  # noqa: E402
-from agents.deduction import Notebook, enumerate_deals, raw_information  # noqa: E402
+from agents.deal_oracle import enumerate_deals, raw_information  # noqa: E402
+from agents.notebook import Notebook  # noqa: E402
 from agents.runner import seat_actions  # noqa: E402
 from cluedo_env.engine.vector_engine import VectorEngine  # noqa: E402
 from cluedo_env.engine.views import PlayerView  # noqa: E402

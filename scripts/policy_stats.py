@@ -24,8 +24,8 @@ if str(ROOT) not in sys.path:
 from cluedo_env.errors import run_cli  # noqa: E402
 from cluedo_env.options import ArgumentParser  # noqa: E402
 from cluedo_env.rules import actions as A  # noqa: E402
+from training.learner_core import LearnerCore  # noqa: E402
 from training.policy import CheckpointError, load_model, policy_fn, rules_of  # noqa: E402
-from training.single_agent import LearnerCore  # noqa: E402
 
 KINDS = ("roll/passage/stay/end", "move", "suggest", "show", "accuse")
 

@@ -111,7 +111,7 @@ def name(location: int) -> str | tuple[int, int]:
 
 
 def where(g: Game, suspect: str) -> str | tuple[int, int]:
-    return name(g.positions[suspect_id(suspect)])
+    return name(g.pos[suspect_id(suspect)])
 
 
 def move(place: Place) -> int:

@@ -19,11 +19,11 @@ from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS
+from training.learner_core import LearnerCore
 from training.single_agent import (
     NUM_MACRO_ACTIONS,
     CluedoSingleAgentEnv,
     LearnerActions,
-    LearnerCore,
     num_actions,
 )
 

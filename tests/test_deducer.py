@@ -1,4 +1,4 @@
-"""The deducer's notebook (agents/deduction.py), the deducer and the expert.
+"""The deducer's notebook (agents/notebook.py, its reasoning in agents/deduction.py), the deducer and the expert.
 
 * soundness: on thousands of positions of real games, no fact contradicts the hidden deal;
 * hand-made positions, one per inference rule, with the exact conclusions;
@@ -16,13 +16,20 @@ import numpy as np
 import pytest
 from helpers import ENVELOPE, HANDS4, config, position, swap_hidden
 
+import agents.deal_sampling as deal_sampling_module
 import agents.deducer as deducer_module
 import agents.deduction as deduction_module
 import agents.expert as expert_module
+import agents.facts as facts_module
+import agents.notebook as notebook_module
 from agents.base import Agent
+from agents.deal_oracle import enumerate_deals
+from agents.deal_sampling import sample_deals
 from agents.deducer import DeducerAgent, information
-from agents.deduction import Notebook, enumerate_deals, fixpoint, sample_deals
+from agents.deduction import fixpoint
 from agents.expert import ExpertAgent
+from agents.facts import Facts
+from agents.notebook import Notebook
 from agents.random_agent import RandomAgent
 from agents.runner import play_games, seat_actions
 from agents.suggestion_value import envelope_information, public_information
@@ -119,7 +126,7 @@ def test_sampled_deals_are_consistent():
     nb.reset(np.arange(B), views[0].hand, views[0].hand_sizes)
     nb.update(views[0], np.arange(B))
     for clauses_first in (False, True):
-        owner, w, alive = sample_deals(*nb.arrays(np.arange(B)), samples=64, rng=np.random.default_rng(0),
+        owner, w, alive = sample_deals(nb.arrays(np.arange(B)), samples=64, rng=np.random.default_rng(0),
                                        clauses_first=clauses_first)  # fmt: skip
         some = alive.any(1)
         assert some.mean() >= 0.75 and np.allclose(w[some].sum(1), 1.0) and (w[~alive] == 0).all()
@@ -400,7 +407,8 @@ def test_every_action_is_in_the_legal_mask():
 
 
 def test_deducer_touches_the_game_only_through_its_player_view():
-    for module in (deducer_module, deduction_module, expert_module):
+    modules = (deducer_module, notebook_module, deduction_module, facts_module, deal_sampling_module, expert_module)
+    for module in modules:
         source = inspect.getsource(module)
         assert "_eng" not in source and "VectorEngine" not in source and ".owner" not in source
 
@@ -536,8 +544,8 @@ def test_fixpoint_detects_a_contradiction():
     no = np.zeros((1, 3, 21), bool)
     has[0, 0, 0] = has[0, 1, 0] = True  # one card in two places
     size = np.array([[9, 9, 3]])
-    bad = fixpoint(has, no, size, np.zeros((1, 0), int), np.zeros((1, 0, 3), int), np.zeros((1, 0), bool),
-                   np.zeros((1, 0, 3), int), np.zeros((1, 0), bool))  # fmt: skip
+    bad = fixpoint(Facts(has, no, size, np.zeros((1, 0), int), np.zeros((1, 0, 3), int), np.zeros((1, 0), bool),
+                         np.zeros((1, 0, 3), int), np.zeros((1, 0), bool)))  # fmt: skip
     assert bad[0]
 
 

@@ -174,7 +174,7 @@ def _ref_row(g: Game) -> list[float]:
             owner[c] = p
     scalars = [g.phase, g.current, g.refuter, g.roll, g.turn_count]
     scalars += [g.winner, g.terminated, g.truncated, g.actor, len(g.history)]
-    return [*g.positions, *g.weapons, *owner, *g.envelope, *scalars, *g.eliminated, *g.dragged, *g.rewards]
+    return [*g.pos, *g.weapon_room, *owner, *g.envelope, *scalars, *g.eliminated, *g.dragged, *g.rewards]
 
 
 def _row_labels(eng: VectorEngine) -> list[str]:

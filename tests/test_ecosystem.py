@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import cluedo_env
+import training.learner_core
 import training.single_agent
 from agents.base import sample_legal
 from cluedo_env.rules.actions import IllegalActionError
@@ -367,7 +368,8 @@ def _table(section: str, header: str) -> list[list[str]]:
 
 
 def test_quick_reference_sizes_match_the_code():
-    from training.single_agent import LearnerCore, num_actions
+    from training.learner_core import LearnerCore
+    from training.single_agent import num_actions
 
     section = _quick_reference()
     rows = _table(section, "| preset | D |")
@@ -387,14 +389,14 @@ def test_quick_reference_sizes_match_the_code():
 
 
 def test_quick_reference_lists_every_keyword_of_the_envs():
-    from training.single_agent import _keywords
+    from training.learner_core import _keywords
 
     section = _quick_reference()
     documented = {k.strip().strip("`") for row in _table(section, "| keyword |") for k in row[0].split(",")}
     taken = set(_keywords(CluedoSingleAgentEnv.__init__, CluedoVectorEnv.__init__))
     taken |= {"players", "max_turns", "dice"}  # rules flags, shown by example
     assert taken - {"num_envs"} <= documented | {"num_envs"} and "num_envs" in documented
-    assert documented - {"..."} <= taken | set(training.single_agent._rules_keywords())
+    assert documented - {"..."} <= taken | set(training.learner_core._rules_keywords())
 
 
 def test_quick_reference_examples_run(tmp_path, monkeypatch):
@@ -453,7 +455,7 @@ def test_public_modules_declare_all_and_every_name_exists():
 
 
 def test_skip_mode_drops_unplayed_games_and_vector_renders():
-    core = training.single_agent.LearnerCore(64, "classic", seat="random", unplayed_games="skip", seed=0)
+    core = training.learner_core.LearnerCore(64, "classic", seat="random", unplayed_games="skip", seed=0)
     core.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(20):
@@ -461,7 +463,7 @@ def test_skip_mode_drops_unplayed_games_and_vector_renders():
         core.step(sample_legal(core.action_masks(), rng))
     assert core.skipped_games > 0 and core.unplayed_reported == 0
     with pytest.raises(ConfigError, match="unplayed_games"):
-        training.single_agent.LearnerCore(2, unplayed_games="hide")
+        training.learner_core.LearnerCore(2, unplayed_games="hide")
     venv = CluedoVectorEnv(3, preset="cards", players=3, render_mode="ansi", seat="random")
     obs, info = venv.reset(seed=0)
     frames = venv.render()

@@ -60,7 +60,7 @@ def check_step(g: Game, hands: list[list[int]]) -> None:
     legal = g.legal_actions()
     assert legal, f"no legal action in phase {A.PHASE_NAMES[g.phase]}"
     assert legal == sorted(set(legal))
-    assert np.flatnonzero(g.legal_mask()).tolist() == sorted(legal)
+    assert np.flatnonzero(g.legal_action_mask()).tolist() == sorted(legal)
     assert g.rewards == [0.0] * P and g.winner == -1
     actor = g.actor
     if g.phase == A.REFUTE:
@@ -72,9 +72,9 @@ def check_step(g: Game, hands: list[list[int]]) -> None:
     if g.phase == A.MOVE:
         assert g.config.dice <= g.roll <= g.config.max_roll
     if g.config.has_board:
-        squares = [p for p in g.positions if not g.board.is_room(p)]
+        squares = [p for p in g.pos if not g.board.is_room(p)]
         assert len(squares) == len(set(squares))  # R-M2: one token per square
-        assert all(0 <= r < 9 for r in g.weapons)
+        assert all(0 <= r < 9 for r in g.weapon_room)
     validate(g)
 
 
@@ -102,7 +102,7 @@ def check_end(g: Game) -> str:
     """The game is over in exactly one of the allowed ways; returns which."""
     P = g.num_players
     assert g.is_over and g.legal_actions() == [] and g.actor == -1
-    assert not g.legal_mask().any()
+    assert not g.legal_action_mask().any()
     if g.truncated:  # R-E3
         assert not g.terminated and g.winner == -1 and g.rewards == [0.0] * P
         assert g.turn_count == g.config.max_turns
@@ -132,11 +132,11 @@ def play(cfg: RulesConfig, seed: int, record: bool = False, accuse_p: float = 0.
     while not g.is_over:
         check_step(g, hands)
         p, roll = g.current, g.roll
-        start = g.positions[p] if cfg.has_board else -1
+        start = g.pos[p] if cfg.has_board else -1
         action = choose(g, rng, accuse_p)
         g.step(action)
         if A.MOVE0 <= action < A.SUGGEST0:  # the token lands where it chose, within its roll
-            assert g.positions[p] == action - A.MOVE0 != start  # R-M2, R-M5: never back where it began
+            assert g.pos[p] == action - A.MOVE0 != start  # R-M2, R-M5: never back where it began
             assert g.board.distance[start, action - A.MOVE0] <= roll
         if record:
             snaps.append(json.dumps(g.to_dict()))

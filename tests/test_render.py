@@ -19,8 +19,10 @@ import pytest
 
 from cluedo_env import render as R
 from cluedo_env.engine.reference import Game
+from cluedo_env.render import events
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import ROOM_LOC0
+from cluedo_env.rules.cards import SUSPECTS
 from cluedo_env.rules.config import RulesConfig
 
 DATA = Path(__file__).parent / "data"
@@ -121,11 +123,11 @@ def test_shown_card_only_for_suggester_and_refuter():
     for viewer in others:
         text = R.render_ansi(snap, viewer=viewer)
         assert "showed" not in text, viewer  # the refuter is named, the card is not
-        assert f"refuted by {R.SUSPECTS[refuter]}" in text
+        assert f"refuted by {SUSPECTS[refuter]}" in text
         # the panel of the image is written from the same lines
-        panel = R._suggestion_lines(snap, rec, viewer)
+        panel = events.suggestion_lines(snap, rec, viewer)
         panel += [
-            R._history_line(snap, h, viewer)
+            events.history_line(snap, h, viewer)
             for h in snap["history"]
             if h["type"] == "suggestion" and viewer not in [h["player"], *h["refuted_by"]]
         ]
@@ -219,7 +221,7 @@ def test_every_phase_and_the_end_render():
         else:
             _policy_step(game, rng)
     end = game.to_dict()
-    assert f"Game over: {R.SUSPECTS[end['winner']]}" in R.render_ansi(end)
+    assert f"Game over: {SUSPECTS[end['winner']]}" in R.render_ansi(end)
     assert R.render_rgb(end).shape == R.frame_shape(True)
 
 
@@ -238,9 +240,10 @@ HUMAN_WINDOW_SCRIPT = """
 import warnings
 import numpy as np
 import cluedo_env.render as R
+import cluedo_env.render.window as W
 from tests.test_render import known_snapshot, cards_snapshot
-R.display_available = lambda: True
-R._NON_INTERACTIVE = set()  # let the Agg backend stand in for a GUI one
+W.display_available = lambda: True
+W._NON_INTERACTIVE = set()  # let the Agg backend stand in for a GUI one
 warnings.simplefilter("ignore")  # Agg: 'cannot be shown'
 win = R.HumanWindow(scale=10)
 win.show(known_snapshot(), viewer=0)

@@ -97,7 +97,7 @@ def test_R_S2_all_six_tokens_on_start_squares(players):
     g = Game(config(players=players), seed=11)
     d = g.to_dict()
     assert d["suspects"] == {s: list(rc) for s, rc in STARTS.items()}
-    assert [BOARD.squares[p] for p in g.positions] == list(STARTS.values())
+    assert [BOARD.squares[p] for p in g.pos] == list(STARTS.values())
 
 
 def test_R_S2_unplayed_tokens_block_and_can_be_summoned():
@@ -113,10 +113,10 @@ def test_R_S3_weapons_in_six_different_rooms():
     layouts = set()
     for seed in range(200):
         g = Game(config(), seed=seed)
-        assert len(g.weapons) == 6
-        assert len(set(g.weapons)) == 6, g.weapons
-        assert all(0 <= r < 9 for r in g.weapons)
-        layouts.add(tuple(g.weapons))
+        assert len(g.weapon_room) == 6
+        assert len(set(g.weapon_room)) == 6, g.weapon_room
+        assert all(0 <= r < 9 for r in g.weapon_room)
+        layouts.add(tuple(g.weapon_room))
     assert len(layouts) > 150  # placed at random, not a fixed layout
 
 
@@ -512,7 +512,7 @@ def test_R_M7_rooms_have_no_capacity():
     assert "Hall" in dests(g)
     g.step(move("Hall"))
     assert all(where(g, s) == "Hall" for s in SUSPECTS)
-    assert g.weapons == [ROOMS.index("Hall")] * 6
+    assert g.weapon_room == [ROOMS.index("Hall")] * 6
 
 
 def test_R_M8_no_destination_forfeits_the_move():
@@ -593,8 +593,8 @@ def test_R_G2_optional_suggestion_seed000():
 def test_R_G3_suspect_and_weapon_moved_into_the_room():
     g = deal4(suspects={"Scarlet": "Hall"}, weapons={"Rope": "Kitchen", "Dagger": "Hall"}, phase="suggest")
     g.step(suggest("Green", "Rope", "Hall"))
-    assert where(g, "Green") == "Hall" and g.weapons[WEAPONS.index("Rope")] == ROOMS.index("Hall")
-    assert g.weapons[WEAPONS.index("Dagger")] == ROOMS.index("Hall")  # the other weapon stays too
+    assert where(g, "Green") == "Hall" and g.weapon_room[WEAPONS.index("Rope")] == ROOMS.index("Hall")
+    assert g.weapon_room[WEAPONS.index("Dagger")] == ROOMS.index("Hall")  # the other weapon stays too
     assert g.dragged == [False, False, False, True]
     d = g.to_dict()
     assert d["suspects"]["Green"] == "Hall" and d["weapons"]["Rope"] == "Hall"
@@ -602,14 +602,14 @@ def test_R_G3_suspect_and_weapon_moved_into_the_room():
     while g.phase == A.REFUTE:
         g.step(g.legal_actions()[0])
     g.step(A.END_TURN)
-    assert where(g, "Green") == "Hall" and g.weapons[WEAPONS.index("Rope")] == ROOMS.index("Hall")
+    assert where(g, "Green") == "Hall" and g.weapon_room[WEAPONS.index("Rope")] == ROOMS.index("Hall")
 
 
 def test_R_G3_weapon_already_there_and_unplayed_suspect():
     g = deal4(suspects={"Scarlet": "Hall"}, weapons={"Rope": "Hall"}, phase="suggest")
-    weapons = list(g.weapons)
+    weapons = list(g.weapon_room)
     g.step(suggest("Plum", "Rope", "Hall"))  # Plum is nobody's token in a 4-player game
-    assert g.weapons == weapons
+    assert g.weapon_room == weapons
     assert where(g, "Plum") == "Hall" and g.dragged == [False] * 4
 
 
@@ -982,7 +982,7 @@ def test_R_E4_cards_variant_all_eliminated():
 # =====================================================================================
 def test_R_C1_no_board_tokens_or_dice():
     g = Game(config("cards"), seed=1)
-    assert g.positions == [] and g.weapons == []
+    assert g.pos == [] and g.weapon_room == []
     d = g.to_dict()
     assert d["suspects"] is None and d["weapons"] is None
     assert g.phase == A.SUGGEST

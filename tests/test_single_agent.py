@@ -9,12 +9,12 @@ import pytest
 from agents.base import Agent, sample_legal
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import ROOM_LOC0
+from training.learner_core import LearnerCore
 from training.single_agent import (
     ENV_ID,
     NUM_MACRO_ACTIONS,
     CluedoSingleAgentEnv,
     CluedoVectorEnv,
-    LearnerCore,
     macro_mask,
     macro_to_engine,
 )

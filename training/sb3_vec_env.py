@@ -5,7 +5,7 @@
     model = MaskablePPO("MlpPolicy", venv)          # sb3-contrib reads venv.env_method("action_masks")
 
 The learner, the opponents, rewards, macro moves and seeding are those of
-:mod:`training.single_agent` (this is a thin front end over its ``LearnerCore``).
+:mod:`training.single_agent` (this is a thin front end over :class:`~training.learner_core.LearnerCore`).
 SB3's conventions: ``step_wait`` autoresets finished games; ``infos[i]["terminal_observation"]``
 holds the last observation of a finished episode and ``infos[i]["TimeLimit.truncated"]`` is True
 when it was cut at ``max_turns`` (R-E3). ``infos[i]["seat"]`` is the learner's seat in the game
@@ -31,8 +31,10 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
+from cluedo_env.envs.learner_actions import as_actions
 from cluedo_env.rules.config import RulesConfig
-from training.single_agent import LearnerCore, _keywords, _rules, _spaces, as_actions, check_keywords
+from training.learner_core import LearnerCore, _keywords, check_keywords
+from training.single_agent import _rules, _spaces
 
 
 class CluedoVecEnv(VecEnv):

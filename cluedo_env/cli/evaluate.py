@@ -5,25 +5,8 @@
     python scripts/evaluate.py --round-robin random heuristic deducer expert --games 2000 --preset cards \\
         --seats 4 --out results/rr_cards
 
-**Tournament** (``--players``): one entry per seat (names may repeat; duplicates are labelled
-``name#2`` ...). The entries are rotated round the table: in rotation ``k`` entry ``e`` sits
-in seat ``(e + k) % P``, and each of the P rotations plays ``ceil(games / P)`` games (so every
-entry sits in every seat equally often; the total is rounded up to a multiple of P). Per entry
-it reports the win rate with a 95% Wilson interval, the mean number of turns of the games it won
-(turns of all players, as ``turn_count`` counts them, R-E3), the mean number of suggestions it
-made itself in the games it won, and how its wins came (correct accusation or last player
-standing); for the whole run, how the games ended and the throughput (games per second of play).
-
-**Round robin** (``--round-robin A B C ...``, ``--seats P``): every pair of names plays ``--games``
-games with the seats shared half and half (lineup ``A B A B``, rotated; with an odd P the lineups
-``A B A`` and ``B A B`` split the games), and when there are 3 or more names (at most P) all of them
-play ``--games`` games together (cyclic shifts of the name list, rotated). A rating is fitted to all
-the games: the Luce (multi-player Bradley-Terry) model where a game is won by name ``i`` with
-probability ``n_i g_i / sum_j n_j g_j`` (``n_i`` = seats held, ``g_i`` = strength), by maximum
-likelihood (MM algorithm, Hunter 2004), with a prior of one virtual win and one virtual loss
-against a player of strength 1 so that a player who never wins still gets a finite rating.
-Ratings are printed on the Elo scale (400 log10 g, mean 0) with 95% intervals from the observed
-Fisher information. Games without a winner (truncated, everyone eliminated) do not count.
+What each mode measures (tournament, round robin with ratings) is described in :mod:`agents.tournament`;
+``--head-to-head A B`` is :mod:`agents.head_to_head`.
 
 **Records** (``--record DIR``, optionally ``--record-games N``): every game (or the first N) is
 saved as a game record ``DIR/game_00000.json`` ... (schema in :mod:`cluedo_env.record`), which
@@ -99,8 +82,16 @@ def _checked(args: argparse.Namespace) -> tuple[RulesConfig, list[str]]:
     return config, names
 
 
+def _epilog() -> str:
+    """``--help``'s text: the usage examples, then what the modes measure (from :mod:`agents.tournament`)."""
+    from agents import tournament
+
+    modes = tournament.__doc__.split("**Tournament**", 1)[1].split("\n\nReports:", 1)[0]
+    return __doc__.split("\n\n", 1)[1] + "\n\n**Tournament**" + modes
+
+
 def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
-    ap = ArgumentParser(prog=prog, description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 1)[1],
+    ap = ArgumentParser(prog=prog, description=__doc__.splitlines()[0], epilog=_epilog(),
                         formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     who = ap.add_mutually_exclusive_group(required=True)
     who.add_argument("--players", nargs="+", metavar="NAME", help="one player name per seat (names may repeat)")

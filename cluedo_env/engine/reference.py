@@ -18,6 +18,7 @@ Typical use::
 
 from __future__ import annotations
 
+import warnings
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,8 +131,8 @@ class Game:
         self.num_players = self.config.players
         P = self.num_players
         # --- state (everything a snapshot holds) -----------------------------
-        self.positions: list[int] = []  # suspect -> location; empty without a board
-        self.weapons: list[int] = []  # weapon -> room index; empty without a board
+        self.pos: list[int] = []  # suspect -> location; empty without a board
+        self.weapon_room: list[int] = []  # weapon -> room index; empty without a board
         self.hands: list[list[int]] = [[] for _ in range(P)]  # sorted card ids
         self.envelope: tuple[int, int, int] = (0, WEAPON_CARD0, ROOM_CARD0)  # card ids
         self.phase = A.START
@@ -166,9 +167,9 @@ class Game:
             hand.sort()  # R-S6: each player knows their hand; order carries no information
         if self.config.has_board:
             # R-S2: all six tokens on their start squares, played or not.
-            self.positions = list(self.board.starts)
+            self.pos = list(self.board.starts)
             # R-S3: six weapons in six different random rooms.
-            self.weapons = [int(r) for r in rng.permutation(NUM_ROOMS)[:NUM_WEAPONS]]
+            self.weapon_room = [int(r) for r in rng.permutation(NUM_ROOMS)[:NUM_WEAPONS]]
             self.phase = A.START  # R-S1: Scarlet (seat 0) moves first
         else:
             self.phase = A.SUGGEST  # R-C2: a card-only turn starts with the suggestion
@@ -187,20 +188,20 @@ class Game:
 
     def occupied(self, exclude: int) -> set[int]:
         """Squares occupied by suspect tokens other than ``exclude`` (all six block, R-M2)."""
-        return {loc for s, loc in enumerate(self.positions) if s != exclude and not self.board.is_room(loc)}
+        return {loc for s, loc in enumerate(self.pos) if s != exclude and not self.board.is_room(loc)}
 
     def current_room(self) -> int:
         """Room index the current player's token is in, -1 on a square or without a board."""
         if not self.config.has_board:
             return -1
-        return self.board.room_of(self.positions[self.current])
+        return self.board.room_of(self.pos[self.current])
 
     def destinations(self) -> list[int]:
         """Locations the current player may move to with this turn's roll."""
         p = self.current
-        key = (tuple(self.positions), self.roll, p)
+        key = (tuple(self.pos), self.roll, p)
         if self._moves_cache[0] != key:  # the search is the slow part of this engine
-            self._moves_cache = (key, move_destinations(self.board, self.positions[p], self.roll, self.occupied(p)))
+            self._moves_cache = (key, move_destinations(self.board, self.pos[p], self.roll, self.occupied(p)))
         return self._moves_cache[1]
 
     def _accusations(self) -> list[int]:
@@ -219,7 +220,7 @@ class Game:
         if self.phase == A.OVER:
             return []
         if self.phase == A.START:
-            loc = self.positions[p]
+            loc = self.pos[p]
             acts = []
             if can_leave(board, loc, self.occupied(p)):  # R-T1
                 acts.append(A.ROLL)
@@ -251,11 +252,16 @@ class Game:
             return [A.END_TURN] + self._accusations()
         raise AssertionError(f"unknown phase {self.phase}")
 
-    def legal_mask(self) -> np.ndarray:
-        """(870,) bool mask of :meth:`legal_actions`."""
+    def legal_action_mask(self) -> np.ndarray:
+        """(870,) bool mask of :meth:`legal_actions` (the engine's and PGX's name)."""
         mask = np.zeros(A.NUM_ACTIONS, dtype=bool)
         mask[self.legal_actions()] = True
         return mask
+
+    def legal_mask(self) -> np.ndarray:
+        """Deprecated name of :meth:`legal_action_mask`."""
+        warnings.warn("Game.legal_mask() is now Game.legal_action_mask()", DeprecationWarning, stacklevel=2)
+        return self.legal_action_mask()
 
     def _matching_cards(self, player: int) -> list[int]:
         last = self.history[-1]
@@ -294,13 +300,13 @@ class Game:
             else:  # R-M8: the move is forfeited
                 self._after_move()
         elif action == A.PASSAGE:  # R-T2: counts as entering the opposite corner room
-            self.positions[p] = self.board.passage_target(self.positions[p])
+            self.pos[p] = self.board.passage_target(self.pos[p])
             self.phase = A.SUGGEST
         elif action == A.STAY:  # R-T3
             self.phase = A.SUGGEST
         elif A.MOVE0 <= action < A.SUGGEST0:
             dest = action - A.MOVE0
-            self.positions[p] = dest
+            self.pos[p] = dest
             if self.board.is_room(dest):  # R-G2: entering obliges (or allows) a suggestion
                 self.phase = A.SUGGEST
             else:
@@ -326,11 +332,11 @@ class Game:
         if self.config.has_board:
             # R-G3: the named suspect token and weapon are moved into the room.
             dest = self.board.room_loc(room)
-            if self.positions[suspect] != dest:
-                self.positions[suspect] = dest
+            if self.pos[suspect] != dest:
+                self.pos[suspect] = dest
                 if suspect < self.num_players and suspect != p:
                     self.dragged[suspect] = True  # R-T3 opens for their next turn
-            self.weapons[weapon] = room
+            self.weapon_room[weapon] = room
         self.history.append(Suggestion(p, suspect, weapon, room))
         self._ask_refuters(start_after=p)
 
@@ -376,9 +382,9 @@ class Game:
             return
         self.eliminated[p] = True  # R-A4
         if self.config.has_board:
-            room_in_front = self.board.front_room.get(self.positions[p])
+            room_in_front = self.board.front_room.get(self.pos[p])
             if room_in_front is not None:  # R-A5: do not block the door
-                self.positions[p] = self.board.room_loc(room_in_front)
+                self.pos[p] = self.board.room_loc(room_in_front)
         alive = [q for q in range(self.num_players) if not self.eliminated[q]]
         if not alive:  # R-E4
             self._finish(winner=-1)

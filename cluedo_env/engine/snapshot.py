@@ -188,8 +188,8 @@ def game_to_dict(game: Game) -> dict[str, Any]:
         "refuter": game.refuter if game.refuter >= 0 else None,
         "roll": game.roll,
         "turn_count": game.turn_count,
-        "suspects": {SUSPECTS[s]: loc_to_json(loc) for s, loc in enumerate(game.positions)} if has_board else None,
-        "weapons": {WEAPONS[w]: ROOMS[r] for w, r in enumerate(game.weapons)} if has_board else None,
+        "suspects": {SUSPECTS[s]: loc_to_json(loc) for s, loc in enumerate(game.pos)} if has_board else None,
+        "weapons": {WEAPONS[w]: ROOMS[r] for w, r in enumerate(game.weapon_room)} if has_board else None,
         "hands": [[CARD_NAMES[c] for c in hand] for hand in game.hands],
         "envelope": [CARD_NAMES[c] for c in game.envelope],
         "eliminated": list(game.eliminated),
@@ -251,11 +251,11 @@ def _game_from_dict(cls: type[Game], data: dict[str, Any], seed: int | None, rea
         suspects = _field(data, "suspects", read)
         if not isinstance(suspects, dict) or sorted(map(str, suspects)) != sorted(SUSPECTS):
             raise SnapshotError(f"suspects must name all six suspects ({', '.join(SUSPECTS)}), each with a location")
-        game.positions = [loc_from_json(suspects[name], f"suspects.{name}") for name in SUSPECTS]
+        game.pos = [loc_from_json(suspects[name], f"suspects.{name}") for name in SUSPECTS]
         weapons = _field(data, "weapons", read)
         if not isinstance(weapons, dict) or sorted(map(str, weapons)) != sorted(WEAPONS):
             raise SnapshotError(f"weapons must name all six weapons ({', '.join(WEAPONS)}), each with a room")
-        game.weapons = [_name(room_id, weapons[name], f"weapons.{name}") for name in WEAPONS]
+        game.weapon_room = [_name(room_id, weapons[name], f"weapons.{name}") for name in WEAPONS]
     else:
         for key in ("suspects", "weapons"):
             if data.get(key) is not None:
@@ -317,13 +317,13 @@ def validate(game: Game) -> None:
     if game.phase == A.MOVE and not game.config.dice <= game.roll <= game.config.max_roll:
         raise SnapshotError(f"phase 'move' needs a roll in {game.config.dice}..{game.config.max_roll}")
     if game.config.has_board:
-        squares = [loc for loc in game.positions if not game.board.is_room(loc)]
+        squares = [loc for loc in game.pos if not game.board.is_room(loc)]
         if len(squares) != len(set(squares)):
             raise SnapshotError("two suspect tokens on one square (R-M2)")
         if game.phase == A.SUGGEST and game.current_room() < 0:
             raise SnapshotError("phase 'suggest' needs the current player's token in a room (R-G1)")
         for q in range(P):  # R-T3: only the current player may have left the room it was dragged into
-            if game.dragged[q] and not game.board.is_room(game.positions[q]):
+            if game.dragged[q] and not game.board.is_room(game.pos[q]):
                 if q != game.current or game.phase == A.START:
                     raise SnapshotError(f"dragged[{q}] is set but that token is not in a room (R-T3)")
     if game.phase == A.OVER and not (game.terminated or game.truncated):

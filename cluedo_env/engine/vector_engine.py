@@ -335,8 +335,8 @@ class VectorEngine:
         i = self._slot(i)
         g = Game.__new__(Game)
         g.config, g.board, g.num_players = self.config, self.board, self.P
-        g.positions = [int(x) for x in self.pos[i]] if self.has_board else []
-        g.weapons = [int(x) for x in self.weapon_room[i]] if self.has_board else []
+        g.pos = [int(x) for x in self.pos[i]] if self.has_board else []
+        g.weapon_room = [int(x) for x in self.weapon_room[i]] if self.has_board else []
         g.hands = [sorted(int(c) for c in np.flatnonzero(self.owner[i] == p)) for p in range(self.P)]
         g.envelope = tuple(int(c) for c in self.envelope[i])
         g.phase, g.current, g.refuter = int(self.phase[i]), int(self.current[i]), int(self.refuter[i])
@@ -403,8 +403,8 @@ class VectorEngine:
         for p, hand in enumerate(game.hands):
             owner[hand] = p
         if self.has_board:
-            self.pos[i] = game.positions
-            self.weapon_room[i] = game.weapons
+            self.pos[i] = game.pos
+            self.weapon_room[i] = game.weapon_room
         else:
             self.pos[i] = 0
             self.weapon_room[i] = 0
@@ -441,9 +441,9 @@ class VectorEngine:
         fits("winner", game.winner, -1, P - 1)
         fits("roll", game.roll, 0, cfg.max_roll)
         fits("turn_count", game.turn_count, 0, cfg.max_turns)
-        for loc in game.positions:
+        for loc in game.pos:
             fits("suspects", loc, 0, NUM_LOCATIONS - 1)
-        for room in game.weapons:
+        for room in game.weapon_room:
             fits("weapons", room, 0, 8)
         for card in (*game.envelope, *(c for hand in game.hands for c in hand)):
             fits("hands/envelope", card, 0, NUM_CARDS - 1)

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from cluedo_env import record as record_mod
-from cluedo_env.render import SUSPECT_COLORS, WEAPON_SHORT
+from cluedo_env.render.events import SUSPECT_COLORS, WEAPON_SHORT
 from cluedo_env.rules.board import ROOM_LETTERS, load_board
 from cluedo_env.rules.cards import CARD_NAMES, PASSAGES, ROOMS, SUSPECTS, WEAPONS
 

@@ -85,8 +85,12 @@ def triple_of(index: Any) -> tuple[Any, Any, Any]:
 
 def triple_cards(index: Any) -> tuple[Any, Any, Any]:
     """(suspect, weapon, room) card ids 0..20 named by triple index/indices 0..323."""
-    s, w, r = triple_of(index)
-    return s, WEAPON_CARD0 + w, ROOM_CARD0 + r
+    # the arithmetic of triple_of, written out: numba compiles this function on its own (kernels)
+    return (
+        index // (NUM_WEAPONS * NUM_ROOMS),
+        WEAPON_CARD0 + (index // NUM_ROOMS) % NUM_WEAPONS,
+        ROOM_CARD0 + index % NUM_ROOMS,
+    )
 
 
 def cards_triple(suspect_card: Any, weapon_card: Any, room_card: Any) -> Any:

@@ -1,0 +1,148 @@
+"""Probabilities over the deals consistent with one seat's facts: rough marginals and sampled deals.
+
+Players that want probabilities (the expert's suggestions and risky accusations) and the
+notebook's search for witness deals (:mod:`agents.notebook`) need deals, not facts. This
+module turns :class:`agents.facts.Facts` into them: :func:`marginals`, a cheap per-card
+estimate from the facts alone, and :func:`sample_deals`, importance-weighted deals, uniform
+over the consistent ones (batched, a fixed number of numpy steps).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.facts import CAT_SLICES, CATEGORY, Facts
+
+
+def marginals(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """(n, H, 21) float: rough probability that each holder holds each card, from the facts only.
+
+    ``has``, ``no`` (n, H, 21) bool and ``size`` (n, H) as in :class:`agents.facts.Facts`. A
+    holder that may hold a card weighs (open slots) / (possible cards) (the envelope per
+    category); weights are normalised over the holders of each card.
+    """
+    E = has.shape[1] - 1
+    unknown = ~has & ~no
+    slots = np.maximum(size - has.sum(2), 0).astype(np.float64)  # (n, H)
+    cand = unknown.sum(2).astype(np.float64)
+    w = np.where(unknown, (slots / np.maximum(cand, 1))[:, :, None], 0.0)
+    env_u = unknown[:, E]  # (n, 21)
+    for sl in CAT_SLICES:
+        cnt = env_u[:, sl].sum(1, keepdims=True)
+        open_ = ~has[:, E, sl].any(1, keepdims=True)
+        w[:, E, sl] = np.where(env_u[:, sl] & open_, 1.0 / np.maximum(cnt, 1), 0.0)
+    total = w.sum(1, keepdims=True)
+    p = np.where(total > 0, w / np.where(total > 0, total, 1), 0.0)
+    return np.where(has, 1.0, p)
+
+
+def sample_deals(
+    facts: Facts,
+    samples: int,
+    rng: np.random.Generator,
+    clauses_first: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weighted deals consistent with the facts and clauses of n games (sequential importance sampling).
+
+    ``facts`` (:class:`agents.facts.Facts`) is only read.
+
+    Unknown cards are placed one at a time (fewest possible holders first), each among the
+    holders that may hold it and have room, with probability proportional to the room
+    they have; deals that break a clause are dropped and the rest weighted by 1 / (their
+    proposal probability), which makes the weighted sample target the uniform distribution
+    over consistent deals. Returns owner (n, M, 21) int8 holder per card, weights (n, M)
+    summing to 1 per game (all 0 where no sample survived), and alive (n, M): the deal is
+    consistent (its weight may still underflow to 0).
+
+    ``clauses_first``: first satisfy each open clause by placing one of its possible cards
+    (at random) with its holder, then fill in the rest. Many more samples survive when the
+    clauses are tight, but the weights are then meaningless (uniform over the survivors):
+    use it to find consistent deals (witnesses), not to estimate probabilities.
+    """
+    has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live = facts
+    n, H, C = has.shape
+    E = H - 1
+    M = samples
+    N = n * M
+    g_of = np.repeat(np.arange(n), M)
+    known = has.any(1)
+    owner0 = np.where(known, has.argmax(1), -1).astype(np.int8)  # (n, 21)
+    owner = np.repeat(owner0, M, axis=0)  # (N, 21)
+    cap = np.repeat(np.maximum(size - has.sum(2), 0), M, axis=0).astype(np.int64)  # (N, H)
+    env_open = np.stack([~has[:, E, sl].any(1) for sl in CAT_SLICES], 1)  # (n, 3)
+    env_cap = np.repeat(env_open, M, axis=0).astype(np.int64)  # (N, 3)
+    unk_total = np.repeat((~known).sum(1), M).astype(np.int64)
+    unk_cat = np.repeat(np.stack([(~known[:, sl]).sum(1) for sl in CAT_SLICES], 1), M, axis=0).astype(np.int64)
+    nposs = (~no).sum(1) + 100 * known  # known cards last
+    order = np.argsort(nposs, axis=1, kind="stable")  # (n, 21)
+    steps = int((~known).sum(1).max()) if n else 0
+    logq = np.zeros(N)
+    alive = np.ones(N, bool)
+    ar = np.arange(N)
+    allowed_all = ~no  # (n, H, 21)
+    if clauses_first and cl_live.shape[1]:
+        slots = np.flatnonzero(cl_live.any(0))
+        for k in rng.permutation(slots):
+            hk = cl_holder[g_of, k].astype(np.int64)
+            ck = cl_cards[g_of, k].astype(np.int64)  # (N, 3)
+            held = owner[ar[:, None], ck]
+            todo = alive & cl_live[g_of, k] & ~(held == hk[:, None]).any(1) & (cap[ar, hk] > 0)
+            cand = (held < 0) & allowed_all[g_of[:, None], hk[:, None], ck] & todo[:, None]
+            rows = np.flatnonzero(cand.any(1))
+            if len(rows) == 0:
+                continue
+            j = np.where(cand[rows], rng.random((len(rows), 3)), -1.0).argmax(1)
+            cr = ck[rows, j]
+            owner[rows, cr] = hk[rows]
+            cap[rows, hk[rows]] -= 1
+            unk_total[rows] -= 1
+            unk_cat[rows, CATEGORY[cr]] -= 1
+    for t in range(steps):
+        c = order[g_of, t]  # (N,)
+        todo = alive & (owner[ar, c] < 0)
+        if not todo.any():
+            continue
+        rows = np.flatnonzero(todo)
+        cr = c[rows]
+        cat = CATEGORY[cr]
+        allowed = allowed_all[g_of[rows], :, cr]  # (r, H)
+        w = np.zeros((len(rows), H))
+        w[:, :E] = cap[rows, :E] / np.maximum(unk_total[rows], 1)[:, None]
+        w[:, E] = env_cap[rows, cat] / np.maximum(unk_cat[rows, cat], 1)
+        w = np.where(allowed, w, 0.0)
+        tot = w.sum(1)
+        dead = tot <= 0
+        alive[rows[dead]] = False
+        live = ~dead
+        rows, cr, cat, w, tot = rows[live], cr[live], cat[live], w[live], tot[live]
+        cum = np.cumsum(w, 1)
+        u = rng.random(len(rows)) * tot
+        h = np.minimum((cum <= u[:, None]).sum(1), H - 1)
+        # guard against rounding picking a zero-weight holder
+        h = np.where(w[np.arange(len(rows)), h] > 0, h, w.argmax(1))
+        logq[rows] += np.log(w[np.arange(len(rows)), h] / tot)
+        owner[rows, cr] = h
+        is_env = h == E
+        cap[rows[~is_env], h[~is_env]] -= 1
+        env_cap[rows[is_env], cat[is_env]] -= 1
+        unk_total[rows] -= 1
+        unk_cat[rows, cat] -= 1
+    # Clauses.
+    K = cl_live.shape[1]
+    if K:
+        held = owner[ar[:, None, None], np.repeat(cl_cards, M, axis=0).astype(np.int64)]  # (N, K, 3)
+        ok = (held == np.repeat(cl_holder, M, axis=0)[:, :, None]).any(2) | ~np.repeat(cl_live, M, axis=0)
+        alive &= ok.all(1)
+    if acc_live.shape[1]:
+        held = owner[ar[:, None, None], np.repeat(acc_cards, M, axis=0).astype(np.int64)]
+        broken = (held == E).all(2) & np.repeat(acc_live, M, axis=0)
+        alive &= ~broken.any(1)
+    if clauses_first:
+        logq[:] = 0.0
+    logw = np.where(alive, -logq, -np.inf).reshape(n, M)
+    top = logw.max(1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    w = np.exp(logw - top)
+    s = w.sum(1, keepdims=True)
+    w = np.where(s > 0, w / np.where(s > 0, s, 1), 0.0)
+    return owner.reshape(n, M, C), w, alive.reshape(n, M)

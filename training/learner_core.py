@@ -1,0 +1,448 @@
+"""The shared core of the single-agent envs: :class:`LearnerCore`, N games with one learner seat each.
+
+One job: drive a batched :class:`~cluedo_env.engine.vector_engine.VectorEngine` for a learner. It
+applies the learner's actions, lets the opponents (named bots, agents, frozen policies, the fast
+random player) act seat by seat until the learner is to act again, sums the learner's rewards,
+restarts finished games and builds the learner's observations and action masks, all as arrays.
+It also checks the keyword arguments the envs take.
+
+It is separate from :mod:`training.single_agent` (the Gymnasium front ends) and
+:mod:`training.sb3_vec_env` (the Stable-Baselines3 front end) because all three wrap this one core,
+and it needs neither Gymnasium nor SB3. What the envs do (spaces, rewards, opponents, seating,
+unplayed games, seeding) is documented in :mod:`training.single_agent`.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.envs.learner_actions import LearnerActions, as_actions, macro_mask, macro_to_engine
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.config import ConfigError, RulesConfig, make_config
+
+UNPLAYED_MODES = ("step", "skip")
+
+
+# ================================================================= opponents
+class PolicyOpponent:
+    """A frozen policy as an opponent: ``fn(obs, mask) -> actions`` in the full or the macro space."""
+
+    def __init__(self, fn: Callable[[np.ndarray, np.ndarray], np.ndarray], macro_moves: bool = False) -> None:
+        self.fn = fn
+        self.macro_moves = macro_moves
+
+    def actions(self, obs: np.ndarray, full_mask: np.ndarray) -> np.ndarray:
+        if self.macro_moves:
+            return macro_to_engine(self.fn(obs, macro_mask(full_mask)), full_mask)
+        return np.asarray(self.fn(obs, full_mask), np.int64)
+
+
+_FAST_RANDOM = "random"
+
+
+def _is_agent(obj: Any) -> bool:
+    return hasattr(obj, "act") and hasattr(obj, "reset")
+
+
+def _normalise_opponents(opponents: Any, players: int) -> list[Any]:
+    if isinstance(opponents, (str, PolicyOpponent)) or _is_agent(opponents) or callable(opponents):
+        opponents = [opponents] * (players - 1)
+    opponents = list(opponents)
+    if len(opponents) != players - 1:
+        raise ValueError(f"{players} players: need 1 or {players - 1} opponent specs, got {len(opponents)}")
+    return opponents
+
+
+# ================================================================= argument checks
+def _rules_keywords() -> list[str]:
+    return [f.name for f in dataclasses.fields(RulesConfig) if f.name != "preset"]
+
+
+def _keywords(*functions: Callable[..., Any]) -> list[str]:
+    """The named parameters of ``functions`` (in order, no duplicates, no ``self`` or ``**flags``)."""
+    names: list[str] = []
+    for fn in functions:
+        for p in inspect.signature(fn).parameters.values():
+            if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and p.name != "self" and p.name not in names:
+                names.append(p.name)
+    return names
+
+
+def check_keywords(owner: str, flags: dict[str, Any], env_keywords: Iterable[str]) -> None:
+    """Refuse keyword arguments that are neither the env's nor rules flags, listing all it takes.
+
+    Tools pass keywords a user never typed (SB3's ``make_vec_env`` passes ``render_mode``), so the
+    message names every keyword that would have been accepted, not only the rules flags.
+    """
+    rules = _rules_keywords()
+    unknown = sorted(set(flags) - set(rules))
+    if unknown:
+        raise ConfigError(
+            f"{owner}: unknown keyword argument(s) {unknown}; env keywords: {', '.join(env_keywords)}; "
+            f"rules keywords: {', '.join(rules)}"
+        )
+
+
+def _ids_text(ids: np.ndarray, limit: int = 12) -> str:
+    """``0, 1, 13..336`` style list of action ids (runs of consecutive ids folded), at most ``limit`` items."""
+    runs: list[str] = []
+    ids = [int(i) for i in ids]
+    k = 0
+    while k < len(ids):
+        j = k
+        while j + 1 < len(ids) and ids[j + 1] == ids[j] + 1:
+            j += 1
+        runs.append(str(ids[k]) if j == k else f"{ids[k]}..{ids[j]}")
+        k = j + 1
+    if not runs:
+        return "none"
+    return ", ".join(runs[:limit]) + (f", ... ({len(ids)} in all)" if len(runs) > limit else "")
+
+
+class LearnerCore:
+    """N games, the learner in one seat of each; see :mod:`training.single_agent`. Arrays, no spaces."""
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        config: RulesConfig | str | dict | None = None,
+        opponents: Any = "random",
+        seat: int | str = 0,
+        macro_moves: bool = False,
+        end_on_elimination: bool = True,
+        seed: int | None = None,
+        illegal_action: str = "raise",
+        macro_accuse: bool = False,
+        belief: bool = False,
+        unplayed_games: str = "step",
+        **flags: Any,
+    ) -> None:
+        check_keywords("LearnerCore", flags, _keywords(LearnerCore.__init__))
+        if macro_accuse and not belief:
+            raise ConfigError("macro_accuse=True needs belief=True (the accusation is the belief's best triple)")
+        if illegal_action not in ("raise", "lose"):
+            raise ConfigError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
+        if unplayed_games not in UNPLAYED_MODES:
+            raise ConfigError(f"unplayed_games must be one of {list(UNPLAYED_MODES)}, got {unplayed_games!r}")
+        if type(num_envs) is not int or num_envs < 1:
+            raise ConfigError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self.illegal_action = illegal_action
+        self.unplayed_mode = unplayed_games
+        self.illegal_count = 0
+        self.config = make_config(config, **flags)
+        P = self.P = self.config.players
+        if seat != "random" and not (isinstance(seat, (int, np.integer)) and 0 <= seat < P):
+            raise ConfigError(f"seat must be 0..{P - 1} or 'random', got {seat!r}")
+        self.seat_mode = seat
+        self.N = int(num_envs)
+        self.macro_moves = bool(macro_moves)
+        self.end_on_elimination = bool(end_on_elimination)
+        self.actions = LearnerActions(self.macro_moves, macro_accuse)
+        self.n_actions = self.actions.n
+        self.eng = VectorEngine(self.config, self.N, autoreset=False)
+        self.views = [PlayerView(self.eng, s) for s in range(P)]
+        self.engine_obs_size = self.eng.observation_size
+        self.belief = None
+        if belief:
+            from agents.belief import BeliefTracker  # envs never import agents at module level
+
+            self.belief = BeliefTracker(self.views, seed=seed)
+        self.obs_size = self.engine_obs_size + (self.belief.size if self.belief is not None else 0)
+        self.seat = np.zeros(self.N, np.int64)
+        self._ar = np.arange(self.N)
+        self._obs = np.zeros((self.N, self.obs_size), np.int8)
+        self.final_obs = np.zeros((self.N, self.obs_size), np.int8)
+        # Games over before the learner's first decision, waiting for their one forced step.
+        self.unplayed = np.zeros(self.N, bool)
+        self._unplayed_rew = np.zeros(self.N, np.float32)
+        self._unplayed_trunc = np.zeros(self.N, bool)
+        self.skipped_games = 0  # unplayed_games="skip": games dropped since the last reset
+        self.unplayed_reported = 0  # unplayed_games="step": forced steps reported since the last reset
+        self.episodes = 0
+        # Set keep_final_snapshots to keep, per game, (snapshot, seat) of the game that ended last (renders).
+        self.keep_final_snapshots = False
+        self.final_snapshots: dict[int, tuple[dict[str, Any], int]] = {}
+        self._seed_seq = np.random.SeedSequence(seed)
+        self._rng = np.random.default_rng(self._seed_seq.spawn(1)[0])
+        self.set_opponents(opponents, seed=seed)
+
+    # ------------------------------------------------------------ opponents
+    def set_opponents(self, opponents: Any, seed: int | None = None) -> None:
+        """Replace the opponents (takes effect at once; call :meth:`reset` to start fresh games)."""
+        specs = _normalise_opponents(opponents, self.P)
+        seats = range(self.P) if self.seat_mode == "random" else [(int(self.seat_mode) + 1 + k) % self.P
+                                                                   for k in range(self.P - 1)]  # fmt: skip
+        self.specs = specs
+        # players[k][s]: the k-th opponent when it sits in absolute seat s (None: fast random).
+        self.players: list[dict[int, Any]] = []
+        ss = np.random.SeedSequence(seed).spawn(self.P * self.P)
+        for k, spec in enumerate(specs):
+            row: dict[int, Any] = {}
+            used_obj = False
+            for s in range(self.P):
+                if self.seat_mode != "random" and s != seats[k]:
+                    continue
+                if isinstance(spec, str):
+                    if spec == _FAST_RANDOM:
+                        row[s] = None
+                    else:
+                        from agents.registry import make_agent  # envs never import agents at module level
+
+                        row[s] = make_agent(spec, seed=int(ss[k * self.P + s].generate_state(1)[0]))
+                elif isinstance(spec, PolicyOpponent):
+                    row[s] = spec
+                elif _is_agent(spec):
+                    row[s] = spec if not used_obj else copy.deepcopy(spec)
+                    used_obj = True
+                elif callable(spec):
+                    if self.belief is not None:
+                        raise TypeError(
+                            f"opponent {k}: a bare policy callable sees only the engine's observation and plays "
+                            "the engine's or the macro-move space; with belief=True pass an Agent that builds its "
+                            "own inputs (training.policy.PolicyAgent) or a PolicyOpponent"
+                        )
+                    row[s] = PolicyOpponent(spec, self.macro_moves)
+                else:
+                    raise TypeError(f"opponent {k}: expected a name, an Agent or a policy callable, got {spec!r}")
+            self.players.append(row)
+        self._agents = [(s, p) for row in self.players for s, p in row.items() if p is not None and _is_agent(p)]
+        self._all_fast = all(p is None for row in self.players for p in row.values())
+        self._opp_rng = np.random.default_rng(self._seed_seq.spawn(1)[0])
+
+    # ------------------------------------------------------------ reset / step
+    def reset(self, seed: int | None = None) -> np.ndarray:
+        """Start new games everywhere; returns the (N, D) learner observations (a buffer: copy to keep)."""
+        if seed is not None:
+            self._seed_seq = np.random.SeedSequence(seed)
+            rng_engine, rng_seat, rng_opp = self._seed_seq.spawn(3)
+            self._rng = np.random.default_rng(rng_seat)
+            self._opp_rng = np.random.default_rng(rng_opp)
+            self.eng.reset(int(rng_engine.generate_state(1)[0]))
+        else:
+            self.eng.reset_games(self._ar)
+        self.skipped_games = 0
+        self.unplayed_reported = 0
+        self.unplayed[:] = False
+        self.final_snapshots.clear()
+        self._new_seats(self._ar)
+        if self.belief is not None:
+            self.belief.reset(self._ar, self.seat)
+        for s, agent in self._agents:
+            agent.reset(self.views[s], self._ar)
+        fresh = np.ones(self.N, bool)
+        rew = np.zeros(self.N, np.float32)
+        self._advance(rew, np.zeros(self.N, bool), np.zeros(self.N, bool), np.zeros(self.N, bool), fresh)
+        return self.observe()
+
+    def _new_seats(self, idx: np.ndarray) -> None:
+        if self.seat_mode == "random":
+            self.seat[idx] = self._rng.integers(0, self.P, len(idx))
+        else:
+            self.seat[idx] = int(self.seat_mode)
+
+    def observe(self) -> np.ndarray:
+        """(N, D) learner observations of every game (a buffer: copy to keep)."""
+        if self.belief is None:
+            return self.eng.observe(player=self.seat, out=self._obs)
+        self._obs[:] = self._observe(self._ar)
+        return self._obs
+
+    def _observe(self, idx: np.ndarray) -> np.ndarray:
+        """(n, D) learner observations of games ``idx`` (the engine's, then the belief features)."""
+        obs = self.eng.observe(player=self.seat[idx], idx=idx)
+        if self.belief is None:
+            return obs
+        self.belief.update(idx)
+        return np.concatenate([obs, self.belief.features(idx)], 1)
+
+    def engine_mask(self) -> np.ndarray:
+        """(N, 870) bool: the learner's legal engine actions (a read-only buffer)."""
+        return self.eng.legal_action_mask
+
+    def action_masks(self) -> np.ndarray:
+        """(N, A) bool legal actions of the learner in this env's action space (a fresh array).
+
+        A game that ended before the learner's first decision allows only action 0 (its forced step).
+        """
+        m = self.actions.mask(self.eng.legal_action_mask)
+        if self.unplayed.any():
+            m[self.unplayed] = False
+            m[self.unplayed, 0] = True
+        return m
+
+    def to_engine(self, actions: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        """Learner actions of games ``idx`` (default: all) -> engine actions."""
+        actions = as_actions(actions, self.N if idx is None else len(idx), self.n_actions)
+        mask = self.eng.legal_action_mask if idx is None else self.eng.legal_action_mask[idx]
+        accuse = None
+        if self.belief is not None:
+            belief, rows_of = self.belief, (self._ar if idx is None else idx)
+            accuse = lambda rows, legal: belief.best_accusations(rows_of[rows], legal)  # noqa: E731
+        return self.actions.to_engine(actions, mask, accuse)
+
+    def step(self, actions: Any, active: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+        """One learner decision in every game (or in the games ``active`` marks; the others are left
+        as they are and report nothing). Returns (obs, rewards, terminated, truncated, ended): ``ended``
+        marks the games whose episode ended in this step; their last observation is in
+        ``self.final_obs`` and ``obs`` already shows the next game (autoreset)."""
+        acts = as_actions(actions, self.N, self.n_actions)
+        live = np.ones(self.N, bool) if active is None else np.array(active, bool).reshape(self.N)
+        in_range = (acts >= 0) & (acts < self.n_actions)
+        masks = self.action_masks()
+        ok = in_range.copy()
+        ok[in_range] = masks[np.flatnonzero(in_range), acts[in_range]]
+        bad = np.flatnonzero(~ok & live)
+        if len(bad) and self.illegal_action == "raise":
+            g, a = int(bad[0]), int(acts[bad[0]])
+            what = "not legal now" if in_range[g] else f"outside Discrete({self.n_actions})"
+            raise A.IllegalActionError(
+                f"game {g}: action {a} is {what}; legal actions there: {_ids_text(np.flatnonzero(masks[g]))} "
+                f"(see action_masks()); {len(bad)} game(s) of {self.N} had an illegal action; no game was changed"
+            )
+        rew = np.zeros(self.N, np.float32)
+        term = np.zeros(self.N, bool)
+        trunc = np.zeros(self.N, bool)
+        ended = np.zeros(self.N, bool)
+        fresh = np.zeros(self.N, bool)  # a new game started in this step: the learner has not acted in it
+        if len(bad):  # illegal_action="lose"
+            self.illegal_count += len(bad)
+            self.final_obs[bad] = self._observe(bad)
+            rew[bad], term[bad], ended[bad] = -1.0, True, True
+            self.episodes += len(bad)
+            self._restart(bad, fresh)
+            live[bad] = False
+        rep = np.flatnonzero(live & self.unplayed)
+        if len(rep):  # the forced step of a game that ended before the learner's first decision
+            self.final_obs[rep] = self._observe(rep)
+            rew[rep] = self._unplayed_rew[rep]
+            trunc[rep] = self._unplayed_trunc[rep]
+            term[rep] = ~self._unplayed_trunc[rep]
+            ended[rep] = True
+            self.episodes += len(rep)
+            self.unplayed_reported += len(rep)
+            self._restart(rep, fresh)
+            live[rep] = False
+        if live.any():
+            idx = np.flatnonzero(live)
+            eng_actions = np.full(self.N, -1, np.int64)
+            eng_actions[idx] = self.to_engine(acts[idx], idx)
+            res = self._engine_step(eng_actions, None if live.all() else live)
+            self._collect(res, rew, term, trunc, ended, fresh)
+        self._advance(rew, term, trunc, ended, fresh)
+        return self.observe(), rew, term, trunc, ended
+
+    def _advance(self, rew, term, trunc, ended, fresh) -> None:
+        """Let the opponents act until the learner is to act (or sees an unplayed game) everywhere."""
+        while True:
+            pending = (self.eng.actor != self.seat) & ~self.unplayed
+            if not pending.any():
+                return
+            res = self._engine_step(self._opponent_actions(pending), pending)
+            self._collect(res, rew, term, trunc, ended, fresh)
+
+    def _engine_step(self, actions: np.ndarray, active: np.ndarray | None):
+        eng = self.eng
+        if active is not None:
+            actions[~active] = -1
+        res = eng.step(actions, active=active)  # games not active (learner waiting) stay as they are
+        for s, agent in self._agents:
+            hook = getattr(agent, "observe_step", None)
+            if hook is not None:
+                hook(self.views[s])
+        return res
+
+    def _collect(self, res, rew, term, trunc, ended, fresh) -> None:
+        r = res.rewards[self._ar, self.seat]
+        over = res.terminated | res.truncated
+        live = ~fresh & ~self.unplayed
+        rew += np.where(live, r, 0.0).astype(np.float32)
+        out_now = over & live
+        if self.end_on_elimination:
+            elim = self.eng.eliminated[self._ar, self.seat] & live & ~over
+            if elim.any():
+                rew[elim] += -1.0
+                term |= elim
+                out_now |= elim
+        term |= res.terminated & live
+        trunc |= res.truncated & ~res.terminated & live
+        early = np.flatnonzero(over & fresh)  # over before the learner's first decision (before restarts below)
+        done_idx = np.flatnonzero(out_now)
+        if len(done_idx):
+            self.final_obs[done_idx] = self._observe(done_idx)
+            ended[done_idx] = True
+            self.episodes += len(done_idx)
+            self._restart(done_idx, fresh)
+        if len(early):
+            if self.unplayed_mode == "skip":
+                self.skipped_games += len(early)
+                self._restart(early, fresh)
+            else:
+                self.unplayed[early] = True
+                self._unplayed_rew[early] = r[early]
+                self._unplayed_trunc[early] = res.truncated[early] & ~res.terminated[early]
+
+    def _restart(self, idx: np.ndarray, fresh: np.ndarray) -> None:
+        if self.keep_final_snapshots:
+            for i in idx:
+                self.final_snapshots[int(i)] = (self.eng.export_game(int(i)), int(self.seat[i]))
+        self.eng.reset_games(idx)
+        self.unplayed[idx] = False
+        self._new_seats(idx)
+        if self.belief is not None:
+            self.belief.reset(idx, self.seat[idx])
+        for s, agent in self._agents:
+            agent.reset(self.views[s], idx)
+        fresh[idx] = True
+
+    def _opponent_actions(self, pending: np.ndarray) -> np.ndarray:
+        eng = self.eng
+        actor = eng.actor.astype(np.int64)
+        acts = np.full(self.N, -1, np.int64)
+        if self._all_fast:
+            rnd = eng.sample_random_actions(self._opp_rng)
+            acts[pending] = rnd[pending]
+            return acts
+        rel = (actor - self.seat - 1) % self.P
+        rnd = None
+        for k, row in enumerate(self.players):
+            sel = pending & (rel == k)
+            if not sel.any():
+                continue
+            for s, player in row.items():
+                idx = np.flatnonzero(sel & (actor == s))
+                if not len(idx):
+                    continue
+                if player is None:
+                    if rnd is None:
+                        rnd = eng.sample_random_actions(self._opp_rng)
+                    acts[idx] = rnd[idx]
+                elif isinstance(player, PolicyOpponent):
+                    obs = eng.observe(player=s, idx=idx)
+                    acts[idx] = player.actions(obs, eng.legal_action_mask[idx])
+                else:
+                    acts[idx] = player.act(self.views[s], idx)
+        return acts
+
+    # ------------------------------------------------------------ rendering
+    def render(self, i: int, mode: str, viewer: str | None, final: bool = False) -> str | np.ndarray:
+        """Game ``i`` rendered by :mod:`cluedo_env.render` (``final``: the game that ended last there)."""
+        from cluedo_env import render
+
+        if final and i in self.final_snapshots:
+            snapshot, seat = self.final_snapshots[i]
+        else:
+            snapshot, seat = self.eng.export_game(i), int(self.seat[i])
+        who = seat if viewer == "learner" else None
+        return render.render_ansi(snapshot, who) if mode == "ansi" else render.render_rgb(snapshot, who)
+
+
+__all__ = ["UNPLAYED_MODES", "LearnerCore", "PolicyOpponent", "check_keywords"]
