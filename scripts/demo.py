@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> dict:
     check_writable_dir(args.out, "--out")  # before minutes of training, not after
 
     import training.policy  # noqa: F401 - registers the ckpt: prefix for the evaluator
-    from training.train import Trainer, _evaluate_module, load_train_config
+    from cluedo_env.cli import evaluate
+    from training.train import Trainer, load_train_config
 
     out = Path(args.out)
     over: dict = {"run_dir": str(out / "train"), "total_timesteps": args.timesteps, "seed": args.seed,
@@ -76,7 +77,6 @@ def main(argv: list[str] | None = None) -> dict:
     _say(f"      trained {trained['timesteps']:,} steps in {t_train:.0f} s "
          f"({trained['timesteps'] / t_train:,.0f} learner steps/s)")  # fmt: skip
 
-    evaluate = _evaluate_module()
     common = ["--games", str(args.games), "--preset", env["preset"], "--seed", str(args.seed)]
     if args.no_progress:
         common.append("--no-progress")

@@ -591,7 +591,7 @@ def test_play_keeps_the_game_when_saving_fails_at_the_end(tmp_path, monkeypatch)
     """The record path is checked first; if saving still fails after the game, the record goes to the temp folder."""
     import tempfile
 
-    from cluedo_env import cli
+    from cluedo_env.cli import human_game as cli
     from cluedo_env.record import RecordError, check
 
     real_save = cli.save

@@ -8,7 +8,7 @@ import pytest
 
 from cluedo_env import record as R
 from cluedo_env.cli import main
-from cluedo_env.cli.play import Console, HumanGame, play
+from cluedo_env.cli.human_game import Console, HumanGame, play
 from cluedo_env.rules.cards import ROOMS, SUSPECTS, WEAPONS
 
 

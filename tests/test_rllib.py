@@ -130,7 +130,8 @@ def test_selfplay_shared_policy_trains_one_iteration(local_ray, tmp_path):
 
 def test_checkpoint_plays_through_the_evaluator(vs_random_run, tmp_path):
     import training.rllib_module as rm
-    from training.rllib_train import evaluator, latest_checkpoint
+    from cluedo_env.cli import evaluate as ev
+    from training.rllib_train import latest_checkpoint
 
     cfg, _ = vs_random_run
     made: list[rm.RllibAgent] = []
@@ -139,7 +140,6 @@ def test_checkpoint_plays_through_the_evaluator(vs_random_run, tmp_path):
         made.append(rm.RllibAgent(spec, seed=seed, **kw))
         return made[-1]
 
-    ev = evaluator()
     register_prefix("rllib", counting, replace=True)
     try:
         ckpt = latest_checkpoint(cfg["run_dir"])
