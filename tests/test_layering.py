@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from cluedo_env._moved import MOVED
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("cluedo_env", "agents", "training", "scripts")
 
@@ -161,3 +163,33 @@ _real_read_text = Path.read_text
 
 def _read(path: Path) -> str:
     return _real_read_text(path, encoding="utf-8")
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_moved_modules_keep_their_old_path_with_a_warning(old, monkeypatch):
+    """``import cluedo_env.vector_engine`` and the rest still work: the same module, a warning naming the new path."""
+    import importlib
+    import sys
+
+
+    monkeypatch.delitem(sys.modules, old, raising=False)
+    with pytest.warns(DeprecationWarning, match=MOVED[old].replace(".", r"\.")):
+        module = importlib.import_module(old)
+    assert module is importlib.import_module(MOVED[old])
+
+
+def test_objects_pickled_under_an_old_module_path_still_load():
+    """A pickle written before the move names ``cluedo_env.config.RulesConfig``; it loads as the same class."""
+    import pickle
+    import warnings
+
+    from cluedo_env.rules.config import RulesConfig
+
+    data = pickle.dumps(RulesConfig.from_preset("cards", players=3), protocol=0).replace(  # text: names unprefixed
+        b"cluedo_env.rules.config", b"cluedo_env.config"
+    )
+    assert b"cluedo_env.config" in data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        loaded = pickle.loads(data)
+    assert isinstance(loaded, RulesConfig) and loaded.players == 3
