@@ -345,19 +345,24 @@ def _bar_chart(path: Path, labels: list[str], values, low, high, ylabel: str, ti
             tmp.unlink()
 
 
-def write_tournament(s: dict, out: Path) -> list[Path]:
-    """The reports, each written atomically (a killed run leaves whole files: old ones or new ones)."""
+def _write_reports(out: Path, stem: str, markdown: str, data: dict, chart: dict) -> list[Path]:
+    """``stem.md``, ``.json`` and ``.png`` in ``out``, each written atomically (a killed run leaves whole files)."""
     out.mkdir(parents=True, exist_ok=True)
-    md, js, png = out / "tournament.md", out / "tournament.json", out / "tournament.png"
-    write_text_atomic(md, tournament_markdown(s))
-    write_text_atomic(js, json.dumps(s, indent=2))
-    e = s["entries"]
-    _bar_chart(
-        png, [x["label"] for x in e], [x["win_rate"] for x in e], [x["ci95"][0] for x in e],
-        [x["ci95"][1] for x in e], "win rate (95% CI)",
-        f"{s['config']['preset']}, {s['config']['players']} players, {s['games']} games", hline=1 / len(e),
-    )  # fmt: skip
+    md, js, png = out / f"{stem}.md", out / f"{stem}.json", out / f"{stem}.png"
+    write_text_atomic(md, markdown)
+    write_text_atomic(js, json.dumps(data, indent=2))
+    _bar_chart(png, **chart)
     return [md, js, png]
+
+
+def write_tournament(s: dict, out: Path) -> list[Path]:
+    """``tournament.md``/``.json``/``.png``: the table, the numbers, win rates with 95% error bars."""
+    e = s["entries"]
+    chart = {"labels": [x["label"] for x in e], "values": [x["win_rate"] for x in e],
+             "low": [x["ci95"][0] for x in e], "high": [x["ci95"][1] for x in e], "ylabel": "win rate (95% CI)",
+             "title": f"{s['config']['preset']}, {s['config']['players']} players, {s['games']} games",
+             "hline": 1 / len(e)}  # fmt: skip
+    return _write_reports(out, "tournament", tournament_markdown(s), s, chart)
 
 
 # ============================================================================ round robin
@@ -476,15 +481,10 @@ def round_robin_markdown(r: dict) -> str:
 
 
 def write_round_robin(r: dict, out: Path) -> list[Path]:
-    """The reports, each written atomically (a killed run leaves whole files: old ones or new ones)."""
-    out.mkdir(parents=True, exist_ok=True)
-    md, js, png = out / "round_robin.md", out / "round_robin.json", out / "round_robin.png"
-    write_text_atomic(md, round_robin_markdown(r))
-    write_text_atomic(js, json.dumps(r, indent=2))
+    """``round_robin.md``/``.json``/``.png``: the tables, the numbers, ratings with 95% error bars."""
     t = r["ratings"]
-    _bar_chart(
-        png, [x["player"] for x in t], [x["rating"] for x in t], [x["ci95"][0] for x in t],
-        [x["ci95"][1] for x in t], "rating, Elo scale (95% CI)",
-        f"round robin, {r['config']['preset']}, {r['config']['players']} seats", hline=0.0,
-    )  # fmt: skip
-    return [md, js, png]
+    chart = {"labels": [x["player"] for x in t], "values": [x["rating"] for x in t],
+             "low": [x["ci95"][0] for x in t], "high": [x["ci95"][1] for x in t],
+             "ylabel": "rating, Elo scale (95% CI)", "hline": 0.0,
+             "title": f"round robin, {r['config']['preset']}, {r['config']['players']} seats"}  # fmt: skip
+    return _write_reports(out, "round_robin", round_robin_markdown(r), r, chart)
