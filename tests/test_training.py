@@ -275,3 +275,19 @@ def test_rllib_resume_candidates_skip_a_missing_latest(tmp_path):
     (run / "latest.txt").write_text("checkpoints/iter_000001\n")
     assert resume_candidates(run) == [run / "checkpoints" / "iter_000001", run / "checkpoints" / "iter_000002"]
     assert resume_candidates(tmp_path / "nothing") == []
+
+
+def test_keep_best_keeps_the_best_evaluated_checkpoint_out_of_the_rotation(tmp_path):
+    """Evaluations every 256 steps on the same deals; best_model.zip is the one with the top win rate."""
+    run = tmp_path / "best"
+    out = Trainer(_tiny(run, total_timesteps=1024, keep_checkpoints=1, eval={"every": 256, "games": 8}),
+                  progress=False).run()  # fmt: skip
+    evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
+    best = json.loads((run / "best.json").read_text())
+    assert len(evals) >= 4 and best["win_rate"] == max(e["win_rate"] for e in evals)
+    first_best = next(e for e in evals if e["win_rate"] == best["win_rate"])
+    assert best["timesteps"] == first_best["timesteps"]  # ties keep the earlier checkpoint
+    assert out["best_model"] == str(run / "best_model.zip") and (run / "best_model.zip").is_file()
+    assert len(list((run / "checkpoints").glob("step_*.zip"))) == 1  # the rotation went on without it
+    with pytest.raises(TrainConfigError, match="keep_best"):
+        Trainer(_tiny(tmp_path / "bad", keep_best="yes"), progress=False)

@@ -25,6 +25,10 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
 * ``eval``: every ``every`` steps (and at the end) the latest checkpoint plays ``games`` games
   against ``opponents`` in the tournament evaluator (``scripts/evaluate.py``'s ``play_match``, seats
   rotated); the win rate and its 95% Wilson interval go to TensorBoard and ``run_dir/evals.jsonl``.
+  Every evaluation plays the same seeded deals (``seed + 1000``), so evaluations compare like with
+  like; with ``keep_best: true`` (default) the best-evaluated checkpoint so far is kept as
+  ``run_dir/best_model.zip`` (``best.json`` says its step and win rate), out of the rotation of
+  ``keep_checkpoints``: a late dip in training cannot lose it.
 * ``league`` (self-play): when ``enabled``, the opponents are redrawn every ``swap_every`` steps,
   each seat independently: a bot from ``bots`` with probability ``bot_prob``, else the current policy
   (sampling) with probability ``self_prob``, else one of the last ``max_size`` checkpoints.
@@ -59,6 +63,7 @@ DEFAULTS: dict[str, Any] = {
     "total_timesteps": 1_000_000,
     "checkpoint_every": 100_000,
     "keep_checkpoints": 3,
+    "keep_best": True,
     "env": {
         "preset": "classic",
         "players": 4,
@@ -187,6 +192,7 @@ def validate_train_config(cfg: dict) -> None:
     integer("total_timesteps", cfg["total_timesteps"], 0, 10**12)  # 0: save and evaluate the untrained model
     integer("checkpoint_every", cfg["checkpoint_every"], 0)  # 0: only the final checkpoint
     integer("keep_checkpoints", cfg["keep_checkpoints"], 1)
+    _need(isinstance(cfg["keep_best"], bool), "keep_best", cfg["keep_best"], "true or false")
     if cfg["torch_threads"] is not None:
         integer("torch_threads", cfg["torch_threads"], 1, 1024)
     if cfg["init_from"] is not None and not isinstance(cfg["init_from"], (str, Path)):
@@ -620,10 +626,28 @@ class Trainer:
             logger.record("eval/win_rate", me["win_rate"])
             logger.record("eval/ci95_low", me["ci95"][0])
             logger.record("eval/ci95_high", me["ci95"][1])
+        if self.cfg["keep_best"]:
+            self._keep_if_best(row)
         lo, hi = me["ci95"]
         print(f"[eval @ {model.num_timesteps}] win rate {100 * me['win_rate']:.1f}% (95% CI {100 * lo:.1f}-"
               f"{100 * hi:.1f}%) over {summary['games']} games vs {' '.join(opponents)}", file=sys.stderr)  # fmt: skip
         return row
+
+    def _keep_if_best(self, row: dict) -> None:
+        """Copy the checkpoint just evaluated to ``best_model.zip`` if it beats every earlier evaluation."""
+        from cluedo_env.files import write_atomic, write_text_atomic
+
+        best_path = self.run_dir / "best.json"
+        try:
+            best = json.loads(best_path.read_text(encoding="utf-8"))["win_rate"]
+        except (OSError, ValueError, KeyError, TypeError):
+            best = None  # none yet (or a damaged file: the next evaluation rewrites it)
+        if best is not None and row["win_rate"] <= best:
+            return
+        data = Path(self.last_checkpoint).read_bytes()
+        write_atomic(self.run_dir / "best_model.zip", lambda f: f.write(data), "wb")
+        info = {**row, "checkpoint": str(Path(self.last_checkpoint).relative_to(self.run_dir))}
+        write_text_atomic(best_path, json.dumps(info, indent=1) + "\n")
 
     # ------------------------------------------------------------------- run
     def run(self) -> dict:
@@ -643,6 +667,7 @@ class Trainer:
             "wall_s_total": self.elapsed + wall,
             "collect_steps_per_s": self.timed.env_steps / self.timed.env_seconds if self.timed.env_seconds else None,
             "model": str(self.run_dir / "model.zip"),
+            "best_model": str(self.run_dir / "best_model.zip") if (self.run_dir / "best_model.zip").is_file() else None,
             "final_eval": final,
         }
         print(json.dumps(out, indent=1))
