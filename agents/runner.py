@@ -17,8 +17,9 @@ it nothing is recorded and the loop does no extra work.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -54,15 +55,32 @@ def _ending(eng: VectorEngine, i: int) -> str:
     return "last_standing"
 
 
+def act_by_seat(
+    actor: np.ndarray,
+    players: Mapping[int, Any],
+    act: Callable[[Any, int, np.ndarray], np.ndarray],
+    out: np.ndarray,
+    where: np.ndarray | None = None,
+) -> np.ndarray:
+    """The one seat-dispatch loop: ``out[idx] = act(player, seat, idx)`` for each seat's games.
+
+    ``actor`` (B,) is who is to act in each game; ``players`` maps seats to whatever plays them;
+    ``idx`` are the games (among ``where``, a (B,) bool selection, if given) where that seat is to
+    act. The runner, the learner envs (opponents by seat) and the terminal game all ask their
+    players through it; ``act`` says how a player of theirs is asked.
+    """
+    for seat, player in players.items():
+        chosen = actor == seat if where is None else where & (actor == seat)
+        idx = np.flatnonzero(chosen)
+        if len(idx):
+            out[idx] = act(player, seat, idx)
+    return out
+
+
 def seat_actions(eng: VectorEngine, agents: list[Agent], views: list[PlayerView]) -> np.ndarray:
     """(B,) actions: each seat's player acts in the games where that seat is to act; -1 where a game is over."""
-    actor = eng.actor
-    actions = np.full(eng.B, -1, np.int64)
-    for seat, (agent, view) in enumerate(zip(agents, views, strict=True)):
-        idx = np.flatnonzero(actor == seat)
-        if len(idx):
-            actions[idx] = agent.act(view, idx)
-    return actions
+    return act_by_seat(eng.actor, dict(enumerate(agents)), lambda agent, seat, idx: agent.act(views[seat], idx),
+                       np.full(eng.B, -1, np.int64))  # fmt: skip
 
 
 def play_games(

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.runner import act_by_seat
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, as_actions, macro_mask, macro_to_engine
@@ -412,24 +413,21 @@ class LearnerCore:
             acts[pending] = rnd[pending]
             return acts
         rel = (actor - self.seat - 1) % self.P
-        rnd = None
-        for k, row in enumerate(self.players):
+        rnd: list[np.ndarray] = []  # the engine's random legal actions, drawn once, when first needed
+
+        def act(player: Any, s: int, idx: np.ndarray) -> np.ndarray:
+            if player is None:  # "random": sampled straight from the engine's legal blocks
+                if not rnd:
+                    rnd.append(eng.sample_random_actions(self._opp_rng))
+                return rnd[0][idx]
+            if isinstance(player, PolicyOpponent):
+                return player.actions(eng.observe(player=s, idx=idx), eng.legal_action_mask[idx])
+            return player.act(self.views[s], idx)
+
+        for k, row in enumerate(self.players):  # row: the players of the k-th seat after the learner's
             sel = pending & (rel == k)
-            if not sel.any():
-                continue
-            for s, player in row.items():
-                idx = np.flatnonzero(sel & (actor == s))
-                if not len(idx):
-                    continue
-                if player is None:
-                    if rnd is None:
-                        rnd = eng.sample_random_actions(self._opp_rng)
-                    acts[idx] = rnd[idx]
-                elif isinstance(player, PolicyOpponent):
-                    obs = eng.observe(player=s, idx=idx)
-                    acts[idx] = player.actions(obs, eng.legal_action_mask[idx])
-                else:
-                    acts[idx] = player.act(self.views[s], idx)
+            if sel.any():
+                act_by_seat(actor, row, act, acts, where=sel)
         return acts
 
     # ------------------------------------------------------------ rendering

@@ -251,6 +251,8 @@ class HumanGame:
         for s, name in enumerate(self.players):
             say(f"  seat {s}: {SUSPECTS[s]:<8} {'YOU' if name == HUMAN else name}")
         say(HELP)
+        from agents.runner import act_by_seat  # the one seat-dispatch loop (agents load only when a game runs)
+
         last_turn = None
         try:
             while self.eng.phase[0] != A.OVER:
@@ -262,11 +264,8 @@ class HumanGame:
                     if turn[1] in self.humans and self.show_board:
                         self.viewer = turn[1]
                         say(self._board_text())
-                if self.agents[p] is None:
-                    self.viewer = p
-                    action = self._ask_human(p)
-                else:
-                    action = int(self.agents[p].act(self.views[p], np.arange(1))[0])
+                seats = dict(enumerate(self.agents))
+                action = int(act_by_seat(self.eng.actor, seats, self._ask, np.full(1, -1, np.int64))[0])
                 self._apply(p, action)
         except Quit:
             say("\nGame abandoned.")
@@ -274,6 +273,13 @@ class HumanGame:
         self.finished = True
         say("\n" + render_ansi(self.snapshot(), viewer=self.viewer, color=self.color).split("\n")[1])
         return self.record()
+
+    def _ask(self, agent: Any, seat: int, idx: np.ndarray) -> np.ndarray:
+        """The seat's action: a person at this terminal (agent None) or a bot, through its view."""
+        if agent is None:
+            self.viewer = seat
+            return np.array([self._ask_human(seat)], np.int64)
+        return agent.act(self.views[seat], idx)
 
     def _apply(self, p: int, action: int) -> None:
         before = self.snapshot()
