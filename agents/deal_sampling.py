@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.deduction_kernels import marginals_kernel
 from agents.facts import CAT_SLICES, CATEGORY, Facts
 
 
@@ -19,8 +20,19 @@ def marginals(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
 
     ``has``, ``no`` (n, H, 21) bool and ``size`` (n, H) as in :class:`agents.facts.Facts`. A
     holder that may hold a card weighs (open slots) / (possible cards) (the envelope per
-    category); weights are normalised over the holders of each card.
+    category); weights are normalised over the holders of each card. Compiled
+    (:func:`agents.deduction_kernels.marginals_kernel`); :func:`marginals_reference` is the numpy statement.
     """
+    n, H, C = has.shape
+    out = np.empty((n, H, C))
+    marginals_kernel(
+        np.ascontiguousarray(has), np.ascontiguousarray(no), np.asarray(size, np.int64), out, np.empty((H, C))
+    )
+    return out
+
+
+def marginals_reference(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """:func:`marginals` in numpy: the readable reference, used by the tests only (same results, bit for bit)."""
     E = has.shape[1] - 1
     unknown = ~has & ~no
     slots = np.maximum(size - has.sum(2), 0).astype(np.float64)  # (n, H)

@@ -1,0 +1,308 @@
+"""Compiled kernels for the hot parts of the rule-based players: propagation, marginals, suggestion values.
+
+Why: profiling four deducers (``scripts/bench_players.py --profile``) showed the time going to
+numpy calls over small per-game arrays: each rule of :func:`agents.deduction.fixpoint_bits`
+is a dozen gathers and reductions per pass, and every suggestion score builds (n, T, K, 3)
+temporaries. A numba loop over games does the same arithmetic as plain scalar code with no
+temporaries, as the engine's kernels do (:mod:`cluedo_env.engine.kernels`, whose conventions
+these follow: ``KERNEL`` options, no allocation inside a kernel, output arrays passed in).
+
+Each kernel computes *exactly* what its numpy reference computes, in the same order of
+operations, so the players' choices do not change: the references stay next to the callers
+(:func:`agents.deduction.fixpoint_bits_reference`, :func:`agents.deal_sampling.marginals_reference`,
+:func:`agents.suggestion_value.envelope_information_reference`) as the readable statement of
+the rules and are used only by the tests (``tests/test_deduction_kernels.py``), which compare
+both on random positions. numpy sums an axis shorter than 9 from left to right; so do the kernels.
+
+All code of these kernels lives in this file (numba's cache checks only this file's timestamp);
+the card constants are literals here, checked against :mod:`cluedo_env.rules.cards` on import.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
+
+KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy"}
+INLINE = {**KERNEL, "inline": "always"}
+
+_C = 21  # cards
+_FULL = (1 << 21) - 1
+_W0, _R0 = 6, 12  # first weapon, first room card
+_CAT = ((1 << 6) - 1, ((1 << 12) - 1) ^ ((1 << 6) - 1), _FULL ^ ((1 << 12) - 1))  # bits of each category
+_TINY = 1e-12
+assert (_C, _W0, _R0) == (NUM_CARDS, WEAPON_CARD0, ROOM_CARD0)
+
+
+@njit(**INLINE)
+def _popcount(x: int) -> int:
+    """Set bits of a card mask (x < 2**24: int64 arithmetic never overflows)."""
+    x = x - ((x >> 1) & 0x555555)
+    x = (x & 0x333333) + ((x >> 2) & 0x333333)
+    x = (x + (x >> 4)) & 0x0F0F0F
+    return ((x * 0x010101) >> 16) & 0xFF
+
+
+# ---------------------------------------------------------------------------------------------- propagation
+@njit(**KERNEL)
+def fixpoint_kernel(
+    hb: np.ndarray,
+    nb: np.ndarray,
+    size: np.ndarray,
+    cl_holder: np.ndarray,
+    cl_mask: np.ndarray,
+    cl_live: np.ndarray,
+    acc_mask: np.ndarray,
+    acc_live: np.ndarray,
+    max_iter: int,
+    bad: np.ndarray,
+    snap: np.ndarray,
+    unit: np.ndarray,
+) -> None:
+    """:func:`agents.deduction.fixpoint_bits` game by game: ``hb``, ``nb`` (n, H) int64, ``cl_live`` (n, K),
+    ``acc_live`` (n, A) bool in place; ``bad`` (n,) bool set where contradictory.
+
+    ``size`` (n, H) int64, ``cl_holder`` (n, K) int64, ``cl_mask`` (n, K) / ``acc_mask`` (n, A) int64.
+    Scratch: ``snap`` (2, H) int64, ``unit`` (K,) int64. Each game runs the numpy version's passes
+    (every rule reads the state as the previous rule left it, each rule's updates use one snapshot)
+    until its own cells stop changing, which is what the batched loop computes for it.
+    """
+    n, H = hb.shape
+    E = H - 1
+    K = cl_live.shape[1]
+    NA = acc_live.shape[1]
+    for i in range(n):
+        b = False
+        for _ in range(max_iter):
+            for h in range(H):
+                snap[0, h] = hb[i, h]
+                snap[1, h] = nb[i, h]
+            # 1, 2: each card in exactly one place.
+            located = 0
+            for h in range(H):
+                located |= hb[i, h]
+            for h in range(H):
+                nb[i, h] |= located & ~hb[i, h]
+            single = 0
+            for c in range(_C):
+                cnt = 0
+                for h in range(H):
+                    cnt += (~nb[i, h] >> c) & 1
+                if cnt == 0:
+                    b = True
+                elif cnt == 1:
+                    single |= 1 << c
+            for h in range(H):
+                hb[i, h] |= ~nb[i, h] & _FULL & single
+            # 5: one envelope card per category.
+            add_n = 0
+            add_h = 0
+            for k in range(3):
+                env_h = hb[i, E] & _CAT[k]
+                env_p = ~nb[i, E] & _CAT[k]
+                nh = _popcount(env_h)
+                npo = _popcount(env_p)
+                if nh > 1 or npo == 0:
+                    b = True
+                if nh >= 1:
+                    add_n |= _CAT[k] & ~env_h
+                if npo == 1:
+                    add_h |= env_p
+            nb[i, E] |= add_n
+            hb[i, E] |= add_h
+            # 3, 4: exact hand sizes.
+            for h in range(H):
+                nh = _popcount(hb[i, h])
+                nhu = nh + _popcount(~(hb[i, h] | nb[i, h]) & _FULL)
+                s = size[i, h]
+                if nh > s or nhu < s:
+                    b = True
+                if nh >= s:
+                    nb[i, h] |= ~hb[i, h] & _FULL
+                if nhu <= s:
+                    hb[i, h] |= ~nb[i, h] & _FULL
+            # 6: "holds at least one of" clauses (all read the cells before any unit clause is applied).
+            for k in range(K):
+                unit[k] = 0
+                if cl_live[i, k]:
+                    h = cl_holder[i, k]
+                    if cl_mask[i, k] & hb[i, h]:
+                        cl_live[i, k] = False
+                    else:
+                        cand = cl_mask[i, k] & ~nb[i, h]
+                        nc = _popcount(cand)
+                        if nc == 0:
+                            b = True
+                        elif nc == 1:
+                            unit[k] = cand
+            for k in range(K):
+                if unit[k]:
+                    hb[i, cl_holder[i, k]] |= unit[k]
+            # 7: "the envelope lacks at least one of" clauses.
+            env_h = hb[i, E]
+            add_n = 0
+            for a in range(NA):
+                if acc_live[i, a]:
+                    if acc_mask[i, a] & nb[i, E]:
+                        acc_live[i, a] = False
+                    else:
+                        n3 = _popcount(acc_mask[i, a] & env_h)
+                        if n3 == 3:
+                            b = True
+                        elif n3 == 2:
+                            add_n |= acc_mask[i, a] & ~env_h
+            nb[i, E] |= add_n
+            same = True
+            for h in range(H):
+                if hb[i, h] & nb[i, h]:
+                    b = True
+                if hb[i, h] != snap[0, h] or nb[i, h] != snap[1, h]:
+                    same = False
+            if same:
+                break
+        # A card in two places.
+        seen = 0
+        for h in range(H):
+            if hb[i, h] & seen:
+                b = True
+            seen |= hb[i, h]
+        bad[i] = bad[i] or b
+
+
+# ---------------------------------------------------------------------------------------------- marginals
+@njit(**KERNEL)
+def marginals_kernel(has: np.ndarray, no: np.ndarray, size: np.ndarray, out: np.ndarray, w: np.ndarray) -> None:
+    """:func:`agents.deal_sampling.marginals_reference` into ``out`` (n, H, 21) float64.
+
+    ``has``, ``no`` (n, H, 21) bool, ``size`` (n, H) int64; scratch ``w`` (H, 21) float64.
+    """
+    n, H, C = has.shape
+    E = H - 1
+    for i in range(n):
+        for h in range(E):
+            held = 0
+            cand = 0
+            for c in range(C):
+                held += has[i, h, c]
+                cand += (not has[i, h, c]) and (not no[i, h, c])
+            slots = float(max(size[i, h] - held, 0))
+            wh = slots / max(cand, 1)
+            for c in range(C):
+                w[h, c] = wh if (not has[i, h, c]) and (not no[i, h, c]) else 0.0
+        for k in range(3):
+            lo = 0 if k == 0 else (_W0 if k == 1 else _R0)
+            hi = _W0 if k == 0 else (_R0 if k == 1 else _C)
+            cnt = 0
+            open_ = True
+            for c in range(lo, hi):
+                cnt += (not has[i, E, c]) and (not no[i, E, c])
+                if has[i, E, c]:
+                    open_ = False
+            for c in range(lo, hi):
+                u = (not has[i, E, c]) and (not no[i, E, c])
+                w[E, c] = 1.0 / max(cnt, 1) if u and open_ else 0.0
+        for c in range(C):
+            total = w[0, c]
+            for h in range(1, H):
+                total += w[h, c]
+            for h in range(H):
+                if has[i, h, c]:
+                    out[i, h, c] = 1.0
+                elif total > 0:
+                    out[i, h, c] = w[h, c] / total
+                else:
+                    out[i, h, c] = 0.0
+
+
+# ---------------------------------------------------------------------------------------------- suggestion value
+@njit(**INLINE)
+def _h2(p: float) -> float:
+    p = min(max(p, _TINY), 1.0 - _TINY)
+    return -(p * np.log2(p) + (1.0 - p) * np.log2(1.0 - p))
+
+
+@njit(**INLINE)
+def _seat_answers(
+    a: float, b: float, c: float, A_: float, B_: float, C_: float, e0: float, e1: float, e2: float, see_card: bool
+) -> float:
+    """One asked seat's term of :func:`agents.suggestion_value._after_seat_answers` (same operations)."""
+    s0, s1, s2 = a * B_ * C_, A_ * b * C_, A_ * B_ * c
+    s01, s02, s12 = a * b * C_, a * B_ * c, A_ * b * c
+    s012 = a * b * c
+    r0 = e0 / max(A_, _TINY)
+    r1 = e1 / max(B_, _TINY)
+    r2 = e2 / max(C_, _TINY)
+    if not see_card:
+        total = s0 + s1 + s2 + s01 + s02 + s12 + s012
+        den = max(total, _TINY)
+        h0 = _h2(r0 * (s1 + s2 + s12) / den)
+        h1 = _h2(r1 * (s0 + s2 + s02) / den)
+        h2 = _h2(r2 * (s0 + s1 + s01) / den)
+        return total * (h0 + h1 + h2)
+    third = s012 / 3.0
+    p0 = s0 + 0.5 * (s01 + s02) + third
+    p1 = s1 + 0.5 * (s01 + s12) + third
+    p2 = s2 + 0.5 * (s02 + s12) + third
+    d0, d1, d2 = max(p0, _TINY), max(p1, _TINY), max(p2, _TINY)
+    k0 = _h2(r1 * (s0 + 0.5 * s02) / d0)
+    k1 = _h2(r2 * (s0 + 0.5 * s01) / d0)
+    k2 = _h2(r0 * (s1 + 0.5 * s12) / d1)
+    k3 = _h2(r2 * (s1 + 0.5 * s01) / d1)
+    k4 = _h2(r0 * (s2 + 0.5 * s12) / d2)
+    k5 = _h2(r1 * (s2 + 0.5 * s02) / d2)
+    return p0 * (k0 + k1) + p1 * (k2 + k3) + p2 * (k4 + k5)
+
+
+@njit(**KERNEL)
+def envelope_information_kernel(
+    prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_all: bool, see_card: bool, out: np.ndarray
+) -> None:
+    """:func:`agents.suggestion_value.envelope_information_reference` into ``out`` (n, T) float64.
+
+    ``prob`` (n, H, 21) float64, ``cards`` (n, T, 3) int64, ``order`` (n, K) int64 (K <= 8).
+    """
+    n, T, _ = cards.shape
+    K = order.shape[1]
+    E = prob.shape[1] - 1
+    for i in range(n):
+        for t in range(T):
+            c0, c1, c2 = cards[i, t, 0], cards[i, t, 1], cards[i, t, 2]
+            e0, e1, e2 = prob[i, E, c0], prob[i, E, c1], prob[i, E, c2]
+            prior = _h2(e0) + _h2(e1) + _h2(e2)
+            if refute_all:
+                acc = 0.0
+                for k in range(K):
+                    s = order[i, k]
+                    a, b, c = prob[i, s, c0], prob[i, s, c1], prob[i, s, c2]
+                    A_ = min(max(1.0 - a, 0.0), 1.0)
+                    B_ = min(max(1.0 - b, 0.0), 1.0)
+                    C_ = min(max(1.0 - c, 0.0), 1.0)
+                    seat = _seat_answers(a, b, c, A_, B_, C_, e0, e1, e2, see_card)
+                    passes = A_ * B_ * C_
+                    hp = _h2(e0 / max(A_, _TINY)) + _h2(e1 / max(B_, _TINY)) + _h2(e2 / max(C_, _TINY))
+                    term = max(prior - (seat + passes * hp), 0.0)
+                    acc = term if k == 0 else acc + term
+                out[i, t] = acc
+                continue
+            cs0 = cs1 = cs2 = 0.0
+            after = 0.0
+            for k in range(K):
+                s = order[i, k]
+                a, b, c = prob[i, s, c0], prob[i, s, c1], prob[i, s, c2]
+                cs0 += a
+                cs1 += b
+                cs2 += c
+                A_ = min(max(1.0 - (cs0 - a) - a, 0.0), 1.0)
+                B_ = min(max(1.0 - (cs1 - b) - b, 0.0), 1.0)
+                C_ = min(max(1.0 - (cs2 - c) - c, 0.0), 1.0)
+                term = _seat_answers(a, b, c, A_, B_, C_, e0, e1, e2, see_card)
+                after = term if k == 0 else after + term
+            o0 = min(max(1.0 - cs0, 0.0), 1.0)
+            o1 = min(max(1.0 - cs1, 0.0), 1.0)
+            o2 = min(max(1.0 - cs2, 0.0), 1.0)
+            none = o0 * o1 * o2
+            hn = _h2(e0 / max(o0, _TINY)) + _h2(e1 / max(o1, _TINY)) + _h2(e2 / max(o2, _TINY))
+            after += none * hn
+            out[i, t] = max(prior - after, 0.0)
