@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deduction_kernels import marginals_kernel
+from agents.deduction_kernels import marginals_kernel, sample_deals_kernel
 from agents.facts import CAT_SLICES, CATEGORY, Facts
 
 
@@ -70,7 +70,66 @@ def sample_deals(
     (at random) with its holder, then fill in the rest. Many more samples survive when the
     clauses are tight, but the weights are then meaningless (uniform over the survivors):
     use it to find consistent deals (witnesses), not to estimate probabilities.
+
+    The loops run compiled (:func:`agents.deduction_kernels.sample_deals_kernel`) on random
+    numbers drawn from ``rng`` in the order :func:`sample_deals_reference` (the numpy statement,
+    used by the tests) draws them, and ``rng`` ends in the same state, so both give the same deals.
     """
+    has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live = facts
+    n, H, C = has.shape
+    E = H - 1
+    M = samples
+    N = n * M
+    i64 = np.int64
+    known = has.any(1)
+    owner0 = np.where(known, has.argmax(1), -1).astype(np.int8)  # (n, 21)
+    owner = np.repeat(owner0, M, axis=0)  # (N, 21)
+    cap = np.repeat(np.maximum(size - has.sum(2), 0), M, axis=0).astype(i64)  # (N, H)
+    env_open = np.stack([~has[:, E, sl].any(1) for sl in CAT_SLICES], 1)  # (n, 3)
+    env_cap = np.repeat(env_open, M, axis=0).astype(i64)  # (N, 3)
+    unk_total = np.repeat((~known).sum(1), M).astype(i64)
+    unk_cat = np.repeat(np.stack([(~known[:, sl]).sum(1) for sl in CAT_SLICES], 1), M, axis=0).astype(i64)
+    nposs = (~no).sum(1) + 100 * known  # known cards last
+    steps = int((~known).sum(1).max()) if n else 0
+    order = np.ascontiguousarray(np.argsort(nposs, axis=1, kind="stable")[:, :steps], i64)  # (n, steps)
+    alive = np.ones(N, bool)
+    ratio = np.ones((N, steps))
+    if clauses_first and cl_live.shape[1]:
+        clause_order = rng.permutation(np.flatnonzero(cl_live.any(0))).astype(i64)
+    else:
+        clause_order = np.zeros(0, i64)
+    # Random numbers: at most 3 per deal and clause, then 1 per deal and step. Draw that many, then
+    # rewind the generator and draw again only the ones used, so it ends where the reference leaves it.
+    state = rng.bit_generator.state
+    uniform = rng.random(N * (3 * len(clause_order) + steps))
+    used = sample_deals_kernel(
+        owner, cap, env_cap, unk_total, unk_cat, alive, ratio, np.ascontiguousarray(~no),
+        order, M, np.asarray(cl_holder, i64), np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live),
+        clause_order, np.asarray(acc_cards, i64), np.ascontiguousarray(acc_live), uniform, np.empty((2, H)),
+    )  # fmt: skip
+    rng.bit_generator.state = state
+    rng.random(used)
+    logq = np.zeros(N)
+    if not clauses_first:
+        logr = np.log(ratio)
+        for t in range(steps):  # summed step by step, as the reference does
+            logq += logr[:, t]
+    logw = np.where(alive, -logq, -np.inf).reshape(n, M)
+    top = logw.max(1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    w = np.exp(logw - top)
+    s = w.sum(1, keepdims=True)
+    w = np.where(s > 0, w / np.where(s > 0, s, 1), 0.0)
+    return owner.reshape(n, M, C), w, alive.reshape(n, M)
+
+
+def sample_deals_reference(
+    facts: Facts,
+    samples: int,
+    rng: np.random.Generator,
+    clauses_first: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`sample_deals` in numpy: the readable reference, used by the tests only (same deals, same rng use)."""
     has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live = facts
     n, H, C = has.shape
     E = H - 1

@@ -306,3 +306,150 @@ def envelope_information_kernel(
             hn = _h2(e0 / max(o0, _TINY)) + _h2(e1 / max(o1, _TINY)) + _h2(e2 / max(o2, _TINY))
             after += none * hn
             out[i, t] = max(prior - after, 0.0)
+
+
+# ---------------------------------------------------------------------------------------------- deal sampling
+@njit(**INLINE)
+def _category(c: int) -> int:
+    return 0 if c < _W0 else (1 if c < _R0 else 2)
+
+
+@njit(**KERNEL)
+def sample_deals_kernel(
+    owner: np.ndarray,
+    cap: np.ndarray,
+    env_cap: np.ndarray,
+    unk_total: np.ndarray,
+    unk_cat: np.ndarray,
+    alive: np.ndarray,
+    ratio: np.ndarray,
+    allowed: np.ndarray,
+    order: np.ndarray,
+    samples: int,
+    cl_holder: np.ndarray,
+    cl_cards: np.ndarray,
+    cl_live: np.ndarray,
+    clause_order: np.ndarray,
+    acc_cards: np.ndarray,
+    acc_live: np.ndarray,
+    uniform: np.ndarray,
+    w: np.ndarray,
+) -> int:
+    """The loops of :func:`agents.deal_sampling.sample_deals_reference` over N = n * samples deals; returns
+    how many numbers of ``uniform`` it used.
+
+    Deal r belongs to game r // samples. In place: ``owner`` (N, 21) int8 holder per card (-1
+    unplaced), ``cap`` (N, H) / ``env_cap`` (N, 3) / ``unk_total`` (N,) / ``unk_cat`` (N, 3) int64
+    counters, ``alive`` (N,) bool, ``ratio`` (N, steps) float64 (1.0 on entry): the proposal
+    probability of each placement step. Read: ``allowed`` (n, H, 21) bool (= not ``no``),
+    ``order`` (n, steps) int64 placement order, the clauses as int64 / bool arrays,
+    ``clause_order`` (S,) int64 the clause slots to satisfy first (empty: none), ``uniform``
+    random numbers in [0, 1) consumed in the order numpy's ``rng.random`` calls of the reference
+    would draw them (clause by clause, step by step, deals in order), so the same generator
+    state gives the same deals. Scratch ``w`` (2, H) float64.
+    """
+    N = owner.shape[0]
+    H = cap.shape[1]
+    E = H - 1
+    steps = ratio.shape[1]
+    used = 0
+    # Satisfy the clauses first (three numbers per deal that has a candidate card).
+    for s in range(clause_order.shape[0]):
+        k = clause_order[s]
+        for r in range(N):
+            g = r // samples
+            if not (alive[r] and cl_live[g, k]):
+                continue
+            hk = cl_holder[g, k]
+            if cap[r, hk] <= 0:
+                continue
+            sat = False
+            for j in range(3):
+                if owner[r, cl_cards[g, k, j]] == hk:
+                    sat = True
+            if sat:
+                continue
+            best = -1
+            top = -1.0
+            anyc = False
+            for j in range(3):
+                c = cl_cards[g, k, j]
+                if owner[r, c] < 0 and allowed[g, hk, c]:
+                    anyc = True
+            if not anyc:
+                continue
+            for j in range(3):
+                c = cl_cards[g, k, j]
+                v = uniform[used + j] if owner[r, c] < 0 and allowed[g, hk, c] else -1.0
+                if v > top:
+                    top = v
+                    best = j
+            used += 3
+            cr = cl_cards[g, k, best]
+            owner[r, cr] = hk
+            cap[r, hk] -= 1
+            unk_total[r] -= 1
+            unk_cat[r, _category(cr)] -= 1
+    # Place the other cards one at a time, fewest possible holders first.
+    for t in range(steps):
+        for r in range(N):
+            g = r // samples
+            c = order[g, t]
+            if not alive[r] or owner[r, c] >= 0:
+                continue
+            cat = _category(c)
+            tot = 0.0
+            for h in range(H):
+                if h < E:
+                    v = cap[r, h] / max(unk_total[r], 1)
+                else:
+                    v = env_cap[r, cat] / max(unk_cat[r, cat], 1)
+                w[0, h] = v if allowed[g, h, c] else 0.0
+                tot = w[0, h] if h == 0 else tot + w[0, h]
+            if tot <= 0:
+                alive[r] = False
+                continue
+            u = uniform[used] * tot
+            used += 1
+            cum = 0.0
+            h = 0
+            for j in range(H):
+                cum = w[0, j] if j == 0 else cum + w[0, j]
+                if cum <= u:
+                    h += 1
+            h = min(h, H - 1)
+            if not w[0, h] > 0:
+                h = 0
+                for j in range(1, H):
+                    if w[0, j] > w[0, h]:
+                        h = j
+            ratio[r, t] = w[0, h] / tot
+            owner[r, c] = h
+            if h == E:
+                env_cap[r, cat] -= 1
+            else:
+                cap[r, h] -= 1
+            unk_total[r] -= 1
+            unk_cat[r, cat] -= 1
+    # Deals that break a clause are dropped.
+    K = cl_live.shape[1]
+    NA = acc_live.shape[1]
+    for r in range(N):
+        g = r // samples
+        for k in range(K):
+            if cl_live[g, k]:
+                ok = False
+                for j in range(3):
+                    if owner[r, cl_cards[g, k, j]] == cl_holder[g, k]:
+                        ok = True
+                if not ok:
+                    alive[r] = False
+        for a in range(NA):
+            if acc_live[g, a]:
+                allenv = True
+                for j in range(3):
+                    if owner[r, acc_cards[g, a, j]] != E:
+                        allenv = False
+                if allenv:
+                    alive[r] = False
+    return used

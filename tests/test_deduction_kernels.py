@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import agents.notebook as notebook_module
-from agents.deal_sampling import marginals, marginals_reference
+from agents.deal_sampling import marginals, marginals_reference, sample_deals, sample_deals_reference
 from agents.deduction import fixpoint_bits, fixpoint_bits_reference
-from agents.facts import POW2, FactBits
+from agents.facts import POW2, FactBits, Facts
 from agents.registry import make_agent
 from agents.runner import play_games
 from agents.suggestion_value import envelope_information, envelope_information_reference
@@ -26,26 +26,33 @@ def _copy(bits: FactBits) -> FactBits:
 
 
 @pytest.fixture(scope="module")
-def positions(request) -> list[FactBits]:
-    """The facts every notebook propagation saw in a few short deducer games (classic 4, cards 3 and 6 players)."""
-    caught: list[FactBits] = []
-    original = notebook_module.fixpoint_bits
+def caught() -> tuple[list[FactBits], list[Facts]]:
+    """The facts every notebook propagation and witness sampling saw in a few short deducer games
+    (classic 4, cards 3 and 6 players)."""
+    bits_seen: list[FactBits] = []
+    facts_seen: list[Facts] = []
+    fixpoint, sample = notebook_module.fixpoint_bits, notebook_module.sample_deals
 
-    def spy(bits: FactBits, *args, **kwargs) -> np.ndarray:
-        caught.append(_copy(bits))
-        return original(bits, *args, **kwargs)
+    def spy_fixpoint(bits: FactBits, *args, **kwargs) -> np.ndarray:
+        bits_seen.append(_copy(bits))
+        return fixpoint(bits, *args, **kwargs)
 
-    notebook_module.fixpoint_bits = spy
+    def spy_sample(facts: Facts, *args, **kwargs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        facts_seen.append(Facts(*(np.array(a, copy=True) for a in facts)))
+        return sample(facts, *args, **kwargs)
+
+    notebook_module.fixpoint_bits, notebook_module.sample_deals = spy_fixpoint, spy_sample
     try:
         for preset, players in (("classic", 4), ("cards", 3), ("cards", 6)):
             config = RulesConfig.from_preset(preset, players=players, max_turns=60)
             play_games(config, [make_agent("deducer", seed=s) for s in range(players)], 16, batch_size=16, seed=3)
     finally:
-        notebook_module.fixpoint_bits = original
-    return caught
+        notebook_module.fixpoint_bits, notebook_module.sample_deals = fixpoint, sample
+    return bits_seen, facts_seen
 
 
-def test_fixpoint_kernel_matches_reference(positions: list[FactBits]) -> None:
+def test_fixpoint_kernel_matches_reference(caught: tuple[list[FactBits], list[Facts]]) -> None:
+    positions = caught[0]
     rng = np.random.default_rng(0)
     contradictions = 0
     for bits in positions:
@@ -91,3 +98,18 @@ def test_envelope_information_kernel_matches_reference(players: int, refute_all:
     want = envelope_information_reference(prob, cards, order, refute_all, see_card)
     assert np.abs(got - want).max() < 1e-13
     assert (got == want).mean() > 0.95
+
+
+@pytest.mark.parametrize("clauses_first", [True, False])
+def test_sample_deals_kernel_matches_reference(caught: tuple[list[FactBits], list[Facts]], clauses_first: bool) -> None:
+    """Same deals, weights and survivors from the same generator, which ends in the same state."""
+    positions = caught[1]
+    assert len(positions) > 10
+    for k, facts in enumerate(positions):
+        rng_got, rng_want = np.random.default_rng(k), np.random.default_rng(k)
+        samples = 4 if k % 2 else 16
+        got = sample_deals(facts, samples, rng_got, clauses_first=clauses_first)
+        want = sample_deals_reference(facts, samples, rng_want, clauses_first=clauses_first)
+        for a, b in zip(got, want, strict=True):
+            assert (a == b).all()
+        assert rng_got.random() == rng_want.random()
