@@ -225,15 +225,13 @@ def _h2(p: float) -> float:
 
 @njit(**INLINE)
 def _seat_answers(
-    a: float, b: float, c: float, A_: float, B_: float, C_: float, e0: float, e1: float, e2: float, see_card: bool
+    a: float, b: float, c: float, A_: float, B_: float, C_: float, r0: float, r1: float, r2: float, see_card: bool
 ) -> float:
-    """One asked seat's term of :func:`agents.suggestion_value._after_seat_answers` (same operations)."""
+    """One asked seat's term of :func:`agents.suggestion_value._after_seat_answers` (same operations):
+    q = (a, b, c), other = (A_, B_, C_), r = e / max(other, TINY)."""
     s0, s1, s2 = a * B_ * C_, A_ * b * C_, A_ * B_ * c
     s01, s02, s12 = a * b * C_, a * B_ * c, A_ * b * c
     s012 = a * b * c
-    r0 = e0 / max(A_, _TINY)
-    r1 = e1 / max(B_, _TINY)
-    r2 = e2 / max(C_, _TINY)
     if not see_card:
         total = s0 + s1 + s2 + s01 + s02 + s12 + s012
         den = max(total, _TINY)
@@ -257,55 +255,68 @@ def _seat_answers(
 
 @njit(**KERNEL)
 def envelope_information_kernel(
-    prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_all: bool, see_card: bool, out: np.ndarray
+    prob: np.ndarray,
+    cards: np.ndarray,
+    order: np.ndarray,
+    refute_all: bool,
+    see_card: bool,
+    out: np.ndarray,
+    pre: np.ndarray,
 ) -> None:
     """:func:`agents.suggestion_value.envelope_information_reference` into ``out`` (n, T) float64.
 
-    ``prob`` (n, H, 21) float64, ``cards`` (n, T, 3) int64, ``order`` (n, K) int64 (K <= 8).
+    ``prob`` (n, H, 21) float64, ``cards`` (n, T, 3) int64, ``order`` (n, K) int64. Scratch ``pre``
+    (3 K + 2, 21) float64: what depends on one card only is computed once per game (each value
+    by the same operations as the reference), the rest per triple: per asked seat k and card c,
+    ``other`` (rows 0..K-1), ``e / other`` (K..2K-1), the pass term (2K..3K-1, ``refute_all``);
+    then ``h2(e)`` (3K) and the "nobody refutes" term (3K + 1).
     """
     n, T, _ = cards.shape
     K = order.shape[1]
     E = prob.shape[1] - 1
+    HE, HN = 3 * K, 3 * K + 1
     for i in range(n):
+        for c in range(_C):
+            e = prob[i, E, c]
+            pre[HE, c] = _h2(e)
+            cs = 0.0
+            for k in range(K):
+                q = prob[i, order[i, k], c]
+                if refute_all:
+                    other = min(max(1.0 - q, 0.0), 1.0)
+                    pre[2 * K + k, c] = _h2(e / max(other, _TINY))
+                else:
+                    cs += q
+                    other = min(max(1.0 - (cs - q) - q, 0.0), 1.0)
+                pre[k, c] = other
+                pre[K + k, c] = e / max(other, _TINY)
+            if not refute_all:
+                o = min(max(1.0 - cs, 0.0), 1.0)
+                pre[HN, c] = _h2(e / max(o, _TINY))
+                pre[2 * K, c] = o  # row 2K (unused without refute_all): clipped "not held by an asked seat"
         for t in range(T):
             c0, c1, c2 = cards[i, t, 0], cards[i, t, 1], cards[i, t, 2]
-            e0, e1, e2 = prob[i, E, c0], prob[i, E, c1], prob[i, E, c2]
-            prior = _h2(e0) + _h2(e1) + _h2(e2)
-            if refute_all:
-                acc = 0.0
-                for k in range(K):
-                    s = order[i, k]
-                    a, b, c = prob[i, s, c0], prob[i, s, c1], prob[i, s, c2]
-                    A_ = min(max(1.0 - a, 0.0), 1.0)
-                    B_ = min(max(1.0 - b, 0.0), 1.0)
-                    C_ = min(max(1.0 - c, 0.0), 1.0)
-                    seat = _seat_answers(a, b, c, A_, B_, C_, e0, e1, e2, see_card)
-                    passes = A_ * B_ * C_
-                    hp = _h2(e0 / max(A_, _TINY)) + _h2(e1 / max(B_, _TINY)) + _h2(e2 / max(C_, _TINY))
-                    term = max(prior - (seat + passes * hp), 0.0)
-                    acc = term if k == 0 else acc + term
-                out[i, t] = acc
-                continue
-            cs0 = cs1 = cs2 = 0.0
-            after = 0.0
+            prior = pre[HE, c0] + pre[HE, c1] + pre[HE, c2]
+            acc = 0.0
             for k in range(K):
                 s = order[i, k]
-                a, b, c = prob[i, s, c0], prob[i, s, c1], prob[i, s, c2]
-                cs0 += a
-                cs1 += b
-                cs2 += c
-                A_ = min(max(1.0 - (cs0 - a) - a, 0.0), 1.0)
-                B_ = min(max(1.0 - (cs1 - b) - b, 0.0), 1.0)
-                C_ = min(max(1.0 - (cs2 - c) - c, 0.0), 1.0)
-                term = _seat_answers(a, b, c, A_, B_, C_, e0, e1, e2, see_card)
-                after = term if k == 0 else after + term
-            o0 = min(max(1.0 - cs0, 0.0), 1.0)
-            o1 = min(max(1.0 - cs1, 0.0), 1.0)
-            o2 = min(max(1.0 - cs2, 0.0), 1.0)
-            none = o0 * o1 * o2
-            hn = _h2(e0 / max(o0, _TINY)) + _h2(e1 / max(o1, _TINY)) + _h2(e2 / max(o2, _TINY))
-            after += none * hn
-            out[i, t] = max(prior - after, 0.0)
+                seat = _seat_answers(
+                    prob[i, s, c0], prob[i, s, c1], prob[i, s, c2], pre[k, c0], pre[k, c1], pre[k, c2],
+                    pre[K + k, c0], pre[K + k, c1], pre[K + k, c2], see_card,
+                )  # fmt: skip
+                if refute_all:
+                    passes = pre[k, c0] * pre[k, c1] * pre[k, c2]
+                    hp = pre[2 * K + k, c0] + pre[2 * K + k, c1] + pre[2 * K + k, c2]
+                    term = max(prior - (seat + passes * hp), 0.0)
+                else:
+                    term = seat
+                acc = term if k == 0 else acc + term
+            if refute_all:
+                out[i, t] = acc
+            else:
+                none = pre[2 * K, c0] * pre[2 * K, c1] * pre[2 * K, c2]
+                acc += none * (pre[HN, c0] + pre[HN, c1] + pre[HN, c2])
+                out[i, t] = max(prior - acc, 0.0)
 
 
 # ---------------------------------------------------------------------------------------------- deal sampling

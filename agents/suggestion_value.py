@@ -117,6 +117,7 @@ def envelope_information(
     envelope_information_kernel(
         np.ascontiguousarray(prob, np.float64), np.ascontiguousarray(cards, np.int64),
         np.ascontiguousarray(order, np.int64), bool(refute_all), bool(see_card), out,
+        np.empty((3 * order.shape[1] + 2, 21)),
     )  # fmt: skip
     return out
 
