@@ -107,8 +107,7 @@ def sample_deals(
         order, M, np.asarray(cl_holder, i64), np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live),
         clause_order, np.asarray(acc_cards, i64), np.ascontiguousarray(acc_live), uniform, np.empty((2, H)),
     )  # fmt: skip
-    rng.bit_generator.state = state
-    rng.random(used)
+    _rewind(rng, state, used)
     logq = np.zeros(N)
     if not clauses_first:
         logr = np.log(ratio)
@@ -121,6 +120,22 @@ def sample_deals(
     s = w.sum(1, keepdims=True)
     w = np.where(s > 0, w / np.where(s > 0, s, 1), 0.0)
     return owner.reshape(n, M, C), w, alive.reshape(n, M)
+
+
+def _rewind(rng: np.random.Generator, state: dict, used: int) -> None:
+    """Put ``rng`` where ``state`` was plus ``used`` draws of ``rng.random()`` (one 64-bit output each).
+
+    PCG64 (``np.random.default_rng``) jumps there directly (``advance``, keeping the buffered
+    32-bit half that ``random()`` does not touch); other generators draw the numbers again.
+    """
+    rng.bit_generator.state = state
+    if isinstance(rng.bit_generator, np.random.PCG64):
+        rng.bit_generator.advance(used)
+        after = rng.bit_generator.state
+        after["has_uint32"], after["uinteger"] = state["has_uint32"], state["uinteger"]
+        rng.bit_generator.state = after
+    else:
+        rng.random(used)
 
 
 def sample_deals_reference(

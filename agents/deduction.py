@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deduction_kernels import fixpoint_kernel
+from agents.deduction_kernels import fixpoint_kernel, valid_deals_kernel
 from agents.facts import CAT_BITS, FULL, POW2, FactBits, Facts, popcount, unpack
 from cluedo_env.rules.cards import NUM_CARDS
 
@@ -302,8 +302,22 @@ def valid_deals(owner: np.ndarray, facts: Facts) -> np.ndarray:
 
     Reads ``no``, the clauses and their live flags of ``facts`` (``has`` and sizes are not
     checked: deals are built complete, and sizes never change). ``no`` must be closed under
-    rule 1 (a located card is absent elsewhere), as after :func:`fixpoint`.
+    rule 1 (a located card is absent elsewhere), as after :func:`fixpoint`. Compiled
+    (:func:`agents.deduction_kernels.valid_deals_kernel`); :func:`valid_deals_reference` is the numpy statement.
     """
+    n, W, _ = owner.shape
+    ok = np.empty((n, W), bool)
+    i64 = np.int64
+    valid_deals_kernel(
+        np.ascontiguousarray(owner, np.int8), np.ascontiguousarray(facts.no), np.asarray(facts.cl_holder, i64),
+        np.asarray(facts.cl_cards, i64), np.ascontiguousarray(facts.cl_live), np.asarray(facts.acc_cards, i64),
+        np.ascontiguousarray(facts.acc_live), ok,
+    )  # fmt: skip
+    return ok
+
+
+def valid_deals_reference(owner: np.ndarray, facts: Facts) -> np.ndarray:
+    """:func:`valid_deals` in numpy: the readable reference, used by the tests only."""
     no, cl_holder, cl_cards, cl_live = facts.no, facts.cl_holder, facts.cl_cards, facts.cl_live
     acc_cards, acc_live = facts.acc_cards, facts.acc_live
     n, W, C = owner.shape

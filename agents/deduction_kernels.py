@@ -464,3 +464,47 @@ def sample_deals_kernel(
                 if allenv:
                     alive[r] = False
     return used
+
+
+# ---------------------------------------------------------------------------------------------- witnesses
+@njit(**KERNEL)
+def valid_deals_kernel(
+    owner: np.ndarray,
+    no: np.ndarray,
+    cl_holder: np.ndarray,
+    cl_cards: np.ndarray,
+    cl_live: np.ndarray,
+    acc_cards: np.ndarray,
+    acc_live: np.ndarray,
+    ok: np.ndarray,
+) -> None:
+    """:func:`agents.deduction.valid_deals_reference` into ``ok`` (n, W) bool.
+
+    ``owner`` (n, W, 21) int8 holder per card; ``no`` (n, H, 21) bool; clauses as int64 / bool arrays.
+    """
+    n, W, C = owner.shape
+    E = no.shape[1] - 1
+    K = cl_live.shape[1]
+    NA = acc_live.shape[1]
+    for i in range(n):
+        for m in range(W):
+            good = True
+            for c in range(C):
+                if no[i, owner[i, m, c], c]:
+                    good = False
+                    break
+            for k in range(K):
+                if good and cl_live[i, k]:
+                    hit = False
+                    for j in range(3):
+                        if owner[i, m, cl_cards[i, k, j]] == cl_holder[i, k]:
+                            hit = True
+                    good = hit
+            for a in range(NA):
+                if good and acc_live[i, a]:
+                    allenv = True
+                    for j in range(3):
+                        if owner[i, m, acc_cards[i, a, j]] != E:
+                            allenv = False
+                    good = not allenv
+            ok[i, m] = good

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import agents.notebook as notebook_module
+from agents import deal_sampling
 from agents.deal_sampling import marginals, marginals_reference, sample_deals, sample_deals_reference
-from agents.deduction import fixpoint_bits, fixpoint_bits_reference
+from agents.deduction import fixpoint_bits, fixpoint_bits_reference, valid_deals, valid_deals_reference
 from agents.facts import POW2, FactBits, Facts
 from agents.registry import make_agent
 from agents.runner import play_games
@@ -113,3 +114,29 @@ def test_sample_deals_kernel_matches_reference(caught: tuple[list[FactBits], lis
         for a, b in zip(got, want, strict=True):
             assert (a == b).all()
         assert rng_got.random() == rng_want.random()
+
+
+def test_valid_deals_kernel_matches_reference(caught: tuple[list[FactBits], list[Facts]]) -> None:
+    """Sampled deals (some consistent, some not) are judged the same; so are random deals."""
+    rng = np.random.default_rng(1)
+    for facts in caught[1][:60]:
+        owner, _, alive = sample_deals(facts, 8, rng)
+        n, H = facts.has.shape[:2]
+        noise = rng.integers(0, H, owner.shape).astype(np.int8)
+        for deals in (owner, np.where(rng.random(owner.shape) < 0.1, noise, owner)):
+            got = valid_deals(deals, facts)
+            assert (got == valid_deals_reference(deals, facts)).all()
+        assert (valid_deals(owner, facts) | ~alive).all()
+
+
+def test_rewind_matches_drawing() -> None:
+    """The generator ends where drawing the used numbers would leave it, half-used 32-bit buffer included."""
+    a, b = np.random.default_rng(5), np.random.default_rng(5)
+    a.integers(0, 10, dtype=np.int32)
+    b.integers(0, 10, dtype=np.int32)
+    state = a.bit_generator.state
+    a.random(100)
+    deal_sampling._rewind(a, state, 37)
+    b.random(37)
+    assert a.bit_generator.state == b.bit_generator.state
+    assert a.integers(0, 1 << 30, dtype=np.int32) == b.integers(0, 1 << 30, dtype=np.int32)
