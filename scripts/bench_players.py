@@ -8,7 +8,9 @@ Why: issue 16 sets speed targets for the rule-based players (4 deducers >= 1,000
 games/s and >= 2,000 cards games/s, 4 experts >= 300 classic games/s), at the batch size the
 evaluator uses (1024). Each cell plays ``--games`` games with :func:`agents.runner.play_games`
 after a warm-up run (numba compilation, caches), ``--repeat`` times; the table gives the
-median games/s and decisions/s (player actions, i.e. engine steps of live games).
+median games/s and decisions/s (player actions, i.e. engine steps of live games), and games per
+CPU second of the process (less sensitive to other load on a shared machine; numba and numpy
+run single-threaded here, so CPU time is the time one core spends).
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from agents.runner import play_games
 from cluedo_env.rules.config import RulesConfig
 
 
-def _one_run(player: str, preset: str, games: int, batch: int, seed: int) -> tuple[float, int, int]:
-    """Seconds, decisions and wrong accusations of one ``play_games`` call with four ``player`` players."""
+def _one_run(player: str, preset: str, games: int, batch: int, seed: int) -> tuple[float, float, int, int]:
+    """Wall seconds, CPU seconds, decisions and wrong accusations of one ``play_games`` call with four
+    ``player`` players."""
     config = RulesConfig.from_preset(preset)
     agents = [make_agent(player, seed=seed + s) for s in range(config.players)]
     decisions = [0]
@@ -39,11 +42,11 @@ def _one_run(player: str, preset: str, games: int, batch: int, seed: int) -> tup
             return _act(view, idx)
 
         agent.act = counted  # type: ignore[method-assign]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     records = play_games(config, agents, games, batch_size=batch, seed=seed)
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     wrong = sum(sum(r.wrong_accusations) for r in records)
-    return dt, decisions[0], wrong
+    return dt, cpu, decisions[0], wrong
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"# {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
     print(f"# cpus: {os.cpu_count()}, numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'default')}")
-    header = f"{'players':<14}{'preset':<9}{'batch':>6}{'games':>7}{'games/s':>10}{'decisions/s':>13}{'runs (s)':>24}"
+    header = (
+        f"{'players':<14}{'preset':<9}{'batch':>6}{'games':>7}{'games/s':>10}{'decisions/s':>13}"
+        f"{'games/cpu-s':>13}{'runs (wall s)':>22}"
+    )
     print(header)
     for player in args.players:
         for preset in args.presets:
@@ -75,17 +81,18 @@ def main(argv: list[str] | None = None) -> int:
                 pstats.Stats(prof).sort_stats("cumulative").print_stats(args.top)
                 pstats.Stats(prof).sort_stats("tottime").print_stats(args.top)
                 continue
-            times, decs = [], 0
+            times, cpus, decs = [], [], 0
             for r in range(args.repeat):
-                dt, decs, wrong = _one_run(player, preset, args.games, args.batch, args.seed + r)
+                dt, cpu, decs, wrong = _one_run(player, preset, args.games, args.batch, args.seed + r)
                 times.append(dt)
+                cpus.append(cpu)
                 if wrong and player == "deducer":
                     print(f"!! {wrong} wrong accusations by the deducer", file=sys.stderr)
             med = statistics.median(times)
             runs = " ".join(f"{t:.2f}" for t in times)
             print(
                 f"{'4x ' + player:<14}{preset:<9}{args.batch:>6}{args.games:>7}{args.games / med:>10.0f}"
-                f"{decs / med:>13.0f}{runs:>24}",
+                f"{decs / med:>13.0f}{args.games / statistics.median(cpus):>13.0f}{runs:>22}",
                 flush=True,
             )
     return 0
