@@ -83,29 +83,28 @@ def sample_deals(
     i64 = np.int64
     known = has.any(1)
     owner0 = np.where(known, has.argmax(1), -1).astype(np.int8)  # (n, 21)
-    owner = np.repeat(owner0, M, axis=0)  # (N, 21)
-    cap = np.repeat(np.maximum(size - has.sum(2), 0), M, axis=0).astype(i64)  # (N, H)
-    env_open = np.stack([~has[:, E, sl].any(1) for sl in CAT_SLICES], 1)  # (n, 3)
-    env_cap = np.repeat(env_open, M, axis=0).astype(i64)  # (N, 3)
-    unk_total = np.repeat((~known).sum(1), M).astype(i64)
-    unk_cat = np.repeat(np.stack([(~known[:, sl]).sum(1) for sl in CAT_SLICES], 1), M, axis=0).astype(i64)
+    start = (
+        owner0, np.maximum(size - has.sum(2), 0).astype(i64),  # cards placed, room left per holder
+        np.stack([~has[:, E, sl].any(1) for sl in CAT_SLICES], 1).astype(i64),  # envelope room per category
+        (~known).sum(1).astype(i64), np.stack([(~known[:, sl]).sum(1) for sl in CAT_SLICES], 1).astype(i64),
+    )  # fmt: skip
     nposs = (~no).sum(1) + 100 * known  # known cards last
     steps = int((~known).sum(1).max()) if n else 0
     order = np.ascontiguousarray(np.argsort(nposs, axis=1, kind="stable")[:, :steps], i64)  # (n, steps)
-    alive = np.ones(N, bool)
-    ratio = np.ones((N, steps))
+    owner, alive, ratio = np.empty((N, C), np.int8), np.empty(N, bool), np.empty((N, steps))
+    counters = (np.empty((N, H), i64), np.empty((N, 3), i64), np.empty(N, i64), np.empty((N, 3), i64))
     if clauses_first and cl_live.shape[1]:
         clause_order = rng.permutation(np.flatnonzero(cl_live.any(0))).astype(i64)
     else:
         clause_order = np.zeros(0, i64)
     # Random numbers: at most 3 per deal and clause, then 1 per deal and step. Draw that many, then
-    # rewind the generator and draw again only the ones used, so it ends where the reference leaves it.
+    # rewind the generator to just after the ones used, where the reference leaves it.
     state = rng.bit_generator.state
     uniform = rng.random(N * (3 * len(clause_order) + steps))
     used = sample_deals_kernel(
-        owner, cap, env_cap, unk_total, unk_cat, alive, ratio, np.ascontiguousarray(~no),
-        order, M, np.asarray(cl_holder, i64), np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live),
-        clause_order, np.asarray(acc_cards, i64), np.ascontiguousarray(acc_live), uniform, np.empty((2, H)),
+        *start, owner, *counters, alive, ratio, np.ascontiguousarray(~no), order, M, np.asarray(cl_holder, i64),
+        np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live), clause_order, np.asarray(acc_cards, i64),
+        np.ascontiguousarray(acc_live), uniform, np.empty((2, H)),
     )  # fmt: skip
     _rewind(rng, state, used)
     logq = np.zeros(N)

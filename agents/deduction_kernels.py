@@ -327,6 +327,11 @@ def _category(c: int) -> int:
 
 @njit(**KERNEL)
 def sample_deals_kernel(
+    owner0: np.ndarray,
+    cap0: np.ndarray,
+    env_cap0: np.ndarray,
+    unk_total0: np.ndarray,
+    unk_cat0: np.ndarray,
     owner: np.ndarray,
     cap: np.ndarray,
     env_cap: np.ndarray,
@@ -349,21 +354,36 @@ def sample_deals_kernel(
     """The loops of :func:`agents.deal_sampling.sample_deals_reference` over N = n * samples deals; returns
     how many numbers of ``uniform`` it used.
 
-    Deal r belongs to game r // samples. In place: ``owner`` (N, 21) int8 holder per card (-1
-    unplaced), ``cap`` (N, H) / ``env_cap`` (N, 3) / ``unk_total`` (N,) / ``unk_cat`` (N, 3) int64
-    counters, ``alive`` (N,) bool, ``ratio`` (N, steps) float64 (1.0 on entry): the proposal
-    probability of each placement step. Read: ``allowed`` (n, H, 21) bool (= not ``no``),
-    ``order`` (n, steps) int64 placement order, the clauses as int64 / bool arrays,
-    ``clause_order`` (S,) int64 the clause slots to satisfy first (empty: none), ``uniform``
-    random numbers in [0, 1) consumed in the order numpy's ``rng.random`` calls of the reference
-    would draw them (clause by clause, step by step, deals in order), so the same generator
-    state gives the same deals. Scratch ``w`` (2, H) float64.
+    Deal r belongs to game r // samples and starts from its game's ``owner0`` (n, 21) int8 holder
+    per card (-1 unplaced) and int64 counters ``cap0`` (n, H) room per holder, ``env_cap0`` (n, 3)
+    envelope room per category, ``unk_total0`` (n,) / ``unk_cat0`` (n, 3) unplaced cards. Written:
+    ``owner`` (N, 21) int8, the counters per deal (``cap`` (N, H), ``env_cap`` (N, 3), ``unk_total``
+    (N,), ``unk_cat`` (N, 3), scratch), ``alive`` (N,) bool and ``ratio`` (N, steps) float64: the
+    proposal probability of each placement step (1.0 where none). Read: ``allowed`` (n, H, 21)
+    bool (= not ``no``), ``order`` (n, steps) int64 placement order, the clauses as int64 / bool
+    arrays, ``clause_order`` (S,) int64 the clause slots to satisfy first (empty: none),
+    ``uniform`` random numbers in [0, 1) consumed in the order numpy's ``rng.random`` calls of
+    the reference would draw them (clause by clause, step by step, deals in order), so the same
+    generator state gives the same deals. Scratch ``w`` (2, H) float64.
     """
     N = owner.shape[0]
     H = cap.shape[1]
     E = H - 1
     steps = ratio.shape[1]
     used = 0
+    for r in range(N):
+        g = r // samples
+        for c in range(owner.shape[1]):
+            owner[r, c] = owner0[g, c]
+        for h in range(H):
+            cap[r, h] = cap0[g, h]
+        for k in range(3):
+            env_cap[r, k] = env_cap0[g, k]
+            unk_cat[r, k] = unk_cat0[g, k]
+        unk_total[r] = unk_total0[g]
+        alive[r] = True
+        for t in range(steps):
+            ratio[r, t] = 1.0
     # Satisfy the clauses first (three numbers per deal that has a candidate card).
     for s in range(clause_order.shape[0]):
         k = clause_order[s]
