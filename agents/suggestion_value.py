@@ -67,7 +67,7 @@ def _after_seat_answers(q: np.ndarray, e: np.ndarray, other: np.ndarray, see_car
     before it holds any), card x is shown with probability ``sum_{S containing x} s_S / |S|``.
     The joint probability with "card k is in the envelope" is the same sum over the subsets
     without k, times ``e_k / other_k`` (k's "not before, not j" factor becomes "in the envelope").
-    Written out for the 7 subsets: this is the hot loop of every suggestion.
+    Written out for the 7 subsets (the compiled version is :func:`agents.deduction_kernels._seat_answers`).
     """
     a, b, c = q[..., 0], q[..., 1], q[..., 2]
     A_, B_, C_ = other[..., 0], other[..., 1], other[..., 2]
