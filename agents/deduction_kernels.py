@@ -421,47 +421,51 @@ def sample_deals_kernel(
             cap[r, hk] -= 1
             unk_total[r] -= 1
             unk_cat[r, _category(cr)] -= 1
-    # Place the other cards one at a time, fewest possible holders first.
+    # Place the other cards one at a time, fewest possible holders first (deal r = g * samples + m, in order).
+    n = order.shape[0]
     for t in range(steps):
-        for r in range(N):
-            g = r // samples
+        for g in range(n):
             c = order[g, t]
-            if not alive[r] or owner[r, c] >= 0:
-                continue
             cat = _category(c)
-            tot = 0.0
-            for h in range(H):
-                if h < E:
-                    v = cap[r, h] / max(unk_total[r], 1)
-                else:
-                    v = env_cap[r, cat] / max(unk_cat[r, cat], 1)
-                w[0, h] = v if allowed[g, h, c] else 0.0
-                tot = w[0, h] if h == 0 else tot + w[0, h]
-            if tot <= 0:
-                alive[r] = False
-                continue
-            u = uniform[used] * tot
-            used += 1
-            cum = 0.0
-            h = 0
-            for j in range(H):
-                cum = w[0, j] if j == 0 else cum + w[0, j]
-                if cum <= u:
-                    h += 1
-            h = min(h, H - 1)
-            if not w[0, h] > 0:
+            for r in range(g * samples, (g + 1) * samples):
+                if not alive[r] or owner[r, c] >= 0:
+                    continue
+                den = float(max(unk_total[r], 1))
+                tot = 0.0
+                for h in range(H):
+                    if not allowed[g, h, c]:
+                        v = 0.0
+                    elif h < E:
+                        v = cap[r, h] / den
+                    else:
+                        v = env_cap[r, cat] / max(unk_cat[r, cat], 1)
+                    w[0, h] = v
+                    tot = v if h == 0 else tot + v
+                if tot <= 0:
+                    alive[r] = False
+                    continue
+                u = uniform[used] * tot
+                used += 1
+                cum = 0.0
                 h = 0
-                for j in range(1, H):
-                    if w[0, j] > w[0, h]:
-                        h = j
-            ratio[r, t] = w[0, h] / tot
-            owner[r, c] = h
-            if h == E:
-                env_cap[r, cat] -= 1
-            else:
-                cap[r, h] -= 1
-            unk_total[r] -= 1
-            unk_cat[r, cat] -= 1
+                for j in range(H):
+                    cum = w[0, j] if j == 0 else cum + w[0, j]
+                    if cum <= u:
+                        h += 1
+                h = min(h, H - 1)
+                if not w[0, h] > 0:
+                    h = 0
+                    for j in range(1, H):
+                        if w[0, j] > w[0, h]:
+                            h = j
+                ratio[r, t] = w[0, h] / tot
+                owner[r, c] = h
+                if h == E:
+                    env_cap[r, cat] -= 1
+                else:
+                    cap[r, h] -= 1
+                unk_total[r] -= 1
+                unk_cat[r, cat] -= 1
     # Deals that break a clause are dropped.
     K = cl_live.shape[1]
     NA = acc_live.shape[1]
