@@ -4,13 +4,16 @@ Players that want probabilities (the expert's suggestions and risky accusations)
 notebook's search for witness deals (:mod:`agents.notebook`) need deals, not facts. This
 module turns :class:`agents.facts.Facts` into them: :func:`marginals`, a cheap per-card
 estimate from the facts alone, and :func:`sample_deals`, importance-weighted deals, uniform
-over the consistent ones (batched, a fixed number of numpy steps).
+over the consistent ones (batched). Both run as compiled loops over games
+(:mod:`agents.deduction_kernels`); ``marginals_reference`` and ``sample_deals_reference`` state
+the same in numpy for the tests, which check that the two agree exactly.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from agents.deduction_kernels import marginals_kernel, sample_deals_kernel
 from agents.facts import CAT_SLICES, CATEGORY, Facts
 
 
@@ -19,8 +22,19 @@ def marginals(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
 
     ``has``, ``no`` (n, H, 21) bool and ``size`` (n, H) as in :class:`agents.facts.Facts`. A
     holder that may hold a card weighs (open slots) / (possible cards) (the envelope per
-    category); weights are normalised over the holders of each card.
+    category); weights are normalised over the holders of each card. Compiled
+    (:func:`agents.deduction_kernels.marginals_kernel`); :func:`marginals_reference` is the numpy statement.
     """
+    n, H, C = has.shape
+    out = np.empty((n, H, C))
+    marginals_kernel(
+        np.ascontiguousarray(has), np.ascontiguousarray(no), np.asarray(size, np.int64), out, np.empty((H, C))
+    )
+    return out
+
+
+def marginals_reference(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """:func:`marginals` in numpy: the readable reference, used by the tests only (same results, bit for bit)."""
     E = has.shape[1] - 1
     unknown = ~has & ~no
     slots = np.maximum(size - has.sum(2), 0).astype(np.float64)  # (n, H)
@@ -58,7 +72,80 @@ def sample_deals(
     (at random) with its holder, then fill in the rest. Many more samples survive when the
     clauses are tight, but the weights are then meaningless (uniform over the survivors):
     use it to find consistent deals (witnesses), not to estimate probabilities.
+
+    The loops run compiled (:func:`agents.deduction_kernels.sample_deals_kernel`) on random
+    numbers drawn from ``rng`` in the order :func:`sample_deals_reference` (the numpy statement,
+    used by the tests) draws them, and ``rng`` ends in the same state, so both give the same deals.
     """
+    has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live = facts
+    n, H, C = has.shape
+    E = H - 1
+    M = samples
+    N = n * M
+    i64 = np.int64
+    known = has.any(1)
+    owner0 = np.where(known, has.argmax(1), -1).astype(np.int8)  # (n, 21)
+    start = (
+        owner0, np.maximum(size - has.sum(2), 0).astype(i64),  # cards placed, room left per holder
+        np.stack([~has[:, E, sl].any(1) for sl in CAT_SLICES], 1).astype(i64),  # envelope room per category
+        (~known).sum(1).astype(i64), np.stack([(~known[:, sl]).sum(1) for sl in CAT_SLICES], 1).astype(i64),
+    )  # fmt: skip
+    nposs = (~no).sum(1) + 100 * known  # known cards last
+    steps = int((~known).sum(1).max()) if n else 0
+    order = np.ascontiguousarray(np.argsort(nposs, axis=1, kind="stable")[:, :steps], i64)  # (n, steps)
+    owner, alive, ratio = np.empty((N, C), np.int8), np.empty(N, bool), np.empty((N, steps))
+    counters = (np.empty((N, H), i64), np.empty((N, 3), i64), np.empty(N, i64), np.empty((N, 3), i64))
+    if clauses_first and cl_live.shape[1]:
+        clause_order = rng.permutation(np.flatnonzero(cl_live.any(0))).astype(i64)
+    else:
+        clause_order = np.zeros(0, i64)
+    # Random numbers: at most 3 per deal and clause, then 1 per deal and step. Draw that many, then
+    # rewind the generator to just after the ones used, where the reference leaves it.
+    state = rng.bit_generator.state
+    uniform = rng.random(N * (3 * len(clause_order) + steps))
+    used = sample_deals_kernel(
+        *start, owner, *counters, alive, ratio, np.ascontiguousarray(~no), order, M, np.asarray(cl_holder, i64),
+        np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live), clause_order, np.asarray(acc_cards, i64),
+        np.ascontiguousarray(acc_live), uniform, np.empty((2, H)),
+    )  # fmt: skip
+    _rewind(rng, state, used)
+    logq = np.zeros(N)
+    if not clauses_first:
+        logr = np.log(ratio)
+        for t in range(steps):  # summed step by step, as the reference does
+            logq += logr[:, t]
+    logw = np.where(alive, -logq, -np.inf).reshape(n, M)
+    top = logw.max(1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    w = np.exp(logw - top)
+    s = w.sum(1, keepdims=True)
+    w = np.where(s > 0, w / np.where(s > 0, s, 1), 0.0)
+    return owner.reshape(n, M, C), w, alive.reshape(n, M)
+
+
+def _rewind(rng: np.random.Generator, state: dict, used: int) -> None:
+    """Put ``rng`` where ``state`` was plus ``used`` draws of ``rng.random()`` (one 64-bit output each).
+
+    PCG64 (``np.random.default_rng``) jumps there directly (``advance``, keeping the buffered
+    32-bit half that ``random()`` does not touch); other generators draw the numbers again.
+    """
+    rng.bit_generator.state = state
+    if isinstance(rng.bit_generator, np.random.PCG64):
+        rng.bit_generator.advance(used)
+        after = rng.bit_generator.state
+        after["has_uint32"], after["uinteger"] = state["has_uint32"], state["uinteger"]
+        rng.bit_generator.state = after
+    else:
+        rng.random(used)
+
+
+def sample_deals_reference(
+    facts: Facts,
+    samples: int,
+    rng: np.random.Generator,
+    clauses_first: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`sample_deals` in numpy: the readable reference, used by the tests only (same deals, same rng use)."""
     has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live = facts
     n, H, C = has.shape
     E = H - 1

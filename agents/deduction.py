@@ -21,8 +21,8 @@ changes:
 Every rule is sound: it only draws conclusions true in every deal consistent with what
 the seat knows, so the truth is never ruled out (``tests/test_deducer.py`` checks this
 against the hidden state of thousands of positions). The rules run on bitmasks (one
-int64 per holder, bit c = card c: :func:`fixpoint_bits`), which keeps each pass to a few
-dozen numpy calls whatever the batch size.
+int64 per holder, bit c = card c: :func:`fixpoint_bits`), in a compiled loop over games
+(:mod:`agents.deduction_kernels`; :func:`fixpoint_bits_reference` is the same in numpy).
 
 Propagation alone is not complete: a deal-level argument can combine several clauses and
 hand sizes. :func:`search_envelope` decides envelope cells *exactly* by a batched
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.deduction_kernels import fixpoint_kernel, valid_deals_kernel
 from agents.facts import CAT_BITS, FULL, POW2, FactBits, Facts, popcount, unpack
 from cluedo_env.rules.cards import NUM_CARDS
 
@@ -55,7 +56,31 @@ def fixpoint(facts: Facts, max_iter: int = 100) -> np.ndarray:
 
 
 def fixpoint_bits(facts: FactBits, max_iter: int = 100) -> np.ndarray:
-    """:func:`fixpoint` on bitmasks: ``hb``, ``nb``, ``cl_live`` and ``acc_live`` of ``facts`` in place."""
+    """:func:`fixpoint` on bitmasks: ``hb``, ``nb``, ``cl_live`` and ``acc_live`` of ``facts`` in place.
+
+    Runs the compiled :func:`agents.deduction_kernels.fixpoint_kernel` (the same passes as
+    :func:`fixpoint_bits_reference`, game by game). ``hb`` and ``nb`` must be int64 arrays
+    (as :meth:`agents.facts.Facts.bits` makes them), written in place.
+    """
+    hb, nb, size, cl_holder, cl_mask, cl_live, acc_mask, acc_live = facts
+    n, H = hb.shape
+    bad = np.zeros(n, bool)
+    if n == 0:
+        return bad
+    i64 = np.int64
+    fixpoint_kernel(
+        hb, nb, np.asarray(size, i64), np.asarray(cl_holder, i64), np.asarray(cl_mask, i64), cl_live,
+        np.asarray(acc_mask, i64), acc_live, max_iter, bad, np.zeros((2, H), i64), np.zeros(cl_live.shape[1], i64),
+    )  # fmt: skip
+    return bad
+
+
+def fixpoint_bits_reference(facts: FactBits, max_iter: int = 100) -> np.ndarray:
+    """The numpy statement of :func:`fixpoint_bits` (batched passes until no game changes), in place.
+
+    The readable reference of the rules, kept for the tests, which check that the kernel
+    computes exactly the same (``tests/test_deduction_kernels.py``); players use :func:`fixpoint_bits`.
+    """
     hb, nb, size, cl_holder, cl_mask, cl_live, acc_mask, acc_live = facts
     n, H = hb.shape
     E = H - 1
@@ -277,8 +302,22 @@ def valid_deals(owner: np.ndarray, facts: Facts) -> np.ndarray:
 
     Reads ``no``, the clauses and their live flags of ``facts`` (``has`` and sizes are not
     checked: deals are built complete, and sizes never change). ``no`` must be closed under
-    rule 1 (a located card is absent elsewhere), as after :func:`fixpoint`.
+    rule 1 (a located card is absent elsewhere), as after :func:`fixpoint`. Compiled
+    (:func:`agents.deduction_kernels.valid_deals_kernel`); :func:`valid_deals_reference` is the numpy statement.
     """
+    n, W, _ = owner.shape
+    ok = np.empty((n, W), bool)
+    i64 = np.int64
+    valid_deals_kernel(
+        np.ascontiguousarray(owner, np.int8), np.ascontiguousarray(facts.no), np.asarray(facts.cl_holder, i64),
+        np.asarray(facts.cl_cards, i64), np.ascontiguousarray(facts.cl_live), np.asarray(facts.acc_cards, i64),
+        np.ascontiguousarray(facts.acc_live), ok,
+    )  # fmt: skip
+    return ok
+
+
+def valid_deals_reference(owner: np.ndarray, facts: Facts) -> np.ndarray:
+    """:func:`valid_deals` in numpy: the readable reference, used by the tests only."""
     no, cl_holder, cl_cards, cl_live = facts.no, facts.cl_holder, facts.cl_cards, facts.cl_live
     acc_cards, acc_live = facts.acc_cards, facts.acc_live
     n, W, C = owner.shape

@@ -4,8 +4,8 @@ Everything of :class:`agents.deducer.DeducerAgent` (sound notebook, exact envelo
 information-seeking suggestions, movement), and:
 
 **Probabilities.** Deals consistent with the notebook are drawn by sequential importance
-sampling (:func:`agents.deal_sampling.sample_deals`, ``samples`` per game, batched, a fixed
-number of numpy steps whatever the position). The weighted samples give
+sampling (:func:`agents.deal_sampling.sample_deals`, ``samples`` per game, batched, a compiled
+loop over games and deals). The weighted samples give
 
 * per-card holder probabilities for scoring suggestions (blended with the notebook's
   simple marginals in proportion to the effective sample size, so a position where few

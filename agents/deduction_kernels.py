@@ -1,0 +1,534 @@
+"""Compiled kernels for the hot parts of the rule-based players: propagation, marginals, suggestion values.
+
+Why: profiling four deducers (``scripts/bench_players.py --profile``) showed the time going to
+numpy calls over small per-game arrays: each rule of :func:`agents.deduction.fixpoint_bits`
+is a dozen gathers and reductions per pass, and every suggestion score builds (n, T, K, 3)
+temporaries. A numba loop over games does the same arithmetic as plain scalar code with no
+temporaries, as the engine's kernels do (:mod:`cluedo_env.engine.kernels`, whose conventions
+these follow: ``KERNEL`` options, no allocation inside a kernel, output arrays passed in).
+
+Each kernel computes *exactly* what its numpy reference computes, in the same order of
+operations, so the players' choices do not change: the references stay next to the callers
+(:func:`agents.deduction.fixpoint_bits_reference`, :func:`agents.deal_sampling.marginals_reference`,
+:func:`agents.suggestion_value.envelope_information_reference`) as the readable statement of
+the rules and are used only by the tests (``tests/test_deduction_kernels.py``), which compare
+both on random positions. numpy sums an axis shorter than 9 from left to right; so do the kernels.
+
+All code of these kernels lives in this file (numba's cache checks only this file's timestamp);
+the card constants are literals here, checked against :mod:`cluedo_env.rules.cards` on import.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
+
+KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy"}
+INLINE = {**KERNEL, "inline": "always"}
+
+_C = 21  # cards
+_FULL = (1 << 21) - 1
+_W0, _R0 = 6, 12  # first weapon, first room card
+_CAT = ((1 << 6) - 1, ((1 << 12) - 1) ^ ((1 << 6) - 1), _FULL ^ ((1 << 12) - 1))  # bits of each category
+_TINY = 1e-12
+assert (_C, _W0, _R0) == (NUM_CARDS, WEAPON_CARD0, ROOM_CARD0)
+
+
+@njit(**INLINE)
+def _popcount(x: int) -> int:
+    """Set bits of a card mask (x < 2**24: int64 arithmetic never overflows)."""
+    x = x - ((x >> 1) & 0x555555)
+    x = (x & 0x333333) + ((x >> 2) & 0x333333)
+    x = (x + (x >> 4)) & 0x0F0F0F
+    return ((x * 0x010101) >> 16) & 0xFF
+
+
+# ---------------------------------------------------------------------------------------------- propagation
+@njit(**KERNEL)
+def fixpoint_kernel(
+    hb: np.ndarray,
+    nb: np.ndarray,
+    size: np.ndarray,
+    cl_holder: np.ndarray,
+    cl_mask: np.ndarray,
+    cl_live: np.ndarray,
+    acc_mask: np.ndarray,
+    acc_live: np.ndarray,
+    max_iter: int,
+    bad: np.ndarray,
+    snap: np.ndarray,
+    unit: np.ndarray,
+) -> None:
+    """:func:`agents.deduction.fixpoint_bits` game by game: ``hb``, ``nb`` (n, H) int64, ``cl_live`` (n, K),
+    ``acc_live`` (n, A) bool in place; ``bad`` (n,) bool set where contradictory.
+
+    ``size`` (n, H) int64, ``cl_holder`` (n, K) int64, ``cl_mask`` (n, K) / ``acc_mask`` (n, A) int64.
+    Scratch: ``snap`` (2, H) int64, ``unit`` (K,) int64. Each game runs the numpy version's passes
+    (every rule reads the state as the previous rule left it, each rule's updates use one snapshot)
+    until its own cells stop changing, which is what the batched loop computes for it.
+    """
+    n, H = hb.shape
+    E = H - 1
+    K = cl_live.shape[1]
+    NA = acc_live.shape[1]
+    for i in range(n):
+        b = False
+        for _ in range(max_iter):
+            for h in range(H):
+                snap[0, h] = hb[i, h]
+                snap[1, h] = nb[i, h]
+            # 1, 2: each card in exactly one place.
+            located = 0
+            for h in range(H):
+                located |= hb[i, h]
+            for h in range(H):
+                nb[i, h] |= located & ~hb[i, h]
+            single = 0
+            for c in range(_C):
+                cnt = 0
+                for h in range(H):
+                    cnt += (~nb[i, h] >> c) & 1
+                if cnt == 0:
+                    b = True
+                elif cnt == 1:
+                    single |= 1 << c
+            for h in range(H):
+                hb[i, h] |= ~nb[i, h] & _FULL & single
+            # 5: one envelope card per category.
+            add_n = 0
+            add_h = 0
+            for k in range(3):
+                env_h = hb[i, E] & _CAT[k]
+                env_p = ~nb[i, E] & _CAT[k]
+                nh = _popcount(env_h)
+                npo = _popcount(env_p)
+                if nh > 1 or npo == 0:
+                    b = True
+                if nh >= 1:
+                    add_n |= _CAT[k] & ~env_h
+                if npo == 1:
+                    add_h |= env_p
+            nb[i, E] |= add_n
+            hb[i, E] |= add_h
+            # 3, 4: exact hand sizes.
+            for h in range(H):
+                nh = _popcount(hb[i, h])
+                nhu = nh + _popcount(~(hb[i, h] | nb[i, h]) & _FULL)
+                s = size[i, h]
+                if nh > s or nhu < s:
+                    b = True
+                if nh >= s:
+                    nb[i, h] |= ~hb[i, h] & _FULL
+                if nhu <= s:
+                    hb[i, h] |= ~nb[i, h] & _FULL
+            # 6: "holds at least one of" clauses (all read the cells before any unit clause is applied).
+            for k in range(K):
+                unit[k] = 0
+                if cl_live[i, k]:
+                    h = cl_holder[i, k]
+                    if cl_mask[i, k] & hb[i, h]:
+                        cl_live[i, k] = False
+                    else:
+                        cand = cl_mask[i, k] & ~nb[i, h]
+                        nc = _popcount(cand)
+                        if nc == 0:
+                            b = True
+                        elif nc == 1:
+                            unit[k] = cand
+            for k in range(K):
+                if unit[k]:
+                    hb[i, cl_holder[i, k]] |= unit[k]
+            # 7: "the envelope lacks at least one of" clauses.
+            env_h = hb[i, E]
+            add_n = 0
+            for a in range(NA):
+                if acc_live[i, a]:
+                    if acc_mask[i, a] & nb[i, E]:
+                        acc_live[i, a] = False
+                    else:
+                        n3 = _popcount(acc_mask[i, a] & env_h)
+                        if n3 == 3:
+                            b = True
+                        elif n3 == 2:
+                            add_n |= acc_mask[i, a] & ~env_h
+            nb[i, E] |= add_n
+            same = True
+            for h in range(H):
+                if hb[i, h] & nb[i, h]:
+                    b = True
+                if hb[i, h] != snap[0, h] or nb[i, h] != snap[1, h]:
+                    same = False
+            if same:
+                break
+        # A card in two places.
+        seen = 0
+        for h in range(H):
+            if hb[i, h] & seen:
+                b = True
+            seen |= hb[i, h]
+        bad[i] = bad[i] or b
+
+
+# ---------------------------------------------------------------------------------------------- marginals
+@njit(**KERNEL)
+def marginals_kernel(has: np.ndarray, no: np.ndarray, size: np.ndarray, out: np.ndarray, w: np.ndarray) -> None:
+    """:func:`agents.deal_sampling.marginals_reference` into ``out`` (n, H, 21) float64.
+
+    ``has``, ``no`` (n, H, 21) bool, ``size`` (n, H) int64; scratch ``w`` (H, 21) float64.
+    """
+    n, H, C = has.shape
+    E = H - 1
+    for i in range(n):
+        for h in range(E):
+            held = 0
+            cand = 0
+            for c in range(C):
+                held += has[i, h, c]
+                cand += (not has[i, h, c]) and (not no[i, h, c])
+            slots = float(max(size[i, h] - held, 0))
+            wh = slots / max(cand, 1)
+            for c in range(C):
+                w[h, c] = wh if (not has[i, h, c]) and (not no[i, h, c]) else 0.0
+        for k in range(3):
+            lo = 0 if k == 0 else (_W0 if k == 1 else _R0)
+            hi = _W0 if k == 0 else (_R0 if k == 1 else _C)
+            cnt = 0
+            open_ = True
+            for c in range(lo, hi):
+                cnt += (not has[i, E, c]) and (not no[i, E, c])
+                if has[i, E, c]:
+                    open_ = False
+            for c in range(lo, hi):
+                u = (not has[i, E, c]) and (not no[i, E, c])
+                w[E, c] = 1.0 / max(cnt, 1) if u and open_ else 0.0
+        for c in range(C):
+            total = w[0, c]
+            for h in range(1, H):
+                total += w[h, c]
+            for h in range(H):
+                if has[i, h, c]:
+                    out[i, h, c] = 1.0
+                elif total > 0:
+                    out[i, h, c] = w[h, c] / total
+                else:
+                    out[i, h, c] = 0.0
+
+
+# ---------------------------------------------------------------------------------------------- suggestion value
+@njit(**INLINE)
+def _h2(p: float) -> float:
+    p = min(max(p, _TINY), 1.0 - _TINY)
+    return -(p * np.log2(p) + (1.0 - p) * np.log2(1.0 - p))
+
+
+@njit(**INLINE)
+def _seat_answers(
+    a: float, b: float, c: float, A_: float, B_: float, C_: float, r0: float, r1: float, r2: float, see_card: bool
+) -> float:
+    """One asked seat's term of :func:`agents.suggestion_value._after_seat_answers` (same operations):
+    q = (a, b, c), other = (A_, B_, C_), r = e / max(other, TINY)."""
+    s0, s1, s2 = a * B_ * C_, A_ * b * C_, A_ * B_ * c
+    s01, s02, s12 = a * b * C_, a * B_ * c, A_ * b * c
+    s012 = a * b * c
+    if not see_card:
+        total = s0 + s1 + s2 + s01 + s02 + s12 + s012
+        den = max(total, _TINY)
+        h0 = _h2(r0 * (s1 + s2 + s12) / den)
+        h1 = _h2(r1 * (s0 + s2 + s02) / den)
+        h2 = _h2(r2 * (s0 + s1 + s01) / den)
+        return total * (h0 + h1 + h2)
+    third = s012 / 3.0
+    p0 = s0 + 0.5 * (s01 + s02) + third
+    p1 = s1 + 0.5 * (s01 + s12) + third
+    p2 = s2 + 0.5 * (s02 + s12) + third
+    d0, d1, d2 = max(p0, _TINY), max(p1, _TINY), max(p2, _TINY)
+    k0 = _h2(r1 * (s0 + 0.5 * s02) / d0)
+    k1 = _h2(r2 * (s0 + 0.5 * s01) / d0)
+    k2 = _h2(r0 * (s1 + 0.5 * s12) / d1)
+    k3 = _h2(r2 * (s1 + 0.5 * s01) / d1)
+    k4 = _h2(r0 * (s2 + 0.5 * s12) / d2)
+    k5 = _h2(r1 * (s2 + 0.5 * s02) / d2)
+    return p0 * (k0 + k1) + p1 * (k2 + k3) + p2 * (k4 + k5)
+
+
+@njit(**KERNEL)
+def envelope_information_kernel(
+    prob: np.ndarray,
+    cards: np.ndarray,
+    order: np.ndarray,
+    refute_all: bool,
+    see_card: bool,
+    out: np.ndarray,
+    pre: np.ndarray,
+) -> None:
+    """:func:`agents.suggestion_value.envelope_information_reference` into ``out`` (n, T) float64.
+
+    ``prob`` (n, H, 21) float64, ``cards`` (n, T, 3) int64, ``order`` (n, K) int64. Scratch ``pre``
+    (3 K + 2, 21) float64: what depends on one card only is computed once per game (each value
+    by the same operations as the reference), the rest per triple: per asked seat k and card c,
+    ``other`` (rows 0..K-1), ``e / other`` (K..2K-1), the pass term (2K..3K-1, ``refute_all``);
+    then ``h2(e)`` (3K) and the "nobody refutes" term (3K + 1).
+    """
+    n, T, _ = cards.shape
+    K = order.shape[1]
+    E = prob.shape[1] - 1
+    HE, HN = 3 * K, 3 * K + 1
+    for i in range(n):
+        for c in range(_C):
+            e = prob[i, E, c]
+            pre[HE, c] = _h2(e)
+            cs = 0.0
+            for k in range(K):
+                q = prob[i, order[i, k], c]
+                if refute_all:
+                    other = min(max(1.0 - q, 0.0), 1.0)
+                    pre[2 * K + k, c] = _h2(e / max(other, _TINY))
+                else:
+                    cs += q
+                    other = min(max(1.0 - (cs - q) - q, 0.0), 1.0)
+                pre[k, c] = other
+                pre[K + k, c] = e / max(other, _TINY)
+            if not refute_all:
+                o = min(max(1.0 - cs, 0.0), 1.0)
+                pre[HN, c] = _h2(e / max(o, _TINY))
+                pre[2 * K, c] = o  # row 2K (unused without refute_all): clipped "not held by an asked seat"
+        for t in range(T):
+            c0, c1, c2 = cards[i, t, 0], cards[i, t, 1], cards[i, t, 2]
+            prior = pre[HE, c0] + pre[HE, c1] + pre[HE, c2]
+            acc = 0.0
+            for k in range(K):
+                s = order[i, k]
+                seat = _seat_answers(
+                    prob[i, s, c0], prob[i, s, c1], prob[i, s, c2], pre[k, c0], pre[k, c1], pre[k, c2],
+                    pre[K + k, c0], pre[K + k, c1], pre[K + k, c2], see_card,
+                )  # fmt: skip
+                if refute_all:
+                    passes = pre[k, c0] * pre[k, c1] * pre[k, c2]
+                    hp = pre[2 * K + k, c0] + pre[2 * K + k, c1] + pre[2 * K + k, c2]
+                    term = max(prior - (seat + passes * hp), 0.0)
+                else:
+                    term = seat
+                acc = term if k == 0 else acc + term
+            if refute_all:
+                out[i, t] = acc
+            else:
+                none = pre[2 * K, c0] * pre[2 * K, c1] * pre[2 * K, c2]
+                acc += none * (pre[HN, c0] + pre[HN, c1] + pre[HN, c2])
+                out[i, t] = max(prior - acc, 0.0)
+
+
+# ---------------------------------------------------------------------------------------------- deal sampling
+@njit(**INLINE)
+def _category(c: int) -> int:
+    return 0 if c < _W0 else (1 if c < _R0 else 2)
+
+
+@njit(**KERNEL)
+def sample_deals_kernel(
+    owner0: np.ndarray,
+    cap0: np.ndarray,
+    env_cap0: np.ndarray,
+    unk_total0: np.ndarray,
+    unk_cat0: np.ndarray,
+    owner: np.ndarray,
+    cap: np.ndarray,
+    env_cap: np.ndarray,
+    unk_total: np.ndarray,
+    unk_cat: np.ndarray,
+    alive: np.ndarray,
+    ratio: np.ndarray,
+    allowed: np.ndarray,
+    order: np.ndarray,
+    samples: int,
+    cl_holder: np.ndarray,
+    cl_cards: np.ndarray,
+    cl_live: np.ndarray,
+    clause_order: np.ndarray,
+    acc_cards: np.ndarray,
+    acc_live: np.ndarray,
+    uniform: np.ndarray,
+    w: np.ndarray,
+) -> int:
+    """The loops of :func:`agents.deal_sampling.sample_deals_reference` over N = n * samples deals; returns
+    how many numbers of ``uniform`` it used.
+
+    Deal r belongs to game r // samples and starts from its game's ``owner0`` (n, 21) int8 holder
+    per card (-1 unplaced) and int64 counters ``cap0`` (n, H) room per holder, ``env_cap0`` (n, 3)
+    envelope room per category, ``unk_total0`` (n,) / ``unk_cat0`` (n, 3) unplaced cards. Written:
+    ``owner`` (N, 21) int8, the counters per deal (``cap`` (N, H), ``env_cap`` (N, 3), ``unk_total``
+    (N,), ``unk_cat`` (N, 3), scratch), ``alive`` (N,) bool and ``ratio`` (N, steps) float64: the
+    proposal probability of each placement step (1.0 where none). Read: ``allowed`` (n, H, 21)
+    bool (= not ``no``), ``order`` (n, steps) int64 placement order, the clauses as int64 / bool
+    arrays, ``clause_order`` (S,) int64 the clause slots to satisfy first (empty: none),
+    ``uniform`` random numbers in [0, 1) consumed in the order numpy's ``rng.random`` calls of
+    the reference would draw them (clause by clause, step by step, deals in order), so the same
+    generator state gives the same deals. Scratch ``w`` (2, H) float64.
+    """
+    N = owner.shape[0]
+    H = cap.shape[1]
+    E = H - 1
+    steps = ratio.shape[1]
+    used = 0
+    for r in range(N):
+        g = r // samples
+        for c in range(owner.shape[1]):
+            owner[r, c] = owner0[g, c]
+        for h in range(H):
+            cap[r, h] = cap0[g, h]
+        for k in range(3):
+            env_cap[r, k] = env_cap0[g, k]
+            unk_cat[r, k] = unk_cat0[g, k]
+        unk_total[r] = unk_total0[g]
+        alive[r] = True
+        for t in range(steps):
+            ratio[r, t] = 1.0
+    # Satisfy the clauses first (three numbers per deal that has a candidate card).
+    for s in range(clause_order.shape[0]):
+        k = clause_order[s]
+        for r in range(N):
+            g = r // samples
+            if not (alive[r] and cl_live[g, k]):
+                continue
+            hk = cl_holder[g, k]
+            if cap[r, hk] <= 0:
+                continue
+            sat = False
+            for j in range(3):
+                if owner[r, cl_cards[g, k, j]] == hk:
+                    sat = True
+            if sat:
+                continue
+            best = -1
+            top = -1.0
+            anyc = False
+            for j in range(3):
+                c = cl_cards[g, k, j]
+                if owner[r, c] < 0 and allowed[g, hk, c]:
+                    anyc = True
+            if not anyc:
+                continue
+            for j in range(3):
+                c = cl_cards[g, k, j]
+                v = uniform[used + j] if owner[r, c] < 0 and allowed[g, hk, c] else -1.0
+                if v > top:
+                    top = v
+                    best = j
+            used += 3
+            cr = cl_cards[g, k, best]
+            owner[r, cr] = hk
+            cap[r, hk] -= 1
+            unk_total[r] -= 1
+            unk_cat[r, _category(cr)] -= 1
+    # Place the other cards one at a time, fewest possible holders first (deal r = g * samples + m, in order).
+    n = order.shape[0]
+    for t in range(steps):
+        for g in range(n):
+            c = order[g, t]
+            cat = _category(c)
+            for r in range(g * samples, (g + 1) * samples):
+                if not alive[r] or owner[r, c] >= 0:
+                    continue
+                den = float(max(unk_total[r], 1))
+                tot = 0.0
+                for h in range(H):
+                    if not allowed[g, h, c]:
+                        v = 0.0
+                    elif h < E:
+                        v = cap[r, h] / den
+                    else:
+                        v = env_cap[r, cat] / max(unk_cat[r, cat], 1)
+                    w[0, h] = v
+                    tot = v if h == 0 else tot + v
+                if tot <= 0:
+                    alive[r] = False
+                    continue
+                u = uniform[used] * tot
+                used += 1
+                cum = 0.0
+                h = 0
+                for j in range(H):
+                    cum = w[0, j] if j == 0 else cum + w[0, j]
+                    if cum <= u:
+                        h += 1
+                h = min(h, H - 1)
+                if not w[0, h] > 0:
+                    h = 0
+                    for j in range(1, H):
+                        if w[0, j] > w[0, h]:
+                            h = j
+                ratio[r, t] = w[0, h] / tot
+                owner[r, c] = h
+                if h == E:
+                    env_cap[r, cat] -= 1
+                else:
+                    cap[r, h] -= 1
+                unk_total[r] -= 1
+                unk_cat[r, cat] -= 1
+    # Deals that break a clause are dropped.
+    K = cl_live.shape[1]
+    NA = acc_live.shape[1]
+    for r in range(N):
+        g = r // samples
+        for k in range(K):
+            if cl_live[g, k]:
+                ok = False
+                for j in range(3):
+                    if owner[r, cl_cards[g, k, j]] == cl_holder[g, k]:
+                        ok = True
+                if not ok:
+                    alive[r] = False
+        for a in range(NA):
+            if acc_live[g, a]:
+                allenv = True
+                for j in range(3):
+                    if owner[r, acc_cards[g, a, j]] != E:
+                        allenv = False
+                if allenv:
+                    alive[r] = False
+    return used
+
+
+# ---------------------------------------------------------------------------------------------- witnesses
+@njit(**KERNEL)
+def valid_deals_kernel(
+    owner: np.ndarray,
+    no: np.ndarray,
+    cl_holder: np.ndarray,
+    cl_cards: np.ndarray,
+    cl_live: np.ndarray,
+    acc_cards: np.ndarray,
+    acc_live: np.ndarray,
+    ok: np.ndarray,
+) -> None:
+    """:func:`agents.deduction.valid_deals_reference` into ``ok`` (n, W) bool.
+
+    ``owner`` (n, W, 21) int8 holder per card; ``no`` (n, H, 21) bool; clauses as int64 / bool arrays.
+    """
+    n, W, C = owner.shape
+    E = no.shape[1] - 1
+    K = cl_live.shape[1]
+    NA = acc_live.shape[1]
+    for i in range(n):
+        for m in range(W):
+            good = True
+            for c in range(C):
+                if no[i, owner[i, m, c], c]:
+                    good = False
+                    break
+            for k in range(K):
+                if good and cl_live[i, k]:
+                    hit = False
+                    for j in range(3):
+                        if owner[i, m, cl_cards[i, k, j]] == cl_holder[i, k]:
+                            hit = True
+                    good = hit
+            for a in range(NA):
+                if good and acc_live[i, a]:
+                    allenv = True
+                    for j in range(3):
+                        if owner[i, m, acc_cards[i, a, j]] != E:
+                            allenv = False
+                    good = not allenv
+            ok[i, m] = good

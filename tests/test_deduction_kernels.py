@@ -1,0 +1,142 @@
+"""The compiled kernels of agents/deduction_kernels.py compute what their numpy references compute.
+
+The players' seeded results must not change when a numpy function is replaced by its kernel,
+so each kernel is compared with the reference on positions from real games (and on those
+positions with random extra cells, which makes contradictions and long propagations) and on
+random inputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents.notebook as notebook_module
+from agents import deal_sampling
+from agents.deal_sampling import marginals, marginals_reference, sample_deals, sample_deals_reference
+from agents.deduction import fixpoint_bits, fixpoint_bits_reference, valid_deals, valid_deals_reference
+from agents.facts import POW2, FactBits, Facts
+from agents.registry import make_agent
+from agents.runner import play_games
+from agents.suggestion_value import envelope_information, envelope_information_reference
+from cluedo_env.rules.config import RulesConfig
+
+
+def _copy(bits: FactBits) -> FactBits:
+    return FactBits(*(np.array(a, copy=True) for a in bits))
+
+
+@pytest.fixture(scope="module")
+def caught() -> tuple[list[FactBits], list[Facts]]:
+    """The facts every notebook propagation and witness sampling saw in a few short deducer games
+    (classic 4, cards 3 and 6 players)."""
+    bits_seen: list[FactBits] = []
+    facts_seen: list[Facts] = []
+    fixpoint, sample = notebook_module.fixpoint_bits, notebook_module.sample_deals
+
+    def spy_fixpoint(bits: FactBits, *args, **kwargs) -> np.ndarray:
+        bits_seen.append(_copy(bits))
+        return fixpoint(bits, *args, **kwargs)
+
+    def spy_sample(facts: Facts, *args, **kwargs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        facts_seen.append(Facts(*(np.array(a, copy=True) for a in facts)))
+        return sample(facts, *args, **kwargs)
+
+    notebook_module.fixpoint_bits, notebook_module.sample_deals = spy_fixpoint, spy_sample
+    try:
+        for preset, players in (("classic", 4), ("cards", 3), ("cards", 6)):
+            config = RulesConfig.from_preset(preset, players=players, max_turns=60)
+            play_games(config, [make_agent("deducer", seed=s) for s in range(players)], 16, batch_size=16, seed=3)
+    finally:
+        notebook_module.fixpoint_bits, notebook_module.sample_deals = fixpoint, sample
+    return bits_seen, facts_seen
+
+
+def test_fixpoint_kernel_matches_reference(caught: tuple[list[FactBits], list[Facts]]) -> None:
+    positions = caught[0]
+    rng = np.random.default_rng(0)
+    contradictions = 0
+    for bits in positions:
+        for extra in (0.0, 0.03):
+            start = _copy(bits)
+            n, H = start.hb.shape
+            start.nb[:] |= (rng.random((n, H, 21)) < extra) @ POW2
+            start.hb[:] |= (rng.random((n, H, 21)) < extra / 5) @ POW2
+            got, want = _copy(start), _copy(start)
+            bad = fixpoint_bits(got)
+            assert (bad == fixpoint_bits_reference(want)).all()
+            for a, b in zip(got, want, strict=True):
+                assert (a == b).all()
+            contradictions += int(bad.sum())
+    assert contradictions > 0  # the perturbed positions did exercise the contradiction checks
+
+
+@pytest.mark.parametrize("players", [3, 4, 6])
+def test_marginals_kernel_matches_reference(players: int) -> None:
+    rng = np.random.default_rng(players)
+    n, H = 300, players + 1
+    has = rng.random((n, H, 21)) < 0.1
+    no = (rng.random((n, H, 21)) < 0.4) & ~has
+    size = rng.integers(1, 7, (n, H))
+    size[:, -1] = 3
+    assert (marginals(has, no, size) == marginals_reference(has, no, size)).all()
+
+
+@pytest.mark.parametrize("players", [3, 4, 6])
+@pytest.mark.parametrize("refute_all", [False, True])
+@pytest.mark.parametrize("see_card", [True, False])
+def test_envelope_information_kernel_matches_reference(players: int, refute_all: bool, see_card: bool) -> None:
+    """Same operations in the same order: only numpy's vectorised log2 differs from the C library's, by an ulp."""
+    rng = np.random.default_rng(players)
+    n, T, H = 100, 36, players + 1
+    prob = rng.random((n, H, 21))
+    prob[rng.random(prob.shape) < 0.3] = 0.0
+    prob[rng.random(prob.shape) < 0.05] = 1.0
+    prob /= np.maximum(prob.sum(1, keepdims=True), 1e-9)
+    cards = np.stack([rng.integers(0, 6, (n, T)), rng.integers(6, 12, (n, T)), rng.integers(12, 21, (n, T))], -1)
+    order = np.broadcast_to((1 + np.arange(1, players)) % players, (n, players - 1))
+    got = envelope_information(prob, cards, order, refute_all, see_card)
+    want = envelope_information_reference(prob, cards, order, refute_all, see_card)
+    assert np.abs(got - want).max() < 1e-13
+    assert (got == want).mean() > 0.95
+
+
+@pytest.mark.parametrize("clauses_first", [True, False])
+def test_sample_deals_kernel_matches_reference(caught: tuple[list[FactBits], list[Facts]], clauses_first: bool) -> None:
+    """Same deals, weights and survivors from the same generator, which ends in the same state."""
+    positions = caught[1]
+    assert len(positions) > 10
+    for k, facts in enumerate(positions):
+        rng_got, rng_want = np.random.default_rng(k), np.random.default_rng(k)
+        samples = 4 if k % 2 else 16
+        got = sample_deals(facts, samples, rng_got, clauses_first=clauses_first)
+        want = sample_deals_reference(facts, samples, rng_want, clauses_first=clauses_first)
+        for a, b in zip(got, want, strict=True):
+            assert (a == b).all()
+        assert rng_got.random() == rng_want.random()
+
+
+def test_valid_deals_kernel_matches_reference(caught: tuple[list[FactBits], list[Facts]]) -> None:
+    """Sampled deals (some consistent, some not) are judged the same; so are random deals."""
+    rng = np.random.default_rng(1)
+    for facts in caught[1][:60]:
+        owner, _, alive = sample_deals(facts, 8, rng)
+        n, H = facts.has.shape[:2]
+        noise = rng.integers(0, H, owner.shape).astype(np.int8)
+        for deals in (owner, np.where(rng.random(owner.shape) < 0.1, noise, owner)):
+            got = valid_deals(deals, facts)
+            assert (got == valid_deals_reference(deals, facts)).all()
+        assert (valid_deals(owner, facts) | ~alive).all()
+
+
+def test_rewind_matches_drawing() -> None:
+    """The generator ends where drawing the used numbers would leave it, half-used 32-bit buffer included."""
+    a, b = np.random.default_rng(5), np.random.default_rng(5)
+    a.integers(0, 10, dtype=np.int32)
+    b.integers(0, 10, dtype=np.int32)
+    state = a.bit_generator.state
+    a.random(100)
+    deal_sampling._rewind(a, state, 37)
+    b.random(37)
+    assert a.bit_generator.state == b.bit_generator.state
+    assert a.integers(0, 1 << 30, dtype=np.int32) == b.integers(0, 1 << 30, dtype=np.int32)
