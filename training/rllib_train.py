@@ -1,27 +1,28 @@
-"""Multi-agent PPO on Ray RLlib (new API stack) for the PettingZoo Cluedo env.
+"""PPO on Ray RLlib (new API stack) for Cluedo: batched learner-vs-players, or multi-agent self-play.
 
-    python -m training.rllib_train --config configs/rllib_vs_random.yaml              # local Ray
-    python -m training.rllib_train --config configs/rllib_selfplay.yaml --address auto  # an existing cluster
-    python -m training.rllib_train --config configs/rllib_vs_random.yaml --resume      # go on from run_dir
-    python -m training.rllib_train --config configs/rllib_vs_random.yaml --bench 1 2   # sampling throughput
-
-The env is :func:`cluedo_env.raw_env` (the bare AEC env, which raises ``IllegalActionError`` on an
-illegal action, so a masking bug stops training loudly) in RLlib's ``PettingZooEnv`` wrapper,
-registered as ``"cluedo_v0"``. The refuter acting out of turn is fine: the wrapper follows
-``agent_selection``.
+    python -m training.rllib_train --config configs/rllib_vs_heuristic_belief.yaml     # local Ray
+    python -m training.rllib_train --config configs/rllib_vs_heuristic_belief.yaml --address auto  # a cluster
+    python -m training.rllib_train --config configs/rllib_vs_heuristic_belief.yaml --resume  # from run_dir
+    python -m training.rllib_train --config configs/rllib_vs_heuristic_belief.yaml --bench 1 2  # sampling rate
 
 Setups (``setup:`` in the YAML):
 
-* ``vs_bots``: module ``main`` (:class:`~training.rllib_module.MaskedPPOTorchRLModule`, trained) plays
-  ``trainable_seats`` seats, rotated per episode; the others are played by module ``random``
-  (:class:`~training.rllib_module.RandomLegalRLModule`, not trained).
-* ``selfplay``: every seat is played by the one shared module ``main``.
+* ``vs_bots``: one learner seat per game against ``opponents`` (any :func:`agents.registry.make_agent`
+  player: ``random``, ``heuristic``, ``deducer``, ``expert``, ``notebook``, ``ckpt:PATH``,
+  ``rllib:PATH``; or ``league``, frozen snapshots of the learning module, :mod:`training.rllib_league`),
+  played inside the env. RLlib's ``SingleAgentEnvRunner`` steps ``num_envs_per_env_runner`` games
+  per call in one batched engine (:mod:`training.rllib_vector`). ``learner:`` sets the learner env's
+  options (``seat``, ``macro_moves``, ``macro_accuse``, ``belief``), as in the SB3 configs.
+* ``selfplay``: the PettingZoo AEC env in RLlib's ``PettingZooEnv`` wrapper (``"cluedo_v0"``; the bare
+  env raises ``IllegalActionError`` on an illegal action, so a masking bug stops training loudly);
+  every seat is played by the one shared module ``main``. One game per env, one move per step.
 
 Scale-out keys: ``env_runners.num_env_runners``, ``env_runners.num_envs_per_env_runner``,
-``learners.num_learners``, ``learners.num_gpus_per_learner``. Checkpoints are
-``Algorithm.save_to_path`` folders ``run_dir/checkpoints/iter_NNNNNN``; ``run_dir/latest.txt`` names
-the newest. ``rllib:run_dir`` or ``rllib:<checkpoint>`` is a player for ``scripts/evaluate.py`` once
-:mod:`training.rllib_module` is imported (this module imports it).
+``env_runners.num_cpus_per_env_runner``, ``learners.num_learners``, ``learners.num_gpus_per_learner``.
+Checkpoints are ``Algorithm.save_to_path`` folders ``run_dir/checkpoints/iter_NNNNNN``;
+``run_dir/latest.txt`` names the newest. ``rllib:run_dir/checkpoints/iter_NNNNNN`` is a player for
+``scripts/evaluate.py`` once :mod:`training.rllib_module` is imported (this module imports it).
+See docs/rllib_scaling.md for the cluster launch and the measured throughput.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ import importlib.util
 import json
 import sys
 import time
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +45,14 @@ DEFAULTS: dict[str, Any] = {
     "run_dir": "runs/rllib",
     "seed": 0,
     "setup": "vs_bots",
-    "trainable_seats": 1,
-    "bot": "random",
+    "opponents": "random",
+    "learner": {
+        "seat": "random",
+        "macro_moves": False,
+        "macro_accuse": False,
+        "belief": False,
+    },  # fmt: skip
+    "league": {"snapshot_every": 0, "max_snapshots": 8},
     "iterations": 10,
     "checkpoint_every": 5,
     "env": {"preset": "classic", "players": 4},
@@ -111,11 +117,6 @@ def validate_config(cfg: dict[str, Any]) -> None:
 
     if cfg["setup"] not in ("vs_bots", "selfplay"):
         raise TrainConfigError(f"setup={cfg['setup']!r} is not allowed (choose 'vs_bots' or 'selfplay')")
-    if cfg["setup"] == "vs_bots" and cfg["bot"] != "random":
-        raise TrainConfigError(
-            f"bot={cfg['bot']!r} is not allowed (only 'random' runs as an RLlib module; the heuristic/deducer players "
-            "need a PlayerView of a VectorEngine, not the observation vector, see docs/rllib_scaling.md)"
-        )
     if not isinstance(cfg["run_dir"], str) or not cfg["run_dir"].strip():
         raise TrainConfigError(f"run_dir={cfg['run_dir']!r} is not allowed (a folder path, e.g. runs/rllib)")
     integer("seed", cfg["seed"], 0, SEED_MAX)
@@ -126,12 +127,44 @@ def validate_config(cfg: dict[str, Any]) -> None:
         rules = make_config(env.get("preset", "classic"), **{k: v for k, v in env.items() if k != "preset"})
     except ConfigError as exc:
         raise TrainConfigError(f"env: {exc}") from None
-    integer("trainable_seats", cfg["trainable_seats"], 1, rules.players)
+    if cfg["setup"] == "vs_bots":
+        _validate_learner(cfg, rules)
+    elif cfg["opponents"] != DEFAULTS["opponents"]:
+        raise TrainConfigError(f"opponents={cfg['opponents']!r} is not allowed with setup=selfplay (every seat is "
+                               "the module 'main'; opponents are for setup=vs_bots)")  # fmt: skip
+    integer("league.snapshot_every", cfg["league"].get("snapshot_every"), 0)
+    integer("league.max_snapshots", cfg["league"].get("max_snapshots"), 1, 1000)
     for key, value in cfg["env_runners"].items():
         if key.startswith("num_"):
             integer(f"env_runners.{key}", value, 0 if key == "num_env_runners" else 1, 4096)
     integer("eval.every", cfg["eval"].get("every") or 0, 0)
     integer("eval.games", cfg["eval"].get("games", 200), 1, 10**7)
+
+
+def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
+    """``learner:`` and ``opponents`` of the vs_bots setup: what was wrong and what is allowed."""
+    from cluedo_env.config import ConfigError
+    from training.rllib_vector import LEARNER_DEFAULTS, opponent_specs
+
+    learner = cfg["learner"]
+    unknown = sorted(set(learner) - set(LEARNER_DEFAULTS))
+    if unknown:
+        raise TrainConfigError(f"learner: unknown key(s) {unknown} (known: {', '.join(LEARNER_DEFAULTS)})")
+    seat = learner.get("seat", "random")
+    if seat != "random" and not (isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < rules.players):
+        raise TrainConfigError(f"learner.seat={seat!r} is not allowed (0..{rules.players - 1} or 'random')")
+    for key in ("macro_moves", "macro_accuse", "belief", "end_on_elimination"):
+        if key in learner and not isinstance(learner[key], bool):
+            raise TrainConfigError(f"learner.{key}={learner[key]!r} is not allowed (true or false)")
+    if learner.get("macro_accuse") and not learner.get("belief"):
+        raise TrainConfigError("learner.macro_accuse=true needs learner.belief=true (it accuses the belief's best triple)")
+    try:
+        specs = opponent_specs(cfg["opponents"], rules.players)
+    except ConfigError as exc:
+        raise TrainConfigError(str(exc)) from None
+    if "league" in specs and not cfg["league"].get("snapshot_every"):
+        raise TrainConfigError("opponents include 'league' but league.snapshot_every is 0 (set how many "
+                               "iterations apart the frozen snapshots of the learning module are taken)")  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ env
@@ -150,14 +183,6 @@ def register() -> None:
     register_env(ENV_NAME, make_env)
 
 
-def seat_mapping(agent_id: str, episode: Any = None, *, players: int, trainable: int, **kwargs: Any) -> str:
-    """``vs_bots``: ``main`` plays ``trainable`` consecutive seats from an offset that depends on the episode."""
-    seat = int(agent_id.rsplit("_", 1)[1])
-    key = getattr(episode, "id_", None)
-    offset = zlib.crc32(str(key).encode()) % players if key is not None else 0
-    return "main" if (seat - offset) % players < trainable else "random"
-
-
 def selfplay_mapping(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
     return "main"
 
@@ -165,33 +190,54 @@ def selfplay_mapping(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
 def build_config(cfg: dict[str, Any]):
     """The ``PPOConfig`` for ``cfg`` (see :func:`load_config`)."""
     from ray.rllib.algorithms.ppo import PPOConfig
+
+    er = {k: (int(v) if k.startswith("num_") else v) for k, v in cfg["env_runners"].items()}
+    config = PPOConfig().framework("torch").learners(**cfg["learners"]).training(**cfg["ppo"]).debugging(seed=cfg["seed"])
+    if cfg["setup"] == "vs_bots":
+        return _vs_bots(config, cfg, er)
+    return _selfplay(config, cfg, er)
+
+
+def _vs_bots(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
+    """Single-agent PPO on the batched learner-vs-players env (:mod:`training.rllib_vector`)."""
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from training import rllib_league, rllib_vector
+    from training.rllib_module import MaskedPPOTorchRLModule
+
+    rllib_vector.register()
+    env_config = {**cfg["env"], "learner": dict(cfg["learner"]), "opponents": cfg["opponents"], "seed": cfg["seed"]}
+    model = {**cfg["model"], "cluedo": rllib_vector.learner_options(cfg["learner"])}  # read back by rllib: players
+    config = (
+        # Discrete actions need no unsquashing or clipping; off, RLlib skips a per-game pass over them.
+        config.environment(rllib_vector.VECTOR_ENV_NAME, env_config=env_config, disable_env_checking=True,
+                           normalize_actions=False, clip_actions=False)  # fmt: skip
+        .env_runners(**er, gym_env_vectorize_mode="vector_entry_point")
+        .rl_module(rl_module_spec=RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=model))
+    )
+    callbacks: dict[str, Any] = {"on_environment_created": rllib_vector.reseed_opponents}
+    if "league" in rllib_vector.opponent_specs(cfg["opponents"], int(cfg["env"].get("players", 4))):
+        callbacks["on_train_result"] = rllib_league.snapshot_callback(
+            int(cfg["league"]["snapshot_every"]), int(cfg["league"]["max_snapshots"]))  # fmt: skip
+    return config.callbacks(**callbacks)
+
+
+def _selfplay(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
+    """Multi-agent PPO on the PettingZoo env: every seat is the shared module ``main``."""
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from training.rllib_module import MaskedPPOTorchRLModule, RandomLegalRLModule
+    from training.rllib_module import MaskedPPOTorchRLModule
 
     register()
-    players = int(cfg["env"].get("players", 4))
     specs = {"main": RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=dict(cfg["model"]))}
-    if cfg["setup"] == "vs_bots":
-        specs["random"] = RLModuleSpec(module_class=RandomLegalRLModule)
-        mapping = functools.partial(seat_mapping, players=players, trainable=int(cfg["trainable_seats"]))
-    else:
-        mapping = selfplay_mapping
-    er = {k: (int(v) if k.startswith("num_") else v) for k, v in cfg["env_runners"].items()}
-    config = (
-        PPOConfig()
+    return (
         # RLlib's env check steps an unmasked action_space.sample(), which the bare env rightly rejects
-        .environment(ENV_NAME, env_config=dict(cfg["env"]), disable_env_checking=True)
-        .framework("torch")
+        config.environment(ENV_NAME, env_config=dict(cfg["env"]), disable_env_checking=True)
         .env_runners(**er)  # num_env_runners, num_envs_per_env_runner, rollout_fragment_length, ...
-        .learners(**cfg["learners"])
-        .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=["main"])
+        .multi_agent(policies=set(specs), policy_mapping_fn=selfplay_mapping, policies_to_train=["main"])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .training(**cfg["ppo"])
-        .debugging(seed=cfg["seed"])
     )
-    return config
 
 
 def init_ray(cfg: dict[str, Any], address: str | None = None) -> None:
@@ -238,8 +284,9 @@ def save(algo: Any, run_dir: str | Path, iteration: int) -> Path:
 
 
 def _main_return(result: dict[str, Any]) -> float | None:
+    """Mean episode return of the learning module (``main`` in self-play; the one module of vs_bots)."""
     er = result.get("env_runners", {})
-    value = er.get("module_episode_returns_mean", {}).get("main")
+    value = er.get("module_episode_returns_mean", {}).get("main", er.get("episode_return_mean"))
     return None if value is None else float(value)
 
 
