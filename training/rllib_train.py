@@ -157,7 +157,8 @@ def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
         if key in learner and not isinstance(learner[key], bool):
             raise TrainConfigError(f"learner.{key}={learner[key]!r} is not allowed (true or false)")
     if learner.get("macro_accuse") and not learner.get("belief"):
-        raise TrainConfigError("learner.macro_accuse=true needs learner.belief=true (it accuses the belief's best triple)")
+        raise TrainConfigError("learner.macro_accuse=true needs learner.belief=true "
+                               "(the macro accusation accuses the belief's best triple)")  # fmt: skip
     try:
         specs = opponent_specs(cfg["opponents"], rules.players)
     except ConfigError as exc:
@@ -192,7 +193,8 @@ def build_config(cfg: dict[str, Any]):
     from ray.rllib.algorithms.ppo import PPOConfig
 
     er = {k: (int(v) if k.startswith("num_") else v) for k, v in cfg["env_runners"].items()}
-    config = PPOConfig().framework("torch").learners(**cfg["learners"]).training(**cfg["ppo"]).debugging(seed=cfg["seed"])
+    config = PPOConfig().framework("torch").learners(**cfg["learners"]).training(**cfg["ppo"])
+    config = config.debugging(seed=cfg["seed"])
     if cfg["setup"] == "vs_bots":
         return _vs_bots(config, cfg, er)
     return _selfplay(config, cfg, er)
