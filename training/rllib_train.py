@@ -163,9 +163,23 @@ def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
         specs = opponent_specs(cfg["opponents"], rules.players)
     except ConfigError as exc:
         raise TrainConfigError(str(exc)) from None
+    for spec in sorted(set(specs) - {"league"}):  # build each once here, so a bad name fails before Ray starts
+        try:
+            _make_player(spec)
+        except Exception as exc:  # noqa: BLE001 - unknown names, unreadable checkpoints: all config errors here
+            raise TrainConfigError(f"opponents: {spec!r} is not a usable player ({exc})") from None
     if "league" in specs and not cfg["league"].get("snapshot_every"):
         raise TrainConfigError("opponents include 'league' but league.snapshot_every is 0 (set how many "
                                "iterations apart the frozen snapshots of the learning module are taken)")  # fmt: skip
+
+
+def _make_player(spec: str) -> Any:
+    """``agents.registry.make_agent(spec)`` with the ``ckpt:`` and ``rllib:`` prefixes registered."""
+    import training.policy  # noqa: F401 - registers ckpt:
+    import training.rllib_module  # noqa: F401 - registers rllib:
+    from agents.registry import make_agent
+
+    return make_agent(spec, seed=0)
 
 
 # ------------------------------------------------------------------------------------------ env
@@ -319,6 +333,18 @@ def evaluate(checkpoint: Path, cfg: dict[str, Any], out: Path) -> dict[str, Any]
     return mod.main(argv)
 
 
+def _node_id(env_runner: Any = None) -> str:
+    import ray
+
+    return ray.get_runtime_context().get_node_id()
+
+
+def env_runner_nodes(algo: Any) -> list[str]:
+    """The Ray node id of each remote env runner (where the sampling runs; the local one if none)."""
+    nodes = algo.env_runner_group.foreach_env_runner(_node_id, local_env_runner=False)
+    return list(nodes) or [_node_id()]
+
+
 def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = False, log=print) -> dict[str, Any]:
     """Train for ``cfg['iterations']`` iterations (counting those of a resumed run); returns a summary."""
     init_ray(cfg, address)
@@ -343,7 +369,8 @@ def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = Fal
         else:
             algo.stop()
             raise CheckpointError(f"--resume: no checkpoint in {run_dir} restores (start without --resume)")
-    summary: dict[str, Any] = {"run_dir": str(run_dir), "checkpoint": None, "iterations": []}
+    summary: dict[str, Any] = {"run_dir": str(run_dir), "checkpoint": None, "iterations": [],
+                               "env_runner_nodes": env_runner_nodes(algo)}  # fmt: skip
     ckpt = None
     for it in range(start + 1, int(cfg["iterations"]) + 1):
         t0 = time.perf_counter()
@@ -354,6 +381,8 @@ def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = Fal
                "env_steps": er.get("num_env_steps_sampled"), "agent_steps": er.get("num_agent_steps_sampled"),
                "episodes": er.get("num_episodes"), "main_return": _main_return(result),
                "env_steps_lifetime": er.get("num_env_steps_sampled_lifetime")}  # fmt: skip
+        if "league_snapshots" in result:
+            row["league_snapshots"] = result["league_snapshots"]
         summary["iterations"].append(row)
         with progress.open("a") as f:
             f.write(json.dumps(row, default=str) + "\n")
