@@ -381,6 +381,10 @@ def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = Fal
                "env_steps": er.get("num_env_steps_sampled"), "agent_steps": er.get("num_agent_steps_sampled"),
                "episodes": er.get("num_episodes"), "main_return": _main_return(result),
                "env_steps_lifetime": er.get("num_env_steps_sampled_lifetime")}  # fmt: skip
+        timers = result.get("timers", {})  # RLlib's smoothed timers: sampling and learning per iteration
+        for key, name in (("env_runner_sampling_timer", "sample_s"), ("learner_update_timer", "learn_s")):
+            if isinstance(timers.get(key), (int, float)):
+                row[name] = round(float(timers[key]), 2)
         if "league_snapshots" in result:
             row["league_snapshots"] = result["league_snapshots"]
         summary["iterations"].append(row)
@@ -400,8 +404,56 @@ def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = Fal
     return summary
 
 
+def breakdown(cfg: dict[str, Any], steps: int = 4000, log=print) -> dict[str, Any]:
+    """Where a sampled step's time goes (vs_bots), in this process with one torch thread, no Ray:
+    the env alone (random legal learner actions), then the env with the module choosing the actions
+    (one batched forward pass and a categorical draw per env step). A runner's rate below the second
+    figure is RLlib's own per-step cost (episode objects, connectors)."""
+    import numpy as np
+    import torch
+
+    from training.rllib_module import MaskedPPOTorchRLModule, module_actions
+    from training.rllib_vector import learner_options, make_vector_env
+
+    torch.set_num_threads(1)
+    n = int(cfg["env_runners"]["num_envs_per_env_runner"])
+    venv = make_vector_env({**cfg["env"], "num_envs": n, "seed": cfg["seed"], "learner": cfg["learner"],
+                            "opponents": cfg["opponents"]})  # fmt: skip
+    n_act = int(venv.unwrapped.single_action_space.n)
+    model = {**cfg["model"], "cluedo": learner_options(cfg["learner"])}
+    module = MaskedPPOTorchRLModule(observation_space=venv.single_observation_space,
+                                    action_space=venv.unwrapped.single_action_space, model_config=model)  # fmt: skip
+    gen = torch.Generator().manual_seed(0)
+    rng = np.random.default_rng(0)
+
+    def random_legal(obs: np.ndarray) -> np.ndarray:
+        mask = obs[:, -n_act:] > 0
+        return (np.cumsum(mask, 1) > (rng.random(len(mask)) * mask.sum(1)).astype(np.int64)[:, None]).argmax(1)
+
+    def policy(obs: np.ndarray) -> np.ndarray:
+        return module_actions(module, obs[:, :-n_act], obs[:, -n_act:], False, gen)
+
+    row: dict[str, Any] = {"num_envs": n, "opponents": cfg["opponents"], **learner_options(cfg["learner"])}
+    for name, choose in (("env_only", random_legal), ("env_and_module", policy)):
+        obs, _ = venv.reset(seed=cfg["seed"])
+        for _ in range(4):  # warm-up
+            obs, *_ = venv.step(choose(obs))
+        done = 0
+        t0 = time.perf_counter()
+        while done < steps:
+            obs, *_ = venv.step(choose(obs))
+            done += n
+        row[f"{name}_steps_per_s"] = round(done / (time.perf_counter() - t0), 1)
+    log(json.dumps(row))
+    return row
+
+
 def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print) -> list[dict[str, Any]]:
-    """Sampling throughput (env steps/s over all runners) with N remote env runners, the learner idle."""
+    """Sampling throughput (env steps/s over all runners) with N remote env runners, the learner idle.
+
+    Each runner samples ``steps`` env steps in ``sample()`` calls of one rollout fragment each
+    (``rollout_fragment_length`` x ``num_envs_per_env_runner`` steps), as training does.
+    """
     rows = []
     for n in runners:
         c = json.loads(json.dumps(cfg))
@@ -410,7 +462,8 @@ def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print)
         group = algo.env_runner_group
 
         frag = c["env_runners"].get("rollout_fragment_length")
-        chunk = int(frag) if isinstance(frag, int) else 200  # one sample() call per fragment, as training does
+        envs = int(c["env_runners"]["num_envs_per_env_runner"])
+        chunk = (int(frag) if isinstance(frag, int) else 200) * (envs if c["setup"] == "vs_bots" else 1)
 
         def sample(r, k=steps, chunk=chunk):
             n = 0
@@ -418,13 +471,15 @@ def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print)
                 n += sum(len(e) for e in r.sample(num_timesteps=min(chunk, k - n), explore=True))
             return n
 
-        group.foreach_env_runner(functools.partial(sample, k=steps // 4), local_env_runner=False)  # warm-up
+        remote = n > 0
+        warm = functools.partial(sample, k=max(1, steps // 4))
+        group.foreach_env_runner(warm, local_env_runner=not remote)  # warm-up
         t0 = time.perf_counter()
-        counts = group.foreach_env_runner(sample, local_env_runner=False)
+        counts = group.foreach_env_runner(sample, local_env_runner=not remote)
         dt = time.perf_counter() - t0
         total = int(sum(counts))
-        row = {"num_env_runners": n, "num_envs_per_env_runner": c["env_runners"]["num_envs_per_env_runner"],
-               "env_steps": total, "seconds": round(dt, 3), "env_steps_per_s": round(total / dt, 1)}  # fmt: skip
+        row = {"num_env_runners": n, "num_envs_per_env_runner": envs, "env_steps": total, "seconds": round(dt, 3),
+               "env_steps_per_s": round(total / dt, 1), "per_runner": round(total / dt / max(n, 1), 1)}  # fmt: skip
         log(json.dumps(row))
         rows.append(row)
         algo.stop()
@@ -444,7 +499,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
                     help="override the config's iterations")  # fmt: skip
     ap.add_argument("--run-dir", default=None, metavar="DIR", help="override the config's run_dir")
     ap.add_argument("--bench", nargs="+", type=int_in(0, 4096), metavar="N",
-                    help="sampling rate with N env runners; no training")  # fmt: skip
+                    help="sampling rate with N env runners (0: the local one); no training")  # fmt: skip
     ap.add_argument("--bench-steps", type=int_in(1, 10**9), default=4000, help="env steps per runner for --bench")
     args = ap.parse_args(argv)
     if args.backend != "rllib":
@@ -463,7 +518,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
         raise CheckpointError(f"--resume: no checkpoint in {cfg['run_dir']} (start without --resume)")
     if args.bench:
         init_ray(cfg, args.address)
-        return {"bench": bench(cfg, args.bench, args.bench_steps)}
+        parts = breakdown(cfg, args.bench_steps) if cfg["setup"] == "vs_bots" else None
+        return {"breakdown": parts, "bench": bench(cfg, args.bench, args.bench_steps)}
     return train(cfg, address=args.address, resume=args.resume)
 
 
