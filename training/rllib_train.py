@@ -458,12 +458,13 @@ def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print)
     for n in runners:
         c = json.loads(json.dumps(cfg))
         c["env_runners"]["num_env_runners"] = n
-        algo = build_config(c).build_algo()
-        group = algo.env_runner_group
-
         frag = c["env_runners"].get("rollout_fragment_length")
         envs = int(c["env_runners"]["num_envs_per_env_runner"])
         chunk = (int(frag) if isinstance(frag, int) else 200) * (envs if c["setup"] == "vs_bots" else 1)
+        if isinstance(frag, int):  # RLlib checks the batch against runners x envs x fragment; the learner is idle
+            c["ppo"]["train_batch_size_per_learner"] = frag * envs * max(n, 1)
+        algo = build_config(c).build_algo()
+        group = algo.env_runner_group
 
         def sample(r, k=steps, chunk=chunk):
             n = 0
