@@ -105,6 +105,15 @@ def test_vector_env_through_gymnasium_make_vec():
         assert (mask == inner.action_masks()).all() and mask.any(1).all()
         obs, rew, term, trunc, _ = venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask]))
     assert venv.single_observation_space.contains(obs[0])
+    # Ray hands the creator no runner index; the on_environment_created callback reseeds the opponents per runner
+    from ray.rllib.env.env_context import EnvContext
+
+    from training.rllib_vector import reseed_opponents
+
+    before = [dict(row) for row in inner.core.players]
+    reseed_opponents(env=inner, env_context=EnvContext({"seed": 3}, worker_index=2))
+    after = inner.core.players
+    assert all(after[k][s] is not before[k][s] for k in (0, 1) for s in before[k])  # heuristic, deducer rebuilt
 
 
 def test_league_seats_play_their_snapshot_for_the_whole_game():
@@ -145,6 +154,7 @@ def test_bad_config_values_name_what_is_allowed():
                             ({"learner": {"seat": 7}}, "0..3 or 'random'"),
                             ({"learner": {"macro_accuse": True}}, "needs learner.belief=true"),
                             ({"learner": {"colour": 1}}, "unknown key(s) ['colour']"),
+                            ({"learner": {"unplayed_games": "hide"}}, "one of step, skip"),
                             (selfplay, "not allowed with setup=selfplay")]:  # fmt: skip
         with pytest.raises(TrainConfigError) as err:
             load_config("configs/rllib_vs_random.yaml", **overrides)

@@ -144,6 +144,7 @@ def validate_config(cfg: dict[str, Any]) -> None:
 def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
     """``learner:`` and ``opponents`` of the vs_bots setup: what was wrong and what is allowed."""
     from cluedo_env.config import ConfigError
+    from cluedo_env.envs.single_agent import UNPLAYED_MODES
     from training.rllib_vector import LEARNER_DEFAULTS, opponent_specs
 
     learner = cfg["learner"]
@@ -153,6 +154,9 @@ def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
     seat = learner.get("seat", "random")
     if seat != "random" and not (isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < rules.players):
         raise TrainConfigError(f"learner.seat={seat!r} is not allowed (0..{rules.players - 1} or 'random')")
+    if learner.get("unplayed_games", "step") not in UNPLAYED_MODES:
+        raise TrainConfigError(f"learner.unplayed_games={learner['unplayed_games']!r} is not allowed "
+                               f"(one of {', '.join(UNPLAYED_MODES)})")  # fmt: skip
     for key in ("macro_moves", "macro_accuse", "belief", "end_on_elimination"):
         if key in learner and not isinstance(learner[key], bool):
             raise TrainConfigError(f"learner.{key}={learner[key]!r} is not allowed (true or false)")
