@@ -1,20 +1,24 @@
 """RLlib (new API stack) pieces for Cluedo: masked PPO module, random-legal bot module, ``rllib:`` players.
 
-* :class:`MaskedPPOTorchRLModule`: RLlib's default PPO torch module on ``obs["observation"]`` (cast to
-  float), with the env's ``obs["action_mask"]`` applied to the logits (illegal actions get
-  ``FLOAT_MIN``), in exploration, inference and training alike. Same idea as RLlib's
-  ``examples/rl_modules/classes/action_masking_rlm.py``, but for this env's key names and int8 spaces.
+* :class:`MaskedPPOTorchRLModule`: RLlib's default PPO torch module on the observation (cast to
+  float), with the legal-action mask applied to the logits (illegal actions get ``FLOAT_MIN``), in
+  exploration, inference and training alike. Same idea as RLlib's
+  ``examples/rl_modules/classes/action_masking_rlm.py``, for this env's int8 spaces and two layouts:
+  ``{"observation", "action_mask"}`` dicts (PettingZoo self-play) or one flat row, observation then
+  mask (the batched vs_bots env, :mod:`training.rllib_vector`).
 * :class:`RandomLegalRLModule`: no parameters, never trained; picks a uniformly random legal action
-  from the mask. It is the ``random`` bot as an RLlib module, so bot seats run inside RLlib.
+  from the mask: the ``random`` bot as an RLlib module, for multi-agent setups on the PettingZoo env.
 * :class:`RllibAgent`: a module from an RLlib checkpoint as a batched player (``agents.base.Agent``);
-  it sees the game only through its ``PlayerView`` (``view.observe(idx)`` is the env's observation).
+  it sees the game only through its ``PlayerView`` and rebuilds the inputs the module was trained
+  on (belief features, macro actions: :func:`module_options`, saved in the module's model config).
 
 Importing this module registers the ``rllib:`` prefix with :mod:`agents.registry`::
 
-    make_agent("rllib:runs/rllib_vs_random/checkpoint")                 # module "main", greedy
-    make_agent("rllib:runs/rllib_vs_random/checkpoint", deterministic=False, module="main")
+    make_agent("rllib:runs/rllib_vs_heuristic_belief/checkpoints/iter_000190")     # greedy
+    make_agent("rllib:runs/rllib_selfplay/checkpoints/iter_000200", deterministic=False, module="main")
 
-The path is an algorithm checkpoint (``Algorithm.save_to_path``) or an RLModule folder inside one.
+The path is an algorithm checkpoint (``Algorithm.save_to_path``) or an RLModule folder inside one;
+``main`` also finds the single module of a vs_bots run (RLlib's ``default_policy``).
 """
 
 from __future__ import annotations
