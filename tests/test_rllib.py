@@ -6,6 +6,8 @@ and multi-agent self-play on the PettingZoo env trains. Skipped when ray[rllib] 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -180,7 +182,7 @@ def test_training_iterations_with_masking_and_checkpoints(vs_bots_run):
     ckpt = latest_checkpoint(cfg["run_dir"])
     assert ckpt is not None and ckpt.name == "iter_000002" and str(ckpt) == summary["checkpoint"]
     first = load_module(ckpt.parent / "iter_000001")
-    second = load_module(ckpt)
+    second = load_module(os.path.relpath(ckpt))  # a relative path (run_dir: runs/...) loads too
     a, b = first.state_dict(), second.state_dict()
     assert a.keys() == b.keys()
     assert any(not torch.equal(torch.as_tensor(a[k]), torch.as_tensor(b[k])) for k in a), "main was not trained"

@@ -188,7 +188,9 @@ def module_path(path: str | os.PathLike, module: str = "main") -> Path:
 
 
 def load_module(path: str | os.PathLike, module: str = "main") -> RLModule:
-    return RLModule.from_checkpoint(module_path(path, module))
+    """The module from a checkpoint; the path is made absolute (RLlib reads it through pyarrow's
+    filesystem layer, which takes a relative path for a URI with no scheme and fails)."""
+    return RLModule.from_checkpoint(str(module_path(path, module).resolve()))
 
 
 def module_options(module: RLModule) -> dict[str, bool]:
