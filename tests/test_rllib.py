@@ -245,8 +245,10 @@ def test_checkpoint_plays_through_the_evaluator(vs_bots_run, tmp_path):
     register_prefix("rllib", counting, replace=True)
     try:
         ckpt = latest_checkpoint(cfg["run_dir"])
+        # a barely trained learner rarely accuses, so games would run to 400 turns: cap them
         res = ev.main(["--players", f"rllib:{ckpt}", "random", "random", "random", "--games", "8",
-                       "--preset", "cards", "--out", str(tmp_path), "--no-progress"])  # fmt: skip
+                       "--preset", "cards", "--out", str(tmp_path), "--no-progress",
+                       "--max-turns", "40"])  # fmt: skip
     finally:
         rm.register()
     entry = res["entries"][0]
