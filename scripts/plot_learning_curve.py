@@ -6,6 +6,11 @@ Reads ``run_dir/monitor.csv`` (VecMonitor: one row per learner episode: reward, 
 ``run_dir/evals.jsonl`` (periodic tournament evaluations). The training curve is the share of
 episodes won (reward +1) in windows of learner steps; episodes lost by the learner's own
 elimination count as losses. The evaluation points use the evaluator's seat rotation.
+
+An RLlib run (``training/rllib_train.py``: ``run_dir/progress.jsonl``, one row per iteration, and
+``run_dir/eval_NNNNNN/tournament.json``) has no per-episode log: its training curve is
+(mean return + 1) / 2 over RLlib's recent episodes, which is the win rate when no game is cut at
+``max_turns`` (rewards are +1, -1, and 0 only on truncation).
 """
 
 from __future__ import annotations
@@ -28,15 +33,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--bins", type=int, default=40)
     args = ap.parse_args(argv)
     run = Path(args.run_dir)
-    data = np.genfromtxt(run / "monitor.csv", delimiter=",", skip_header=2)
-    data = data.reshape(-1, 3)
-    steps = np.cumsum(data[:, 1])
-    won = data[:, 0] > 0
-    edges = np.linspace(0, steps[-1], args.bins + 1)
-    which = np.clip(np.searchsorted(edges, steps, side="right") - 1, 0, args.bins - 1)
-    count = np.bincount(which, minlength=args.bins)
-    rate = np.bincount(which, won, minlength=args.bins) / np.maximum(count, 1)
-    centre = (edges[:-1] + edges[1:]) / 2
+    rllib = not (run / "monitor.csv").is_file() and (run / "progress.jsonl").is_file()
+    if rllib:
+        centre, rate, count, train_label, eval_rows = _rllib_run(run)
+    else:
+        centre, rate, count = _sb3_training_curve(run, args.bins)
+        train_label, eval_rows = "training episodes won (VecMonitor)", None
 
     import matplotlib
 
@@ -44,10 +46,11 @@ def main(argv: list[str] | None = None) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    ax.plot(centre[count > 0], rate[count > 0], label="training episodes won (VecMonitor)")
+    ax.plot(centre[count > 0], rate[count > 0], label=train_label)
     evals = run / "evals.jsonl"
-    if evals.is_file():
-        rows = [json.loads(line) for line in evals.read_text().splitlines() if line.strip()]
+    if eval_rows is not None or evals.is_file():
+        rows = eval_rows if eval_rows is not None else [
+            json.loads(line) for line in evals.read_text().splitlines() if line.strip()]  # fmt: skip
         x = np.array([r["timesteps"] for r in rows])
         y = np.array([r["win_rate"] for r in rows])
         lo = np.array([r["ci95"][0] for r in rows])
@@ -64,6 +67,38 @@ def main(argv: list[str] | None = None) -> None:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=110)
     print(f"wrote {args.out}")
+
+
+def _sb3_training_curve(run: Path, bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Share of VecMonitor episodes won, in ``bins`` windows of learner steps."""
+    data = np.genfromtxt(run / "monitor.csv", delimiter=",", skip_header=2)
+    data = data.reshape(-1, 3)
+    steps = np.cumsum(data[:, 1])
+    won = data[:, 0] > 0
+    edges = np.linspace(0, steps[-1], bins + 1)
+    which = np.clip(np.searchsorted(edges, steps, side="right") - 1, 0, bins - 1)
+    count = np.bincount(which, minlength=bins)
+    rate = np.bincount(which, won, minlength=bins) / np.maximum(count, 1)
+    return (edges[:-1] + edges[1:]) / 2, rate, count
+
+
+def _rllib_run(run: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, list[dict]]:
+    """An RLlib run: (steps, (mean return + 1) / 2, ones, label, evaluator rows in evals.jsonl's format)."""
+    rows = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines() if line.strip()]
+    by_iter = {int(r["iteration"]): r for r in rows if r.get("main_return") is not None}  # a resume repeats rows
+    steps = {i: float(r["env_steps_lifetime"]) for i, r in by_iter.items()}
+    x = np.array([steps[i] for i in sorted(by_iter)])
+    y = np.array([(float(by_iter[i]["main_return"]) + 1) / 2 for i in sorted(by_iter)])
+    evals = []
+    for folder in sorted(run.glob("eval_*")):
+        it = int(folder.name.split("_")[1])
+        path = folder / "tournament.json"
+        if path.is_file() and it in steps:
+            entry = json.loads(path.read_text())["entries"][0]
+            opponents = [e["player"] for e in json.loads(path.read_text())["entries"][1:]]
+            evals.append({"timesteps": steps[it], "win_rate": entry["win_rate"], "ci95": entry["ci95"],
+                          "opponents": [o.split("#")[0] for o in opponents]})  # fmt: skip
+    return x, y, np.ones(len(x), int), "training: (mean return + 1) / 2, RLlib's recent episodes", evals
 
 
 if __name__ == "__main__":

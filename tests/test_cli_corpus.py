@@ -176,7 +176,7 @@ CORPUS: list[tuple[str, list[str], str]] = [
     ("rllib: empty config", ["train", "--backend", "rllib", "--config", "{tmp}/empty.yaml"], "is empty"),
     ("rllib: bad setup", ["train", "--backend", "rllib", "--config", "{tmp}/r_setup.yaml"], "setup='league'"),
     ("rllib: zero iterations", ["train", "--backend", "rllib", "--config", "{tmp}/r_iter.yaml"], "iterations=0"),
-    ("rllib: heuristic bot", ["train", "--backend", "rllib", "--config", "{tmp}/r_bot.yaml"], "bot='heuristic'"),
+    ("rllib: unknown opponent", ["train", "--backend", "rllib", "--config", "{tmp}/r_bot.yaml"], "'nosuchbot'"),
     ("rllib: --iterations 0", ["train", "--backend", "rllib", "--config", "{tmp}/r_ok.yaml", "--iterations", "0"],
      "--iterations"),  # fmt: skip
     ("rllib: resume with nothing", ["train", "--backend", "rllib", "--config", "{tmp}/r_ok.yaml", "--resume",
@@ -242,7 +242,7 @@ def scratch(tmp_path_factory) -> Path:
     }
     for name, extra in train.items():
         (tmp / f"{name}.yaml").write_text(_train_cfg(tmp, extra))
-    rllib = {"r_ok": "", "r_setup": "setup: league", "r_iter": "iterations: 0", "r_bot": "bot: heuristic"}
+    rllib = {"r_ok": "", "r_setup": "setup: league", "r_iter": "iterations: 0", "r_bot": "opponents: nosuchbot"}
     for name, extra in rllib.items():
         (tmp / f"{name}.yaml").write_text(f"run_dir: {tmp}/rllib_run\niterations: 1\n{extra}\n")
     return tmp

@@ -1,8 +1,12 @@
-"""RLlib integration (training/rllib_*.py) on a local Ray with num_cpus=2: masked multi-agent PPO trains,
-no illegal action reaches the env, checkpoints are written, restored and resumed, and a checkpoint
-plays through the tournament evaluator. Skipped when ray[rllib] is not installed."""
+"""RLlib integration (training/rllib_*.py) on a two-node Ray cluster started on this machine
+(``ray.cluster_utils.Cluster``, one CPU per node, so two env runners land one on each node): batched
+learner-vs-players PPO (heuristic and league opponents inside the env runners) trains with masks,
+checkpoints are written, restored and resumed, a checkpoint plays through the tournament evaluator,
+and multi-agent self-play on the PettingZoo env trains. Skipped when ray[rllib] is not installed."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -17,30 +21,44 @@ from cluedo_env.rules.actions import IllegalActionError  # noqa: E402
 
 SMALL = {
     "env": {"preset": "cards", "players": 4},
-    "ray": {"num_cpus": 2},
-    "env_runners": {"num_env_runners": 1, "num_envs_per_env_runner": 1},
-    "ppo": {"train_batch_size_per_learner": 600, "minibatch_size": 200, "num_epochs": 1},
+    "env_runners": {"num_env_runners": 1, "num_envs_per_env_runner": 16, "rollout_fragment_length": 32},
+    "ppo": {"train_batch_size_per_learner": 512, "minibatch_size": 256, "num_epochs": 1},
     "model": {"fcnet_hiddens": [64]},
     "eval": {"every": 0},
     "checkpoint_every": 1,
 }
+# Two runners x 16 games x 16 steps = 512 env steps per iteration.
+TWO_RUNNERS = {**SMALL, "env_runners": {"num_env_runners": 2, "num_envs_per_env_runner": 16,
+                                        "rollout_fragment_length": 16, "num_cpus_per_env_runner": 1}}  # fmt: skip
+BELIEF = {"seat": "random", "macro_moves": True, "macro_accuse": True, "belief": True}
 
 
 @pytest.fixture(scope="module")
-def local_ray():
+def cluster():
+    """A head node and a worker node on this machine, one CPU each; the driver connects as on a real cluster."""
+    from ray.cluster_utils import Cluster
+
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    c.add_node(num_cpus=1)
+    c.wait_for_nodes()
+    ray.init(address=c.address, log_to_driver=False)
+    yield c
     ray.shutdown()
+    c.shutdown()
 
 
 @pytest.fixture(scope="module")
-def vs_random_run(local_ray, tmp_path_factory):
+def vs_bots_run(cluster, tmp_path_factory):
+    """Two iterations against heuristic + league opponents, runners on both nodes, belief features."""
     from training.rllib_train import load_config, train
 
-    cfg = load_config("configs/rllib_vs_random.yaml", iterations=2, run_dir=str(tmp_path_factory.mktemp("rl")), **SMALL)
-    return cfg, train(cfg, log=lambda *a: None)
+    run_dir = str(tmp_path_factory.mktemp("rl"))
+    cfg = load_config("configs/rllib_vs_heuristic_belief.yaml", iterations=2, run_dir=run_dir,
+                      opponents=["heuristic", "league", "deducer"], league={"snapshot_every": 1, "max_snapshots": 2},
+                      learner=BELIEF, **TWO_RUNNERS)  # fmt: skip
+    return cfg, train(cfg, address=cluster.address, log=lambda *a: None)
 
 
 def test_env_raises_on_illegal_actions():
@@ -72,68 +90,152 @@ def test_random_module_picks_legal_actions():
     assert mask[np.arange(64), out].all()
 
 
-def test_training_iterations_with_masking_and_checkpoints(vs_random_run):
+def test_vector_env_through_gymnasium_make_vec():
+    """RLlib's runner builds the env with gymnasium.make_vec(vector_entry_point): N games, obs then mask."""
+    from training.rllib_vector import make_vector_env
+
+    venv = make_vector_env({"num_envs": 6, "preset": "cards", "players": 4, "seed": 3, "learner": BELIEF,
+                            "opponents": ["heuristic", "deducer", "random"]})  # fmt: skip
+    inner = venv.unwrapped
+    obs, infos = venv.reset(seed=3)
+    n_act = int(inner.single_action_space.n)
+    assert obs.shape == (6, inner.single_observation_space.shape[0] + n_act) and obs.dtype == np.int8
+    assert infos == {}
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        mask = obs[:, -n_act:].astype(bool)
+        assert (mask == inner.action_masks()).all() and mask.any(1).all()
+        obs, rew, term, trunc, _ = venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask]))
+    assert venv.single_observation_space.contains(obs[0])
+    # Ray hands the creator no runner index; the on_environment_created callback reseeds the opponents per runner
+    from ray.rllib.env.env_context import EnvContext
+
+    from training.rllib_vector import reseed_opponents
+
+    before = [dict(row) for row in inner.core.players]
+    reseed_opponents(env=inner, env_context=EnvContext({"seed": 3}, worker_index=2))
+    after = inner.core.players
+    assert all(after[k][s] is not before[k][s] for k in (0, 1) for s in before[k])  # heuristic, deducer rebuilt
+
+
+def test_league_seats_play_their_snapshot_for_the_whole_game():
+    """A league seat draws one snapshot per game; with none yet it plays random legal moves."""
+    from training.rllib_league import league_pools
+    from training.rllib_module import MaskedPPOTorchRLModule
+    from training.rllib_vector import make_vector_env
+
+    venv = make_vector_env({"num_envs": 8, "preset": "cards", "players": 4, "seed": 0, "learner": BELIEF,
+                            "opponents": ["league", "heuristic", "league"]})  # fmt: skip
+    (pool,) = league_pools(venv)  # both league seats (all their seat copies) share one pool
+    inner = venv.unwrapped
+    module = MaskedPPOTorchRLModule(observation_space=venv.single_observation_space,
+                                    action_space=inner.single_action_space,
+                                    model_config={"fcnet_hiddens": [32]})  # fmt: skip
+    venv.reset(seed=0)
+    leagues = [p for row in inner.core.players for p in row.values() if type(p).__name__ == "LeagueAgent"]
+    assert leagues and all((p.game_version == -1).all() for p in leagues)  # empty pool: random legal moves
+    assert pool.add(module) == 0 and pool.add(module) == 1 and pool.add(module, max_snapshots=2) == 2
+    assert pool.versions() == [1, 2]  # the oldest dropped
+    obs, _ = venv.reset(seed=1)
+    assert all(set(np.unique(p.game_version)) <= {1, 2} for p in leagues)
+    rng = np.random.default_rng(0)
+    n_act = int(inner.single_action_space.n)
+    for _ in range(40):  # the league seats act through the snapshots; an illegal engine action would raise
+        mask = obs[:, -n_act:].astype(bool)
+        obs, *_ = venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask]))
+
+
+def test_bad_config_values_name_what_is_allowed():
+    from cluedo_env.errors import TrainConfigError
+    from training.rllib_train import load_config
+
+    selfplay = {"setup": "selfplay", "opponents": "heuristic"}
+    for overrides, text in [({"opponents": "nosuchbot"}, "unknown agent 'nosuchbot'"),
+                            ({"opponents": ["heuristic"]}, "a list of 3"),
+                            ({"opponents": "league"}, "league.snapshot_every is 0"),
+                            ({"learner": {"seat": 7}}, "0..3 or 'random'"),
+                            ({"learner": {"macro_accuse": True}}, "needs learner.belief=true"),
+                            ({"learner": {"colour": 1}}, "unknown key(s) ['colour']"),
+                            ({"learner": {"unplayed_games": "hide"}}, "one of step, skip"),
+                            (selfplay, "not allowed with setup=selfplay")]:  # fmt: skip
+        with pytest.raises(TrainConfigError) as err:
+            load_config("configs/rllib_vs_random.yaml", **overrides)
+        assert text in str(err.value), (overrides, str(err.value))
+
+
+def test_runners_on_both_nodes_and_league_snapshots(vs_bots_run, cluster):
+    cfg, summary = vs_bots_run
+    nodes = summary["env_runner_nodes"]
+    assert len(nodes) == 2 and len(set(nodes)) == 2, nodes  # one env runner per node
+    assert len({n["NodeID"] for n in ray.nodes() if n["Alive"]}) == 2
+    assert [r.get("league_snapshots") for r in summary["iterations"]] == [1, 2]
+
+
+def test_training_iterations_with_masking_and_checkpoints(vs_bots_run):
     from training.rllib_module import load_module
     from training.rllib_train import latest_checkpoint
 
-    cfg, summary = vs_random_run
+    cfg, summary = vs_bots_run
     rows = summary["iterations"]
     assert [r["iteration"] for r in rows] == [1, 2]
-    assert all(int(r["env_steps"]) >= 600 and int(r["episodes"]) > 0 for r in rows)
+    assert all(int(r["env_steps"]) >= 512 and int(r["episodes"]) > 0 for r in rows)
     ckpt = latest_checkpoint(cfg["run_dir"])
     assert ckpt is not None and ckpt.name == "iter_000002" and str(ckpt) == summary["checkpoint"]
     first = load_module(ckpt.parent / "iter_000001")
-    second = load_module(ckpt)
+    second = load_module(os.path.relpath(ckpt))  # a relative path (run_dir: runs/...) loads too
     a, b = first.state_dict(), second.state_dict()
     assert a.keys() == b.keys()
     assert any(not torch.equal(torch.as_tensor(a[k]), torch.as_tensor(b[k])) for k in a), "main was not trained"
 
 
-def test_restored_module_masks_its_logits(vs_random_run):
+def test_restored_module_masks_its_logits(vs_bots_run):
     from ray.rllib.core.columns import Columns
 
-    from training.rllib_module import load_module
-    from training.rllib_train import latest_checkpoint, make_env
+    from training.rllib_module import load_module, module_options
+    from training.rllib_train import latest_checkpoint
+    from training.rllib_vector import make_vector_env
 
-    cfg, _ = vs_random_run
+    cfg, _ = vs_bots_run
     module = load_module(latest_checkpoint(cfg["run_dir"]))
-    env = make_env(cfg["env"])
-    obs, _ = env.reset(seed=1)
-    (o,) = obs.values()
-    batch = {Columns.OBS: {k: torch.as_tensor(v)[None] for k, v in o.items()}}
+    assert module_options(module) == {"macro_moves": True, "macro_accuse": True, "belief": True}
+    venv = make_vector_env({**cfg["env"], "num_envs": 4, "seed": 1, "learner": cfg["learner"], "opponents": "random"})
+    obs, _ = venv.reset(seed=1)
     with torch.no_grad():
-        logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS][0]
-    legal = torch.as_tensor(o["action_mask"]) > 0
+        logits = module.forward_inference({Columns.OBS: torch.as_tensor(obs)})[Columns.ACTION_DIST_INPUTS]
+    legal = torch.as_tensor(obs[:, -logits.shape[1] :]) > 0
     assert logits[~legal].max() < -1e30 < logits[legal].min()
 
 
-def test_resume_continues_from_the_latest_checkpoint(vs_random_run):
+def test_resume_continues_from_the_latest_checkpoint(vs_bots_run, cluster):
     from training.rllib_train import latest_checkpoint, train
 
-    cfg, _ = vs_random_run
+    cfg, _ = vs_bots_run
     lines = []
-    summary = train({**cfg, "iterations": 3}, resume=True, log=lines.append)
+    summary = train({**cfg, "iterations": 3}, address=cluster.address, resume=True, log=lines.append)
     assert lines[0].startswith("resumed from") and "iter_000002" in lines[0]
     assert [r["iteration"] for r in summary["iterations"]] == [3]
     assert latest_checkpoint(cfg["run_dir"]).name == "iter_000003"
 
 
-def test_selfplay_shared_policy_trains_one_iteration(local_ray, tmp_path):
+def test_selfplay_shared_policy_trains_one_iteration(cluster, tmp_path):
     from training.rllib_train import build_config, load_config, train
 
-    cfg = load_config("configs/rllib_selfplay.yaml", iterations=1, run_dir=str(tmp_path), **SMALL)
+    one_game = {"num_env_runners": 1, "num_envs_per_env_runner": 1, "rollout_fragment_length": 100}
+    small = {**SMALL, "env_runners": one_game,
+             "ppo": {"train_batch_size_per_learner": 600, "minibatch_size": 200, "num_epochs": 1}}  # fmt: skip
+    cfg = load_config("configs/rllib_selfplay.yaml", iterations=1, run_dir=str(tmp_path), **small)
     assert set(build_config(cfg).policies) == {"main"}
     summary = train(cfg, log=lambda *a: None)
     (row,) = summary["iterations"]
     assert int(row["env_steps"]) >= 600 and row["main_return"] is not None
 
 
-def test_checkpoint_plays_through_the_evaluator(vs_random_run, tmp_path):
+def test_checkpoint_plays_through_the_evaluator(vs_bots_run, tmp_path):
     import training.rllib_module as rm
     from cluedo_env.cli import evaluate as ev
     from training.rllib_train import latest_checkpoint
 
-    cfg, _ = vs_random_run
+    cfg, _ = vs_bots_run
     made: list[rm.RllibAgent] = []
 
     def counting(spec, seed=None, **kw):
@@ -143,8 +245,10 @@ def test_checkpoint_plays_through_the_evaluator(vs_random_run, tmp_path):
     register_prefix("rllib", counting, replace=True)
     try:
         ckpt = latest_checkpoint(cfg["run_dir"])
+        # a barely trained learner rarely accuses, so games would run to 400 turns: cap them
         res = ev.main(["--players", f"rllib:{ckpt}", "random", "random", "random", "--games", "8",
-                       "--preset", "cards", "--out", str(tmp_path), "--no-progress"])  # fmt: skip
+                       "--preset", "cards", "--out", str(tmp_path), "--no-progress",
+                       "--max-turns", "40"])  # fmt: skip
     finally:
         rm.register()
     entry = res["entries"][0]

@@ -1,24 +1,29 @@
 """RLlib (new API stack) pieces for Cluedo: masked PPO module, random-legal bot module, ``rllib:`` players.
 
-* :class:`MaskedPPOTorchRLModule`: RLlib's default PPO torch module on ``obs["observation"]`` (cast to
-  float), with the env's ``obs["action_mask"]`` applied to the logits (illegal actions get
-  ``FLOAT_MIN``), in exploration, inference and training alike. Same idea as RLlib's
-  ``examples/rl_modules/classes/action_masking_rlm.py``, but for this env's key names and int8 spaces.
+* :class:`MaskedPPOTorchRLModule`: RLlib's default PPO torch module on the observation (cast to
+  float), with the legal-action mask applied to the logits (illegal actions get ``FLOAT_MIN``), in
+  exploration, inference and training alike. Same idea as RLlib's
+  ``examples/rl_modules/classes/action_masking_rlm.py``, for this env's int8 spaces and two layouts:
+  ``{"observation", "action_mask"}`` dicts (PettingZoo self-play) or one flat row, observation then
+  mask (the batched vs_bots env, :mod:`training.rllib_vector`).
 * :class:`RandomLegalRLModule`: no parameters, never trained; picks a uniformly random legal action
-  from the mask. It is the ``random`` bot as an RLlib module, so bot seats run inside RLlib.
+  from the mask: the ``random`` bot as an RLlib module, for multi-agent setups on the PettingZoo env.
 * :class:`RllibAgent`: a module from an RLlib checkpoint as a batched player (``agents.base.Agent``);
-  it sees the game only through its ``PlayerView`` (``view.observe(idx)`` is the env's observation).
+  it sees the game only through its ``PlayerView`` and rebuilds the inputs the module was trained
+  on (belief features, macro actions: :func:`module_options`, saved in the module's model config).
 
 Importing this module registers the ``rllib:`` prefix with :mod:`agents.registry`::
 
-    make_agent("rllib:runs/rllib_vs_random/checkpoint")                 # module "main", greedy
-    make_agent("rllib:runs/rllib_vs_random/checkpoint", deterministic=False, module="main")
+    make_agent("rllib:runs/rllib_vs_heuristic_belief/checkpoints/iter_000190")     # greedy
+    make_agent("rllib:runs/rllib_selfplay/checkpoints/iter_000200", deterministic=False, module="main")
 
-The path is an algorithm checkpoint (``Algorithm.save_to_path``) or an RLModule folder inside one.
+The path is an algorithm checkpoint (``Algorithm.save_to_path``) or an RLModule folder inside one;
+``main`` also finds the single module of a vs_bots run (RLlib's ``default_policy``).
 """
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 from typing import Any
@@ -27,63 +32,108 @@ import gymnasium as gym
 import numpy as np
 import torch
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
-from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
+from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-from agents.base import Agent, replace_illegal
+from agents.base import Agent, replace_illegal, sample_legal
+from agents.belief import LearnerInputs
 from cluedo_env.engine.views import PlayerView
+from cluedo_env.envs.learner_actions import LearnerActions
 
 OBS_KEY = "observation"
 MASK_KEY = "action_mask"
 
 
-def _split(batch: dict[str, Any]) -> tuple[torch.Tensor, dict[str, Any]]:
-    """(mask as float, batch whose OBS is the float observation), without changing the caller's batch."""
-    obs = batch[Columns.OBS]
-    if not isinstance(obs, dict) or OBS_KEY not in obs or MASK_KEY not in obs:
-        raise ValueError(f"a masked module needs Dict observations with keys {OBS_KEY!r} and {MASK_KEY!r}")
-    out = dict(batch)
-    out[Columns.OBS] = torch.as_tensor(obs[OBS_KEY]).float()
-    return torch.as_tensor(obs[MASK_KEY]).float(), out
-
-
 def _apply_mask(outs: dict[str, Any], mask: torch.Tensor) -> dict[str, Any]:
-    outs[Columns.ACTION_DIST_INPUTS] = outs[Columns.ACTION_DIST_INPUTS] + torch.clamp(torch.log(mask), min=FLOAT_MIN)
+    """Illegal actions' logits become ``FLOAT_MIN`` (a select, cheaper than adding ``log(mask)``)."""
+    logits = outs[Columns.ACTION_DIST_INPUTS]
+    outs[Columns.ACTION_DIST_INPUTS] = torch.where(mask > 0, logits, torch.full_like(logits, FLOAT_MIN))
     return outs
 
 
 class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
-    """PPO's default torch module on ``obs["observation"]`` with ``obs["action_mask"]`` applied to the logits."""
+    """PPO's default torch module on the observation, with the legal-action mask applied to the logits.
 
-    def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
-        if not isinstance(observation_space, gym.spaces.Dict) or MASK_KEY not in observation_space.spaces:
-            raise ValueError(f"MaskedPPOTorchRLModule needs a Dict observation space with {OBS_KEY!r} and {MASK_KEY!r}")
+    Two observation layouts: a ``Dict`` with ``"observation"`` and ``"action_mask"`` (the PettingZoo
+    env), or one int8 ``Box`` of ``D + A`` values whose last ``A = action_space.n`` are the mask (the
+    batched vector env, :mod:`training.rllib_vector`: a flat array keeps RLlib's per-game
+    batching/unbatching a plain row copy instead of a walk over a dict per game).
+    """
+
+    def __init__(self, *, observation_space: gym.Space | None = None, action_space: gym.Space | None = None,
+                 **kwargs: Any) -> None:  # fmt: skip
+        n_actions = int(getattr(action_space, "n", 0))
+        if isinstance(observation_space, gym.spaces.Dict) and MASK_KEY in observation_space.spaces:
+            self._flat_mask = 0
+            shape = observation_space[OBS_KEY].shape
+        elif isinstance(observation_space, gym.spaces.Box) and len(observation_space.shape) == 1 and (
+            observation_space.shape[0] > n_actions > 0
+        ):
+            self._flat_mask = n_actions
+            shape = (observation_space.shape[0] - n_actions,)
+        else:
+            raise ValueError(
+                f"MaskedPPOTorchRLModule needs a Dict observation space with {OBS_KEY!r} and {MASK_KEY!r}, or a "
+                f"1-d Box whose last action_space.n values are the mask; got {observation_space} and {action_space}"
+            )
         self.observation_space_with_mask = observation_space
-        inner = observation_space[OBS_KEY]  # the networks see the observation only, as floats
-        super().__init__(observation_space=gym.spaces.Box(0.0, 127.0, inner.shape, np.float32), **kwargs)
+        self._obs_dim = int(shape[0])
+        # the networks see the observation only, as floats
+        super().__init__(observation_space=gym.spaces.Box(0.0, 127.0, shape, np.float32), action_space=action_space,
+                         **kwargs)  # fmt: skip
 
     def setup(self) -> None:
         super().setup()
         self.observation_space = self.observation_space_with_mask
 
+    def _split(self, batch: dict[str, Any]) -> tuple[torch.Tensor | None, dict[str, Any]]:
+        """(mask, batch whose OBS is the float observation), without changing the caller's batch.
+
+        The mask is None when OBS is already the bare observation (a batch split before).
+        """
+        obs = batch[Columns.OBS]
+        out = dict(batch)
+        if isinstance(obs, dict):
+            if OBS_KEY not in obs or MASK_KEY not in obs:
+                raise ValueError(f"a masked module needs Dict observations with keys {OBS_KEY!r} and {MASK_KEY!r}")
+            out[Columns.OBS] = torch.as_tensor(obs[OBS_KEY]).float()
+            return torch.as_tensor(obs[MASK_KEY]), out
+        obs = torch.as_tensor(obs)
+        if self._flat_mask and obs.shape[-1] == self._obs_dim + self._flat_mask:
+            out[Columns.OBS] = obs[..., : self._obs_dim].float()
+            return obs[..., self._obs_dim :], out
+        if obs.shape[-1] != self._obs_dim:
+            raise ValueError(f"observations of width {obs.shape[-1]}; this module takes {self._obs_dim} "
+                             f"(+ {self._flat_mask} mask values)")  # fmt: skip
+        out[Columns.OBS] = obs.float()
+        return None, out
+
+    def _masked(self, forward: Any, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        mask, batch = self._split(batch)
+        if mask is None:
+            raise ValueError("a masked module needs the action mask with the observations")
+        return _apply_mask(forward(batch, **kwargs), mask)
+
     def _forward_inference(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        mask, batch = _split(batch)
-        return _apply_mask(super()._forward_inference(batch, **kwargs), mask)
+        return self._masked(super()._forward_inference, batch, **kwargs)
 
     def _forward_exploration(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        mask, batch = _split(batch)
-        return _apply_mask(super()._forward_exploration(batch, **kwargs), mask)
+        return self._masked(super()._forward_exploration, batch, **kwargs)
 
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        mask, batch = _split(batch)
-        return _apply_mask(super()._forward_train(batch, **kwargs), mask)
+        return self._masked(super()._forward_train, batch, **kwargs)
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> Any:
-        if isinstance(batch[Columns.OBS], dict):
-            _, batch = _split(batch)
+        _, batch = self._split(batch)
         return super().compute_values(batch, embeddings)
+
+    def obs_batch(self, obs: np.ndarray, mask: np.ndarray) -> Any:
+        """The OBS column this module takes for (n, D) observations and (n, A) masks."""
+        obs = torch.from_numpy(np.ascontiguousarray(obs))
+        mask = torch.from_numpy(np.asarray(mask).astype(np.int8))
+        return torch.cat([obs, mask], 1) if self._flat_mask else {OBS_KEY: obs, MASK_KEY: mask}
 
 
 class RandomLegalRLModule(RLModule):
@@ -99,7 +149,7 @@ class RandomLegalRLModule(RLModule):
         out = np.zeros(len(mask), np.int64)
         rows = mask.any(1)  # an all-zero mask (a finished game's last observation) is never acted on
         if rows.any():
-            out[rows] = _sample_rows(mask[rows], self._rng)
+            out[rows] = sample_legal(mask[rows], self._rng)
         return {Columns.ACTIONS: out}
 
     def _forward_train(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -115,36 +165,69 @@ class RandomLegalRLModule(RLModule):
         pass
 
 
-def _sample_rows(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    counts = mask.sum(1)
-    rank = (rng.random(len(mask)) * counts).astype(np.int64)
-    return (np.cumsum(mask, axis=1) > rank[:, None]).argmax(1)
 
 
 # ------------------------------------------------------------------ checkpoints as players
 def module_path(path: str | os.PathLike, module: str = "main") -> Path:
-    """The RLModule folder for ``module`` in an algorithm checkpoint (or ``path`` itself if it is one)."""
+    """The RLModule folder for ``module`` in an algorithm checkpoint (or ``path`` itself if it is one).
+
+    A single-agent (vs_bots) run has one module, RLlib's ``default_policy``; ``main`` finds it too.
+    """
     path = Path(path)
-    inner = path / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / module
-    if inner.is_dir():
-        return inner
+    modules = path / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE
+    for name in (module, DEFAULT_MODULE_ID) if module == "main" else (module,):
+        if (modules / name).is_dir():
+            return modules / name
     if (path / "class_and_ctor_args.pkl").is_file() or (path / "module_state.pkl").is_file():
         return path
     raise FileNotFoundError(f"{path}: not an RLlib algorithm checkpoint with module {module!r}, nor an RLModule folder")
 
 
 def load_module(path: str | os.PathLike, module: str = "main") -> RLModule:
-    return RLModule.from_checkpoint(module_path(path, module))
+    """The module from a checkpoint; the path is made absolute (RLlib reads it through pyarrow's
+    filesystem layer, which takes a relative path for a URI with no scheme and fails)."""
+    return RLModule.from_checkpoint(str(module_path(path, module).resolve()))
 
 
-class RllibAgent(Agent):
-    """An RLlib module (from a checkpoint) as a batched player; greedy by default, ``deterministic=False`` samples."""
+def module_options(module: RLModule) -> dict[str, bool]:
+    """The learner-env options a module was trained with (``model_config["cluedo"]``, set by
+    ``training.rllib_train`` for vs_bots runs); a module without them (self-play on the AEC env)
+    saw the plain observation and played the engine's 870 actions."""
+    opts = dict((getattr(module, "model_config", None) or {}).get("cluedo", {}))
+    return {k: bool(opts.get(k, False)) for k in ("macro_moves", "macro_accuse", "belief")}
+
+
+def module_actions(module: RLModule, obs: np.ndarray, mask: np.ndarray, deterministic: bool,
+                   gen: torch.Generator) -> np.ndarray:  # fmt: skip
+    """(n,) actions of ``module`` (inference forward pass, masked logits) for (n, D) obs and (n, A) masks."""
+    batch = {Columns.OBS: module.obs_batch(obs, mask)}
+    with torch.no_grad():
+        logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+        if deterministic:
+            out = logits.argmax(-1)
+        else:
+            out = torch.multinomial(torch.softmax(logits, -1), 1, generator=gen)[:, 0]
+    return out.numpy().astype(np.int64)
+
+
+class RllibAgent(LearnerInputs, Agent):
+    """An RLlib module (from a checkpoint) as a batched player; greedy by default, ``deterministic=False`` samples.
+
+    It sees the game only through its ``PlayerView`` and rebuilds the inputs the module was trained
+    on (:func:`module_options`: belief features from its own notebook, macro moves/accusation
+    mapped back to engine ids), the pipeline of ``training.policy.PolicyAgent``.
+    """
 
     def __init__(self, path: str | os.PathLike, seed: int | None = None, deterministic: bool = True,
                  module: str = "main") -> None:  # fmt: skip
         self.path = str(path)
         self.module = load_module(path, module)
         self.module.eval()
+        opts = module_options(self.module)
+        self.actions = LearnerActions(opts["macro_moves"], opts["macro_accuse"])
+        self.use_belief = opts["belief"]
+        self.seed = seed
+        self._belief = None
         self.deterministic = deterministic
         self.name = f"rllib:{path}"
         self.illegal = 0  # actions the safety net replaced (the mask makes this 0; tests check it)
@@ -152,18 +235,18 @@ class RllibAgent(Agent):
         self._gen = torch.Generator().manual_seed(torch_seed)
         self._rng = np.random.default_rng(seed)
 
+    def __deepcopy__(self, memo: dict) -> RllibAgent:
+        """Copies share the module (read-only here) and get their own notebook."""
+        new = copy.copy(self)
+        new._belief = None
+        return new
+
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
-        obs = view.observe(idx)
+        idx = np.asarray(idx, np.int64)
+        obs, accuse = self.learner_inputs(view, idx)
         mask = view.legal_action_mask[idx]
-        batch = {Columns.OBS: {OBS_KEY: torch.from_numpy(np.ascontiguousarray(obs)),
-                               MASK_KEY: torch.from_numpy(mask.astype(np.int8))}}  # fmt: skip
-        with torch.no_grad():
-            logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
-            if self.deterministic:
-                out = logits.argmax(-1)
-            else:
-                out = torch.multinomial(torch.softmax(logits, -1), 1, generator=self._gen)[:, 0]
-        out = out.numpy().astype(np.int64)
+        chosen = module_actions(self.module, obs, self.actions.mask(mask), self.deterministic, self._gen)
+        out = self.actions.to_engine(chosen, mask, accuse)
         self.illegal += replace_illegal(out, np.asarray(mask, bool), self._rng)
         return out
 
@@ -180,4 +263,7 @@ def register() -> None:
 
 register()
 
-__all__ = ["MaskedPPOTorchRLModule", "RandomLegalRLModule", "RllibAgent", "load_module", "module_path"]
+__all__ = [
+    "MaskedPPOTorchRLModule", "RandomLegalRLModule", "RllibAgent", "load_module", "module_actions", "module_options",
+    "module_path",
+]  # fmt: skip

@@ -1,27 +1,28 @@
-"""Multi-agent PPO on Ray RLlib (new API stack) for the PettingZoo Cluedo env.
+"""PPO on Ray RLlib (new API stack) for Cluedo: batched learner-vs-players, or multi-agent self-play.
 
-    python -m training.rllib_train --config configs/rllib_vs_random.yaml              # local Ray
-    python -m training.rllib_train --config configs/rllib_selfplay.yaml --address auto  # an existing cluster
-    python -m training.rllib_train --config configs/rllib_vs_random.yaml --resume      # go on from run_dir
-    python -m training.rllib_train --config configs/rllib_vs_random.yaml --bench 1 2   # sampling throughput
-
-The env is :func:`cluedo_env.raw_env` (the bare AEC env, which raises ``IllegalActionError`` on an
-illegal action, so a masking bug stops training loudly) in RLlib's ``PettingZooEnv`` wrapper,
-registered as ``"cluedo_v0"``. The refuter acting out of turn is fine: the wrapper follows
-``agent_selection``.
+    python -m training.rllib_train --config configs/rllib_vs_heuristic_belief.yaml     # local Ray
+    python -m training.rllib_train --config configs/rllib_vs_heuristic_belief.yaml --address auto  # a cluster
+    python -m training.rllib_train --config configs/rllib_vs_heuristic_belief.yaml --resume  # from run_dir
+    python -m training.rllib_train --config configs/rllib_vs_heuristic_belief.yaml --bench 1 2  # sampling rate
 
 Setups (``setup:`` in the YAML):
 
-* ``vs_bots``: module ``main`` (:class:`~training.rllib_module.MaskedPPOTorchRLModule`, trained) plays
-  ``trainable_seats`` seats, rotated per episode; the others are played by module ``random``
-  (:class:`~training.rllib_module.RandomLegalRLModule`, not trained).
-* ``selfplay``: every seat is played by the one shared module ``main``.
+* ``vs_bots``: one learner seat per game against ``opponents`` (any :func:`agents.registry.make_agent`
+  player: ``random``, ``heuristic``, ``deducer``, ``expert``, ``notebook``, ``ckpt:PATH``,
+  ``rllib:PATH``; or ``league``, frozen snapshots of the learning module, :mod:`training.rllib_league`),
+  played inside the env. RLlib's ``SingleAgentEnvRunner`` steps ``num_envs_per_env_runner`` games
+  per call in one batched engine (:mod:`training.rllib_vector`). ``learner:`` sets the learner env's
+  options (``seat``, ``macro_moves``, ``macro_accuse``, ``belief``), as in the SB3 configs.
+* ``selfplay``: the PettingZoo AEC env in RLlib's ``PettingZooEnv`` wrapper (``"cluedo_v0"``; the bare
+  env raises ``IllegalActionError`` on an illegal action, so a masking bug stops training loudly);
+  every seat is played by the one shared module ``main``. One game per env, one move per step.
 
 Scale-out keys: ``env_runners.num_env_runners``, ``env_runners.num_envs_per_env_runner``,
-``learners.num_learners``, ``learners.num_gpus_per_learner``. Checkpoints are
-``Algorithm.save_to_path`` folders ``run_dir/checkpoints/iter_NNNNNN``; ``run_dir/latest.txt`` names
-the newest. ``rllib:run_dir`` or ``rllib:<checkpoint>`` is a player for ``scripts/evaluate.py`` once
-:mod:`training.rllib_module` is imported (this module imports it).
+``env_runners.num_cpus_per_env_runner``, ``learners.num_learners``, ``learners.num_gpus_per_learner``.
+Checkpoints are ``Algorithm.save_to_path`` folders ``run_dir/checkpoints/iter_NNNNNN``;
+``run_dir/latest.txt`` names the newest. ``rllib:run_dir/checkpoints/iter_NNNNNN`` is a player for
+``scripts/evaluate.py`` once :mod:`training.rllib_module` is imported (this module imports it).
+See docs/rllib_scaling.md for the cluster launch and the measured throughput.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import functools
 import json
 import sys
 import time
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +44,14 @@ DEFAULTS: dict[str, Any] = {
     "run_dir": "runs/rllib",
     "seed": 0,
     "setup": "vs_bots",
-    "trainable_seats": 1,
-    "bot": "random",
+    "opponents": "random",
+    "learner": {
+        "seat": "random",
+        "macro_moves": False,
+        "macro_accuse": False,
+        "belief": False,
+    },  # fmt: skip
+    "league": {"snapshot_every": 0, "max_snapshots": 8},
     "iterations": 10,
     "checkpoint_every": 5,
     "env": {"preset": "classic", "players": 4},
@@ -110,11 +116,6 @@ def validate_config(cfg: dict[str, Any]) -> None:
 
     if cfg["setup"] not in ("vs_bots", "selfplay"):
         raise TrainConfigError(f"setup={cfg['setup']!r} is not allowed (choose 'vs_bots' or 'selfplay')")
-    if cfg["setup"] == "vs_bots" and cfg["bot"] != "random":
-        raise TrainConfigError(
-            f"bot={cfg['bot']!r} is not allowed (only 'random' runs as an RLlib module; the heuristic/deducer players "
-            "need a PlayerView of a VectorEngine, not the observation vector, see docs/rllib_scaling.md)"
-        )
     if not isinstance(cfg["run_dir"], str) or not cfg["run_dir"].strip():
         raise TrainConfigError(f"run_dir={cfg['run_dir']!r} is not allowed (a folder path, e.g. runs/rllib)")
     integer("seed", cfg["seed"], 0, SEED_MAX)
@@ -125,12 +126,63 @@ def validate_config(cfg: dict[str, Any]) -> None:
         rules = make_config(env.get("preset", "classic"), **{k: v for k, v in env.items() if k != "preset"})
     except ConfigError as exc:
         raise TrainConfigError(f"env: {exc}") from None
-    integer("trainable_seats", cfg["trainable_seats"], 1, rules.players)
+    if cfg["setup"] == "vs_bots":
+        _validate_learner(cfg, rules)
+    elif cfg["opponents"] != DEFAULTS["opponents"]:
+        raise TrainConfigError(f"opponents={cfg['opponents']!r} is not allowed with setup=selfplay (every seat is "
+                               "the module 'main'; opponents are for setup=vs_bots)")  # fmt: skip
+    integer("league.snapshot_every", cfg["league"].get("snapshot_every"), 0)
+    integer("league.max_snapshots", cfg["league"].get("max_snapshots"), 1, 1000)
     for key, value in cfg["env_runners"].items():
         if key.startswith("num_"):
             integer(f"env_runners.{key}", value, 0 if key == "num_env_runners" else 1, 4096)
     integer("eval.every", cfg["eval"].get("every") or 0, 0)
     integer("eval.games", cfg["eval"].get("games", 200), 1, 10**7)
+
+
+def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
+    """``learner:`` and ``opponents`` of the vs_bots setup: what was wrong and what is allowed."""
+    from cluedo_env.rules.config import ConfigError
+    from training.learner_core import UNPLAYED_MODES
+    from training.rllib_vector import LEARNER_DEFAULTS, opponent_specs
+
+    learner = cfg["learner"]
+    unknown = sorted(set(learner) - set(LEARNER_DEFAULTS))
+    if unknown:
+        raise TrainConfigError(f"learner: unknown key(s) {unknown} (known: {', '.join(LEARNER_DEFAULTS)})")
+    seat = learner.get("seat", "random")
+    if seat != "random" and not (isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < rules.players):
+        raise TrainConfigError(f"learner.seat={seat!r} is not allowed (0..{rules.players - 1} or 'random')")
+    if learner.get("unplayed_games", "step") not in UNPLAYED_MODES:
+        raise TrainConfigError(f"learner.unplayed_games={learner['unplayed_games']!r} is not allowed "
+                               f"(one of {', '.join(UNPLAYED_MODES)})")  # fmt: skip
+    for key in ("macro_moves", "macro_accuse", "belief", "end_on_elimination"):
+        if key in learner and not isinstance(learner[key], bool):
+            raise TrainConfigError(f"learner.{key}={learner[key]!r} is not allowed (true or false)")
+    if learner.get("macro_accuse") and not learner.get("belief"):
+        raise TrainConfigError("learner.macro_accuse=true needs learner.belief=true "
+                               "(the macro accusation accuses the belief's best triple)")  # fmt: skip
+    try:
+        specs = opponent_specs(cfg["opponents"], rules.players)
+    except ConfigError as exc:
+        raise TrainConfigError(str(exc)) from None
+    for spec in sorted(set(specs) - {"league"}):  # build each once here, so a bad name fails before Ray starts
+        try:
+            _make_player(spec)
+        except Exception as exc:  # noqa: BLE001 - unknown names, unreadable checkpoints: all config errors here
+            raise TrainConfigError(f"opponents: {spec!r} is not a usable player ({exc})") from None
+    if "league" in specs and not cfg["league"].get("snapshot_every"):
+        raise TrainConfigError("opponents include 'league' but league.snapshot_every is 0 (set how many "
+                               "iterations apart the frozen snapshots of the learning module are taken)")  # fmt: skip
+
+
+def _make_player(spec: str) -> Any:
+    """``agents.registry.make_agent(spec)`` with the ``ckpt:`` and ``rllib:`` prefixes registered."""
+    import training.policy  # noqa: F401 - registers ckpt:
+    import training.rllib_module  # noqa: F401 - registers rllib:
+    from agents.registry import make_agent
+
+    return make_agent(spec, seed=0)
 
 
 # ------------------------------------------------------------------------------------------ env
@@ -149,14 +201,6 @@ def register() -> None:
     register_env(ENV_NAME, make_env)
 
 
-def seat_mapping(agent_id: str, episode: Any = None, *, players: int, trainable: int, **kwargs: Any) -> str:
-    """``vs_bots``: ``main`` plays ``trainable`` consecutive seats from an offset that depends on the episode."""
-    seat = int(agent_id.rsplit("_", 1)[1])
-    key = getattr(episode, "id_", None)
-    offset = zlib.crc32(str(key).encode()) % players if key is not None else 0
-    return "main" if (seat - offset) % players < trainable else "random"
-
-
 def selfplay_mapping(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
     return "main"
 
@@ -164,33 +208,55 @@ def selfplay_mapping(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
 def build_config(cfg: dict[str, Any]):
     """The ``PPOConfig`` for ``cfg`` (see :func:`load_config`)."""
     from ray.rllib.algorithms.ppo import PPOConfig
+
+    er = {k: (int(v) if k.startswith("num_") else v) for k, v in cfg["env_runners"].items()}
+    config = PPOConfig().framework("torch").learners(**cfg["learners"]).training(**cfg["ppo"])
+    config = config.debugging(seed=cfg["seed"])
+    if cfg["setup"] == "vs_bots":
+        return _vs_bots(config, cfg, er)
+    return _selfplay(config, cfg, er)
+
+
+def _vs_bots(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
+    """Single-agent PPO on the batched learner-vs-players env (:mod:`training.rllib_vector`)."""
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from training import rllib_league, rllib_vector
+    from training.rllib_module import MaskedPPOTorchRLModule
+
+    rllib_vector.register()
+    env_config = {**cfg["env"], "learner": dict(cfg["learner"]), "opponents": cfg["opponents"], "seed": cfg["seed"]}
+    model = {**cfg["model"], "cluedo": rllib_vector.learner_options(cfg["learner"])}  # read back by rllib: players
+    config = (
+        # Discrete actions need no unsquashing or clipping; off, RLlib skips a per-game pass over them.
+        config.environment(rllib_vector.VECTOR_ENV_NAME, env_config=env_config, disable_env_checking=True,
+                           normalize_actions=False, clip_actions=False)  # fmt: skip
+        .env_runners(**er, gym_env_vectorize_mode="vector_entry_point")
+        .rl_module(rl_module_spec=RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=model))
+    )
+    callbacks: dict[str, Any] = {"on_environment_created": rllib_vector.reseed_opponents}
+    if "league" in rllib_vector.opponent_specs(cfg["opponents"], int(cfg["env"].get("players", 4))):
+        callbacks["on_train_result"] = rllib_league.snapshot_callback(
+            int(cfg["league"]["snapshot_every"]), int(cfg["league"]["max_snapshots"]))  # fmt: skip
+    return config.callbacks(**callbacks)
+
+
+def _selfplay(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
+    """Multi-agent PPO on the PettingZoo env: every seat is the shared module ``main``."""
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from training.rllib_module import MaskedPPOTorchRLModule, RandomLegalRLModule
+    from training.rllib_module import MaskedPPOTorchRLModule
 
     register()
-    players = int(cfg["env"].get("players", 4))
     specs = {"main": RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=dict(cfg["model"]))}
-    if cfg["setup"] == "vs_bots":
-        specs["random"] = RLModuleSpec(module_class=RandomLegalRLModule)
-        mapping = functools.partial(seat_mapping, players=players, trainable=int(cfg["trainable_seats"]))
-    else:
-        mapping = selfplay_mapping
-    er = {k: (int(v) if k.startswith("num_") else v) for k, v in cfg["env_runners"].items()}
-    config = (
-        PPOConfig()
+    return (
         # RLlib's env check steps an unmasked action_space.sample(), which the bare env rightly rejects
-        .environment(ENV_NAME, env_config=dict(cfg["env"]), disable_env_checking=True)
-        .framework("torch")
+        config.environment(ENV_NAME, env_config=dict(cfg["env"]), disable_env_checking=True)
         .env_runners(**er)  # num_env_runners, num_envs_per_env_runner, rollout_fragment_length, ...
-        .learners(**cfg["learners"])
-        .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=["main"])
+        .multi_agent(policies=set(specs), policy_mapping_fn=selfplay_mapping, policies_to_train=["main"])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .training(**cfg["ppo"])
-        .debugging(seed=cfg["seed"])
     )
-    return config
 
 
 def init_ray(cfg: dict[str, Any], address: str | None = None) -> None:
@@ -237,8 +303,9 @@ def save(algo: Any, run_dir: str | Path, iteration: int) -> Path:
 
 
 def _main_return(result: dict[str, Any]) -> float | None:
+    """Mean episode return of the learning module (``main`` in self-play; the one module of vs_bots)."""
     er = result.get("env_runners", {})
-    value = er.get("module_episode_returns_mean", {}).get("main")
+    value = er.get("module_episode_returns_mean", {}).get("main", er.get("episode_return_mean"))
     return None if value is None else float(value)
 
 
@@ -260,6 +327,18 @@ def evaluate(checkpoint: Path, cfg: dict[str, Any], out: Path) -> dict[str, Any]
     summary = tournament.summarize(match, config)
     tournament.write_tournament(summary, Path(out))
     return summary
+
+
+def _node_id(env_runner: Any = None) -> str:
+    import ray
+
+    return ray.get_runtime_context().get_node_id()
+
+
+def env_runner_nodes(algo: Any) -> list[str]:
+    """The Ray node id of each remote env runner (where the sampling runs; the local one if none)."""
+    nodes = algo.env_runner_group.foreach_env_runner(_node_id, local_env_runner=False)
+    return list(nodes) or [_node_id()]
 
 
 def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = False, log=print) -> dict[str, Any]:
@@ -286,7 +365,8 @@ def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = Fal
         else:
             algo.stop()
             raise CheckpointError(f"--resume: no checkpoint in {run_dir} restores (start without --resume)")
-    summary: dict[str, Any] = {"run_dir": str(run_dir), "checkpoint": None, "iterations": []}
+    summary: dict[str, Any] = {"run_dir": str(run_dir), "checkpoint": None, "iterations": [],
+                               "env_runner_nodes": env_runner_nodes(algo)}  # fmt: skip
     ckpt = None
     for it in range(start + 1, int(cfg["iterations"]) + 1):
         t0 = time.perf_counter()
@@ -297,6 +377,8 @@ def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = Fal
                "env_steps": er.get("num_env_steps_sampled"), "agent_steps": er.get("num_agent_steps_sampled"),
                "episodes": er.get("num_episodes"), "main_return": _main_return(result),
                "env_steps_lifetime": er.get("num_env_steps_sampled_lifetime")}  # fmt: skip
+        if "league_snapshots" in result:
+            row["league_snapshots"] = result["league_snapshots"]
         summary["iterations"].append(row)
         with progress.open("a") as f:
             f.write(json.dumps(row, default=str) + "\n")
@@ -314,17 +396,67 @@ def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = Fal
     return summary
 
 
+def breakdown(cfg: dict[str, Any], steps: int = 4000, log=print) -> dict[str, Any]:
+    """Where a sampled step's time goes (vs_bots), in this process with one torch thread, no Ray:
+    the env alone (random legal learner actions), then the env with the module choosing the actions
+    (one batched forward pass and a categorical draw per env step). A runner's rate below the second
+    figure is RLlib's own per-step cost (episode objects, connectors)."""
+    import numpy as np
+    import torch
+
+    from training.rllib_module import MaskedPPOTorchRLModule, module_actions
+    from training.rllib_vector import learner_options, make_vector_env
+
+    torch.set_num_threads(1)
+    n = int(cfg["env_runners"]["num_envs_per_env_runner"])
+    venv = make_vector_env({**cfg["env"], "num_envs": n, "seed": cfg["seed"], "learner": cfg["learner"],
+                            "opponents": cfg["opponents"]})  # fmt: skip
+    n_act = int(venv.unwrapped.single_action_space.n)
+    model = {**cfg["model"], "cluedo": learner_options(cfg["learner"])}
+    module = MaskedPPOTorchRLModule(observation_space=venv.single_observation_space,
+                                    action_space=venv.unwrapped.single_action_space, model_config=model)  # fmt: skip
+    gen = torch.Generator().manual_seed(0)
+    rng = np.random.default_rng(0)
+
+    def random_legal(obs: np.ndarray) -> np.ndarray:
+        mask = obs[:, -n_act:] > 0
+        return (np.cumsum(mask, 1) > (rng.random(len(mask)) * mask.sum(1)).astype(np.int64)[:, None]).argmax(1)
+
+    def policy(obs: np.ndarray) -> np.ndarray:
+        return module_actions(module, obs[:, :-n_act], obs[:, -n_act:], False, gen)
+
+    row: dict[str, Any] = {"num_envs": n, "opponents": cfg["opponents"], **learner_options(cfg["learner"])}
+    for name, choose in (("env_only", random_legal), ("env_and_module", policy)):
+        obs, _ = venv.reset(seed=cfg["seed"])
+        for _ in range(4):  # warm-up
+            obs, *_ = venv.step(choose(obs))
+        done = 0
+        t0 = time.perf_counter()
+        while done < steps:
+            obs, *_ = venv.step(choose(obs))
+            done += n
+        row[f"{name}_steps_per_s"] = round(done / (time.perf_counter() - t0), 1)
+    log(json.dumps(row))
+    return row
+
+
 def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print) -> list[dict[str, Any]]:
-    """Sampling throughput (env steps/s over all runners) with N remote env runners, the learner idle."""
+    """Sampling throughput (env steps/s over all runners) with N remote env runners, the learner idle.
+
+    Each runner samples ``steps`` env steps in ``sample()`` calls of one rollout fragment each
+    (``rollout_fragment_length`` x ``num_envs_per_env_runner`` steps), as training does.
+    """
     rows = []
     for n in runners:
         c = json.loads(json.dumps(cfg))
         c["env_runners"]["num_env_runners"] = n
+        frag = c["env_runners"].get("rollout_fragment_length")
+        envs = int(c["env_runners"]["num_envs_per_env_runner"])
+        chunk = (int(frag) if isinstance(frag, int) else 200) * (envs if c["setup"] == "vs_bots" else 1)
+        if isinstance(frag, int):  # RLlib checks the batch against runners x envs x fragment; the learner is idle
+            c["ppo"]["train_batch_size_per_learner"] = frag * envs * max(n, 1)
         algo = build_config(c).build_algo()
         group = algo.env_runner_group
-
-        frag = c["env_runners"].get("rollout_fragment_length")
-        chunk = int(frag) if isinstance(frag, int) else 200  # one sample() call per fragment, as training does
 
         def sample(r, k=steps, chunk=chunk):
             n = 0
@@ -332,13 +464,15 @@ def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print)
                 n += sum(len(e) for e in r.sample(num_timesteps=min(chunk, k - n), explore=True))
             return n
 
-        group.foreach_env_runner(functools.partial(sample, k=steps // 4), local_env_runner=False)  # warm-up
+        remote = n > 0
+        warm = functools.partial(sample, k=max(1, steps // 4))
+        group.foreach_env_runner(warm, local_env_runner=not remote)  # warm-up
         t0 = time.perf_counter()
-        counts = group.foreach_env_runner(sample, local_env_runner=False)
+        counts = group.foreach_env_runner(sample, local_env_runner=not remote)
         dt = time.perf_counter() - t0
         total = int(sum(counts))
-        row = {"num_env_runners": n, "num_envs_per_env_runner": c["env_runners"]["num_envs_per_env_runner"],
-               "env_steps": total, "seconds": round(dt, 3), "env_steps_per_s": round(total / dt, 1)}  # fmt: skip
+        row = {"num_env_runners": n, "num_envs_per_env_runner": envs, "env_steps": total, "seconds": round(dt, 3),
+               "env_steps_per_s": round(total / dt, 1), "per_runner": round(total / dt / max(n, 1), 1)}  # fmt: skip
         log(json.dumps(row))
         rows.append(row)
         algo.stop()
@@ -358,7 +492,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
                     help="override the config's iterations")  # fmt: skip
     ap.add_argument("--run-dir", default=None, metavar="DIR", help="override the config's run_dir")
     ap.add_argument("--bench", nargs="+", type=int_in(0, 4096), metavar="N",
-                    help="sampling rate with N env runners; no training")  # fmt: skip
+                    help="sampling rate with N env runners (0: the local one); no training")  # fmt: skip
     ap.add_argument("--bench-steps", type=int_in(1, 10**9), default=4000, help="env steps per runner for --bench")
     args = ap.parse_args(argv)
     if args.backend != "rllib":
@@ -378,7 +512,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
         raise CheckpointError(f"--resume: no checkpoint in {cfg['run_dir']} (start without --resume)")
     if args.bench:
         init_ray(cfg, args.address)
-        return {"bench": bench(cfg, args.bench, args.bench_steps)}
+        parts = breakdown(cfg, args.bench_steps) if cfg["setup"] == "vs_bots" else None
+        return {"breakdown": parts, "bench": bench(cfg, args.bench, args.bench_steps)}
     return train(cfg, address=args.address, resume=args.resume)
 
 
