@@ -49,7 +49,11 @@ _BUILTIN_PREFIXES: dict[str, tuple[str, str]] = {
 }
 # Trained players, whose loaders live in the training layer (torch, ray) and register themselves
 # with register_prefix when imported; agents never imports them (training.players does it on demand).
-_TRAINED_PREFIXES: dict[str, str] = {"ckpt": "training.policy", "rllib": "training.rllib_module"}
+_TRAINED_PREFIXES: dict[str, str] = {
+    "ckpt": "training.policy",
+    "rllib": "training.rllib_module",
+    "pretrained": "training.pretrained",
+}
 _FACTORIES: dict[str, AgentFactory] = {}
 _PREFIXES: dict[str, Callable[..., Agent]] = {}
 
@@ -135,7 +139,7 @@ def check_player_names(names: list[str], allowed_extra: tuple[str, ...] = ()) ->
             if prefix == "ckpt" and not Path(arg).is_file():
                 raise UsageError(f"player {name!r}: checkpoint {arg!r} is not a file (ckpt:PATH to a model .zip)")
             continue
-        allowed = ", ".join([*allowed_extra, *known, "ckpt:PATH", "rllib:PATH"])
+        allowed = ", ".join([*allowed_extra, *known, "ckpt:PATH", "rllib:PATH", "pretrained:NAME"])
         raise UsageError(f"unknown player {name!r} (available: {allowed})")
 
 

@@ -1,4 +1,4 @@
-"""Trained players by name: ``ckpt:PATH`` (MaskablePPO) and ``rllib:PATH`` (RLlib), loaded on demand.
+"""Trained players by name: ``ckpt:PATH`` (MaskablePPO), ``rllib:PATH`` (RLlib), ``pretrained:NAME``.
 
 Their loaders need torch or ray, so :mod:`agents.registry` does not import them; each registers its
 prefix when its module is imported (:mod:`training.policy`, :mod:`training.rllib_module`). The
@@ -17,6 +17,7 @@ from cluedo_env.errors import UsageError
 LOADERS: dict[str, tuple[str, str]] = {
     "ckpt": ("training.policy", "train"),
     "rllib": ("training.rllib_module", "rllib"),
+    "pretrained": ("training.pretrained", "train"),
 }
 
 
