@@ -50,6 +50,16 @@ def marginals_reference(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np
     return np.where(has, 1.0, p)
 
 
+def deal_weights(logq: np.ndarray, alive: np.ndarray, n: int, M: int) -> np.ndarray:
+    """(n, M) importance weights of the sampled deals: ``1 / q`` of each live deal, normalised per game."""
+    logw = np.where(alive, -logq, -np.inf).reshape(n, M)
+    top = logw.max(1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    w = np.exp(logw - top)
+    s = w.sum(1, keepdims=True)
+    return np.where(s > 0, w / np.where(s > 0, s, 1), 0.0)
+
+
 def sample_deals(
     facts: Facts,
     samples: int,
@@ -114,13 +124,7 @@ def sample_deals(
         logr = np.log(ratio)
         for t in range(steps):  # summed step by step, as the reference does
             logq += logr[:, t]
-    logw = np.where(alive, -logq, -np.inf).reshape(n, M)
-    top = logw.max(1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    w = np.exp(logw - top)
-    s = w.sum(1, keepdims=True)
-    w = np.where(s > 0, w / np.where(s > 0, s, 1), 0.0)
-    return owner.reshape(n, M, C), w, alive.reshape(n, M)
+    return owner.reshape(n, M, C), deal_weights(logq, alive, n, M), alive.reshape(n, M)
 
 
 def _rewind(rng: np.random.Generator, state: dict, used: int) -> None:
@@ -226,10 +230,4 @@ def sample_deals_reference(
         alive &= ~broken.any(1)
     if clauses_first:
         logq[:] = 0.0
-    logw = np.where(alive, -logq, -np.inf).reshape(n, M)
-    top = logw.max(1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    w = np.exp(logw - top)
-    s = w.sum(1, keepdims=True)
-    w = np.where(s > 0, w / np.where(s > 0, s, 1), 0.0)
-    return owner.reshape(n, M, C), w, alive.reshape(n, M)
+    return owner.reshape(n, M, C), deal_weights(logq, alive, n, M), alive.reshape(n, M)
