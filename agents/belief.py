@@ -150,6 +150,14 @@ class BeliefTracker:
             out[rows, 2 * hw + 3] = nb.solved(gi)
         return out
 
+    def envelope_probabilities(self, idx: np.ndarray) -> np.ndarray:
+        """(n, 21) the notebook's probability that each card is in the envelope (its marginals' envelope row)."""
+        idx = np.asarray(idx, np.int64)
+        out = np.zeros((len(idx), NUM_CARDS))
+        for s, rows, gi in self._by_seat(idx):
+            out[rows] = self._notebook(s).marginals(gi)[:, -1]
+        return out
+
     def solved(self, idx: np.ndarray) -> np.ndarray:
         """(n,) bool: the notebook of games ``idx`` proves all three envelope cards (the belief_solved slot)."""
         idx = np.asarray(idx, np.int64)
@@ -215,39 +223,7 @@ class BeliefRandomAgent(Agent):
         return out
 
 
-class LearnerInputs:
-    """Mixin for players that see a game as the single-agent env's learner does.
-
-    The observation of the seat, with the belief features appended when ``use_belief``, and the
-    notebook's choice for the macro accusation: one pipeline for every player that runs a learned
-    or user policy (``training.policy.PolicyAgent``, ``agents.callable_player.CallablePlayer``).
-    Each player keeps its own notebook (``_belief``; set it to None in a copy).
-    """
-
-    use_belief: bool = False
-    seed: int | None = None
-    _belief: BeliefTracker | None = None
-
-    def _tracker(self, view: PlayerView) -> BeliefTracker:
-        self._belief = BeliefTracker.for_player(self._belief, view, self.seed)
-        return self._belief
-
-    def reset(self, view: PlayerView, idx: np.ndarray) -> None:
-        if self.use_belief:
-            self._tracker(view).reset(np.asarray(idx, np.int64), view.seat)
-
-    def learner_inputs(self, view: PlayerView, idx: np.ndarray):
-        """(observations (n, D [+ belief]) int8, the macro accusation's chooser or None) for games ``idx``."""
-        obs = view.observe(idx)
-        if not self.use_belief:
-            return obs, None
-        belief = self._tracker(view)
-        belief.update(idx)
-        obs = np.concatenate([obs, belief.features(idx)], 1)
-        return obs, (lambda rows, legal: belief.best_accusations(idx[rows], legal))
-
-
 __all__ = [
-    "BELIEF_MEANING", "BELIEF_PIECES", "BeliefRandomAgent", "BeliefTracker", "LearnerInputs", "belief_layout",
+    "BELIEF_MEANING", "BELIEF_PIECES", "BeliefRandomAgent", "BeliefTracker", "belief_layout",
     "belief_size",
 ]  # fmt: skip

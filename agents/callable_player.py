@@ -12,12 +12,12 @@ as the built-in bots once it is a function of what the Gymnasium env hands the l
 
 so that ``scripts/evaluate.py --players py:my_policies.py:my_policy random random random`` plays it.
 The observation and mask are exactly the single-agent env's for the same options (``macro_moves``,
-``macro_accuse``, ``belief``): the seat's own observation (plus the belief features) and the mask
+``macro_accuse``, ``belief``, ``observation``): the seat's own observation (plus the belief features) and the mask
 in that action space, so a function written against ``info["action_mask"]`` of
 ``gymnasium.make("cluedo_env/Cluedo-v0")`` plays unchanged. A function that handles many games at
 once (``obs (n, D)``, ``mask (n, A)`` -> ``(n,)`` actions) is much faster: pass ``batched=True``.
 The ``py:`` form passes no options: there the function's own attributes say them
-(``fn.batched = True``, ``fn.macro_moves = True``, ``fn.macro_accuse``, ``fn.belief``).
+(``fn.batched = True``, ``fn.macro_moves = True``, ``fn.macro_accuse``, ``fn.belief``, ``fn.observation``).
 
 An action that is not an integer or not legal raises :class:`~cluedo_env.rules.actions.IllegalActionError`
 naming the player: a silent replacement would flatter a broken policy.
@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
-from agents.belief import LearnerInputs
+from agents.compact_observation import check_observation
+from agents.learner_inputs import LearnerInputs
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, as_actions
 from cluedo_env.rules.actions import IllegalActionError
@@ -46,8 +47,8 @@ class CallablePlayer(LearnerInputs, Agent):
     """``fn(obs, mask) -> action`` as a batched player; see the module docstring."""
 
     def __init__(self, fn: PolicyFn, *, batched: bool | None = None, macro_moves: bool | None = None,
-                 macro_accuse: bool | None = None, belief: bool | None = None, seed: int | None = None,
-                 name: str | None = None) -> None:  # fmt: skip
+                 macro_accuse: bool | None = None, belief: bool | None = None, observation: str | None = None,
+                 seed: int | None = None, name: str | None = None) -> None:  # fmt: skip
         if not callable(fn):
             raise TypeError(f"CallablePlayer needs a callable fn(obs, mask) -> action, got {fn!r}")
         # An option not given here is read from an attribute of the function (False when absent).
@@ -58,6 +59,9 @@ class CallablePlayer(LearnerInputs, Agent):
         )  # fmt: skip
         if macro_accuse and not belief:
             raise ValueError("macro_accuse=True needs belief=True (the accusation is the belief's best triple)")
+        observation = str(getattr(fn, "observation", "full") if observation is None else observation)
+        check_observation(observation, belief)
+        self.observation = observation
         self.fn = fn
         self.batched = batched
         self.actions = LearnerActions(macro_moves, macro_accuse)

@@ -237,6 +237,7 @@ def render() -> str:
         " dice 2..12; R-D1). Always 0 in the card-only game.",
         "",
         *_belief_section(),
+        *_compact_section(),
     ]
     return "\n".join(lines)
 
@@ -261,6 +262,36 @@ def _belief_section() -> list[str]:
     for name, shape, at in belief_layout(4):
         lines.append(f"| `{name}` | {_shape(shape)} | D + {at} | {BELIEF_MEANING[name]} |")
     lines.append("")
+    return lines
+
+
+def _compact_section() -> list[str]:
+    """The compact learner observation (``observation="compact"``, agents/compact_observation.py)."""
+    from agents.compact_observation import COMPACT_HISTORY, compact_layout, compact_size
+
+    lines = [
+        "## Compact learner observation (single-agent envs, `observation=\"compact\"`)",
+        "",
+        "With `observation=\"compact\"` (training config key `env.observation`, RLlib `learner.observation`;",
+        "needs `belief`) the learner sees, instead of the observation above and the belief features, the",
+        "pieces a policy with macro moves needs (`agents/compact_observation.py`): the small pieces of the",
+        f"observation as they are, the newest {COMPACT_HISTORY} history records, each token's room instead of its",
+        "square, the expected turns to each room, the belief features and the notebook's envelope",
+        "probabilities. Every slot comes from the observation or the notebook, so it hides what the seat may",
+        "not know as they do (`tests/test_compact_observation.py`). Pieces named as above mean the same.",
+        "",
+    ]
+    for preset in ("classic", "cards"):
+        cfg = RulesConfig.from_preset(preset)
+        lines += [
+            f"### {preset}, 4 players: D = {compact_size(cfg)} slots",
+            "",
+            "| piece | shape | slots | meaning |",
+            "|---|---|---|---|",
+        ]
+        for p in compact_layout(cfg):
+            lines.append(f"| `{p.name}` | {_shape(p.shape)} | {p.offset}..{p.offset + p.size - 1} | {p.doc} |")
+        lines.append("")
     return lines
 
 

@@ -156,6 +156,8 @@ def test_bad_config_values_name_what_is_allowed():
                             ({"learner": {"seat": 7}}, "0..3 or 'random'"),
                             ({"learner": {"macro_accuse": True}}, "needs learner.belief=true"),
                             ({"learner": {"colour": 1}}, "unknown key(s) ['colour']"),
+                            ({"learner": {"observation": "compact"}}, "needs belief=True"),
+                            ({"learner": {"observation": "tiny", "belief": True}}, "one of ['full', 'compact']"),
                             ({"learner": {"unplayed_games": "hide"}}, "one of step, skip"),
                             (selfplay, "not allowed with setup=selfplay")]:  # fmt: skip
         with pytest.raises(TrainConfigError) as err:
@@ -197,7 +199,7 @@ def test_restored_module_masks_its_logits(vs_bots_run):
 
     cfg, _ = vs_bots_run
     module = load_module(latest_checkpoint(cfg["run_dir"]))
-    assert module_options(module) == {"macro_moves": True, "macro_accuse": True, "belief": True}
+    assert module_options(module) == {"macro_moves": True, "macro_accuse": True, "belief": True, "observation": "full"}
     venv = make_vector_env({**cfg["env"], "num_envs": 4, "seed": 1, "learner": cfg["learner"], "opponents": "random"})
     obs, _ = venv.reset(seed=1)
     with torch.no_grad():

@@ -178,6 +178,29 @@ def test_belief_and_macro_accusation_checkpoint_plays_by_name(tmp_path):
         stats_mod.policy_stats(str(_plain_checkpoint(tmp_path)), "random", steps=1, num_envs=2)
 
 
+def test_compact_observation_checkpoint_plays_by_name(tmp_path):
+    """env.observation=compact: the checkpoint records it and the ckpt: player rebuilds the compact inputs."""
+    from agents.compact_observation import compact_size
+    from agents.registry import make_agent
+    from agents.runner import play_games
+    from cluedo_env.rules.config import make_config
+
+    run = tmp_path / "compact"
+    cfg = _tiny(run, env={"belief": True, "macro_accuse": True, "observation": "compact", "opponents": "heuristic"},
+                eval={"games": 0})  # fmt: skip
+    Trainer(cfg, progress=False).run()
+    meta = load_model(run / "model.zip").cluedo_meta
+    config = make_config("classic", players=4)
+    assert meta["observation"] == "compact" and meta["obs_size"] == compact_size(config) == 868
+    player = make_agent(f"ckpt:{run / 'model.zip'}", deterministic=False, seed=0)
+    others = [make_agent(n, seed=k) for k, n in enumerate(["heuristic", "random", "heuristic"])]
+    assert len(play_games(config, [player, *others], 16, batch_size=8, seed=3)) == 16
+    with pytest.raises(TrainConfigError, match="needs env.belief=true"):
+        load_train_config(None, **_tiny(tmp_path / "x", env={"observation": "compact"}))
+    with pytest.raises(TrainConfigError, match="env.observation"):
+        load_train_config(None, **_tiny(tmp_path / "x", env={"observation": "small", "belief": True}))
+
+
 def test_self_play_league_draws_policies_and_checkpoints(tmp_path):
     from training.policy import PolicyAgent
 

@@ -124,9 +124,13 @@ class LearnerCore:
         macro_accuse: bool = False,
         belief: bool = False,
         unplayed_games: str = "step",
+        observation: str = "full",
         **flags: Any,
     ) -> None:
         check_keywords("LearnerCore", flags, _keywords(LearnerCore.__init__))
+        from agents.learner_inputs import check_observation  # envs never import agents at module level
+
+        check_observation(observation, belief)
         if macro_accuse and not belief:
             raise ConfigError("macro_accuse=True needs belief=True (the accusation is the belief's best triple)")
         if illegal_action not in ("raise", "lose"):
@@ -152,11 +156,17 @@ class LearnerCore:
         self.views = [PlayerView(self.eng, s) for s in range(P)]
         self.engine_obs_size = self.eng.observation_size
         self.belief = None
+        self.observation = observation
+        self.compact = None
         if belief:
             from agents.belief import BeliefTracker  # envs never import agents at module level
+            from agents.compact_observation import CompactObservation
 
             self.belief = BeliefTracker(self.views, seed=seed)
-        self.obs_size = self.engine_obs_size + (self.belief.size if self.belief is not None else 0)
+            if observation == "compact":
+                self.compact = CompactObservation(self.config)
+        self.obs_size = self.compact.size if self.compact is not None else (
+            self.engine_obs_size + (self.belief.size if self.belief is not None else 0))  # fmt: skip
         self.seat = np.zeros(self.N, np.int64)
         self._ar = np.arange(self.N)
         self._obs = np.zeros((self.N, self.obs_size), np.int8)
@@ -257,12 +267,13 @@ class LearnerCore:
         return self._obs
 
     def _observe(self, idx: np.ndarray) -> np.ndarray:
-        """(n, D) learner observations of games ``idx`` (the engine's, then the belief features)."""
+        """(n, D) learner observations of games ``idx`` (:func:`agents.learner_inputs.learner_observation`)."""
         obs = self.eng.observe(player=self.seat[idx], idx=idx)
         if self.belief is None:
             return obs
-        self.belief.update(idx)
-        return np.concatenate([obs, self.belief.features(idx)], 1)
+        from agents.learner_inputs import learner_observation
+
+        return learner_observation(obs, self.belief, idx, self.compact)
 
     def engine_mask(self) -> np.ndarray:
         """(N, 870) bool: the learner's legal engine actions (a read-only buffer)."""

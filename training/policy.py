@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
-from agents.belief import LearnerInputs
+from agents.learner_inputs import LearnerInputs
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, num_actions
 from cluedo_env.errors import CheckpointError
@@ -32,10 +32,10 @@ FORMAT = "cluedo_env.maskable_ppo.v1"
 
 
 def make_meta(config: RulesConfig, macro_moves: bool, obs_size: int, macro_accuse: bool = False,
-              belief: bool = False, **extra: Any) -> dict[str, Any]:  # fmt: skip
+              belief: bool = False, observation: str = "full", **extra: Any) -> dict[str, Any]:  # fmt: skip
     """The ``cluedo_meta`` a checkpoint carries: what a player needs to rebuild its inputs and outputs."""
     return {"format": FORMAT, "rules": config.to_dict(), "macro_moves": bool(macro_moves),
-            "macro_accuse": bool(macro_accuse), "belief": bool(belief),
+            "macro_accuse": bool(macro_accuse), "belief": bool(belief), "observation": observation,
             "n_actions": num_actions(macro_moves, macro_accuse), "obs_size": int(obs_size), **extra}  # fmt: skip
 
 
@@ -122,6 +122,7 @@ class PolicyAgent(LearnerInputs, Agent):
         self.macro_moves = bool(self.meta["macro_moves"])
         self.actions = LearnerActions(self.macro_moves, self.meta.get("macro_accuse", False))
         self.use_belief = bool(self.meta.get("belief", False))
+        self.observation = self.meta.get("observation", "full")  # checkpoints from before the option: full
         self.deterministic = deterministic
         self.name = f"ckpt:{self.path}"
         self.seed = seed

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from agents.base import Agent, sample_legal
-from agents.belief import LearnerInputs
+from agents.learner_inputs import LearnerInputs
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions
 from training.rllib_module import module_actions
@@ -68,10 +68,11 @@ class LeagueAgent(LearnerInputs, Agent):
     name = "league"
 
     def __init__(self, seed: int | None = None, macro_moves: bool = False, macro_accuse: bool = False,
-                 belief: bool = False, pool: LeaguePool | None = None) -> None:  # fmt: skip
+                 belief: bool = False, observation: str = "full", pool: LeaguePool | None = None) -> None:  # fmt: skip
         self.pool = pool if pool is not None else LeaguePool()
         self.actions = LearnerActions(macro_moves, macro_accuse)
         self.use_belief = bool(belief)
+        self.observation = observation
         self.seed = seed
         self._belief = None
         self._rng = np.random.default_rng(seed)

@@ -38,7 +38,7 @@ from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from agents.base import Agent, replace_illegal, sample_legal
-from agents.belief import LearnerInputs
+from agents.learner_inputs import LearnerInputs
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions
 
@@ -189,12 +189,14 @@ def load_module(path: str | os.PathLike, module: str = "main") -> RLModule:
     return RLModule.from_checkpoint(str(module_path(path, module).resolve()))
 
 
-def module_options(module: RLModule) -> dict[str, bool]:
+def module_options(module: RLModule) -> dict[str, Any]:
     """The learner-env options a module was trained with (``model_config["cluedo"]``, set by
     ``training.rllib_train`` for vs_bots runs); a module without them (self-play on the AEC env)
     saw the plain observation and played the engine's 870 actions."""
     opts = dict((getattr(module, "model_config", None) or {}).get("cluedo", {}))
-    return {k: bool(opts.get(k, False)) for k in ("macro_moves", "macro_accuse", "belief")}
+    out: dict[str, Any] = {k: bool(opts.get(k, False)) for k in ("macro_moves", "macro_accuse", "belief")}
+    out["observation"] = str(opts.get("observation", "full"))
+    return out
 
 
 def module_actions(module: RLModule, obs: np.ndarray, mask: np.ndarray, deterministic: bool,
@@ -226,6 +228,7 @@ class RllibAgent(LearnerInputs, Agent):
         opts = module_options(self.module)
         self.actions = LearnerActions(opts["macro_moves"], opts["macro_accuse"])
         self.use_belief = opts["belief"]
+        self.observation = opts["observation"]
         self.seed = seed
         self._belief = None
         self.deterministic = deterministic

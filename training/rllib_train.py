@@ -142,6 +142,7 @@ def validate_config(cfg: dict[str, Any]) -> None:
 
 def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
     """``learner:`` and ``opponents`` of the vs_bots setup: what was wrong and what is allowed."""
+    from agents.compact_observation import check_observation
     from cluedo_env.rules.config import ConfigError
     from training.learner_core import UNPLAYED_MODES
     from training.rllib_vector import LEARNER_DEFAULTS, opponent_specs
@@ -162,6 +163,10 @@ def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
     if learner.get("macro_accuse") and not learner.get("belief"):
         raise TrainConfigError("learner.macro_accuse=true needs learner.belief=true "
                                "(the macro accusation accuses the belief's best triple)")  # fmt: skip
+    try:
+        check_observation(learner.get("observation", "full"), bool(learner.get("belief")))
+    except ConfigError as exc:
+        raise TrainConfigError(f"learner: {exc}") from None
     try:
         specs = opponent_specs(cfg["opponents"], rules.players)
     except ConfigError as exc:

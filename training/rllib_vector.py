@@ -36,6 +36,7 @@ LEARNER_DEFAULTS: dict[str, Any] = {
     "macro_moves": False,
     "macro_accuse": False,
     "belief": False,
+    "observation": "full",
     "unplayed_games": "step",
     "end_on_elimination": True,
 }
@@ -106,9 +107,13 @@ def make_vector_env(env_config: dict[str, Any]) -> gymnasium.vector.VectorEnv:
     return MaskedObservations(env)
 
 
-def learner_options(learner: dict[str, Any]) -> dict[str, bool]:
+def learner_options(learner: dict[str, Any]) -> dict[str, Any]:
     """The options that fix the learner's inputs and action space (a frozen copy must use the same)."""
-    return {k: bool(learner.get(k, LEARNER_DEFAULTS[k])) for k in ("macro_moves", "macro_accuse", "belief")}
+    opts: dict[str, Any] = {
+        k: bool(learner.get(k, LEARNER_DEFAULTS[k])) for k in ("macro_moves", "macro_accuse", "belief")
+    }
+    opts["observation"] = str(learner.get("observation", LEARNER_DEFAULTS["observation"]))
+    return opts
 
 
 def reseed_opponents(env_runner: Any = None, env: Any = None, env_context: Any = None, **kwargs: Any) -> None:

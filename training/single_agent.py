@@ -38,6 +38,11 @@ ids        macro action space
 13..681    engine ids 201..869 (SUGGEST, SHOW, ACCUSE), shifted down by 188
 =========  ==========================================================================
 
+Compact observation (``observation="compact"``, needs ``belief``): instead of the engine's observation
+and the belief features, the pieces a learner needs in about a third of the slots (token rooms instead
+of squares, travel turns to each room, the newest 4 history records, the belief features, the
+notebook's envelope probabilities; :mod:`agents.compact_observation`, ``docs/observation.md``).
+
 Belief features (``belief=True``): the observation is followed by the deducer's notebook for the
 learner's seat (:mod:`agents.belief`: proved holders of every card, proved envelope cards, solved
 flag; ``D + 2 (P + 1) 21 + 4``, 214 slots with 4 players). They are a function of what the seat
@@ -175,14 +180,15 @@ class CluedoSingleAgentEnv(gymnasium.Env):
                  opponents: Any = "random", seat: int | str = 0, macro_moves: bool = False,
                  end_on_elimination: bool = True, illegal_action: str = "lose", seed: int | None = None,
                  macro_accuse: bool = False, belief: bool = False, unplayed_games: str = "step",
-                 render_mode: str | None = None, render_viewer: str | None = None, **flags: Any) -> None:  # fmt: skip
+                 observation: str = "full", render_mode: str | None = None, render_viewer: str | None = None,
+                 **flags: Any) -> None:  # fmt: skip
         check_keywords(type(self).__name__, flags, _keywords(type(self).__init__))
         _check_render(render_mode, render_viewer)
         self.render_mode = render_mode
         self.render_viewer = render_viewer
         self.core = LearnerCore(1, _rules(config, preset), opponents, seat, macro_moves, end_on_elimination,
                                 seed=seed, illegal_action=illegal_action, macro_accuse=macro_accuse, belief=belief,
-                                unplayed_games=unplayed_games, **flags)  # fmt: skip
+                                unplayed_games=unplayed_games, observation=observation, **flags)  # fmt: skip
         self.core.keep_final_snapshots = render_mode is not None
         self.observation_space, self.action_space = _spaces(self.core)
         self._started = False

@@ -10,7 +10,8 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
   learner ``seat`` (k or ``random``), ``opponents`` (one name or P-1 names), ``macro_moves``,
   ``end_on_elimination``, ``belief`` (the deducer's notebook as extra observation pieces,
   :mod:`agents.belief`), ``macro_accuse`` (one "accuse the notebook's best triple" action instead
-  of 324; needs ``belief``) (see :mod:`training.single_agent`).
+  of 324; needs ``belief``), ``observation`` (``full``, or ``compact``: the learner's pieces in about a third of
+  the slots, :mod:`agents.compact_observation`; needs ``belief``) (see :mod:`training.single_agent`).
 * ``ppo``: MaskablePPO keyword arguments (``n_steps``, ``batch_size``, ``learning_rate`` ...);
   ``net_arch`` becomes ``policy_kwargs``.
 * ``total_timesteps``, ``seed``, ``run_dir``.
@@ -53,6 +54,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnvWrapper
 
+from agents.compact_observation import OBSERVATIONS
 from cluedo_env.errors import CheckpointError, TrainConfigError
 from cluedo_env.files import clean_stale_tmp
 from cluedo_env.options import ArgumentParser, int_in, seed_type
@@ -74,6 +76,7 @@ DEFAULTS: dict[str, Any] = {
         "macro_moves": True,
         "macro_accuse": False,
         "belief": False,
+        "observation": "full",
         "end_on_elimination": True,
     },
     "ppo": {
@@ -213,6 +216,9 @@ def validate_train_config(cfg: dict) -> None:
         boolean(f"env.{key}", env[key])
     if env["macro_accuse"] and not env["belief"]:
         raise TrainConfigError("env.macro_accuse=true needs env.belief=true (the macro accusation uses the notebook)")
+    _need(env["observation"] in OBSERVATIONS, "env.observation", env["observation"], f"one of {list(OBSERVATIONS)}")
+    if env["observation"] == "compact" and not env["belief"]:
+        raise TrainConfigError("env.observation=compact needs env.belief=true (its notebook pieces come from it)")
     ppo = cfg["ppo"]
     for key in ("n_steps", "batch_size", "n_epochs"):
         integer(f"ppo.{key}", ppo[key], 1)
@@ -288,7 +294,8 @@ def make_vec_env(cfg: dict, seed: int | None, resume_elapsed: float | None = Non
     env = cfg["env"]
     venv = CluedoVecEnv(env["num_envs"], rules_config(cfg), seed=seed, opponents=env["opponents"], seat=env["seat"],
                         macro_moves=env["macro_moves"], end_on_elimination=env["end_on_elimination"],
-                        macro_accuse=env["macro_accuse"], belief=env["belief"])  # fmt: skip
+                        macro_accuse=env["macro_accuse"], belief=env["belief"],
+                        observation=env["observation"])  # fmt: skip
     run_dir = Path(cfg["run_dir"])
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "monitor.csv"
@@ -556,7 +563,7 @@ class Trainer:
                                           f"{net_arch} ({exc})") from exc  # fmt: skip
         model.cluedo_meta = make_meta(self.config, cfg["env"]["macro_moves"], self.raw_env.core.obs_size,
                                       macro_accuse=cfg["env"]["macro_accuse"], belief=cfg["env"]["belief"],
-                                      train_config=cfg)  # fmt: skip
+                                      observation=cfg["env"]["observation"], train_config=cfg)  # fmt: skip
         every, ev = cfg["checkpoint_every"], cfg["eval"]["every"]
         self.next_checkpoint = (model.num_timesteps // every + 1) * every if every else math.inf
         self.next_eval = (model.num_timesteps // ev + 1) * ev if ev else math.inf
