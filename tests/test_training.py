@@ -191,7 +191,7 @@ def test_compact_observation_checkpoint_plays_by_name(tmp_path):
     Trainer(cfg, progress=False).run()
     meta = load_model(run / "model.zip").cluedo_meta
     config = make_config("classic", players=4)
-    assert meta["observation"] == "compact" and meta["obs_size"] == compact_size(config) == 868
+    assert meta["observation"] == "compact" and meta["obs_size"] == compact_size(config) == 958
     player = make_agent(f"ckpt:{run / 'model.zip'}", deterministic=False, seed=0)
     others = [make_agent(n, seed=k) for k, n in enumerate(["heuristic", "random", "heuristic"])]
     assert len(play_games(config, [player, *others], 16, batch_size=8, seed=3)) == 16
