@@ -224,33 +224,55 @@ def _h2(p: float) -> float:
 
 
 @njit(**INLINE)
+def _h2c(p: float, h_lo: float, h_hi: float) -> float:
+    """:func:`_h2` with its two clamped values passed in (``_h2(0)``, ``_h2(1)``): the same number, without
+    the logarithms where the argument is clamped (a card known to be in or out of the envelope)."""
+    if p <= _TINY:
+        return h_lo
+    if p >= 1.0 - _TINY:
+        return h_hi
+    return -(p * np.log2(p) + (1.0 - p) * np.log2(1.0 - p))
+
+
+@njit(**INLINE)
 def _seat_answers(
-    a: float, b: float, c: float, A_: float, B_: float, C_: float, r0: float, r1: float, r2: float, see_card: bool
+    a: float, b: float, c: float, A_: float, B_: float, C_: float, r0: float, r1: float, r2: float, see_card: bool,
+    h_lo: float, h_hi: float,
 ) -> float:
     """One asked seat's term of :func:`agents.suggestion_value._after_seat_answers` (same operations):
-    q = (a, b, c), other = (A_, B_, C_), r = e / max(other, TINY)."""
+    q = (a, b, c), other = (A_, B_, C_), r = e / max(other, TINY).
+
+    An answer of probability 0 adds exactly 0 (its entropies are finite), so it is skipped: same result.
+    """
     s0, s1, s2 = a * B_ * C_, A_ * b * C_, A_ * B_ * c
     s01, s02, s12 = a * b * C_, a * B_ * c, A_ * b * c
     s012 = a * b * c
     if not see_card:
         total = s0 + s1 + s2 + s01 + s02 + s12 + s012
+        if total == 0.0:
+            return 0.0
         den = max(total, _TINY)
-        h0 = _h2(r0 * (s1 + s2 + s12) / den)
-        h1 = _h2(r1 * (s0 + s2 + s02) / den)
-        h2 = _h2(r2 * (s0 + s1 + s01) / den)
+        h0 = _h2c(r0 * (s1 + s2 + s12) / den, h_lo, h_hi)
+        h1 = _h2c(r1 * (s0 + s2 + s02) / den, h_lo, h_hi)
+        h2 = _h2c(r2 * (s0 + s1 + s01) / den, h_lo, h_hi)
         return total * (h0 + h1 + h2)
     third = s012 / 3.0
     p0 = s0 + 0.5 * (s01 + s02) + third
     p1 = s1 + 0.5 * (s01 + s12) + third
     p2 = s2 + 0.5 * (s02 + s12) + third
-    d0, d1, d2 = max(p0, _TINY), max(p1, _TINY), max(p2, _TINY)
-    k0 = _h2(r1 * (s0 + 0.5 * s02) / d0)
-    k1 = _h2(r2 * (s0 + 0.5 * s01) / d0)
-    k2 = _h2(r0 * (s1 + 0.5 * s12) / d1)
-    k3 = _h2(r2 * (s1 + 0.5 * s01) / d1)
-    k4 = _h2(r0 * (s2 + 0.5 * s12) / d2)
-    k5 = _h2(r1 * (s2 + 0.5 * s02) / d2)
-    return p0 * (k0 + k1) + p1 * (k2 + k3) + p2 * (k4 + k5)
+    t0 = 0.0
+    t1 = 0.0
+    t2 = 0.0
+    if p0 != 0.0:
+        d0 = max(p0, _TINY)
+        t0 = p0 * (_h2c(r1 * (s0 + 0.5 * s02) / d0, h_lo, h_hi) + _h2c(r2 * (s0 + 0.5 * s01) / d0, h_lo, h_hi))
+    if p1 != 0.0:
+        d1 = max(p1, _TINY)
+        t1 = p1 * (_h2c(r0 * (s1 + 0.5 * s12) / d1, h_lo, h_hi) + _h2c(r2 * (s1 + 0.5 * s01) / d1, h_lo, h_hi))
+    if p2 != 0.0:
+        d2 = max(p2, _TINY)
+        t2 = p2 * (_h2c(r0 * (s2 + 0.5 * s12) / d2, h_lo, h_hi) + _h2c(r1 * (s2 + 0.5 * s02) / d2, h_lo, h_hi))
+    return t0 + t1 + t2
 
 
 @njit(**KERNEL)
@@ -275,6 +297,7 @@ def envelope_information_kernel(
     K = order.shape[1]
     E = prob.shape[1] - 1
     HE, HN = 3 * K, 3 * K + 1
+    h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
         for c in range(_C):
             e = prob[i, E, c]
@@ -302,7 +325,7 @@ def envelope_information_kernel(
                 s = order[i, k]
                 seat = _seat_answers(
                     prob[i, s, c0], prob[i, s, c1], prob[i, s, c2], pre[k, c0], pre[k, c1], pre[k, c2],
-                    pre[K + k, c0], pre[K + k, c1], pre[K + k, c2], see_card,
+                    pre[K + k, c0], pre[K + k, c1], pre[K + k, c2], see_card, h_lo, h_hi,
                 )  # fmt: skip
                 if refute_all:
                     passes = pre[k, c0] * pre[k, c1] * pre[k, c2]
