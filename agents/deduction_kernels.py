@@ -238,7 +238,7 @@ def _h2c(p: float, h_lo: float, h_hi: float) -> float:
 def _seat_answers(
     a: float, b: float, c: float, A_: float, B_: float, C_: float, r0: float, r1: float, r2: float, see_card: bool,
     h_lo: float, h_hi: float,
-) -> float:
+) -> float:  # fmt: skip
     """One asked seat's term of :func:`agents.suggestion_value._after_seat_answers` (same operations):
     q = (a, b, c), other = (A_, B_, C_), r = e / max(other, TINY).
 
