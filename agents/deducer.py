@@ -165,7 +165,7 @@ class DeducerAgent(Agent):
         nb = self._ensure(view)
         nb.update(view, idx)
         n = len(idx)
-        mask = view.legal_action_mask[idx]
+        mask = view.legal_action_mask_of(idx)
         phase = view.phase[idx]
         out = np.full(n, -1, np.int64)
 

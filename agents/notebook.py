@@ -43,6 +43,7 @@ import numpy as np
 
 from agents.deal_sampling import marginals, sample_deals
 from agents.deduction import fixpoint_bits, probe, search_envelope, valid_deals
+from agents.deduction_kernels import add_records_kernel, clause_slots_needed
 from agents.facts import CAT_BITS, CAT_SLICES, ENVELOPE_SIZE, FULL, FactBits, Facts, unpack
 from cluedo_env.engine.views import HIDDEN, PASSED, PlayerView, Records
 from cluedo_env.rules import actions as A
@@ -112,6 +113,7 @@ class Notebook:
         self.undecided = np.zeros(B, bool)
         self.version = np.zeros(B, np.int64)  # bumped whenever a game's facts may have changed
         self.search_stats: dict | None = None  # set to {} to collect search statistics
+        self._compacted: np.ndarray | None = None  # scratch of add_records
 
     # ------------------------------------------------------------------ reset
     def reset(self, idx: np.ndarray, hand: np.ndarray, hand_sizes: np.ndarray) -> None:
@@ -148,7 +150,29 @@ class Notebook:
             setattr(self, name, new)
 
     def add_records(self, rec: Records) -> np.ndarray:
-        """Take in history records (complete ones only); returns the games that got new facts."""
+        """Take in history records (complete ones only); returns the games that got new facts.
+
+        Compiled (:func:`agents.deduction_kernels.add_records_kernel`, record by record);
+        :meth:`add_records_reference` is the numpy statement (the tests check both leave the same arrays).
+        """
+        if len(rec.game) == 0:
+            return np.zeros(0, np.int64)
+        game = np.asarray(rec.game, np.int64)
+        response = np.ascontiguousarray(rec.response)
+        self._grow(clause_slots_needed(game, rec.is_accusation, response, self.cl_live))
+        K = self.cl_live.shape[1]
+        if self._compacted is None or len(self._compacted) != self.B:
+            self._compacted = np.zeros(self.B, bool)
+        add_records_kernel(
+            self.seat, game, rec.is_accusation, rec.player, np.ascontiguousarray(rec.triple), rec.correct, response,
+            self.has, self.no, self.shown_by_me, self.shown_to, self.unrefuted, self.named, self.cl_holder,
+            self.cl_cards, self.cl_live, self.acc_cards, self.acc_live, self._compacted,
+            np.empty(K, self.cl_holder.dtype), np.empty((K, 3), self.cl_cards.dtype), np.empty(K, bool),
+        )  # fmt: skip
+        return np.unique(game)
+
+    def add_records_reference(self, rec: Records) -> np.ndarray:
+        """:meth:`add_records` in numpy: the readable statement, used by the tests only."""
         if len(rec.game) == 0:
             return np.zeros(0, np.int64)
         me = self.seat

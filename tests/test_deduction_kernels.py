@@ -8,6 +8,8 @@ random inputs.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -16,6 +18,7 @@ from agents import deal_sampling
 from agents.deal_sampling import marginals, marginals_reference, sample_deals, sample_deals_reference
 from agents.deduction import fixpoint_bits, fixpoint_bits_reference, valid_deals, valid_deals_reference
 from agents.facts import POW2, FactBits, Facts
+from agents.notebook import Notebook
 from agents.registry import make_agent
 from agents.runner import play_games
 from agents.suggestion_value import envelope_information, envelope_information_reference
@@ -140,3 +143,31 @@ def test_rewind_matches_drawing() -> None:
     b.random(37)
     assert a.bit_generator.state == b.bit_generator.state
     assert a.integers(0, 1 << 30, dtype=np.int32) == b.integers(0, 1 << 30, dtype=np.int32)
+
+
+def _notebook_arrays(nb: Notebook) -> dict[str, np.ndarray]:
+    return {k: np.array(v, copy=True) for k, v in vars(nb).items() if isinstance(v, np.ndarray) and k[0] != "_"}
+
+
+@pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("cards", 3), ("cards", 6)])
+def test_add_records_kernel_matches_reference(preset: str, players: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The notebook's compiled record intake leaves every array as the numpy statement does (clause slots included)."""
+    calls = [0]
+    kernel = Notebook.add_records
+
+    def both(self: Notebook, rec):
+        twin = copy.deepcopy(self)
+        got = kernel(self, rec)
+        want = Notebook.add_records_reference(twin, rec)
+        assert (got == want).all()
+        a, b = _notebook_arrays(self), _notebook_arrays(twin)
+        assert a.keys() == b.keys()
+        for k in a:
+            assert a[k].shape == b[k].shape and (a[k] == b[k]).all(), k
+        calls[0] += int(len(rec.game) > 0)
+        return got
+
+    monkeypatch.setattr(Notebook, "add_records", both)
+    config = RulesConfig.from_preset(preset, players=players, max_turns=80)
+    play_games(config, [make_agent("deducer", seed=s) for s in range(players)], 24, batch_size=12, seed=5)
+    assert calls[0] > 20
