@@ -49,6 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, replace_illegal, suggestion_room
+from agents.deduction_kernels import candidates_kernel
 from agents.facts import CAT_SLICES
 from agents.notebook import Notebook
 from agents.planning import choose_moves, turn_start_choice
@@ -56,7 +57,7 @@ from agents.refutation import choose_refutation, suggester_candidates
 from agents.suggestion_value import envelope_information, h2, public_information
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
-from cluedo_env.rules.cards import NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
+from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
 
 # The 7 non-empty subsets of the three named cards, and 1/|S| per member.
 SUBSETS = np.array([[(m >> j) & 1 for j in range(3)] for m in range(1, 8)], bool)  # (7, 3)
@@ -225,7 +226,20 @@ class DeducerAgent(Agent):
         """Per category, (n, k + 1) card ids: the k cards most uncertain to be the envelope's and the best blank.
 
         Uncertainty: the binary entropy of "in the envelope", then (a tenth as much) of the card's holder.
+        Compiled (:func:`agents.deduction_kernels.candidates_kernel`, on the random numbers
+        :meth:`_candidates_reference` draws, in its order).
         """
+        n = len(prob)
+        noise = self.rng.random((n, prob.shape[2]))
+        blank_noise = np.concatenate([self.rng.random((n, sl.stop - sl.start)) for sl in CAT_SLICES], 1)
+        out = np.empty((n, 3, k + 1), np.int64)
+        candidates_kernel(
+            np.ascontiguousarray(prob, np.float64), self.notebook.seat, k, noise, blank_noise, out, np.empty(NUM_CARDS)
+        )
+        return [out[:, 0], out[:, 1], out[:, 2]]
+
+    def _candidates_reference(self, prob: np.ndarray, k: int) -> list[np.ndarray]:
+        """:meth:`_candidates` in numpy: the readable statement, used by the tests only."""
         E = prob.shape[1] - 1
         u = h2(prob[:, E]) + 0.1 * _card_uncertainty(prob) + 1e-6 * self.rng.random(prob.shape[::2])
         blank = (prob[:, self.notebook.seat] > 0.999) | (prob[:, E] > 0.999)  # nobody can show it

@@ -682,3 +682,66 @@ def add_records_kernel(
             acc_cards[g, p, 1] = _W0 + triple[r, 1]
             acc_cards[g, p, 2] = _R0 + triple[r, 2]
             acc_live[g, p] = True
+
+
+# ---------------------------------------------------------------------------------------------- deducer candidates
+@njit(**KERNEL)
+def candidates_kernel(
+    prob: np.ndarray, seat: int, k: int, noise: np.ndarray, blank_noise: np.ndarray, out: np.ndarray, u: np.ndarray
+) -> None:
+    """:meth:`agents.deducer.DeducerAgent._candidates_reference` into ``out`` (n, 3, k + 1) int64 card ids.
+
+    ``prob`` (n, H, 21) float64; ``noise`` (n, 21) and ``blank_noise`` (n, 21) the uniform numbers the
+    reference draws (the latter category by category). Per category: the ``k`` cards of highest
+    uncertainty ``h2(e) + 0.1 * (entropy of the holder) + 1e-6 * noise``, highest first, then the
+    blank (a card nobody can show) of highest ``blank_noise``, or the category's first card if none.
+    Scratch ``u`` (21,) float64.
+    """
+    n, H, C = prob.shape
+    E = H - 1
+    for i in range(n):
+        for c in range(C):
+            u[c] = _uncertainty(prob, i, c, E) + 1e-6 * noise[i, c]
+        for cat in range(3):
+            lo = 0 if cat == 0 else (_W0 if cat == 1 else _R0)
+            hi = _W0 if cat == 0 else (_R0 if cat == 1 else _C)
+            best_b = lo
+            top_b = -1.0
+            for c in range(lo, hi):
+                blank = prob[i, seat, c] > 0.999 or prob[i, E, c] > 0.999
+                v = blank_noise[i, c] if blank else -1.0
+                if v > top_b:
+                    top_b = v
+                    best_b = c
+            out[i, cat, k] = best_b
+            # the k most uncertain cards, highest first (a card once taken is skipped)
+            for j in range(k):
+                best = -1
+                top = 0.0
+                for c in range(lo, hi):
+                    taken = False
+                    for jj in range(j):
+                        if out[i, cat, jj] == c:
+                            taken = True
+                    if taken:
+                        continue
+                    v = u[c]
+                    if best < 0 or v > top:
+                        top = v
+                        best = c
+                out[i, cat, j] = best
+
+
+@njit(**INLINE)
+def _entropy_term(p: float) -> float:
+    p = min(max(p, 0.0), 1.0)
+    return -p * np.log2(p) if p > 1e-12 else 0.0
+
+
+@njit(**INLINE)
+def _uncertainty(prob: np.ndarray, i: int, c: int, E: int) -> float:
+    """h2(e) + 0.1 * the entropy of card c's holder, as :meth:`agents.deducer.DeducerAgent._candidates_reference`."""
+    tot = _entropy_term(prob[i, 0, c])
+    for h in range(1, E + 1):
+        tot += _entropy_term(prob[i, h, c])
+    return _h2(prob[i, E, c]) + 0.1 * tot

@@ -16,6 +16,7 @@ import pytest
 import agents.notebook as notebook_module
 from agents import deal_sampling
 from agents.deal_sampling import marginals, marginals_reference, sample_deals, sample_deals_reference
+from agents.deducer import DeducerAgent
 from agents.deduction import fixpoint_bits, fixpoint_bits_reference, valid_deals, valid_deals_reference
 from agents.facts import POW2, FactBits, Facts
 from agents.notebook import Notebook
@@ -171,3 +172,27 @@ def test_add_records_kernel_matches_reference(preset: str, players: int, monkeyp
     config = RulesConfig.from_preset(preset, players=players, max_turns=80)
     play_games(config, [make_agent("deducer", seed=s) for s in range(players)], 24, batch_size=12, seed=5)
     assert calls[0] > 20
+
+
+@pytest.mark.parametrize("players", [3, 4, 6])
+@pytest.mark.parametrize("k", [1, 3])
+def test_candidates_kernel_matches_reference(players: int, k: int) -> None:
+    """The deducer's shortlist of cards per category: the same cards in the same order, from the same random numbers."""
+    rng = np.random.default_rng(players + 10 * k)
+    n, H = 200, players + 1
+    prob = rng.random((n, H, 21))
+    prob[rng.random(prob.shape) < 0.4] = 0.0
+    prob /= np.maximum(prob.sum(1, keepdims=True), 1e-9)
+    known = rng.random((n, 21)) < 0.3  # some cards certainly ours or the envelope's: blanks
+    holder = np.where(rng.random((n, 21)) < 0.5, 0, H - 1)
+    prob.transpose(0, 2, 1)[known] = 0.0
+    r, c = np.nonzero(known)
+    prob[r, holder[r, c], c] = 1.0
+    got_agent, want_agent = DeducerAgent(seed=players), DeducerAgent(seed=players)
+    for a in (got_agent, want_agent):
+        a.notebook = Notebook(n, players, 0)
+    got = got_agent._candidates(prob, k)
+    want = want_agent._candidates_reference(prob, k)
+    for a, b in zip(got, want, strict=True):
+        assert a.shape == b.shape == (n, k + 1) and (a == b).all()
+    assert got_agent.rng.random() == want_agent.rng.random()
