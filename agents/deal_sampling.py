@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deduction_kernels import marginals_kernel, sample_deals_kernel
-from agents.facts import CAT_SLICES, CATEGORY, Facts
+from agents.deduction_kernels import marginals_kernel, sample_deals_kernel, sample_setup_kernel
+from agents.facts import CAT_SLICES, CATEGORY, Facts, pack
+from cluedo_env.rules.cards import NUM_CARDS
 
 
 def marginals(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
@@ -88,21 +89,39 @@ def sample_deals(
     used by the tests) draws them, and ``rng`` ends in the same state, so both give the same deals.
     """
     has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live = facts
-    n, H, C = has.shape
-    E = H - 1
+    return sample_deals_bits(
+        pack(has), pack(no), size, cl_holder, cl_cards, cl_live, acc_cards, acc_live, samples, rng, clauses_first
+    )
+
+
+def sample_deals_bits(
+    hb: np.ndarray,
+    nb: np.ndarray,
+    size: np.ndarray,
+    cl_holder: np.ndarray,
+    cl_cards: np.ndarray,
+    cl_live: np.ndarray,
+    acc_cards: np.ndarray,
+    acc_live: np.ndarray,
+    samples: int,
+    rng: np.random.Generator,
+    clauses_first: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`sample_deals` with the cells as bitmasks ``hb``, ``nb`` (n, H) int64 (:class:`agents.facts.FactBits`),
+    the clauses by card id: what the notebook has at hand (no unpacking)."""
+    n, H = hb.shape
+    C = NUM_CARDS
     M = samples
     N = n * M
     i64 = np.int64
-    known = has.any(1)
-    owner0 = np.where(known, has.argmax(1), -1).astype(np.int8)  # (n, 21)
-    start = (
-        owner0, np.maximum(size - has.sum(2), 0).astype(i64),  # cards placed, room left per holder
-        np.stack([~has[:, E, sl].any(1) for sl in CAT_SLICES], 1).astype(i64),  # envelope room per category
-        (~known).sum(1).astype(i64), np.stack([(~known[:, sl]).sum(1) for sl in CAT_SLICES], 1).astype(i64),
+    owner0, allowed = np.empty((n, C), np.int8), np.empty((n, H, C), bool)
+    start = (owner0, np.empty((n, H), i64), np.empty((n, 3), i64), np.empty(n, i64), np.empty((n, 3), i64))
+    order_all = np.empty((n, C), i64)
+    steps = sample_setup_kernel(
+        np.ascontiguousarray(hb, i64), np.ascontiguousarray(nb, i64), np.asarray(size, i64), *start, order_all, allowed,
+        np.empty(C, i64),
     )  # fmt: skip
-    nposs = (~no).sum(1) + 100 * known  # known cards last
-    steps = int((~known).sum(1).max()) if n else 0
-    order = np.ascontiguousarray(np.argsort(nposs, axis=1, kind="stable")[:, :steps], i64)  # (n, steps)
+    order = np.ascontiguousarray(order_all[:, :steps])
     owner, alive, ratio = np.empty((N, C), np.int8), np.empty(N, bool), np.empty((N, steps))
     counters = (np.empty((N, H), i64), np.empty((N, 3), i64), np.empty(N, i64), np.empty((N, 3), i64))
     if clauses_first and cl_live.shape[1]:
@@ -114,17 +133,21 @@ def sample_deals(
     state = rng.bit_generator.state
     uniform = rng.random(N * (3 * len(clause_order) + steps))
     used = sample_deals_kernel(
-        *start, owner, *counters, alive, ratio, np.ascontiguousarray(~no), order, M, np.asarray(cl_holder, i64),
+        *start, owner, *counters, alive, ratio, allowed, order, M, np.asarray(cl_holder, i64),
         np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live), clause_order, np.asarray(acc_cards, i64),
         np.ascontiguousarray(acc_live), uniform, np.empty((2, H)),
     )  # fmt: skip
     _rewind(rng, state, used)
+    alive = alive.reshape(n, M)
+    if clauses_first:  # every weight log q = 0: what deal_weights gives, 1 / (live deals) each
+        count = alive.sum(1, keepdims=True)
+        w = np.where(count > 0, alive / np.where(count > 0, count, 1), 0.0)
+        return owner.reshape(n, M, C), w, alive
     logq = np.zeros(N)
-    if not clauses_first:
-        logr = np.log(ratio)
-        for t in range(steps):  # summed step by step, as the reference does
-            logq += logr[:, t]
-    return owner.reshape(n, M, C), deal_weights(logq, alive, n, M), alive.reshape(n, M)
+    logr = np.log(ratio)
+    for t in range(steps):  # summed step by step, as the reference does
+        logq += logr[:, t]
+    return owner.reshape(n, M, C), deal_weights(logq, alive.ravel(), n, M), alive
 
 
 def _rewind(rng: np.random.Generator, state: dict, used: int) -> None:

@@ -745,3 +745,191 @@ def _uncertainty(prob: np.ndarray, i: int, c: int, E: int) -> float:
     for h in range(1, E + 1):
         tot += _entropy_term(prob[i, h, c])
     return _h2(prob[i, E, c]) + 0.1 * tot
+
+
+# ---------------------------------------------------------------------------------------------- deal sampling setup
+@njit(**KERNEL)
+def sample_setup_kernel(
+    hb: np.ndarray,
+    nb: np.ndarray,
+    size: np.ndarray,
+    owner0: np.ndarray,
+    cap0: np.ndarray,
+    env_cap0: np.ndarray,
+    unk_total0: np.ndarray,
+    unk_cat0: np.ndarray,
+    order: np.ndarray,
+    allowed: np.ndarray,
+    key: np.ndarray,
+) -> int:
+    """The start of :func:`agents.deal_sampling.sample_deals` from the cells as bitmasks; returns the steps (the
+    most unplaced cards of a game).
+
+    ``hb``, ``nb`` (n, H) int64, ``size`` (n, H) int64. Written: ``owner0`` (n, 21) int8 (the holder of
+    each card, -1 unplaced), ``cap0`` (n, H) room left per holder, ``env_cap0`` (n, 3) envelope room per
+    category, ``unk_total0`` (n,) / ``unk_cat0`` (n, 3) unplaced cards, ``order`` (n, 21) the cards by
+    possible holders (known cards last, counted as 100 more), ties by card (a stable sort), ``allowed``
+    (n, H, 21) bool = not ``no``. Scratch ``key`` (21,) int64.
+    """
+    n, H = hb.shape
+    E = H - 1
+    steps = 0
+    for i in range(n):
+        unk = 0
+        for k in range(3):
+            unk_cat0[i, k] = 0
+            env_cap0[i, k] = 0 if hb[i, E] & _CAT[k] else 1
+        for h in range(H):
+            cap0[i, h] = max(size[i, h] - _popcount(hb[i, h]), 0)
+        for c in range(_C):
+            o = -1
+            poss = 0
+            for h in range(H):
+                if o < 0 and (hb[i, h] >> c) & 1:
+                    o = h
+                free = ((nb[i, h] >> c) & 1) == 0
+                allowed[i, h, c] = free
+                poss += free
+            owner0[i, c] = o
+            key[c] = poss + (100 if o >= 0 else 0)
+            if o < 0:
+                unk += 1
+                unk_cat0[i, _category(c)] += 1
+            # insertion into the stable order
+            j = c
+            while j > 0 and key[order[i, j - 1]] > key[c]:
+                order[i, j] = order[i, j - 1]
+                j -= 1
+            order[i, j] = c
+        unk_total0[i] = unk
+        steps = max(steps, unk)
+    return steps
+
+
+@njit(**KERNEL)
+def register_witnesses_kernel(
+    idx: np.ndarray,
+    rows: np.ndarray,
+    owner: np.ndarray,
+    alive: np.ndarray,
+    E: int,
+    witness: np.ndarray,
+    valid: np.ndarray,
+) -> None:
+    """:meth:`agents.notebook.Notebook._register` in place: every live sampled deal ``owner`` (r, M, 21) becomes the
+    witness of each of its envelope cards (``witness`` (B, 21, 21) of game ``idx[rows[r]]``, later deals
+    overwriting earlier ones) and sets ``valid`` (n, 21) at (``rows[r]``, card)."""
+    r_, M, C = owner.shape
+    for r in range(r_):
+        g = idx[rows[r]]
+        for m in range(M):
+            if not alive[r, m]:
+                continue
+            for c in range(C):
+                if owner[r, m, c] == E:
+                    for x in range(C):
+                        witness[g, c, x] = owner[r, m, x]
+                    valid[rows[r], c] = True
+
+
+# ---------------------------------------------------------------------------------------------- notebook cells
+@njit(**KERNEL)
+def pack_rows_kernel(
+    idx: np.ndarray,
+    has: np.ndarray,
+    no: np.ndarray,
+    cl_cards: np.ndarray,
+    acc_cards: np.ndarray,
+    hb: np.ndarray,
+    nb: np.ndarray,
+    cl_mask: np.ndarray,
+    acc_mask: np.ndarray,
+) -> None:
+    """Games ``idx`` of the notebook's ``has``, ``no`` (B, H, 21) bool as bitmasks ``hb``, ``nb`` (n, H) int64, and
+    the clauses' cards ``cl_cards`` (B, K, 3) / ``acc_cards`` (B, A, 3) as ``cl_mask`` (n, K) / ``acc_mask`` (n, A)
+    (what :meth:`agents.facts.Facts.bits` gives for those games)."""
+    n = idx.shape[0]
+    H = has.shape[1]
+    for i in range(n):
+        g = idx[i]
+        for h in range(H):
+            x = 0
+            y = 0
+            for c in range(_C):
+                if has[g, h, c]:
+                    x |= 1 << c
+                if no[g, h, c]:
+                    y |= 1 << c
+            hb[i, h] = x
+            nb[i, h] = y
+        for k in range(cl_mask.shape[1]):
+            x = 0
+            for j in range(3):
+                x |= 1 << np.int64(cl_cards[g, k, j])
+            cl_mask[i, k] = x
+        for k in range(acc_mask.shape[1]):
+            x = 0
+            for j in range(3):
+                x |= 1 << np.int64(acc_cards[g, k, j])
+            acc_mask[i, k] = x
+
+
+@njit(**KERNEL)
+def unpack_rows_kernel(idx: np.ndarray, hb: np.ndarray, nb: np.ndarray, has: np.ndarray, no: np.ndarray) -> None:
+    """The bitmasks ``hb``, ``nb`` (n, H) int64 into games ``idx`` of ``has``, ``no`` (B, H, 21) bool."""
+    n, H = hb.shape
+    for i in range(n):
+        g = idx[i]
+        for h in range(H):
+            for c in range(_C):
+                has[g, h, c] = (hb[i, h] >> c) & 1 == 1
+                no[g, h, c] = (nb[i, h] >> c) & 1 == 1
+
+
+@njit(**KERNEL)
+def check_witnesses_kernel(
+    idx: np.ndarray,
+    nb: np.ndarray,
+    cl_holder: np.ndarray,
+    cl_cards: np.ndarray,
+    cl_live: np.ndarray,
+    acc_cards: np.ndarray,
+    acc_live: np.ndarray,
+    witness: np.ndarray,
+    valid: np.ndarray,
+) -> None:
+    """:func:`valid_deals_kernel` on the notebook's stored witnesses, in place: ``valid`` (n, 21) stays True where
+    the witness ``witness[idx[i], c]`` (``witness`` (B, 21, 21) int8) still agrees with the facts of row i.
+
+    ``nb`` (n, H) int64 cells; ``cl_live`` (n, K), ``acc_live`` (n, A) the rows' live flags; ``cl_holder``
+    (B, K), ``cl_cards`` (B, K, 3), ``acc_cards`` (B, A, 3) the notebook's clauses (read at ``idx``).
+    """
+    n, H = nb.shape
+    E = H - 1
+    K = cl_live.shape[1]
+    NA = acc_live.shape[1]
+    for i in range(n):
+        g = idx[i]
+        for m in range(_C):
+            if not valid[i, m]:
+                continue
+            good = True
+            for c in range(_C):
+                if (nb[i, witness[g, m, c]] >> c) & 1:
+                    good = False
+                    break
+            for k in range(K):
+                if good and cl_live[i, k]:
+                    hit = False
+                    for j in range(3):
+                        if witness[g, m, cl_cards[g, k, j]] == cl_holder[g, k]:
+                            hit = True
+                    good = hit
+            for a in range(NA):
+                if good and acc_live[i, a]:
+                    allenv = True
+                    for j in range(3):
+                        if witness[g, m, acc_cards[g, a, j]] != E:
+                            allenv = False
+                    good = not allenv
+            valid[i, m] = good

@@ -41,10 +41,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deal_sampling import marginals, sample_deals
-from agents.deduction import fixpoint_bits, probe, search_envelope, valid_deals
-from agents.deduction_kernels import add_records_kernel, clause_slots_needed
-from agents.facts import CAT_BITS, CAT_SLICES, ENVELOPE_SIZE, FULL, FactBits, Facts, unpack
+from agents.deal_sampling import marginals, sample_deals_bits
+from agents.deduction import fixpoint_bits, probe, search_envelope
+from agents.deduction_kernels import (
+    add_records_kernel,
+    check_witnesses_kernel,
+    clause_slots_needed,
+    pack_rows_kernel,
+    register_witnesses_kernel,
+    unpack_rows_kernel,
+)
+from agents.facts import CAT_BITS, CAT_SLICES, ENVELOPE_SIZE, FULL, POW2, FactBits, Facts, unpack
 from cluedo_env.engine.views import HIDDEN, PASSED, PlayerView, Records
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
@@ -272,22 +279,34 @@ class Notebook:
             self.acc_live[idx].copy(),
         )
 
+    def bits(self, idx: np.ndarray) -> FactBits:
+        """The facts of games ``idx`` on bitmasks (new arrays): ``self.arrays(idx).bits()``, without the bool copies."""
+        idx = np.asarray(idx, np.int64)
+        n = len(idx)
+        hb, nb = np.empty((n, self.P + 1), np.int64), np.empty((n, self.P + 1), np.int64)
+        cl_mask = np.empty((n, self.cl_live.shape[1]), np.int64)
+        acc_mask = np.empty((n, self.P), np.int64)
+        pack_rows_kernel(idx, self.has, self.no, self.cl_cards, self.acc_cards, hb, nb, cl_mask, acc_mask)
+        return FactBits(
+            hb, nb, self.size[idx], self.cl_holder[idx], cl_mask, self.cl_live[idx], acc_mask, self.acc_live[idx]
+        )
+
     def propagate(self, idx: np.ndarray) -> None:
         """Close the facts of games ``idx`` (:func:`fixpoint_bits`, then exact envelope facts if ``exact``)."""
         idx = np.asarray(idx, np.int64)
         if len(idx) == 0:
             return
         self.version[idx] += 1
-        facts = self.arrays(idx)
         if self.probe_cells:
+            facts = self.arrays(idx)
             bad = probe(facts, cells=self.probe_cells)
             bits = facts.bits()
         else:
-            bits = facts.bits()
+            bits = self.bits(idx)
             bad = fixpoint_bits(bits)
         if self.exact:
             bad |= self._exact_envelope(idx, bits, bad)
-        self.has[idx], self.no[idx] = unpack(bits.hb), unpack(bits.nb)
+        unpack_rows_kernel(idx, bits.hb, bits.nb, self.has, self.no)
         self.cl_live[idx], self.acc_live[idx] = bits.cl_live, bits.acc_live
         self.bad[idx] |= bad
 
@@ -303,27 +322,36 @@ class Notebook:
         """
         hb, nb = bits.hb, bits.nb
         E = self.E
-        unknown = unpack(~hb[:, E] & ~nb[:, E] & FULL) & ~bad[:, None]
+        open_env = ~hb[:, E] & ~nb[:, E] & FULL
+        open_env[bad] = 0
         if self.exact_triples is not None:  # only where few envelope hypotheses are left
             triples = np.bitwise_count(~nb[:, E, None] & CAT_BITS).astype(np.int64).prod(1)
-            unknown &= (triples <= self.exact_triples)[:, None]
-        valid = self.wvalid[idx] & unknown
-        check = np.flatnonzero(valid.any(1))
-        if len(check):
-            gi = idx[check]
-            ok = valid_deals(self.witness[gi], bits.take(check).facts(self.cl_cards[gi], self.acc_cards[gi]))
-            valid[check] &= ok
-        need = unknown & ~valid
+            open_env[triples > self.exact_triples] = 0
         new_bad = np.zeros(len(idx), bool)
+        live = np.flatnonzero(open_env)
+        if len(live) == 0:
+            self.wvalid[idx] = False
+            return new_bad
+        unknown = np.zeros((len(idx), NUM_CARDS), bool)
+        unknown[live] = unpack(open_env[live])
+        valid = self.wvalid[idx] & unknown
+        check_witnesses_kernel(
+            idx, nb, self.cl_holder, self.cl_cards, bits.cl_live, self.acc_cards, bits.acc_live, self.witness, valid
+        )
+        need = unknown & ~valid
         todo = np.flatnonzero(need.any(1))
         if len(todo) and self.witness_samples:
             # Deals sampled with each unwitnessed card forced into the envelope, clauses satisfied first.
             rows, cards = np.nonzero(need[todo])
             rows = todo[rows]
             gi = idx[rows]
-            forced = bits.take(rows).facts(self.cl_cards[gi], self.acc_cards[gi])
-            forced.has[np.arange(len(rows)), E, cards] = True
-            owner, _, alive = sample_deals(forced, samples=self.witness_samples, rng=self.rng, clauses_first=True)
+            forced_h = hb[rows]
+            forced_h[:, E] |= POW2[cards]
+            owner, _, alive = sample_deals_bits(
+                forced_h, nb[rows], bits.size[rows], self.cl_holder[gi], self.cl_cards[gi], bits.cl_live[rows],
+                self.acc_cards[gi], bits.acc_live[rows], samples=self.witness_samples, rng=self.rng,
+                clauses_first=True,
+            )  # fmt: skip
             self._register(idx, rows, owner, alive, valid)
             need = unknown & ~valid
             todo = np.flatnonzero(need.any(1))
@@ -346,10 +374,7 @@ class Notebook:
         self, idx: np.ndarray, rows: np.ndarray, owner: np.ndarray, alive: np.ndarray, valid: np.ndarray
     ) -> None:
         """Store sampled consistent deals (owner (r, M, 21), alive (r, M)) as witnesses of their envelope cards."""
-        r, m, c = np.nonzero((owner == self.E) & alive[:, :, None])
-        if len(r):
-            self.witness[idx[rows[r]], c] = owner[r, m]
-            valid[rows[r], c] = True
+        register_witnesses_kernel(idx, rows, owner, alive, self.E, self.witness, valid)
 
     # ---------------------------------------------------------------- queries
     def envelope_known(self, idx: np.ndarray) -> np.ndarray:

@@ -18,7 +18,8 @@ from agents import deal_sampling
 from agents.deal_sampling import marginals, marginals_reference, sample_deals, sample_deals_reference
 from agents.deducer import DeducerAgent
 from agents.deduction import fixpoint_bits, fixpoint_bits_reference, valid_deals, valid_deals_reference
-from agents.facts import POW2, FactBits, Facts
+from agents.deduction_kernels import check_witnesses_kernel
+from agents.facts import POW2, FactBits, Facts, unpack
 from agents.notebook import Notebook
 from agents.registry import make_agent
 from agents.runner import play_games
@@ -36,23 +37,23 @@ def caught() -> tuple[list[FactBits], list[Facts]]:
     (classic 4, cards 3 and 6 players)."""
     bits_seen: list[FactBits] = []
     facts_seen: list[Facts] = []
-    fixpoint, sample = notebook_module.fixpoint_bits, notebook_module.sample_deals
+    fixpoint, sample = notebook_module.fixpoint_bits, notebook_module.sample_deals_bits
 
     def spy_fixpoint(bits: FactBits, *args, **kwargs) -> np.ndarray:
         bits_seen.append(_copy(bits))
         return fixpoint(bits, *args, **kwargs)
 
-    def spy_sample(facts: Facts, *args, **kwargs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        facts_seen.append(Facts(*(np.array(a, copy=True) for a in facts)))
-        return sample(facts, *args, **kwargs)
+    def spy_sample(hb, nb, *args, **kwargs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        facts_seen.append(Facts(unpack(hb), unpack(nb), *(np.array(a, copy=True) for a in args[:6])))
+        return sample(hb, nb, *args, **kwargs)
 
-    notebook_module.fixpoint_bits, notebook_module.sample_deals = spy_fixpoint, spy_sample
+    notebook_module.fixpoint_bits, notebook_module.sample_deals_bits = spy_fixpoint, spy_sample
     try:
         for preset, players in (("classic", 4), ("cards", 3), ("cards", 6)):
             config = RulesConfig.from_preset(preset, players=players, max_turns=60)
             play_games(config, [make_agent("deducer", seed=s) for s in range(players)], 16, batch_size=16, seed=3)
     finally:
-        notebook_module.fixpoint_bits, notebook_module.sample_deals = fixpoint, sample
+        notebook_module.fixpoint_bits, notebook_module.sample_deals_bits = fixpoint, sample
     return bits_seen, facts_seen
 
 
@@ -196,3 +197,29 @@ def test_candidates_kernel_matches_reference(players: int, k: int) -> None:
     for a, b in zip(got, want, strict=True):
         assert a.shape == b.shape == (n, k + 1) and (a == b).all()
     assert got_agent.rng.random() == want_agent.rng.random()
+
+
+def test_check_witnesses_kernel_matches_valid_deals(caught: tuple[list[FactBits], list[Facts]]) -> None:
+    """The notebook's in-place witness check judges stored deals as :func:`valid_deals` does."""
+    rng = np.random.default_rng(2)
+    for facts in caught[1][:60]:
+        owner, _, _ = sample_deals(facts, 21, rng)  # one deal per witness row
+        n, H = facts.has.shape[:2]
+        noise = rng.integers(0, H, owner.shape).astype(np.int8)
+        deals = np.where(rng.random(owner.shape) < 0.05, noise, owner)
+        want = valid_deals(deals, facts)
+        valid = rng.random((n, 21)) < 0.7
+        idx = rng.permutation(n)  # the kernel reads witnesses and clauses at idx, cells and live flags by row
+        witness, cl_holder, cl_cards, acc_cards = (np.empty_like(a) for a in (deals, *facts[3:5], facts.acc_cards))
+        witness[idx], cl_holder[idx], cl_cards[idx], acc_cards[idx] = (
+            deals,
+            facts.cl_holder,
+            facts.cl_cards,
+            facts.acc_cards,
+        )
+        got = valid.copy()
+        check_witnesses_kernel(
+            idx, facts.bits().nb, cl_holder.astype(np.int64), cl_cards.astype(np.int64), facts.cl_live,
+            acc_cards.astype(np.int64), facts.acc_live, witness, got,
+        )  # fmt: skip
+        assert (got == (valid & want)).all()
