@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, replace_illegal, suggestion_room
-from agents.deduction_kernels import candidates_kernel
+from agents.deduction_kernels import best_suggestion_kernel, candidates_kernel, room_values_kernel
 from agents.facts import CAT_SLICES
 from agents.notebook import Notebook
 from agents.planning import choose_moves, turn_start_choice
@@ -275,11 +275,39 @@ class DeducerAgent(Agent):
             score = score - self.leak_weight * public_information(prob, cards, order, refute_all, view.seat, sizes)
         return score
 
+    def _envelope_only(self, view: PlayerView, idx: np.ndarray) -> bool:
+        """Whether :meth:`suggestion_scores` is the envelope information alone in games ``idx`` (no deal or leak
+        term, not overridden): then suggestions and room values take the compiled path, with the same scores."""
+        return (
+            type(self).suggestion_scores is DeducerAgent.suggestion_scores
+            and not self.leak_weight
+            and not self.deal_weights(view, idx).any()
+        )
+
     def suggest(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """(n,) SUGGEST action with the highest expected information among the legal ones."""
+        """(n,) SUGGEST action with the highest expected information among the legal ones.
+
+        Compiled (:func:`agents.deduction_kernels.best_suggestion_kernel`) where the score is the envelope
+        information alone; the numpy path below computes the same, and any score."""
         n = len(idx)
         prob = self.probabilities(view, idx)
         legal = mask[:, A.SUGGEST0 : A.SHOW0]
+        if self._envelope_only(view, idx):  # the score is the envelope information alone: compiled
+            if view.config.has_board:
+                room = suggestion_room(mask).clip(0, NUM_ROOMS - 1)
+                cs = np.tile(np.arange(NUM_SUSPECTS), (n, 1))
+                cw = np.tile(WEAPON_CARD0 + np.arange(NUM_WEAPONS), (n, 1))
+                cr = (ROOM_CARD0 + room)[:, None]
+            else:
+                cs, cw, cr = self._candidates(prob, self.shortlist)
+            noise = self.rng.random((n, cs.shape[1] * cw.shape[1] * cr.shape[1]))
+            best = np.empty(n, np.int64)
+            pre = np.empty((3 * (view.num_players - 1) + 2, NUM_CARDS))
+            best_suggestion_kernel(
+                np.ascontiguousarray(prob, np.float64), cs, cw, cr, np.ascontiguousarray(self._order(view, n)),
+                view.config.refutation == "all", legal, noise, best, pre,
+            )  # fmt: skip
+            return np.where(best >= 0, A.SUGGEST0 + best, -1)
         if view.config.has_board:
             room = suggestion_room(mask).clip(0, NUM_ROOMS - 1)  # the room named (R-G1), as the mask says
             s = np.repeat(np.arange(NUM_SUSPECTS), NUM_WEAPONS)
@@ -324,9 +352,15 @@ class DeducerAgent(Agent):
         (``accusation_in_room``), that room alone is worth going to.
         """
         n = len(idx)
-        nb = self.notebook
         prob = self.probabilities(view, idx)
         cs, cw, _ = self._candidates(prob, self.room_shortlist)
+        if self._envelope_only(view, idx):  # compiled, same values
+            value = np.empty((n, NUM_ROOMS))
+            room_values_kernel(
+                np.ascontiguousarray(prob, np.float64), cs, cw, np.ascontiguousarray(self._order(view, n)),
+                view.config.refutation == "all", value, np.empty((3 * (view.num_players - 1) + 2, NUM_CARDS)),
+            )  # fmt: skip
+            return self._goal_room(idx, value)
         k = cs.shape[1]
         pairs_s = np.repeat(cs, k, 1)  # (n, k*k)
         pairs_w = np.tile(cw, (1, k))
@@ -335,7 +369,12 @@ class DeducerAgent(Agent):
             [np.repeat(pairs_s, NUM_ROOMS, 1), np.repeat(pairs_w, NUM_ROOMS, 1),
              np.tile(ROOM_CARD0 + np.arange(NUM_ROOMS), (n, m))], -1)  # fmt: skip
         score = self.suggestion_scores(view, idx, prob, cards)
-        value = score.reshape(n, m, NUM_ROOMS).max(1)
+        return self._goal_room(idx, score.reshape(n, m, NUM_ROOMS).max(1))
+
+    def _goal_room(self, idx: np.ndarray, value: np.ndarray) -> np.ndarray:
+        """Room values ``value`` (n, 9), except where the solution is proved: its room alone, worth 1."""
+        n = len(idx)
+        nb = self.notebook
         solved = nb.solved(idx)
         if solved.any():
             env_room = nb.envelope_known(idx)[:, 2] - ROOM_CARD0

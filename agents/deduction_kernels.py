@@ -275,6 +275,62 @@ def _seat_answers(
     return t0 + t1 + t2
 
 
+@njit(**INLINE)
+def _envelope_pre(prob: np.ndarray, i: int, order: np.ndarray, refute_all: bool, pre: np.ndarray) -> None:
+    """The per-card part of :func:`envelope_information_kernel` for game i into ``pre`` (see there)."""
+    K = order.shape[1]
+    E = prob.shape[1] - 1
+    HE, HN = 3 * K, 3 * K + 1
+    for c in range(_C):
+        e = prob[i, E, c]
+        pre[HE, c] = _h2(e)
+        cs = 0.0
+        for k in range(K):
+            q = prob[i, order[i, k], c]
+            if refute_all:
+                other = min(max(1.0 - q, 0.0), 1.0)
+                pre[2 * K + k, c] = _h2(e / max(other, _TINY))
+            else:
+                cs += q
+                other = min(max(1.0 - (cs - q) - q, 0.0), 1.0)
+            pre[k, c] = other
+            pre[K + k, c] = e / max(other, _TINY)
+        if not refute_all:
+            o = min(max(1.0 - cs, 0.0), 1.0)
+            pre[HN, c] = _h2(e / max(o, _TINY))
+            pre[2 * K, c] = o  # row 2K (unused without refute_all): clipped "not held by an asked seat"
+
+
+@njit(**INLINE)
+def _envelope_triple(
+    prob: np.ndarray, i: int, c0: int, c1: int, c2: int, order: np.ndarray, refute_all: bool, see_card: bool,
+    pre: np.ndarray, h_lo: float, h_hi: float,
+) -> float:  # fmt: skip
+    """The expected envelope information of triple (c0, c1, c2) of game i, from ``pre`` (:func:`_envelope_pre`)."""
+    K = order.shape[1]
+    HE, HN = 3 * K, 3 * K + 1
+    prior = pre[HE, c0] + pre[HE, c1] + pre[HE, c2]
+    acc = 0.0
+    for k in range(K):
+        s = order[i, k]
+        seat = _seat_answers(
+            prob[i, s, c0], prob[i, s, c1], prob[i, s, c2], pre[k, c0], pre[k, c1], pre[k, c2],
+            pre[K + k, c0], pre[K + k, c1], pre[K + k, c2], see_card, h_lo, h_hi,
+        )  # fmt: skip
+        if refute_all:
+            passes = pre[k, c0] * pre[k, c1] * pre[k, c2]
+            hp = pre[2 * K + k, c0] + pre[2 * K + k, c1] + pre[2 * K + k, c2]
+            term = max(prior - (seat + passes * hp), 0.0)
+        else:
+            term = seat
+        acc = term if k == 0 else acc + term
+    if refute_all:
+        return acc
+    none = pre[2 * K, c0] * pre[2 * K, c1] * pre[2 * K, c2]
+    acc += none * (pre[HN, c0] + pre[HN, c1] + pre[HN, c2])
+    return max(prior - acc, 0.0)
+
+
 @njit(**KERNEL)
 def envelope_information_kernel(
     prob: np.ndarray,
@@ -294,52 +350,80 @@ def envelope_information_kernel(
     then ``h2(e)`` (3K) and the "nobody refutes" term (3K + 1).
     """
     n, T, _ = cards.shape
-    K = order.shape[1]
-    E = prob.shape[1] - 1
-    HE, HN = 3 * K, 3 * K + 1
     h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
-        for c in range(_C):
-            e = prob[i, E, c]
-            pre[HE, c] = _h2(e)
-            cs = 0.0
-            for k in range(K):
-                q = prob[i, order[i, k], c]
-                if refute_all:
-                    other = min(max(1.0 - q, 0.0), 1.0)
-                    pre[2 * K + k, c] = _h2(e / max(other, _TINY))
-                else:
-                    cs += q
-                    other = min(max(1.0 - (cs - q) - q, 0.0), 1.0)
-                pre[k, c] = other
-                pre[K + k, c] = e / max(other, _TINY)
-            if not refute_all:
-                o = min(max(1.0 - cs, 0.0), 1.0)
-                pre[HN, c] = _h2(e / max(o, _TINY))
-                pre[2 * K, c] = o  # row 2K (unused without refute_all): clipped "not held by an asked seat"
+        _envelope_pre(prob, i, order, refute_all, pre)
         for t in range(T):
-            c0, c1, c2 = cards[i, t, 0], cards[i, t, 1], cards[i, t, 2]
-            prior = pre[HE, c0] + pre[HE, c1] + pre[HE, c2]
-            acc = 0.0
-            for k in range(K):
-                s = order[i, k]
-                seat = _seat_answers(
-                    prob[i, s, c0], prob[i, s, c1], prob[i, s, c2], pre[k, c0], pre[k, c1], pre[k, c2],
-                    pre[K + k, c0], pre[K + k, c1], pre[K + k, c2], see_card, h_lo, h_hi,
-                )  # fmt: skip
-                if refute_all:
-                    passes = pre[k, c0] * pre[k, c1] * pre[k, c2]
-                    hp = pre[2 * K + k, c0] + pre[2 * K + k, c1] + pre[2 * K + k, c2]
-                    term = max(prior - (seat + passes * hp), 0.0)
-                else:
-                    term = seat
-                acc = term if k == 0 else acc + term
-            if refute_all:
-                out[i, t] = acc
-            else:
-                none = pre[2 * K, c0] * pre[2 * K, c1] * pre[2 * K, c2]
-                acc += none * (pre[HN, c0] + pre[HN, c1] + pre[HN, c2])
-                out[i, t] = max(prior - acc, 0.0)
+            out[i, t] = _envelope_triple(
+                prob, i, cards[i, t, 0], cards[i, t, 1], cards[i, t, 2], order, refute_all, see_card, pre, h_lo, h_hi
+            )
+
+
+@njit(**KERNEL)
+def best_suggestion_kernel(
+    prob: np.ndarray,
+    cs: np.ndarray,
+    cw: np.ndarray,
+    cr: np.ndarray,
+    order: np.ndarray,
+    refute_all: bool,
+    legal: np.ndarray,
+    noise: np.ndarray,
+    out: np.ndarray,
+    pre: np.ndarray,
+) -> None:
+    """The deducer's suggestion: the legal triple of highest envelope information (+ 1e-9 ``noise``), compiled.
+
+    Triples are every (``cs[i, a]``, ``cw[i, b]``, ``cr[i, c]``) (card ids, (n, ks), (n, kw), (n, kr)), triple
+    t = (a kw + b) kr + c, scored as :func:`envelope_information_kernel` does (the suggester sees the card);
+    ``legal`` (n, 324) bool by triple index; ``noise`` (n, T) uniform numbers. ``out`` (n,) int64: the triple
+    index of the first best legal triple, -1 where none is legal. Scratch ``pre`` as there.
+    """
+    n = prob.shape[0]
+    ks, kw, kr = cs.shape[1], cw.shape[1], cr.shape[1]
+    h_lo, h_hi = _h2(0.0), _h2(1.0)
+    for i in range(n):
+        _envelope_pre(prob, i, order, refute_all, pre)
+        best = -1
+        top = 0.0
+        t = 0
+        for a in range(ks):
+            c0 = cs[i, a]
+            for b in range(kw):
+                c1 = cw[i, b]
+                for c in range(kr):
+                    c2 = cr[i, c]
+                    x = (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)
+                    if legal[i, x]:
+                        v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
+                        v = v + 1e-9 * noise[i, t]
+                        if best < 0 or v > top:
+                            best = x
+                            top = v
+                    t += 1
+        out[i] = best
+
+
+@njit(**KERNEL)
+def room_values_kernel(
+    prob: np.ndarray, cs: np.ndarray, cw: np.ndarray, order: np.ndarray, refute_all: bool, out: np.ndarray,
+    pre: np.ndarray,
+) -> None:  # fmt: skip
+    """(n, 9) ``out``: per room r, the best envelope information of (``cs[i, a]``, ``cw[i, b]``, room r) over the
+    pairs (card ids (n, ks), (n, kw)), scored as :func:`envelope_information_kernel` does. Scratch ``pre`` as there."""
+    n = prob.shape[0]
+    ks, kw = cs.shape[1], cw.shape[1]
+    h_lo, h_hi = _h2(0.0), _h2(1.0)
+    for i in range(n):
+        _envelope_pre(prob, i, order, refute_all, pre)
+        for r in range(9):
+            best = 0.0
+            for a in range(ks):
+                for b in range(kw):
+                    v = _envelope_triple(prob, i, cs[i, a], cw[i, b], _R0 + r, order, refute_all, True, pre, h_lo, h_hi)
+                    if (a == 0 and b == 0) or v > best:
+                        best = v
+            out[i, r] = best
 
 
 # ---------------------------------------------------------------------------------------------- deal sampling

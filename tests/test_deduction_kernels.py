@@ -223,3 +223,40 @@ def test_check_witnesses_kernel_matches_valid_deals(caught: tuple[list[FactBits]
             acc_cards.astype(np.int64), facts.acc_live, witness, got,
         )  # fmt: skip
         assert (got == (valid & want)).all()
+
+
+def _decisions(preset: str, players: int, player: str, **overrides) -> list[np.ndarray]:
+    config = RulesConfig.from_preset(preset, players=players, max_turns=120, **overrides)
+    agents = [make_agent(player, seed=s) for s in range(players)]
+    seen: list[np.ndarray] = []
+    for agent in agents:
+        act = agent.act
+
+        def logged(view, idx, _act=act):
+            out = _act(view, idx)
+            seen.append(np.concatenate([idx, out]))
+            return out
+
+        agent.act = logged
+    play_games(config, agents, 48, batch_size=16, seed=11)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("preset", "players", "player", "overrides"),
+    [("classic", 4, "deducer", {}), ("cards", 4, "deducer", {}), ("cards", 5, "deducer", {"refutation": "all"}),
+     ("classic", 3, "expert", {}), ("cards", 4, "expert", {})],
+)  # fmt: skip
+def test_compiled_player_paths_play_as_the_numpy_statements(
+    preset: str, players: int, player: str, overrides: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seeded games take the same decisions with the compiled suggestion, room value, candidate and record
+    paths as with their numpy statements."""
+    fast = _decisions(preset, players, player, **overrides)
+    monkeypatch.setattr(DeducerAgent, "_envelope_only", lambda self, view, idx: False)
+    monkeypatch.setattr(DeducerAgent, "_candidates", DeducerAgent._candidates_reference)
+    monkeypatch.setattr(Notebook, "add_records", Notebook.add_records_reference)
+    slow = _decisions(preset, players, player, **overrides)
+    assert len(fast) == len(slow) > 50
+    for a, b in zip(fast, slow, strict=True):
+        assert a.shape == b.shape and (a == b).all()
