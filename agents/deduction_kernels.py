@@ -381,6 +381,7 @@ def best_suggestion_kernel(
     """
     n = prob.shape[0]
     ks, kw, kr = cs.shape[1], cw.shape[1], cr.shape[1]
+    HE = 3 * order.shape[1]
     h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
         _envelope_pre(prob, i, order, refute_all, pre)
@@ -395,11 +396,18 @@ def best_suggestion_kernel(
                     c2 = cr[i, c]
                     x = (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)
                     if legal[i, x]:
-                        v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
-                        v = v + 1e-9 * noise[i, t]
-                        if best < 0 or v > top:
-                            best = x
-                            top = v
+                        # The information is at most the prior entropy (first-refuter rule): a triple whose
+                        # prior cannot beat the best so far is skipped (the result is the same).
+                        skip = False
+                        if best >= 0 and not refute_all:
+                            prior = pre[HE, c0] + pre[HE, c1] + pre[HE, c2]
+                            skip = prior + 1e-9 * noise[i, t] <= top
+                        if not skip:
+                            v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
+                            v = v + 1e-9 * noise[i, t]
+                            if best < 0 or v > top:
+                                best = x
+                                top = v
                     t += 1
         out[i] = best
 
@@ -413,6 +421,7 @@ def room_values_kernel(
     pairs (card ids (n, ks), (n, kw)), scored as :func:`envelope_information_kernel` does. Scratch ``pre`` as there."""
     n = prob.shape[0]
     ks, kw = cs.shape[1], cw.shape[1]
+    HE = 3 * order.shape[1]
     h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
         _envelope_pre(prob, i, order, refute_all, pre)
@@ -420,8 +429,12 @@ def room_values_kernel(
             best = 0.0
             for a in range(ks):
                 for b in range(kw):
-                    v = _envelope_triple(prob, i, cs[i, a], cw[i, b], _R0 + r, order, refute_all, True, pre, h_lo, h_hi)
-                    if (a == 0 and b == 0) or v > best:
+                    c0, c1, c2 = cs[i, a], cw[i, b], _R0 + r
+                    first = a == 0 and b == 0
+                    if not first and not refute_all and pre[HE, c0] + pre[HE, c1] + pre[HE, c2] <= best:
+                        continue  # at most its prior entropy: cannot beat the best (first-refuter rule)
+                    v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
+                    if first or v > best:
                         best = v
             out[i, r] = best
 
