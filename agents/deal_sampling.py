@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deduction_kernels import marginals_kernel, sample_deals_kernel, sample_setup_kernel
+from agents.deduction_kernels import marginals_kernel, sample_deals_kernel, sample_setup_kernel, sum_columns_kernel
 from agents.facts import CAT_SLICES, CATEGORY, Facts, pack
 from cluedo_env.rules.cards import NUM_CARDS
 
@@ -131,7 +131,8 @@ def sample_deals_bits(
     # Random numbers: at most 3 per deal and clause, then 1 per deal and step. Draw that many, then
     # rewind the generator to just after the ones used, where the reference leaves it.
     state = rng.bit_generator.state
-    uniform = rng.random(N * (3 * len(clause_order) + steps))
+    # (a deal draws at most one number per unplaced card of its game: no more are drawn than that)
+    uniform = rng.random(M * int((3 * len(clause_order) + start[3]).sum()))
     used = sample_deals_kernel(
         *start, owner, *counters, alive, ratio, allowed, order, M, np.asarray(cl_holder, i64),
         np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live), clause_order, np.asarray(acc_cards, i64),
@@ -143,10 +144,8 @@ def sample_deals_bits(
         count = alive.sum(1, keepdims=True)
         w = np.where(count > 0, alive / np.where(count > 0, count, 1), 0.0)
         return owner.reshape(n, M, C), w, alive
-    logq = np.zeros(N)
-    logr = np.log(ratio)
-    for t in range(steps):  # summed step by step, as the reference does
-        logq += logr[:, t]
+    logq = np.empty(N)
+    sum_columns_kernel(np.log(ratio), logq)  # summed step by step, as the reference does
     return owner.reshape(n, M, C), deal_weights(logq, alive.ravel(), n, M), alive
 
 

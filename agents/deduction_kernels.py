@@ -1030,3 +1030,14 @@ def check_witnesses_kernel(
                             allenv = False
                     good = not allenv
             valid[i, m] = good
+
+
+@njit(**KERNEL)
+def sum_columns_kernel(x: np.ndarray, out: np.ndarray) -> None:
+    """``out`` (N,) = the columns of ``x`` (N, S) added one by one from 0.0 (``out += x[:, t]`` for t in order)."""
+    N, S = x.shape
+    for r in range(N):
+        acc = 0.0
+        for t in range(S):
+            acc += x[r, t]
+        out[r] = acc
