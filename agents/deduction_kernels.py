@@ -276,20 +276,22 @@ def _seat_answers(
 
 
 @njit(**INLINE)
-def _envelope_pre(prob: np.ndarray, i: int, order: np.ndarray, refute_all: bool, pre: np.ndarray) -> None:
+def _envelope_pre(
+    prob: np.ndarray, i: int, order: np.ndarray, refute_all: bool, pre: np.ndarray, h_lo: float, h_hi: float
+) -> None:
     """The per-card part of :func:`envelope_information_kernel` for game i into ``pre`` (see there)."""
     K = order.shape[1]
     E = prob.shape[1] - 1
     HE, HN = 3 * K, 3 * K + 1
     for c in range(_C):
         e = prob[i, E, c]
-        pre[HE, c] = _h2(e)
+        pre[HE, c] = _h2c(e, h_lo, h_hi)
         cs = 0.0
         for k in range(K):
             q = prob[i, order[i, k], c]
             if refute_all:
                 other = min(max(1.0 - q, 0.0), 1.0)
-                pre[2 * K + k, c] = _h2(e / max(other, _TINY))
+                pre[2 * K + k, c] = _h2c(e / max(other, _TINY), h_lo, h_hi)
             else:
                 cs += q
                 other = min(max(1.0 - (cs - q) - q, 0.0), 1.0)
@@ -297,7 +299,7 @@ def _envelope_pre(prob: np.ndarray, i: int, order: np.ndarray, refute_all: bool,
             pre[K + k, c] = e / max(other, _TINY)
         if not refute_all:
             o = min(max(1.0 - cs, 0.0), 1.0)
-            pre[HN, c] = _h2(e / max(o, _TINY))
+            pre[HN, c] = _h2c(e / max(o, _TINY), h_lo, h_hi)
             pre[2 * K, c] = o  # row 2K (unused without refute_all): clipped "not held by an asked seat"
 
 
@@ -352,7 +354,7 @@ def envelope_information_kernel(
     n, T, _ = cards.shape
     h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
-        _envelope_pre(prob, i, order, refute_all, pre)
+        _envelope_pre(prob, i, order, refute_all, pre, h_lo, h_hi)
         for t in range(T):
             out[i, t] = _envelope_triple(
                 prob, i, cards[i, t, 0], cards[i, t, 1], cards[i, t, 2], order, refute_all, see_card, pre, h_lo, h_hi
@@ -384,7 +386,7 @@ def best_suggestion_kernel(
     HE = 3 * order.shape[1]
     h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
-        _envelope_pre(prob, i, order, refute_all, pre)
+        _envelope_pre(prob, i, order, refute_all, pre, h_lo, h_hi)
         best = -1
         top = 0.0
         t = 0
@@ -424,7 +426,7 @@ def room_values_kernel(
     HE = 3 * order.shape[1]
     h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
-        _envelope_pre(prob, i, order, refute_all, pre)
+        _envelope_pre(prob, i, order, refute_all, pre, h_lo, h_hi)
         for r in range(9):
             best = 0.0
             for a in range(ks):
@@ -796,9 +798,10 @@ def candidates_kernel(
     """
     n, H, C = prob.shape
     E = H - 1
+    h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
         for c in range(C):
-            u[c] = _uncertainty(prob, i, c, E) + 1e-6 * noise[i, c]
+            u[c] = _uncertainty(prob, i, c, E, h_lo, h_hi) + 1e-6 * noise[i, c]
         for cat in range(3):
             lo = 0 if cat == 0 else (_W0 if cat == 1 else _R0)
             hi = _W0 if cat == 0 else (_R0 if cat == 1 else _C)
@@ -832,16 +835,18 @@ def candidates_kernel(
 @njit(**INLINE)
 def _entropy_term(p: float) -> float:
     p = min(max(p, 0.0), 1.0)
+    if p == 1.0:  # -1 * log2(1) = -0.0: the same in every sum (of terms >= 0) it goes into
+        return 0.0
     return -p * np.log2(p) if p > 1e-12 else 0.0
 
 
 @njit(**INLINE)
-def _uncertainty(prob: np.ndarray, i: int, c: int, E: int) -> float:
+def _uncertainty(prob: np.ndarray, i: int, c: int, E: int, h_lo: float, h_hi: float) -> float:
     """h2(e) + 0.1 * the entropy of card c's holder, as :meth:`agents.deducer.DeducerAgent._candidates_reference`."""
     tot = _entropy_term(prob[i, 0, c])
     for h in range(1, E + 1):
         tot += _entropy_term(prob[i, h, c])
-    return _h2(prob[i, E, c]) + 0.1 * tot
+    return _h2c(prob[i, E, c], h_lo, h_hi) + 0.1 * tot
 
 
 # ---------------------------------------------------------------------------------------------- deal sampling setup
