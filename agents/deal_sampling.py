@@ -13,7 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deduction_kernels import marginals_kernel, sample_deals_kernel, sample_setup_kernel, sum_columns_kernel
+from agents.deduction_kernels import (
+    holder_weights_kernel,
+    marginals_kernel,
+    sample_deals_kernel,
+    sample_setup_kernel,
+    sum_columns_kernel,
+    triple_weights_kernel,
+)
 from agents.facts import CAT_SLICES, CATEGORY, Facts, pack
 from cluedo_env.rules.cards import NUM_CARDS
 
@@ -147,6 +154,24 @@ def sample_deals_bits(
     logq = np.empty(N)
     sum_columns_kernel(np.log(ratio), logq)  # summed step by step, as the reference does
     return owner.reshape(n, M, C), deal_weights(logq, alive.ravel(), n, M), alive
+
+
+def holder_weights(owner: np.ndarray, w: np.ndarray, H: int) -> np.ndarray:
+    """(n, H, 21) weight of the deals ``owner`` (n, M, 21) (weights ``w`` (n, M)) putting each card with each holder
+    (an unplaced card of a dead deal counts as holder 0's): ``np.bincount`` of the pairs, compiled (same sums)."""
+    n, M, C = owner.shape
+    out = np.empty((n, H, C))
+    holder_weights_kernel(np.ascontiguousarray(owner), np.ascontiguousarray(w, np.float64), out)
+    return out
+
+
+def triple_weights(owner: np.ndarray, w: np.ndarray, E: int) -> np.ndarray:
+    """(n, 324) weight of the deals ``owner`` (n, M, 21) (weights ``w`` (n, M)) per envelope triple (triple index; a
+    category without an envelope card, in a dead deal, counts as its first card): ``np.bincount``, compiled."""
+    n = owner.shape[0]
+    out = np.empty((n, 324))
+    triple_weights_kernel(np.ascontiguousarray(owner), np.ascontiguousarray(w, np.float64), E, out)
+    return out
 
 
 def _rewind(rng: np.random.Generator, state: dict, used: int) -> None:

@@ -1046,3 +1046,46 @@ def sum_columns_kernel(x: np.ndarray, out: np.ndarray) -> None:
         for t in range(S):
             acc += x[r, t]
         out[r] = acc
+
+
+# ---------------------------------------------------------------------------------------------- sampled deals summed
+@njit(**KERNEL)
+def holder_weights_kernel(owner: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
+    """``out`` (n, H, 21) = the weight ``w`` (n, M) of the deals ``owner`` (n, M, 21) putting each card with
+    each holder (unplaced cards counted with holder 0), added deal by deal as ``np.bincount`` adds them."""
+    n, M, C = owner.shape
+    H = out.shape[1]
+    for i in range(n):
+        for h in range(H):
+            for c in range(C):
+                out[i, h, c] = 0.0
+        for m in range(M):
+            for c in range(C):
+                out[i, max(owner[i, m, c], 0), c] += w[i, m]
+
+
+@njit(**KERNEL)
+def triple_weights_kernel(owner: np.ndarray, w: np.ndarray, E: int, out: np.ndarray) -> None:
+    """``out`` (n, 324) = the weight ``w`` (n, M) of the deals ``owner`` (n, M, 21) per envelope triple (triple index;
+    a category with no envelope card counts as its first card), added deal by deal as ``np.bincount`` adds them."""
+    n, M, C = owner.shape
+    for i in range(n):
+        for t in range(out.shape[1]):
+            out[i, t] = 0.0
+        for m in range(M):
+            s = 0
+            for c in range(_W0):
+                if owner[i, m, c] == E:
+                    s = c
+                    break
+            wp = 0
+            for c in range(_W0, _R0):
+                if owner[i, m, c] == E:
+                    wp = c - _W0
+                    break
+            r = 0
+            for c in range(_R0, C):
+                if owner[i, m, c] == E:
+                    r = c - _R0
+                    break
+            out[i, (s * 6 + wp) * 9 + r] += w[i, m]

@@ -15,7 +15,14 @@ import pytest
 
 import agents.notebook as notebook_module
 from agents import deal_sampling
-from agents.deal_sampling import marginals, marginals_reference, sample_deals, sample_deals_reference
+from agents.deal_sampling import (
+    holder_weights,
+    marginals,
+    marginals_reference,
+    sample_deals,
+    sample_deals_reference,
+    triple_weights,
+)
 from agents.deducer import DeducerAgent
 from agents.deduction import fixpoint_bits, fixpoint_bits_reference, valid_deals, valid_deals_reference
 from agents.deduction_kernels import check_witnesses_kernel
@@ -24,6 +31,7 @@ from agents.notebook import Notebook
 from agents.registry import make_agent
 from agents.runner import play_games
 from agents.suggestion_value import envelope_information, envelope_information_reference
+from cluedo_env.rules import actions as A
 from cluedo_env.rules.config import RulesConfig
 
 
@@ -260,3 +268,21 @@ def test_compiled_player_paths_play_as_the_numpy_statements(
     assert len(fast) == len(slow) > 50
     for a, b in zip(fast, slow, strict=True):
         assert a.shape == b.shape and (a == b).all()
+
+
+def test_holder_and_triple_weights_match_bincount() -> None:
+    """The expert's sums over sampled deals: the same numbers as np.bincount (same order of additions)."""
+    rng = np.random.default_rng(4)
+    for H in (4, 5, 7):
+        n, M, C, E = 30, 64, 21, H - 1
+        owner = rng.integers(-1, H, (n, M, C)).astype(np.int8)
+        w = rng.random((n, M)) * (rng.random((n, M)) < 0.8)
+        holder = np.maximum(owner, 0)
+        flat = ((np.arange(n)[:, None, None] * H + holder) * C + np.arange(C)).ravel()
+        want = np.bincount(flat, weights=np.repeat(w, C), minlength=n * H * C).reshape(n, H, C)
+        assert (holder_weights(owner, w, H) == want).all()
+        env = owner == E
+        t = A.triple_index(env[..., :6].argmax(-1), env[..., 6:12].argmax(-1), env[..., 12:].argmax(-1))
+        flat = (np.arange(n)[:, None] * A.NUM_TRIPLES + t).ravel()
+        want = np.bincount(flat, weights=w.ravel(), minlength=n * A.NUM_TRIPLES).reshape(n, A.NUM_TRIPLES)
+        assert (triple_weights(owner, w, E) == want).all()
