@@ -280,27 +280,35 @@ def _envelope_pre(
     prob: np.ndarray, i: int, order: np.ndarray, refute_all: bool, pre: np.ndarray, h_lo: float, h_hi: float
 ) -> None:
     """The per-card part of :func:`envelope_information_kernel` for game i into ``pre`` (see there)."""
+    for c in range(_C):
+        _envelope_pre_card(prob, i, c, order, refute_all, pre, h_lo, h_hi)
+
+
+@njit(**INLINE)
+def _envelope_pre_card(
+    prob: np.ndarray, i: int, c: int, order: np.ndarray, refute_all: bool, pre: np.ndarray, h_lo: float, h_hi: float
+) -> None:
+    """Column c of :func:`_envelope_pre` (the kernels that score a few cards' triples fill only those)."""
     K = order.shape[1]
     E = prob.shape[1] - 1
     HE, HN = 3 * K, 3 * K + 1
-    for c in range(_C):
-        e = prob[i, E, c]
-        pre[HE, c] = _h2c(e, h_lo, h_hi)
-        cs = 0.0
-        for k in range(K):
-            q = prob[i, order[i, k], c]
-            if refute_all:
-                other = min(max(1.0 - q, 0.0), 1.0)
-                pre[2 * K + k, c] = _h2c(e / max(other, _TINY), h_lo, h_hi)
-            else:
-                cs += q
-                other = min(max(1.0 - (cs - q) - q, 0.0), 1.0)
-            pre[k, c] = other
-            pre[K + k, c] = e / max(other, _TINY)
-        if not refute_all:
-            o = min(max(1.0 - cs, 0.0), 1.0)
-            pre[HN, c] = _h2c(e / max(o, _TINY), h_lo, h_hi)
-            pre[2 * K, c] = o  # row 2K (unused without refute_all): clipped "not held by an asked seat"
+    e = prob[i, E, c]
+    pre[HE, c] = _h2c(e, h_lo, h_hi)
+    cs = 0.0
+    for k in range(K):
+        q = prob[i, order[i, k], c]
+        if refute_all:
+            other = min(max(1.0 - q, 0.0), 1.0)
+            pre[2 * K + k, c] = _h2c(e / max(other, _TINY), h_lo, h_hi)
+        else:
+            cs += q
+            other = min(max(1.0 - (cs - q) - q, 0.0), 1.0)
+        pre[k, c] = other
+        pre[K + k, c] = e / max(other, _TINY)
+    if not refute_all:
+        o = min(max(1.0 - cs, 0.0), 1.0)
+        pre[HN, c] = _h2c(e / max(o, _TINY), h_lo, h_hi)
+        pre[2 * K, c] = o  # row 2K (unused without refute_all): clipped "not held by an asked seat"
 
 
 @njit(**INLINE)
@@ -386,7 +394,12 @@ def best_suggestion_kernel(
     HE = 3 * order.shape[1]
     h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
-        _envelope_pre(prob, i, order, refute_all, pre, h_lo, h_hi)
+        for a in range(ks):
+            _envelope_pre_card(prob, i, cs[i, a], order, refute_all, pre, h_lo, h_hi)
+        for b in range(kw):
+            _envelope_pre_card(prob, i, cw[i, b], order, refute_all, pre, h_lo, h_hi)
+        for c in range(kr):
+            _envelope_pre_card(prob, i, cr[i, c], order, refute_all, pre, h_lo, h_hi)
         best = -1
         top = 0.0
         t = 0
@@ -426,7 +439,12 @@ def room_values_kernel(
     HE = 3 * order.shape[1]
     h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
-        _envelope_pre(prob, i, order, refute_all, pre, h_lo, h_hi)
+        for a in range(ks):
+            _envelope_pre_card(prob, i, cs[i, a], order, refute_all, pre, h_lo, h_hi)
+        for b in range(kw):
+            _envelope_pre_card(prob, i, cw[i, b], order, refute_all, pre, h_lo, h_hi)
+        for c in range(_R0, _C):
+            _envelope_pre_card(prob, i, c, order, refute_all, pre, h_lo, h_hi)
         for r in range(9):
             best = 0.0
             for a in range(ks):
