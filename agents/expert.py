@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deal_sampling import holder_weights, sample_deals, triple_weights
+from agents.deal_sampling import holder_weights, triple_weights
 from agents.deducer import DeducerAgent
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
@@ -110,7 +110,7 @@ class ExpertAgent(DeducerAgent):
     # ------------------------------------------------------------------ probabilities
     def _samples(self, idx: np.ndarray, samples: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         nb = self.notebook
-        owner, w, _ = sample_deals(nb.arrays(idx), samples=samples or self.samples, rng=self.rng)
+        owner, w, _ = nb.sample_deals(idx, samples=samples or self.samples, rng=self.rng)
         ess = 1.0 / np.maximum((w**2).sum(1), 1e-12)
         ess = np.where(w.sum(1) > 0, ess, 0.0)
         return owner, w, ess

@@ -279,6 +279,15 @@ class Notebook:
             self.acc_live[idx].copy(),
         )
 
+    def sample_deals(
+        self, idx: np.ndarray, samples: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`agents.deal_sampling.sample_deals` of the facts of games ``idx`` (the same deals, without copies)."""
+        idx = np.asarray(idx, np.int64)
+        b = self.bits(idx)
+        cl, acc = self.cl_cards[idx], self.acc_cards[idx]
+        return sample_deals_bits(b.hb, b.nb, b.size, b.cl_holder, cl, b.cl_live, acc, b.acc_live, samples, rng)
+
     def bits(self, idx: np.ndarray) -> FactBits:
         """The facts of games ``idx`` on bitmasks (new arrays): ``self.arrays(idx).bits()``, without the bool copies."""
         idx = np.asarray(idx, np.int64)
