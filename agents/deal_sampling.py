@@ -24,6 +24,8 @@ from agents.deduction_kernels import (
 from agents.facts import CAT_SLICES, CATEGORY, Facts, pack
 from cluedo_env.rules.cards import NUM_CARDS
 
+_QUOTIENTS = np.arange(NUM_CARDS + 1.0)[:, None] / np.maximum(np.arange(NUM_CARDS + 1.0), 1.0)  # a / b, a, b <= 21
+
 
 def marginals(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
     """(n, H, 21) float: rough probability that each holder holds each card, from the facts only.
@@ -143,7 +145,7 @@ def sample_deals_bits(
     used = sample_deals_kernel(
         *start, owner, *counters, alive, ratio, allowed, order, M, np.asarray(cl_holder, i64),
         np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live), clause_order, np.asarray(acc_cards, i64),
-        np.ascontiguousarray(acc_live), uniform, np.empty((2, H)),
+        np.ascontiguousarray(acc_live), uniform, np.empty((2, H)), _QUOTIENTS,
     )  # fmt: skip
     _rewind(rng, state, used)
     alive = alive.reshape(n, M)

@@ -490,6 +490,7 @@ def sample_deals_kernel(
     acc_live: np.ndarray,
     uniform: np.ndarray,
     w: np.ndarray,
+    div: np.ndarray,
 ) -> int:
     """The loops of :func:`agents.deal_sampling.sample_deals_reference` over N = n * samples deals; returns
     how many numbers of ``uniform`` it used.
@@ -504,7 +505,8 @@ def sample_deals_kernel(
     arrays, ``clause_order`` (S,) int64 the clause slots to satisfy first (empty: none),
     ``uniform`` random numbers in [0, 1) consumed in the order numpy's ``rng.random`` calls of
     the reference would draw them (clause by clause, step by step, deals in order), so the same
-    generator state gives the same deals. Scratch ``w`` (2, H) float64.
+    generator state gives the same deals. Scratch ``w`` (2, H) float64; ``div`` (22, 22) float64 the
+    quotients a / b of the counters (each at most 21), divided once.
     """
     N = owner.shape[0]
     H = cap.shape[1]
@@ -570,15 +572,15 @@ def sample_deals_kernel(
             for r in range(g * samples, (g + 1) * samples):
                 if not alive[r] or owner[r, c] >= 0:
                     continue
-                den = float(max(unk_total[r], 1))
+                den = max(unk_total[r], 1)
                 tot = 0.0
                 for h in range(H):
                     if not allowed[g, h, c]:
                         v = 0.0
                     elif h < E:
-                        v = cap[r, h] / den
+                        v = div[cap[r, h], den]  # = cap / den, divided once in the table
                     else:
-                        v = env_cap[r, cat] / max(unk_cat[r, cat], 1)
+                        v = div[env_cap[r, cat], max(unk_cat[r, cat], 1)]
                     w[0, h] = v
                     tot = v if h == 0 else tot + v
                 if tot <= 0:
