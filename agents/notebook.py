@@ -248,17 +248,14 @@ class Notebook:
         idx = np.asarray(idx, np.int64)
         if len(idx) == 0:
             return
-        hl = view.hist_len.astype(np.int64)
         # The last record of a game being refuted is still incomplete: leave it for later.
-        limit = hl - (view.phase == A.REFUTE)
-        seen = hl.copy()
-        seen[idx] = np.minimum(self.processed[idx], limit[idx])
-        rec = view.new_records(seen)
-        keep = rec.index < limit[rec.game]
-        if not keep.all():
-            rec = Records(*(a[keep] for a in rec))
-        changed = self.add_records(rec)
-        self.processed[idx] = np.maximum(self.processed[idx], limit[idx])
+        limit = view.hist_len[idx].astype(np.int64) - (view.phase[idx] == A.REFUTE)
+        start = np.minimum(self.processed[idx], limit)
+        count = limit - start  # records start .. limit - 1 of each game, as view.new_records gives them
+        first = np.cumsum(count) - count
+        index = np.arange(int(count.sum())) - np.repeat(first - start, count)
+        changed = self.add_records(view.records(np.repeat(idx, count), index))
+        self.processed[idx] = np.maximum(self.processed[idx], limit)
         env = view.envelope_if_known[idx]
         self.set_envelope(idx, env)
         changed = np.union1d(changed, idx[env[:, 0] >= 0])

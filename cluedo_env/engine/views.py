@@ -148,7 +148,8 @@ class PlayerView:
         phase = eng.phase[idx]
         actor = np.where(phase == A.REFUTE, eng.refuter[idx], eng.current[idx])
         mine = (actor == self.seat) & (phase != A.OVER)
-        return eng.legal_action_mask[idx] & mine[:, None]
+        out = eng.legal_action_mask[idx]
+        return np.logical_and(out, mine[:, None], out=out)
 
     @property
     def hist_len(self) -> np.ndarray:
