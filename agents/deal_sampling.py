@@ -36,10 +36,14 @@ def marginals(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
     (:func:`agents.deduction_kernels.marginals_kernel`); :func:`marginals_reference` is the numpy statement.
     """
     n, H, C = has.shape
-    out = np.empty((n, H, C))
-    marginals_kernel(
-        np.ascontiguousarray(has), np.ascontiguousarray(no), np.asarray(size, np.int64), out, np.empty((H, C))
-    )
+    return marginals_rows(np.ascontiguousarray(has), np.ascontiguousarray(no), np.asarray(size, np.int64), np.arange(n))
+
+
+def marginals_rows(has: np.ndarray, no: np.ndarray, size: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """:func:`marginals` of rows ``idx`` of ``has``, ``no`` (B, H, 21) bool and ``size`` (B, H) int64 (no copies)."""
+    H, C = has.shape[1], has.shape[2]
+    out = np.empty((len(idx), H, C))
+    marginals_kernel(has, no, size, np.asarray(idx, np.int64), out, np.empty((H, C)))
     return out
 
 

@@ -173,42 +173,47 @@ def fixpoint_kernel(
 
 # ---------------------------------------------------------------------------------------------- marginals
 @njit(**KERNEL)
-def marginals_kernel(has: np.ndarray, no: np.ndarray, size: np.ndarray, out: np.ndarray, w: np.ndarray) -> None:
+def marginals_kernel(
+    has: np.ndarray, no: np.ndarray, size: np.ndarray, idx: np.ndarray, out: np.ndarray, w: np.ndarray
+) -> None:
     """:func:`agents.deal_sampling.marginals_reference` into ``out`` (n, H, 21) float64.
 
-    ``has``, ``no`` (n, H, 21) bool, ``size`` (n, H) int64; scratch ``w`` (H, 21) float64.
+    ``has``, ``no`` (B, H, 21) bool, ``size`` (B, H) int64 of which rows ``idx`` (n,) are read (row i of
+    ``out`` is game ``idx[i]``); scratch ``w`` (H, 21) float64.
     """
-    n, H, C = has.shape
+    n = idx.shape[0]
+    H, C = has.shape[1], has.shape[2]
     E = H - 1
     for i in range(n):
+        g = idx[i]
         for h in range(E):
             held = 0
             cand = 0
             for c in range(C):
-                held += has[i, h, c]
-                cand += (not has[i, h, c]) and (not no[i, h, c])
-            slots = float(max(size[i, h] - held, 0))
+                held += has[g, h, c]
+                cand += (not has[g, h, c]) and (not no[g, h, c])
+            slots = float(max(size[g, h] - held, 0))
             wh = slots / max(cand, 1)
             for c in range(C):
-                w[h, c] = wh if (not has[i, h, c]) and (not no[i, h, c]) else 0.0
+                w[h, c] = wh if (not has[g, h, c]) and (not no[g, h, c]) else 0.0
         for k in range(3):
             lo = 0 if k == 0 else (_W0 if k == 1 else _R0)
             hi = _W0 if k == 0 else (_R0 if k == 1 else _C)
             cnt = 0
             open_ = True
             for c in range(lo, hi):
-                cnt += (not has[i, E, c]) and (not no[i, E, c])
-                if has[i, E, c]:
+                cnt += (not has[g, E, c]) and (not no[g, E, c])
+                if has[g, E, c]:
                     open_ = False
             for c in range(lo, hi):
-                u = (not has[i, E, c]) and (not no[i, E, c])
+                u = (not has[g, E, c]) and (not no[g, E, c])
                 w[E, c] = 1.0 / max(cnt, 1) if u and open_ else 0.0
         for c in range(C):
             total = w[0, c]
             for h in range(1, H):
                 total += w[h, c]
             for h in range(H):
-                if has[i, h, c]:
+                if has[g, h, c]:
                     out[i, h, c] = 1.0
                 elif total > 0:
                     out[i, h, c] = w[h, c] / total
@@ -1109,3 +1114,19 @@ def triple_weights_kernel(owner: np.ndarray, w: np.ndarray, E: int, out: np.ndar
                     r = c - _R0
                     break
             out[i, (s * 6 + wp) * 9 + r] += w[i, m]
+
+
+@njit(**KERNEL)
+def envelope_known_kernel(has: np.ndarray, idx: np.ndarray, E: int, out: np.ndarray) -> None:
+    """``out`` (n, 3): per category, the first envelope card (holder ``E``) of ``has`` (B, H, 21) in games ``idx``,
+    or -1."""
+    for i in range(idx.shape[0]):
+        g = idx[i]
+        for k in range(3):
+            lo = 0 if k == 0 else (_W0 if k == 1 else _R0)
+            hi = _W0 if k == 0 else (_R0 if k == 1 else _C)
+            out[i, k] = -1
+            for c in range(lo, hi):
+                if has[g, E, c]:
+                    out[i, k] = c
+                    break

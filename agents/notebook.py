@@ -41,17 +41,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deal_sampling import marginals, sample_deals_bits
+from agents.deal_sampling import marginals_rows, sample_deals_bits
 from agents.deduction import fixpoint_bits, probe, search_envelope
 from agents.deduction_kernels import (
     add_records_kernel,
     check_witnesses_kernel,
     clause_slots_needed,
+    envelope_known_kernel,
     pack_rows_kernel,
     register_witnesses_kernel,
     unpack_rows_kernel,
 )
-from agents.facts import CAT_BITS, CAT_SLICES, ENVELOPE_SIZE, FULL, POW2, FactBits, Facts, unpack
+from agents.facts import CAT_BITS, ENVELOPE_SIZE, FULL, POW2, FactBits, Facts, unpack
 from cluedo_env.engine.views import HIDDEN, PASSED, PlayerView, Records
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
@@ -385,11 +386,8 @@ class Notebook:
     # ---------------------------------------------------------------- queries
     def envelope_known(self, idx: np.ndarray) -> np.ndarray:
         """(n, 3) envelope card ids where the category is determined, else -1."""
-        env = self.has[idx, self.E]  # (n, 21)
-        out = np.full((len(idx), 3), -1, np.int64)
-        for k, sl in enumerate(CAT_SLICES):
-            part = env[:, sl]
-            out[:, k] = np.where(part.any(1), part.argmax(1) + sl.start, -1)
+        out = np.empty((len(idx), 3), np.int64)
+        envelope_known_kernel(self.has, np.asarray(idx, np.int64), self.E, out)
         return out
 
     def solved(self, idx: np.ndarray) -> np.ndarray:
@@ -399,5 +397,4 @@ class Notebook:
     def marginals(self, idx: np.ndarray) -> np.ndarray:
         """(n, H, 21) rough probability that each holder holds each card, from the facts only (see
         :func:`agents.deal_sampling.marginals`)."""
-        has, no = self.has[idx], self.no[idx]
-        return marginals(has, no, self.size[idx])
+        return marginals_rows(self.has, self.no, self.size, idx)
