@@ -210,8 +210,7 @@ class DeducerAgent(Agent):
         """(n,) SHOW action: the named card that teaches the suggester least (:mod:`agents.refutation`)."""
         nb = self.notebook
         legal = mask[:, A.SHOW0 : A.ACCUSE0]
-        h = view.hist_len[idx].astype(np.int64) - 1
-        suggester = view.records(idx, h).player.astype(np.int64)
+        suggester = view.current[idx].astype(np.int64)  # whose suggestion is refuted: the player whose turn it is
         seen = nb.shown_by_me[idx, suggester]  # (n, 21)
         to_others = nb.shown_by_me[idx].any(1) & ~seen
         left = suggester_candidates(nb, nb.marginals(idx), idx, suggester)  # rough is enough; no sampling here
