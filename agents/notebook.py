@@ -255,11 +255,11 @@ class Notebook:
         count = limit - start  # records start .. limit - 1 of each game, as view.new_records gives them
         first = np.cumsum(count) - count
         index = np.arange(int(count.sum())) - np.repeat(first - start, count)
-        changed = self.add_records(view.records(np.repeat(idx, count), index))
+        self.add_records(view.records(np.repeat(idx, count), index))
         self.processed[idx] = np.maximum(self.processed[idx], limit)
         env = view.envelope_if_known[idx]
         self.set_envelope(idx, env)
-        changed = np.union1d(changed, idx[env[:, 0] >= 0])
+        changed = np.unique(idx[(count > 0) | (env[:, 0] >= 0)])  # games with new records or the envelope seen
         if len(changed):
             self.propagate(changed)
 
