@@ -1130,3 +1130,70 @@ def envelope_known_kernel(has: np.ndarray, idx: np.ndarray, E: int, out: np.ndar
                 if has[g, E, c]:
                     out[i, k] = c
                     break
+
+
+# ---------------------------------------------------------------------------------------------- deal information
+@njit(**INLINE)
+def _ent(p: float) -> float:
+    """:func:`agents.deducer._entropy_terms` of one probability."""
+    p = min(max(p, 0.0), 1.0)
+    return -p * np.log2(p) if p > 1e-12 else 0.0
+
+
+@njit(**KERNEL)
+def deal_information_kernel(
+    prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_all: bool, out: np.ndarray
+) -> None:
+    """:func:`agents.deducer.information_reference` into ``out`` (n, T): the expected information (bits) about the
+    whole deal of suggesting each triple of ``cards`` (n, T, 3), from ``prob`` (n, H, 21) and the seats asked
+    ``order`` (n, K). The same model and terms; sums in another order (matrix products of the reference), so
+    the values agree to about 1e-15."""
+    n, T, _ = cards.shape
+    K = order.shape[1]
+    for i in range(n):
+        for t in range(T):
+            c0, c1, c2 = cards[i, t, 0], cards[i, t, 1], cards[i, t, 2]
+            cs0 = 0.0
+            cs1 = 0.0
+            cs2 = 0.0
+            ent_shown = 0.0
+            cond_sum = 0.0
+            acc = 0.0
+            for k in range(K):
+                s = order[i, k]
+                y0, y1, y2 = prob[i, s, c0], prob[i, s, c1], prob[i, s, c2]
+                if refute_all:
+                    n0, n1, n2 = 1.0 - y0, 1.0 - y1, 1.0 - y2
+                else:
+                    cs0 += y0
+                    cs1 += y1
+                    cs2 += y2
+                    n0 = min(max(1.0 - (cs0 - y0) - y0, 0.0), 1.0)
+                    n1 = min(max(1.0 - (cs1 - y1) - y1, 0.0), 1.0)
+                    n2 = min(max(1.0 - (cs2 - y2) - y2, 0.0), 1.0)
+                sh0 = 0.0
+                sh1 = 0.0
+                sh2 = 0.0
+                cond = 0.0
+                for m in range(1, 8):
+                    b0, b1, b2 = m & 1, (m >> 1) & 1, (m >> 2) & 1
+                    ps = (y2 if b2 else n2) * (y1 if b1 else n1) * (y0 if b0 else n0)
+                    size = b0 + b1 + b2
+                    share = ps / size
+                    if b0:
+                        sh0 += share
+                    if b1:
+                        sh1 += share
+                    if b2:
+                        sh2 += share
+                    cond += ps * (0.0 if size == 1 else (1.0 if size == 2 else np.log2(3.0)))
+                if refute_all:
+                    acc += _ent(n0 * n1 * n2) + (_ent(sh0) + _ent(sh1) + _ent(sh2)) - cond
+                else:
+                    ent_shown += _ent(sh0) + _ent(sh1) + _ent(sh2)
+                    cond_sum += cond
+            if refute_all:
+                out[i, t] = acc
+            else:
+                none = min(max(1.0 - cs0, 0.0), 1.0) * min(max(1.0 - cs1, 0.0), 1.0) * min(max(1.0 - cs2, 0.0), 1.0)
+                out[i, t] = _ent(none) + ent_shown - cond_sum

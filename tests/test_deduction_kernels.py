@@ -13,6 +13,7 @@ import copy
 import numpy as np
 import pytest
 
+import agents.deducer as deducer_module
 import agents.notebook as notebook_module
 from agents import deal_sampling
 from agents.deal_sampling import (
@@ -264,6 +265,7 @@ def test_compiled_player_paths_play_as_the_numpy_statements(
     monkeypatch.setattr(DeducerAgent, "_envelope_only", lambda self, view, idx: False)
     monkeypatch.setattr(DeducerAgent, "_candidates", DeducerAgent._candidates_reference)
     monkeypatch.setattr(Notebook, "add_records", Notebook.add_records_reference)
+    monkeypatch.setattr(deducer_module, "information", deducer_module.information_reference)
     slow = _decisions(preset, players, player, **overrides)
     assert len(fast) == len(slow) > 50
     for a, b in zip(fast, slow, strict=True):
@@ -286,3 +288,21 @@ def test_holder_and_triple_weights_match_bincount() -> None:
         flat = (np.arange(n)[:, None] * A.NUM_TRIPLES + t).ravel()
         want = np.bincount(flat, weights=w.ravel(), minlength=n * A.NUM_TRIPLES).reshape(n, A.NUM_TRIPLES)
         assert (triple_weights(owner, w, E) == want).all()
+
+
+@pytest.mark.parametrize("players", [3, 4, 6])
+@pytest.mark.parametrize("refute_all", [False, True])
+def test_deal_information_kernel_matches_reference(players: int, refute_all: bool) -> None:
+    """The whole-deal information (the expert's bonus against strong tables): the numpy statement's values up to the
+    order of its sums (matrix products)."""
+    rng = np.random.default_rng(players)
+    n, T, H = 100, 36, players + 1
+    prob = rng.random((n, H, 21))
+    prob[rng.random(prob.shape) < 0.3] = 0.0
+    prob[rng.random(prob.shape) < 0.05] = 1.0
+    prob /= np.maximum(prob.sum(1, keepdims=True), 1e-9)
+    cards = np.stack([rng.integers(0, 6, (n, T)), rng.integers(6, 12, (n, T)), rng.integers(12, 21, (n, T))], -1)
+    order = np.broadcast_to((1 + np.arange(1, players)) % players, (n, players - 1))
+    got = deducer_module.information(prob, cards, order, refute_all)
+    want = deducer_module.information_reference(prob, cards, order, refute_all)
+    assert np.abs(got - want).max() < 1e-13
