@@ -13,8 +13,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deduction_kernels import marginals_kernel, sample_deals_kernel
-from agents.facts import CAT_SLICES, CATEGORY, Facts
+from agents.deduction_kernels import (
+    holder_weights_kernel,
+    marginals_kernel,
+    sample_deals_kernel,
+    sample_setup_kernel,
+    sum_columns_kernel,
+    triple_weights_kernel,
+)
+from agents.facts import CAT_SLICES, CATEGORY, Facts, pack
+from cluedo_env.rules.cards import NUM_CARDS
+
+_QUOTIENTS = np.arange(NUM_CARDS + 1.0)[:, None] / np.maximum(np.arange(NUM_CARDS + 1.0), 1.0)  # a / b, a, b <= 21
 
 
 def marginals(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
@@ -26,10 +36,14 @@ def marginals(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
     (:func:`agents.deduction_kernels.marginals_kernel`); :func:`marginals_reference` is the numpy statement.
     """
     n, H, C = has.shape
-    out = np.empty((n, H, C))
-    marginals_kernel(
-        np.ascontiguousarray(has), np.ascontiguousarray(no), np.asarray(size, np.int64), out, np.empty((H, C))
-    )
+    return marginals_rows(np.ascontiguousarray(has), np.ascontiguousarray(no), np.asarray(size, np.int64), np.arange(n))
+
+
+def marginals_rows(has: np.ndarray, no: np.ndarray, size: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """:func:`marginals` of rows ``idx`` of ``has``, ``no`` (B, H, 21) bool and ``size`` (B, H) int64 (no copies)."""
+    H, C = has.shape[1], has.shape[2]
+    out = np.empty((len(idx), H, C))
+    marginals_kernel(has, no, size, np.asarray(idx, np.int64), out, np.empty((H, C)))
     return out
 
 
@@ -88,21 +102,39 @@ def sample_deals(
     used by the tests) draws them, and ``rng`` ends in the same state, so both give the same deals.
     """
     has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live = facts
-    n, H, C = has.shape
-    E = H - 1
+    return sample_deals_bits(
+        pack(has), pack(no), size, cl_holder, cl_cards, cl_live, acc_cards, acc_live, samples, rng, clauses_first
+    )
+
+
+def sample_deals_bits(
+    hb: np.ndarray,
+    nb: np.ndarray,
+    size: np.ndarray,
+    cl_holder: np.ndarray,
+    cl_cards: np.ndarray,
+    cl_live: np.ndarray,
+    acc_cards: np.ndarray,
+    acc_live: np.ndarray,
+    samples: int,
+    rng: np.random.Generator,
+    clauses_first: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`sample_deals` with the cells as bitmasks ``hb``, ``nb`` (n, H) int64 (:class:`agents.facts.FactBits`),
+    the clauses by card id: what the notebook has at hand (no unpacking)."""
+    n, H = hb.shape
+    C = NUM_CARDS
     M = samples
     N = n * M
     i64 = np.int64
-    known = has.any(1)
-    owner0 = np.where(known, has.argmax(1), -1).astype(np.int8)  # (n, 21)
-    start = (
-        owner0, np.maximum(size - has.sum(2), 0).astype(i64),  # cards placed, room left per holder
-        np.stack([~has[:, E, sl].any(1) for sl in CAT_SLICES], 1).astype(i64),  # envelope room per category
-        (~known).sum(1).astype(i64), np.stack([(~known[:, sl]).sum(1) for sl in CAT_SLICES], 1).astype(i64),
+    owner0, allowed = np.empty((n, C), np.int8), np.empty((n, H, C), bool)
+    start = (owner0, np.empty((n, H), i64), np.empty((n, 3), i64), np.empty(n, i64), np.empty((n, 3), i64))
+    order_all = np.empty((n, C), i64)
+    steps = sample_setup_kernel(
+        np.ascontiguousarray(hb, i64), np.ascontiguousarray(nb, i64), np.asarray(size, i64), *start, order_all, allowed,
+        np.empty(C, i64),
     )  # fmt: skip
-    nposs = (~no).sum(1) + 100 * known  # known cards last
-    steps = int((~known).sum(1).max()) if n else 0
-    order = np.ascontiguousarray(np.argsort(nposs, axis=1, kind="stable")[:, :steps], i64)  # (n, steps)
+    order = np.ascontiguousarray(order_all[:, :steps])
     owner, alive, ratio = np.empty((N, C), np.int8), np.empty(N, bool), np.empty((N, steps))
     counters = (np.empty((N, H), i64), np.empty((N, 3), i64), np.empty(N, i64), np.empty((N, 3), i64))
     if clauses_first and cl_live.shape[1]:
@@ -112,19 +144,40 @@ def sample_deals(
     # Random numbers: at most 3 per deal and clause, then 1 per deal and step. Draw that many, then
     # rewind the generator to just after the ones used, where the reference leaves it.
     state = rng.bit_generator.state
-    uniform = rng.random(N * (3 * len(clause_order) + steps))
+    # (a deal draws at most one number per unplaced card of its game: no more are drawn than that)
+    uniform = rng.random(M * int((3 * len(clause_order) + start[3]).sum()))
     used = sample_deals_kernel(
-        *start, owner, *counters, alive, ratio, np.ascontiguousarray(~no), order, M, np.asarray(cl_holder, i64),
+        *start, owner, *counters, alive, ratio, allowed, order, M, np.asarray(cl_holder, i64),
         np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live), clause_order, np.asarray(acc_cards, i64),
-        np.ascontiguousarray(acc_live), uniform, np.empty((2, H)),
+        np.ascontiguousarray(acc_live), uniform, np.empty((2, H)), _QUOTIENTS,
     )  # fmt: skip
     _rewind(rng, state, used)
-    logq = np.zeros(N)
-    if not clauses_first:
-        logr = np.log(ratio)
-        for t in range(steps):  # summed step by step, as the reference does
-            logq += logr[:, t]
-    return owner.reshape(n, M, C), deal_weights(logq, alive, n, M), alive.reshape(n, M)
+    alive = alive.reshape(n, M)
+    if clauses_first:  # every weight log q = 0: what deal_weights gives, 1 / (live deals) each
+        count = alive.sum(1, keepdims=True)
+        w = np.where(count > 0, alive / np.where(count > 0, count, 1), 0.0)
+        return owner.reshape(n, M, C), w, alive
+    logq = np.empty(N)
+    sum_columns_kernel(np.log(ratio), logq)  # summed step by step, as the reference does
+    return owner.reshape(n, M, C), deal_weights(logq, alive.ravel(), n, M), alive
+
+
+def holder_weights(owner: np.ndarray, w: np.ndarray, H: int) -> np.ndarray:
+    """(n, H, 21) weight of the deals ``owner`` (n, M, 21) (weights ``w`` (n, M)) putting each card with each holder
+    (an unplaced card of a dead deal counts as holder 0's): ``np.bincount`` of the pairs, compiled (same sums)."""
+    n, M, C = owner.shape
+    out = np.empty((n, H, C))
+    holder_weights_kernel(np.ascontiguousarray(owner), np.ascontiguousarray(w, np.float64), out)
+    return out
+
+
+def triple_weights(owner: np.ndarray, w: np.ndarray, E: int) -> np.ndarray:
+    """(n, 324) weight of the deals ``owner`` (n, M, 21) (weights ``w`` (n, M)) per envelope triple (triple index; a
+    category without an envelope card, in a dead deal, counts as its first card): ``np.bincount``, compiled."""
+    n = owner.shape[0]
+    out = np.empty((n, 324))
+    triple_weights_kernel(np.ascontiguousarray(owner), np.ascontiguousarray(w, np.float64), E, out)
+    return out
 
 
 def _rewind(rng: np.random.Generator, state: dict, used: int) -> None:

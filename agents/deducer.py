@@ -49,6 +49,12 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, replace_illegal, suggestion_room
+from agents.deduction_kernels import (
+    best_suggestion_kernel,
+    candidates_kernel,
+    deal_information_kernel,
+    room_values_kernel,
+)
 from agents.facts import CAT_SLICES
 from agents.notebook import Notebook
 from agents.planning import choose_moves, turn_start_choice
@@ -56,7 +62,7 @@ from agents.refutation import choose_refutation, suggester_candidates
 from agents.suggestion_value import envelope_information, h2, public_information
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
-from cluedo_env.rules.cards import NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
+from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
 
 # The 7 non-empty subsets of the three named cards, and 1/|S| per member.
 SUBSETS = np.array([[(m >> j) & 1 for j in range(3)] for m in range(1, 8)], bool)  # (7, 3)
@@ -72,6 +78,21 @@ def _entropy_terms(p: np.ndarray) -> np.ndarray:
 
 
 def information(prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_all: bool) -> np.ndarray:
+    """(n, T) expected information (bits) about the whole deal of suggesting each triple of ``cards`` (n, T, 3).
+
+    Compiled (:func:`agents.deduction_kernels.deal_information_kernel`); :func:`information_reference` is the
+    numpy statement (the two agree to about 1e-15: the sums run in another order).
+    """
+    n, T, _ = cards.shape
+    out = np.empty((n, T))
+    deal_information_kernel(
+        np.ascontiguousarray(prob, np.float64), np.ascontiguousarray(cards, np.int64),
+        np.ascontiguousarray(order, np.int64), bool(refute_all), out,
+    )  # fmt: skip
+    return out
+
+
+def information_reference(prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_all: bool) -> np.ndarray:
     """(n, T) expected information (bits) of suggesting each triple of ``cards`` (n, T, 3).
 
     prob (n, H, 21): probability of each holder holding each card; order (n, P - 1): the
@@ -165,7 +186,7 @@ class DeducerAgent(Agent):
         nb = self._ensure(view)
         nb.update(view, idx)
         n = len(idx)
-        mask = view.legal_action_mask[idx]
+        mask = view.legal_action_mask_of(idx)
         phase = view.phase[idx]
         out = np.full(n, -1, np.int64)
 
@@ -209,8 +230,7 @@ class DeducerAgent(Agent):
         """(n,) SHOW action: the named card that teaches the suggester least (:mod:`agents.refutation`)."""
         nb = self.notebook
         legal = mask[:, A.SHOW0 : A.ACCUSE0]
-        h = view.hist_len[idx].astype(np.int64) - 1
-        suggester = view.records(idx, h).player.astype(np.int64)
+        suggester = view.current[idx].astype(np.int64)  # whose suggestion is refuted: the player whose turn it is
         seen = nb.shown_by_me[idx, suggester]  # (n, 21)
         to_others = nb.shown_by_me[idx].any(1) & ~seen
         left = suggester_candidates(nb, nb.marginals(idx), idx, suggester)  # rough is enough; no sampling here
@@ -225,7 +245,20 @@ class DeducerAgent(Agent):
         """Per category, (n, k + 1) card ids: the k cards most uncertain to be the envelope's and the best blank.
 
         Uncertainty: the binary entropy of "in the envelope", then (a tenth as much) of the card's holder.
+        Compiled (:func:`agents.deduction_kernels.candidates_kernel`, on the random numbers
+        :meth:`_candidates_reference` draws, in its order).
         """
+        n = len(prob)
+        noise = self.rng.random((n, prob.shape[2]))
+        blank_noise = np.concatenate([self.rng.random((n, sl.stop - sl.start)) for sl in CAT_SLICES], 1)
+        out = np.empty((n, 3, k + 1), np.int64)
+        candidates_kernel(
+            np.ascontiguousarray(prob, np.float64), self.notebook.seat, k, noise, blank_noise, out, np.empty(NUM_CARDS)
+        )
+        return [out[:, 0], out[:, 1], out[:, 2]]
+
+    def _candidates_reference(self, prob: np.ndarray, k: int) -> list[np.ndarray]:
+        """:meth:`_candidates` in numpy: the readable statement, used by the tests only."""
         E = prob.shape[1] - 1
         u = h2(prob[:, E]) + 0.1 * _card_uncertainty(prob) + 1e-6 * self.rng.random(prob.shape[::2])
         blank = (prob[:, self.notebook.seat] > 0.999) | (prob[:, E] > 0.999)  # nobody can show it
@@ -261,11 +294,39 @@ class DeducerAgent(Agent):
             score = score - self.leak_weight * public_information(prob, cards, order, refute_all, view.seat, sizes)
         return score
 
+    def _envelope_only(self, view: PlayerView, idx: np.ndarray) -> bool:
+        """Whether :meth:`suggestion_scores` is the envelope information alone in games ``idx`` (no deal or leak
+        term, not overridden): then suggestions and room values take the compiled path, with the same scores."""
+        return (
+            type(self).suggestion_scores is DeducerAgent.suggestion_scores
+            and not self.leak_weight
+            and not self.deal_weights(view, idx).any()
+        )
+
     def suggest(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """(n,) SUGGEST action with the highest expected information among the legal ones."""
+        """(n,) SUGGEST action with the highest expected information among the legal ones.
+
+        Compiled (:func:`agents.deduction_kernels.best_suggestion_kernel`) where the score is the envelope
+        information alone; the numpy path below computes the same, and any score."""
         n = len(idx)
         prob = self.probabilities(view, idx)
         legal = mask[:, A.SUGGEST0 : A.SHOW0]
+        if self._envelope_only(view, idx):  # the score is the envelope information alone: compiled
+            if view.config.has_board:
+                room = suggestion_room(mask).clip(0, NUM_ROOMS - 1)
+                cs = np.tile(np.arange(NUM_SUSPECTS), (n, 1))
+                cw = np.tile(WEAPON_CARD0 + np.arange(NUM_WEAPONS), (n, 1))
+                cr = (ROOM_CARD0 + room)[:, None]
+            else:
+                cs, cw, cr = self._candidates(prob, self.shortlist)
+            noise = self.rng.random((n, cs.shape[1] * cw.shape[1] * cr.shape[1]))
+            best = np.empty(n, np.int64)
+            pre = np.empty((3 * (view.num_players - 1) + 2, NUM_CARDS))
+            best_suggestion_kernel(
+                np.ascontiguousarray(prob, np.float64), cs, cw, cr, np.ascontiguousarray(self._order(view, n)),
+                view.config.refutation == "all", legal, noise, best, pre,
+            )  # fmt: skip
+            return np.where(best >= 0, A.SUGGEST0 + best, -1)
         if view.config.has_board:
             room = suggestion_room(mask).clip(0, NUM_ROOMS - 1)  # the room named (R-G1), as the mask says
             s = np.repeat(np.arange(NUM_SUSPECTS), NUM_WEAPONS)
@@ -310,9 +371,15 @@ class DeducerAgent(Agent):
         (``accusation_in_room``), that room alone is worth going to.
         """
         n = len(idx)
-        nb = self.notebook
         prob = self.probabilities(view, idx)
         cs, cw, _ = self._candidates(prob, self.room_shortlist)
+        if self._envelope_only(view, idx):  # compiled, same values
+            value = np.empty((n, NUM_ROOMS))
+            room_values_kernel(
+                np.ascontiguousarray(prob, np.float64), cs, cw, np.ascontiguousarray(self._order(view, n)),
+                view.config.refutation == "all", value, np.empty((3 * (view.num_players - 1) + 2, NUM_CARDS)),
+            )  # fmt: skip
+            return self._goal_room(idx, value)
         k = cs.shape[1]
         pairs_s = np.repeat(cs, k, 1)  # (n, k*k)
         pairs_w = np.tile(cw, (1, k))
@@ -321,7 +388,12 @@ class DeducerAgent(Agent):
             [np.repeat(pairs_s, NUM_ROOMS, 1), np.repeat(pairs_w, NUM_ROOMS, 1),
              np.tile(ROOM_CARD0 + np.arange(NUM_ROOMS), (n, m))], -1)  # fmt: skip
         score = self.suggestion_scores(view, idx, prob, cards)
-        value = score.reshape(n, m, NUM_ROOMS).max(1)
+        return self._goal_room(idx, score.reshape(n, m, NUM_ROOMS).max(1))
+
+    def _goal_room(self, idx: np.ndarray, value: np.ndarray) -> np.ndarray:
+        """Room values ``value`` (n, 9), except where the solution is proved: its room alone, worth 1."""
+        n = len(idx)
+        nb = self.notebook
         solved = nb.solved(idx)
         if solved.any():
             env_room = nb.envelope_known(idx)[:, 2] - ROOM_CARD0
@@ -331,4 +403,4 @@ class DeducerAgent(Agent):
         return np.maximum(value, 0.0)
 
 
-__all__ = ["DeducerAgent", "information"]
+__all__ = ["DeducerAgent", "information", "information_reference"]

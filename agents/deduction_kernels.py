@@ -173,42 +173,47 @@ def fixpoint_kernel(
 
 # ---------------------------------------------------------------------------------------------- marginals
 @njit(**KERNEL)
-def marginals_kernel(has: np.ndarray, no: np.ndarray, size: np.ndarray, out: np.ndarray, w: np.ndarray) -> None:
+def marginals_kernel(
+    has: np.ndarray, no: np.ndarray, size: np.ndarray, idx: np.ndarray, out: np.ndarray, w: np.ndarray
+) -> None:
     """:func:`agents.deal_sampling.marginals_reference` into ``out`` (n, H, 21) float64.
 
-    ``has``, ``no`` (n, H, 21) bool, ``size`` (n, H) int64; scratch ``w`` (H, 21) float64.
+    ``has``, ``no`` (B, H, 21) bool, ``size`` (B, H) int64 of which rows ``idx`` (n,) are read (row i of
+    ``out`` is game ``idx[i]``); scratch ``w`` (H, 21) float64.
     """
-    n, H, C = has.shape
+    n = idx.shape[0]
+    H, C = has.shape[1], has.shape[2]
     E = H - 1
     for i in range(n):
+        g = idx[i]
         for h in range(E):
             held = 0
             cand = 0
             for c in range(C):
-                held += has[i, h, c]
-                cand += (not has[i, h, c]) and (not no[i, h, c])
-            slots = float(max(size[i, h] - held, 0))
+                held += has[g, h, c]
+                cand += (not has[g, h, c]) and (not no[g, h, c])
+            slots = float(max(size[g, h] - held, 0))
             wh = slots / max(cand, 1)
             for c in range(C):
-                w[h, c] = wh if (not has[i, h, c]) and (not no[i, h, c]) else 0.0
+                w[h, c] = wh if (not has[g, h, c]) and (not no[g, h, c]) else 0.0
         for k in range(3):
             lo = 0 if k == 0 else (_W0 if k == 1 else _R0)
             hi = _W0 if k == 0 else (_R0 if k == 1 else _C)
             cnt = 0
             open_ = True
             for c in range(lo, hi):
-                cnt += (not has[i, E, c]) and (not no[i, E, c])
-                if has[i, E, c]:
+                cnt += (not has[g, E, c]) and (not no[g, E, c])
+                if has[g, E, c]:
                     open_ = False
             for c in range(lo, hi):
-                u = (not has[i, E, c]) and (not no[i, E, c])
+                u = (not has[g, E, c]) and (not no[g, E, c])
                 w[E, c] = 1.0 / max(cnt, 1) if u and open_ else 0.0
         for c in range(C):
             total = w[0, c]
             for h in range(1, H):
                 total += w[h, c]
             for h in range(H):
-                if has[i, h, c]:
+                if has[g, h, c]:
                     out[i, h, c] = 1.0
                 elif total > 0:
                     out[i, h, c] = w[h, c] / total
@@ -224,33 +229,121 @@ def _h2(p: float) -> float:
 
 
 @njit(**INLINE)
+def _h2c(p: float, h_lo: float, h_hi: float) -> float:
+    """:func:`_h2` with its two clamped values passed in (``_h2(0)``, ``_h2(1)``): the same number, without
+    the logarithms where the argument is clamped (a card known to be in or out of the envelope)."""
+    if p <= _TINY:
+        return h_lo
+    if p >= 1.0 - _TINY:
+        return h_hi
+    return -(p * np.log2(p) + (1.0 - p) * np.log2(1.0 - p))
+
+
+@njit(**INLINE)
 def _seat_answers(
-    a: float, b: float, c: float, A_: float, B_: float, C_: float, r0: float, r1: float, r2: float, see_card: bool
-) -> float:
+    a: float, b: float, c: float, A_: float, B_: float, C_: float, r0: float, r1: float, r2: float, see_card: bool,
+    h_lo: float, h_hi: float,
+) -> float:  # fmt: skip
     """One asked seat's term of :func:`agents.suggestion_value._after_seat_answers` (same operations):
-    q = (a, b, c), other = (A_, B_, C_), r = e / max(other, TINY)."""
+    q = (a, b, c), other = (A_, B_, C_), r = e / max(other, TINY).
+
+    An answer of probability 0 adds exactly 0 (its entropies are finite), so it is skipped: same result.
+    """
     s0, s1, s2 = a * B_ * C_, A_ * b * C_, A_ * B_ * c
     s01, s02, s12 = a * b * C_, a * B_ * c, A_ * b * c
     s012 = a * b * c
     if not see_card:
         total = s0 + s1 + s2 + s01 + s02 + s12 + s012
+        if total == 0.0:
+            return 0.0
         den = max(total, _TINY)
-        h0 = _h2(r0 * (s1 + s2 + s12) / den)
-        h1 = _h2(r1 * (s0 + s2 + s02) / den)
-        h2 = _h2(r2 * (s0 + s1 + s01) / den)
+        h0 = _h2c(r0 * (s1 + s2 + s12) / den, h_lo, h_hi)
+        h1 = _h2c(r1 * (s0 + s2 + s02) / den, h_lo, h_hi)
+        h2 = _h2c(r2 * (s0 + s1 + s01) / den, h_lo, h_hi)
         return total * (h0 + h1 + h2)
     third = s012 / 3.0
     p0 = s0 + 0.5 * (s01 + s02) + third
     p1 = s1 + 0.5 * (s01 + s12) + third
     p2 = s2 + 0.5 * (s02 + s12) + third
-    d0, d1, d2 = max(p0, _TINY), max(p1, _TINY), max(p2, _TINY)
-    k0 = _h2(r1 * (s0 + 0.5 * s02) / d0)
-    k1 = _h2(r2 * (s0 + 0.5 * s01) / d0)
-    k2 = _h2(r0 * (s1 + 0.5 * s12) / d1)
-    k3 = _h2(r2 * (s1 + 0.5 * s01) / d1)
-    k4 = _h2(r0 * (s2 + 0.5 * s12) / d2)
-    k5 = _h2(r1 * (s2 + 0.5 * s02) / d2)
-    return p0 * (k0 + k1) + p1 * (k2 + k3) + p2 * (k4 + k5)
+    t0 = 0.0
+    t1 = 0.0
+    t2 = 0.0
+    if p0 != 0.0:
+        d0 = max(p0, _TINY)
+        t0 = p0 * (_h2c(r1 * (s0 + 0.5 * s02) / d0, h_lo, h_hi) + _h2c(r2 * (s0 + 0.5 * s01) / d0, h_lo, h_hi))
+    if p1 != 0.0:
+        d1 = max(p1, _TINY)
+        t1 = p1 * (_h2c(r0 * (s1 + 0.5 * s12) / d1, h_lo, h_hi) + _h2c(r2 * (s1 + 0.5 * s01) / d1, h_lo, h_hi))
+    if p2 != 0.0:
+        d2 = max(p2, _TINY)
+        t2 = p2 * (_h2c(r0 * (s2 + 0.5 * s12) / d2, h_lo, h_hi) + _h2c(r1 * (s2 + 0.5 * s02) / d2, h_lo, h_hi))
+    return t0 + t1 + t2
+
+
+@njit(**INLINE)
+def _envelope_pre(
+    prob: np.ndarray, i: int, order: np.ndarray, refute_all: bool, pre: np.ndarray, h_lo: float, h_hi: float
+) -> None:
+    """The per-card part of :func:`envelope_information_kernel` for game i into ``pre`` (see there)."""
+    for c in range(_C):
+        _envelope_pre_card(prob, i, c, order, refute_all, pre, h_lo, h_hi)
+
+
+@njit(**INLINE)
+def _envelope_pre_card(
+    prob: np.ndarray, i: int, c: int, order: np.ndarray, refute_all: bool, pre: np.ndarray, h_lo: float, h_hi: float
+) -> None:
+    """Column c of :func:`_envelope_pre` (the kernels that score a few cards' triples fill only those)."""
+    K = order.shape[1]
+    E = prob.shape[1] - 1
+    HE, HN = 3 * K, 3 * K + 1
+    e = prob[i, E, c]
+    pre[HE, c] = _h2c(e, h_lo, h_hi)
+    cs = 0.0
+    for k in range(K):
+        q = prob[i, order[i, k], c]
+        if refute_all:
+            other = min(max(1.0 - q, 0.0), 1.0)
+            pre[2 * K + k, c] = _h2c(e / max(other, _TINY), h_lo, h_hi)
+        else:
+            cs += q
+            other = min(max(1.0 - (cs - q) - q, 0.0), 1.0)
+        pre[k, c] = other
+        pre[K + k, c] = e / max(other, _TINY)
+    if not refute_all:
+        o = min(max(1.0 - cs, 0.0), 1.0)
+        pre[HN, c] = _h2c(e / max(o, _TINY), h_lo, h_hi)
+        pre[2 * K, c] = o  # row 2K (unused without refute_all): clipped "not held by an asked seat"
+
+
+@njit(**INLINE)
+def _envelope_triple(
+    prob: np.ndarray, i: int, c0: int, c1: int, c2: int, order: np.ndarray, refute_all: bool, see_card: bool,
+    pre: np.ndarray, h_lo: float, h_hi: float,
+) -> float:  # fmt: skip
+    """The expected envelope information of triple (c0, c1, c2) of game i, from ``pre`` (:func:`_envelope_pre`)."""
+    K = order.shape[1]
+    HE, HN = 3 * K, 3 * K + 1
+    prior = pre[HE, c0] + pre[HE, c1] + pre[HE, c2]
+    acc = 0.0
+    for k in range(K):
+        s = order[i, k]
+        seat = _seat_answers(
+            prob[i, s, c0], prob[i, s, c1], prob[i, s, c2], pre[k, c0], pre[k, c1], pre[k, c2],
+            pre[K + k, c0], pre[K + k, c1], pre[K + k, c2], see_card, h_lo, h_hi,
+        )  # fmt: skip
+        if refute_all:
+            passes = pre[k, c0] * pre[k, c1] * pre[k, c2]
+            hp = pre[2 * K + k, c0] + pre[2 * K + k, c1] + pre[2 * K + k, c2]
+            term = max(prior - (seat + passes * hp), 0.0)
+        else:
+            term = seat
+        acc = term if k == 0 else acc + term
+    if refute_all:
+        return acc
+    none = pre[2 * K, c0] * pre[2 * K, c1] * pre[2 * K, c2]
+    acc += none * (pre[HN, c0] + pre[HN, c1] + pre[HN, c2])
+    return max(prior - acc, 0.0)
 
 
 @njit(**KERNEL)
@@ -272,51 +365,103 @@ def envelope_information_kernel(
     then ``h2(e)`` (3K) and the "nobody refutes" term (3K + 1).
     """
     n, T, _ = cards.shape
-    K = order.shape[1]
-    E = prob.shape[1] - 1
-    HE, HN = 3 * K, 3 * K + 1
+    h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
-        for c in range(_C):
-            e = prob[i, E, c]
-            pre[HE, c] = _h2(e)
-            cs = 0.0
-            for k in range(K):
-                q = prob[i, order[i, k], c]
-                if refute_all:
-                    other = min(max(1.0 - q, 0.0), 1.0)
-                    pre[2 * K + k, c] = _h2(e / max(other, _TINY))
-                else:
-                    cs += q
-                    other = min(max(1.0 - (cs - q) - q, 0.0), 1.0)
-                pre[k, c] = other
-                pre[K + k, c] = e / max(other, _TINY)
-            if not refute_all:
-                o = min(max(1.0 - cs, 0.0), 1.0)
-                pre[HN, c] = _h2(e / max(o, _TINY))
-                pre[2 * K, c] = o  # row 2K (unused without refute_all): clipped "not held by an asked seat"
+        _envelope_pre(prob, i, order, refute_all, pre, h_lo, h_hi)
         for t in range(T):
-            c0, c1, c2 = cards[i, t, 0], cards[i, t, 1], cards[i, t, 2]
-            prior = pre[HE, c0] + pre[HE, c1] + pre[HE, c2]
-            acc = 0.0
-            for k in range(K):
-                s = order[i, k]
-                seat = _seat_answers(
-                    prob[i, s, c0], prob[i, s, c1], prob[i, s, c2], pre[k, c0], pre[k, c1], pre[k, c2],
-                    pre[K + k, c0], pre[K + k, c1], pre[K + k, c2], see_card,
-                )  # fmt: skip
-                if refute_all:
-                    passes = pre[k, c0] * pre[k, c1] * pre[k, c2]
-                    hp = pre[2 * K + k, c0] + pre[2 * K + k, c1] + pre[2 * K + k, c2]
-                    term = max(prior - (seat + passes * hp), 0.0)
-                else:
-                    term = seat
-                acc = term if k == 0 else acc + term
-            if refute_all:
-                out[i, t] = acc
-            else:
-                none = pre[2 * K, c0] * pre[2 * K, c1] * pre[2 * K, c2]
-                acc += none * (pre[HN, c0] + pre[HN, c1] + pre[HN, c2])
-                out[i, t] = max(prior - acc, 0.0)
+            out[i, t] = _envelope_triple(
+                prob, i, cards[i, t, 0], cards[i, t, 1], cards[i, t, 2], order, refute_all, see_card, pre, h_lo, h_hi
+            )
+
+
+@njit(**KERNEL)
+def best_suggestion_kernel(
+    prob: np.ndarray,
+    cs: np.ndarray,
+    cw: np.ndarray,
+    cr: np.ndarray,
+    order: np.ndarray,
+    refute_all: bool,
+    legal: np.ndarray,
+    noise: np.ndarray,
+    out: np.ndarray,
+    pre: np.ndarray,
+) -> None:
+    """The deducer's suggestion: the legal triple of highest envelope information (+ 1e-9 ``noise``), compiled.
+
+    Triples are every (``cs[i, a]``, ``cw[i, b]``, ``cr[i, c]``) (card ids, (n, ks), (n, kw), (n, kr)), triple
+    t = (a kw + b) kr + c, scored as :func:`envelope_information_kernel` does (the suggester sees the card);
+    ``legal`` (n, 324) bool by triple index; ``noise`` (n, T) uniform numbers. ``out`` (n,) int64: the triple
+    index of the first best legal triple, -1 where none is legal. Scratch ``pre`` as there.
+    """
+    n = prob.shape[0]
+    ks, kw, kr = cs.shape[1], cw.shape[1], cr.shape[1]
+    HE = 3 * order.shape[1]
+    h_lo, h_hi = _h2(0.0), _h2(1.0)
+    for i in range(n):
+        for a in range(ks):
+            _envelope_pre_card(prob, i, cs[i, a], order, refute_all, pre, h_lo, h_hi)
+        for b in range(kw):
+            _envelope_pre_card(prob, i, cw[i, b], order, refute_all, pre, h_lo, h_hi)
+        for c in range(kr):
+            _envelope_pre_card(prob, i, cr[i, c], order, refute_all, pre, h_lo, h_hi)
+        best = -1
+        top = 0.0
+        t = 0
+        for a in range(ks):
+            c0 = cs[i, a]
+            for b in range(kw):
+                c1 = cw[i, b]
+                for c in range(kr):
+                    c2 = cr[i, c]
+                    x = (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)
+                    if legal[i, x]:
+                        # The information is at most the prior entropy (first-refuter rule): a triple whose
+                        # prior cannot beat the best so far is skipped (the result is the same).
+                        skip = False
+                        if best >= 0 and not refute_all:
+                            prior = pre[HE, c0] + pre[HE, c1] + pre[HE, c2]
+                            skip = prior + 1e-9 * noise[i, t] <= top
+                        if not skip:
+                            v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
+                            v = v + 1e-9 * noise[i, t]
+                            if best < 0 or v > top:
+                                best = x
+                                top = v
+                    t += 1
+        out[i] = best
+
+
+@njit(**KERNEL)
+def room_values_kernel(
+    prob: np.ndarray, cs: np.ndarray, cw: np.ndarray, order: np.ndarray, refute_all: bool, out: np.ndarray,
+    pre: np.ndarray,
+) -> None:  # fmt: skip
+    """(n, 9) ``out``: per room r, the best envelope information of (``cs[i, a]``, ``cw[i, b]``, room r) over the
+    pairs (card ids (n, ks), (n, kw)), scored as :func:`envelope_information_kernel` does. Scratch ``pre`` as there."""
+    n = prob.shape[0]
+    ks, kw = cs.shape[1], cw.shape[1]
+    HE = 3 * order.shape[1]
+    h_lo, h_hi = _h2(0.0), _h2(1.0)
+    for i in range(n):
+        for a in range(ks):
+            _envelope_pre_card(prob, i, cs[i, a], order, refute_all, pre, h_lo, h_hi)
+        for b in range(kw):
+            _envelope_pre_card(prob, i, cw[i, b], order, refute_all, pre, h_lo, h_hi)
+        for c in range(_R0, _C):
+            _envelope_pre_card(prob, i, c, order, refute_all, pre, h_lo, h_hi)
+        for r in range(9):
+            best = 0.0
+            for a in range(ks):
+                for b in range(kw):
+                    c0, c1, c2 = cs[i, a], cw[i, b], _R0 + r
+                    first = a == 0 and b == 0
+                    if not first and not refute_all and pre[HE, c0] + pre[HE, c1] + pre[HE, c2] <= best:
+                        continue  # at most its prior entropy: cannot beat the best (first-refuter rule)
+                    v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
+                    if first or v > best:
+                        best = v
+            out[i, r] = best
 
 
 # ---------------------------------------------------------------------------------------------- deal sampling
@@ -350,6 +495,7 @@ def sample_deals_kernel(
     acc_live: np.ndarray,
     uniform: np.ndarray,
     w: np.ndarray,
+    div: np.ndarray,
 ) -> int:
     """The loops of :func:`agents.deal_sampling.sample_deals_reference` over N = n * samples deals; returns
     how many numbers of ``uniform`` it used.
@@ -364,7 +510,8 @@ def sample_deals_kernel(
     arrays, ``clause_order`` (S,) int64 the clause slots to satisfy first (empty: none),
     ``uniform`` random numbers in [0, 1) consumed in the order numpy's ``rng.random`` calls of
     the reference would draw them (clause by clause, step by step, deals in order), so the same
-    generator state gives the same deals. Scratch ``w`` (2, H) float64.
+    generator state gives the same deals. Scratch ``w`` (2, H) float64; ``div`` (22, 22) float64 the
+    quotients a / b of the counters (each at most 21), divided once.
     """
     N = owner.shape[0]
     H = cap.shape[1]
@@ -430,15 +577,15 @@ def sample_deals_kernel(
             for r in range(g * samples, (g + 1) * samples):
                 if not alive[r] or owner[r, c] >= 0:
                     continue
-                den = float(max(unk_total[r], 1))
+                den = max(unk_total[r], 1)
                 tot = 0.0
                 for h in range(H):
                     if not allowed[g, h, c]:
                         v = 0.0
                     elif h < E:
-                        v = cap[r, h] / den
+                        v = div[cap[r, h], den]  # = cap / den, divided once in the table
                     else:
-                        v = env_cap[r, cat] / max(unk_cat[r, cat], 1)
+                        v = div[env_cap[r, cat], max(unk_cat[r, cat], 1)]
                     w[0, h] = v
                     tot = v if h == 0 else tot + v
                 if tot <= 0:
@@ -532,3 +679,521 @@ def valid_deals_kernel(
                             allenv = False
                     good = not allenv
             ok[i, m] = good
+
+
+# ---------------------------------------------------------------------------------------------- notebook intake
+_PASSED, _HIDDEN = -2, -3  # a record's response: could not refute; showed a card this seat did not see
+
+
+@njit(**KERNEL)
+def clause_slots_needed(game: np.ndarray, is_acc: np.ndarray, response: np.ndarray, cl_live: np.ndarray) -> int:
+    """The clause slots per game :func:`add_records_kernel` needs (live clauses plus new hidden refutations),
+    at most over the games of the records; 0 when no record has a hidden refutation."""
+    m, P = response.shape
+    need = 0
+    for r in range(m):
+        if is_acc[r]:
+            continue
+        for s in range(P):
+            if response[r, s] == _HIDDEN:
+                g = game[r]
+                live = 0
+                for k in range(cl_live.shape[1]):
+                    live += cl_live[g, k]
+                new = 0
+                for r2 in range(m):
+                    if game[r2] == g and not is_acc[r2]:
+                        for s2 in range(P):
+                            new += response[r2, s2] == _HIDDEN
+                need = max(need, live + new)
+                break
+    return need
+
+
+@njit(**KERNEL)
+def add_records_kernel(
+    me: int,
+    game: np.ndarray,
+    is_acc: np.ndarray,
+    player: np.ndarray,
+    triple: np.ndarray,
+    correct: np.ndarray,
+    response: np.ndarray,
+    has: np.ndarray,
+    no: np.ndarray,
+    shown_by_me: np.ndarray,
+    shown_to: np.ndarray,
+    unrefuted: np.ndarray,
+    named: np.ndarray,
+    cl_holder: np.ndarray,
+    cl_cards: np.ndarray,
+    cl_live: np.ndarray,
+    acc_cards: np.ndarray,
+    acc_live: np.ndarray,
+    compacted: np.ndarray,
+    tmp_holder: np.ndarray,
+    tmp_cards: np.ndarray,
+    tmp_live: np.ndarray,
+) -> None:
+    """:meth:`agents.notebook.Notebook.add_records_reference` on the notebook's arrays, record by record.
+
+    Records (m of them, in the order the view gives them) as :class:`cluedo_env.engine.views.Records`
+    arrays; the notebook's arrays are updated in place (``cl_*`` must have room: see
+    :func:`clause_slots_needed`). A game's live clauses move to the front of its row (in order) before
+    its first new clause is put after them, as the reference does. Scratch: ``compacted`` (B,) bool, False
+    on entry and left so; ``tmp_holder`` (K,), ``tmp_cards`` (K, 3), ``tmp_live`` (K,) of the clause arrays' dtypes.
+    """
+    m, P = response.shape
+    K = cl_live.shape[1]
+    for r in range(m):
+        if is_acc[r]:
+            continue
+        g = game[r]
+        p = player[r]
+        c0, c1, c2 = triple[r, 0], _W0 + triple[r, 1], _R0 + triple[r, 2]
+        shows = 0
+        for s in range(P):
+            x = response[r, s]
+            if x == _PASSED:
+                no[g, s, c0] = True
+                no[g, s, c1] = True
+                no[g, s, c2] = True
+            elif x >= 0:
+                shows += 1
+                if p == me:
+                    has[g, s, x] = True
+                elif s == me:
+                    shown_by_me[g, p, x] = True
+            elif x == _HIDDEN:
+                shows += 1
+                if not compacted[g]:  # live clauses first, then the others, each in order (a stable sort)
+                    j = 0
+                    for live in (True, False):
+                        for k in range(K):
+                            if cl_live[g, k] == live:
+                                tmp_holder[j] = cl_holder[g, k]
+                                tmp_cards[j, 0] = cl_cards[g, k, 0]
+                                tmp_cards[j, 1] = cl_cards[g, k, 1]
+                                tmp_cards[j, 2] = cl_cards[g, k, 2]
+                                tmp_live[j] = live
+                                j += 1
+                    for k in range(K):
+                        cl_holder[g, k] = tmp_holder[k]
+                        cl_cards[g, k, 0] = tmp_cards[k, 0]
+                        cl_cards[g, k, 1] = tmp_cards[k, 1]
+                        cl_cards[g, k, 2] = tmp_cards[k, 2]
+                        cl_live[g, k] = tmp_live[k]
+                    compacted[g] = True
+                for k in range(K):
+                    if not cl_live[g, k]:
+                        cl_holder[g, k] = s
+                        cl_cards[g, k, 0] = c0
+                        cl_cards[g, k, 1] = c1
+                        cl_cards[g, k, 2] = c2
+                        cl_live[g, k] = True
+                        break
+        shown_to[g, p] += shows
+        if shows == 0:
+            unrefuted[g, p] += 1
+        named[g, p, c0] = True
+        named[g, p, c1] = True
+        named[g, p, c2] = True
+    for r in range(m):
+        compacted[game[r]] = False
+        if is_acc[r] and not correct[r] and player[r] != me:
+            g, p = game[r], player[r]
+            acc_cards[g, p, 0] = triple[r, 0]
+            acc_cards[g, p, 1] = _W0 + triple[r, 1]
+            acc_cards[g, p, 2] = _R0 + triple[r, 2]
+            acc_live[g, p] = True
+
+
+# ---------------------------------------------------------------------------------------------- deducer candidates
+@njit(**KERNEL)
+def candidates_kernel(
+    prob: np.ndarray, seat: int, k: int, noise: np.ndarray, blank_noise: np.ndarray, out: np.ndarray, u: np.ndarray
+) -> None:
+    """:meth:`agents.deducer.DeducerAgent._candidates_reference` into ``out`` (n, 3, k + 1) int64 card ids.
+
+    ``prob`` (n, H, 21) float64; ``noise`` (n, 21) and ``blank_noise`` (n, 21) the uniform numbers the
+    reference draws (the latter category by category). Per category: the ``k`` cards of highest
+    uncertainty ``h2(e) + 0.1 * (entropy of the holder) + 1e-6 * noise``, highest first, then the
+    blank (a card nobody can show) of highest ``blank_noise``, or the category's first card if none.
+    Scratch ``u`` (21,) float64.
+    """
+    n, H, C = prob.shape
+    E = H - 1
+    h_lo, h_hi = _h2(0.0), _h2(1.0)
+    for i in range(n):
+        for c in range(C):
+            u[c] = _uncertainty(prob, i, c, E, h_lo, h_hi) + 1e-6 * noise[i, c]
+        for cat in range(3):
+            lo = 0 if cat == 0 else (_W0 if cat == 1 else _R0)
+            hi = _W0 if cat == 0 else (_R0 if cat == 1 else _C)
+            best_b = lo
+            top_b = -1.0
+            for c in range(lo, hi):
+                blank = prob[i, seat, c] > 0.999 or prob[i, E, c] > 0.999
+                v = blank_noise[i, c] if blank else -1.0
+                if v > top_b:
+                    top_b = v
+                    best_b = c
+            out[i, cat, k] = best_b
+            # the k most uncertain cards, highest first (a card once taken is skipped)
+            for j in range(k):
+                best = -1
+                top = 0.0
+                for c in range(lo, hi):
+                    taken = False
+                    for jj in range(j):
+                        if out[i, cat, jj] == c:
+                            taken = True
+                    if taken:
+                        continue
+                    v = u[c]
+                    if best < 0 or v > top:
+                        top = v
+                        best = c
+                out[i, cat, j] = best
+
+
+@njit(**INLINE)
+def _entropy_term(p: float) -> float:
+    p = min(max(p, 0.0), 1.0)
+    if p == 1.0:  # -1 * log2(1) = -0.0: the same in every sum (of terms >= 0) it goes into
+        return 0.0
+    return -p * np.log2(p) if p > 1e-12 else 0.0
+
+
+@njit(**INLINE)
+def _uncertainty(prob: np.ndarray, i: int, c: int, E: int, h_lo: float, h_hi: float) -> float:
+    """h2(e) + 0.1 * the entropy of card c's holder, as :meth:`agents.deducer.DeducerAgent._candidates_reference`."""
+    tot = _entropy_term(prob[i, 0, c])
+    for h in range(1, E + 1):
+        tot += _entropy_term(prob[i, h, c])
+    return _h2c(prob[i, E, c], h_lo, h_hi) + 0.1 * tot
+
+
+# ---------------------------------------------------------------------------------------------- deal sampling setup
+@njit(**KERNEL)
+def sample_setup_kernel(
+    hb: np.ndarray,
+    nb: np.ndarray,
+    size: np.ndarray,
+    owner0: np.ndarray,
+    cap0: np.ndarray,
+    env_cap0: np.ndarray,
+    unk_total0: np.ndarray,
+    unk_cat0: np.ndarray,
+    order: np.ndarray,
+    allowed: np.ndarray,
+    key: np.ndarray,
+) -> int:
+    """The start of :func:`agents.deal_sampling.sample_deals` from the cells as bitmasks; returns the steps (the
+    most unplaced cards of a game).
+
+    ``hb``, ``nb`` (n, H) int64, ``size`` (n, H) int64. Written: ``owner0`` (n, 21) int8 (the holder of
+    each card, -1 unplaced), ``cap0`` (n, H) room left per holder, ``env_cap0`` (n, 3) envelope room per
+    category, ``unk_total0`` (n,) / ``unk_cat0`` (n, 3) unplaced cards, ``order`` (n, 21) the cards by
+    possible holders (known cards last, counted as 100 more), ties by card (a stable sort), ``allowed``
+    (n, H, 21) bool = not ``no``. Scratch ``key`` (21,) int64.
+    """
+    n, H = hb.shape
+    E = H - 1
+    steps = 0
+    for i in range(n):
+        unk = 0
+        for k in range(3):
+            unk_cat0[i, k] = 0
+            env_cap0[i, k] = 0 if hb[i, E] & _CAT[k] else 1
+        for h in range(H):
+            cap0[i, h] = max(size[i, h] - _popcount(hb[i, h]), 0)
+        for c in range(_C):
+            o = -1
+            poss = 0
+            for h in range(H):
+                if o < 0 and (hb[i, h] >> c) & 1:
+                    o = h
+                free = ((nb[i, h] >> c) & 1) == 0
+                allowed[i, h, c] = free
+                poss += free
+            owner0[i, c] = o
+            key[c] = poss + (100 if o >= 0 else 0)
+            if o < 0:
+                unk += 1
+                unk_cat0[i, _category(c)] += 1
+            # insertion into the stable order
+            j = c
+            while j > 0 and key[order[i, j - 1]] > key[c]:
+                order[i, j] = order[i, j - 1]
+                j -= 1
+            order[i, j] = c
+        unk_total0[i] = unk
+        steps = max(steps, unk)
+    return steps
+
+
+@njit(**KERNEL)
+def register_witnesses_kernel(
+    idx: np.ndarray,
+    rows: np.ndarray,
+    owner: np.ndarray,
+    alive: np.ndarray,
+    E: int,
+    witness: np.ndarray,
+    valid: np.ndarray,
+) -> None:
+    """:meth:`agents.notebook.Notebook._register` in place: every live sampled deal ``owner`` (r, M, 21) becomes the
+    witness of each of its envelope cards (``witness`` (B, 21, 21) of game ``idx[rows[r]]``, later deals
+    overwriting earlier ones) and sets ``valid`` (n, 21) at (``rows[r]``, card)."""
+    r_, M, C = owner.shape
+    for r in range(r_):
+        g = idx[rows[r]]
+        for m in range(M):
+            if not alive[r, m]:
+                continue
+            for c in range(C):
+                if owner[r, m, c] == E:
+                    for x in range(C):
+                        witness[g, c, x] = owner[r, m, x]
+                    valid[rows[r], c] = True
+
+
+# ---------------------------------------------------------------------------------------------- notebook cells
+@njit(**KERNEL)
+def pack_rows_kernel(
+    idx: np.ndarray,
+    has: np.ndarray,
+    no: np.ndarray,
+    cl_cards: np.ndarray,
+    acc_cards: np.ndarray,
+    hb: np.ndarray,
+    nb: np.ndarray,
+    cl_mask: np.ndarray,
+    acc_mask: np.ndarray,
+) -> None:
+    """Games ``idx`` of the notebook's ``has``, ``no`` (B, H, 21) bool as bitmasks ``hb``, ``nb`` (n, H) int64, and
+    the clauses' cards ``cl_cards`` (B, K, 3) / ``acc_cards`` (B, A, 3) as ``cl_mask`` (n, K) / ``acc_mask`` (n, A)
+    (what :meth:`agents.facts.Facts.bits` gives for those games)."""
+    n = idx.shape[0]
+    H = has.shape[1]
+    for i in range(n):
+        g = idx[i]
+        for h in range(H):
+            x = 0
+            y = 0
+            for c in range(_C):
+                if has[g, h, c]:
+                    x |= 1 << c
+                if no[g, h, c]:
+                    y |= 1 << c
+            hb[i, h] = x
+            nb[i, h] = y
+        for k in range(cl_mask.shape[1]):
+            x = 0
+            for j in range(3):
+                x |= 1 << np.int64(cl_cards[g, k, j])
+            cl_mask[i, k] = x
+        for k in range(acc_mask.shape[1]):
+            x = 0
+            for j in range(3):
+                x |= 1 << np.int64(acc_cards[g, k, j])
+            acc_mask[i, k] = x
+
+
+@njit(**KERNEL)
+def unpack_rows_kernel(idx: np.ndarray, hb: np.ndarray, nb: np.ndarray, has: np.ndarray, no: np.ndarray) -> None:
+    """The bitmasks ``hb``, ``nb`` (n, H) int64 into games ``idx`` of ``has``, ``no`` (B, H, 21) bool."""
+    n, H = hb.shape
+    for i in range(n):
+        g = idx[i]
+        for h in range(H):
+            for c in range(_C):
+                has[g, h, c] = (hb[i, h] >> c) & 1 == 1
+                no[g, h, c] = (nb[i, h] >> c) & 1 == 1
+
+
+@njit(**KERNEL)
+def check_witnesses_kernel(
+    idx: np.ndarray,
+    nb: np.ndarray,
+    cl_holder: np.ndarray,
+    cl_cards: np.ndarray,
+    cl_live: np.ndarray,
+    acc_cards: np.ndarray,
+    acc_live: np.ndarray,
+    witness: np.ndarray,
+    valid: np.ndarray,
+) -> None:
+    """:func:`valid_deals_kernel` on the notebook's stored witnesses, in place: ``valid`` (n, 21) stays True where
+    the witness ``witness[idx[i], c]`` (``witness`` (B, 21, 21) int8) still agrees with the facts of row i.
+
+    ``nb`` (n, H) int64 cells; ``cl_live`` (n, K), ``acc_live`` (n, A) the rows' live flags; ``cl_holder``
+    (B, K), ``cl_cards`` (B, K, 3), ``acc_cards`` (B, A, 3) the notebook's clauses (read at ``idx``).
+    """
+    n, H = nb.shape
+    E = H - 1
+    K = cl_live.shape[1]
+    NA = acc_live.shape[1]
+    for i in range(n):
+        g = idx[i]
+        for m in range(_C):
+            if not valid[i, m]:
+                continue
+            good = True
+            for c in range(_C):
+                if (nb[i, witness[g, m, c]] >> c) & 1:
+                    good = False
+                    break
+            for k in range(K):
+                if good and cl_live[i, k]:
+                    hit = False
+                    for j in range(3):
+                        if witness[g, m, cl_cards[g, k, j]] == cl_holder[g, k]:
+                            hit = True
+                    good = hit
+            for a in range(NA):
+                if good and acc_live[i, a]:
+                    allenv = True
+                    for j in range(3):
+                        if witness[g, m, acc_cards[g, a, j]] != E:
+                            allenv = False
+                    good = not allenv
+            valid[i, m] = good
+
+
+@njit(**KERNEL)
+def sum_columns_kernel(x: np.ndarray, out: np.ndarray) -> None:
+    """``out`` (N,) = the columns of ``x`` (N, S) added one by one from 0.0 (``out += x[:, t]`` for t in order)."""
+    N, S = x.shape
+    for r in range(N):
+        acc = 0.0
+        for t in range(S):
+            acc += x[r, t]
+        out[r] = acc
+
+
+# ---------------------------------------------------------------------------------------------- sampled deals summed
+@njit(**KERNEL)
+def holder_weights_kernel(owner: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
+    """``out`` (n, H, 21) = the weight ``w`` (n, M) of the deals ``owner`` (n, M, 21) putting each card with
+    each holder (unplaced cards counted with holder 0), added deal by deal as ``np.bincount`` adds them."""
+    n, M, C = owner.shape
+    H = out.shape[1]
+    for i in range(n):
+        for h in range(H):
+            for c in range(C):
+                out[i, h, c] = 0.0
+        for m in range(M):
+            for c in range(C):
+                out[i, max(owner[i, m, c], 0), c] += w[i, m]
+
+
+@njit(**KERNEL)
+def triple_weights_kernel(owner: np.ndarray, w: np.ndarray, E: int, out: np.ndarray) -> None:
+    """``out`` (n, 324) = the weight ``w`` (n, M) of the deals ``owner`` (n, M, 21) per envelope triple (triple index;
+    a category with no envelope card counts as its first card), added deal by deal as ``np.bincount`` adds them."""
+    n, M, C = owner.shape
+    for i in range(n):
+        for t in range(out.shape[1]):
+            out[i, t] = 0.0
+        for m in range(M):
+            s = 0
+            for c in range(_W0):
+                if owner[i, m, c] == E:
+                    s = c
+                    break
+            wp = 0
+            for c in range(_W0, _R0):
+                if owner[i, m, c] == E:
+                    wp = c - _W0
+                    break
+            r = 0
+            for c in range(_R0, C):
+                if owner[i, m, c] == E:
+                    r = c - _R0
+                    break
+            out[i, (s * 6 + wp) * 9 + r] += w[i, m]
+
+
+@njit(**KERNEL)
+def envelope_known_kernel(has: np.ndarray, idx: np.ndarray, E: int, out: np.ndarray) -> None:
+    """``out`` (n, 3): per category, the first envelope card (holder ``E``) of ``has`` (B, H, 21) in games ``idx``,
+    or -1."""
+    for i in range(idx.shape[0]):
+        g = idx[i]
+        for k in range(3):
+            lo = 0 if k == 0 else (_W0 if k == 1 else _R0)
+            hi = _W0 if k == 0 else (_R0 if k == 1 else _C)
+            out[i, k] = -1
+            for c in range(lo, hi):
+                if has[g, E, c]:
+                    out[i, k] = c
+                    break
+
+
+# ---------------------------------------------------------------------------------------------- deal information
+@njit(**INLINE)
+def _ent(p: float) -> float:
+    """:func:`agents.deducer._entropy_terms` of one probability."""
+    p = min(max(p, 0.0), 1.0)
+    return -p * np.log2(p) if p > 1e-12 else 0.0
+
+
+@njit(**KERNEL)
+def deal_information_kernel(
+    prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_all: bool, out: np.ndarray
+) -> None:
+    """:func:`agents.deducer.information_reference` into ``out`` (n, T): the expected information (bits) about the
+    whole deal of suggesting each triple of ``cards`` (n, T, 3), from ``prob`` (n, H, 21) and the seats asked
+    ``order`` (n, K). The same model and terms; sums in another order (matrix products of the reference), so
+    the values agree to about 1e-15."""
+    n, T, _ = cards.shape
+    K = order.shape[1]
+    for i in range(n):
+        for t in range(T):
+            c0, c1, c2 = cards[i, t, 0], cards[i, t, 1], cards[i, t, 2]
+            cs0 = 0.0
+            cs1 = 0.0
+            cs2 = 0.0
+            ent_shown = 0.0
+            cond_sum = 0.0
+            acc = 0.0
+            for k in range(K):
+                s = order[i, k]
+                y0, y1, y2 = prob[i, s, c0], prob[i, s, c1], prob[i, s, c2]
+                if refute_all:
+                    n0, n1, n2 = 1.0 - y0, 1.0 - y1, 1.0 - y2
+                else:
+                    cs0 += y0
+                    cs1 += y1
+                    cs2 += y2
+                    n0 = min(max(1.0 - (cs0 - y0) - y0, 0.0), 1.0)
+                    n1 = min(max(1.0 - (cs1 - y1) - y1, 0.0), 1.0)
+                    n2 = min(max(1.0 - (cs2 - y2) - y2, 0.0), 1.0)
+                sh0 = 0.0
+                sh1 = 0.0
+                sh2 = 0.0
+                cond = 0.0
+                for m in range(1, 8):
+                    b0, b1, b2 = m & 1, (m >> 1) & 1, (m >> 2) & 1
+                    ps = (y2 if b2 else n2) * (y1 if b1 else n1) * (y0 if b0 else n0)
+                    size = b0 + b1 + b2
+                    share = ps / size
+                    if b0:
+                        sh0 += share
+                    if b1:
+                        sh1 += share
+                    if b2:
+                        sh2 += share
+                    cond += ps * (0.0 if size == 1 else (1.0 if size == 2 else np.log2(3.0)))
+                if refute_all:
+                    acc += _ent(n0 * n1 * n2) + (_ent(sh0) + _ent(sh1) + _ent(sh2)) - cond
+                else:
+                    ent_shown += _ent(sh0) + _ent(sh1) + _ent(sh2)
+                    cond_sum += cond
+            if refute_all:
+                out[i, t] = acc
+            else:
+                none = min(max(1.0 - cs0, 0.0), 1.0) * min(max(1.0 - cs1, 0.0), 1.0) * min(max(1.0 - cs2, 0.0), 1.0)
+                out[i, t] = _ent(none) + ent_shown - cond_sum

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deal_sampling import sample_deals
+from agents.deal_sampling import holder_weights, triple_weights
 from agents.deducer import DeducerAgent
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
@@ -110,7 +110,7 @@ class ExpertAgent(DeducerAgent):
     # ------------------------------------------------------------------ probabilities
     def _samples(self, idx: np.ndarray, samples: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         nb = self.notebook
-        owner, w, _ = sample_deals(nb.arrays(idx), samples=samples or self.samples, rng=self.rng)
+        owner, w, _ = nb.sample_deals(idx, samples=samples or self.samples, rng=self.rng)
         ess = 1.0 / np.maximum((w**2).sum(1), 1e-12)
         ess = np.where(w.sum(1) > 0, ess, 0.0)
         return owner, w, ess
@@ -141,10 +141,7 @@ class ExpertAgent(DeducerAgent):
         if stale.any():  # facts changed since the last estimate: sample again
             g = idx[stale]
             owner, w, ess = self._samples(g)
-            n, M, C = owner.shape
-            holder = np.maximum(owner, 0)  # dead samples (weight 0) may have unplaced cards
-            flat = ((np.arange(n)[:, None, None] * H + holder) * C + np.arange(C)).ravel()
-            sampled = np.bincount(flat, weights=np.repeat(w, C), minlength=n * H * C).reshape(n, H, C)
+            sampled = holder_weights(owner, w, H)  # dead samples (weight 0) may have unplaced cards: holder 0
             k = (ess / (ess + 4.0))[:, None, None]
             self._prob[g] = k * sampled + (1 - k) * base[stale]
             self._prob_version[g] = nb.version[g]
@@ -153,16 +150,7 @@ class ExpertAgent(DeducerAgent):
     def triple_probabilities(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(n, 324) probability of each solution triple (triple index order), and (n,) effective sample size."""
         owner, w, ess = self._samples(idx, self.accusation_samples)
-        E = self.notebook.E
-        env = owner == E  # (n, M, 21)
-        s = env[..., :WEAPON_CARD0].argmax(-1)
-        wp = env[..., WEAPON_CARD0:ROOM_CARD0].argmax(-1)
-        r = env[..., ROOM_CARD0:].argmax(-1)
-        t = A.triple_index(s, wp, r)  # (n, M)
-        n = len(idx)
-        flat = np.bincount((np.arange(n)[:, None] * A.NUM_TRIPLES + t).ravel(), weights=w.ravel(),
-                           minlength=n * A.NUM_TRIPLES)  # fmt: skip
-        return flat.reshape(n, A.NUM_TRIPLES), ess
+        return triple_weights(owner, w, self.notebook.E), ess
 
     # ------------------------------------------------------------------ accusations
     def danger(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:

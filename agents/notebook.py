@@ -41,9 +41,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deal_sampling import marginals, sample_deals
-from agents.deduction import fixpoint_bits, probe, search_envelope, valid_deals
-from agents.facts import CAT_BITS, CAT_SLICES, ENVELOPE_SIZE, FULL, FactBits, Facts, unpack
+from agents.deal_sampling import marginals_rows, sample_deals_bits
+from agents.deduction import fixpoint_bits, probe, search_envelope
+from agents.deduction_kernels import (
+    add_records_kernel,
+    check_witnesses_kernel,
+    clause_slots_needed,
+    envelope_known_kernel,
+    pack_rows_kernel,
+    register_witnesses_kernel,
+    unpack_rows_kernel,
+)
+from agents.facts import CAT_BITS, ENVELOPE_SIZE, FULL, POW2, FactBits, Facts, unpack
 from cluedo_env.engine.views import HIDDEN, PASSED, PlayerView, Records
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
@@ -112,6 +121,7 @@ class Notebook:
         self.undecided = np.zeros(B, bool)
         self.version = np.zeros(B, np.int64)  # bumped whenever a game's facts may have changed
         self.search_stats: dict | None = None  # set to {} to collect search statistics
+        self._compacted: np.ndarray | None = None  # scratch of add_records
 
     # ------------------------------------------------------------------ reset
     def reset(self, idx: np.ndarray, hand: np.ndarray, hand_sizes: np.ndarray) -> None:
@@ -148,7 +158,29 @@ class Notebook:
             setattr(self, name, new)
 
     def add_records(self, rec: Records) -> np.ndarray:
-        """Take in history records (complete ones only); returns the games that got new facts."""
+        """Take in history records (complete ones only); returns the games that got new facts.
+
+        Compiled (:func:`agents.deduction_kernels.add_records_kernel`, record by record);
+        :meth:`add_records_reference` is the numpy statement (the tests check both leave the same arrays).
+        """
+        if len(rec.game) == 0:
+            return np.zeros(0, np.int64)
+        game = np.asarray(rec.game, np.int64)
+        response = np.ascontiguousarray(rec.response)
+        self._grow(clause_slots_needed(game, rec.is_accusation, response, self.cl_live))
+        K = self.cl_live.shape[1]
+        if self._compacted is None or len(self._compacted) != self.B:
+            self._compacted = np.zeros(self.B, bool)
+        add_records_kernel(
+            self.seat, game, rec.is_accusation, rec.player, np.ascontiguousarray(rec.triple), rec.correct, response,
+            self.has, self.no, self.shown_by_me, self.shown_to, self.unrefuted, self.named, self.cl_holder,
+            self.cl_cards, self.cl_live, self.acc_cards, self.acc_live, self._compacted,
+            np.empty(K, self.cl_holder.dtype), np.empty((K, 3), self.cl_cards.dtype), np.empty(K, bool),
+        )  # fmt: skip
+        return np.unique(game)
+
+    def add_records_reference(self, rec: Records) -> np.ndarray:
+        """:meth:`add_records` in numpy: the readable statement, used by the tests only."""
         if len(rec.game) == 0:
             return np.zeros(0, np.int64)
         me = self.seat
@@ -217,20 +249,17 @@ class Notebook:
         idx = np.asarray(idx, np.int64)
         if len(idx) == 0:
             return
-        hl = view.hist_len.astype(np.int64)
         # The last record of a game being refuted is still incomplete: leave it for later.
-        limit = hl - (view.phase == A.REFUTE)
-        seen = hl.copy()
-        seen[idx] = np.minimum(self.processed[idx], limit[idx])
-        rec = view.new_records(seen)
-        keep = rec.index < limit[rec.game]
-        if not keep.all():
-            rec = Records(*(a[keep] for a in rec))
-        changed = self.add_records(rec)
-        self.processed[idx] = np.maximum(self.processed[idx], limit[idx])
+        limit = view.hist_len[idx].astype(np.int64) - (view.phase[idx] == A.REFUTE)
+        start = np.minimum(self.processed[idx], limit)
+        count = limit - start  # records start .. limit - 1 of each game, as view.new_records gives them
+        first = np.cumsum(count) - count
+        index = np.arange(int(count.sum())) - np.repeat(first - start, count)
+        self.add_records(view.records(np.repeat(idx, count), index))
+        self.processed[idx] = np.maximum(self.processed[idx], limit)
         env = view.envelope_if_known[idx]
         self.set_envelope(idx, env)
-        changed = np.union1d(changed, idx[env[:, 0] >= 0])
+        changed = np.unique(idx[(count > 0) | (env[:, 0] >= 0)])  # games with new records or the envelope seen
         if len(changed):
             self.propagate(changed)
 
@@ -248,22 +277,43 @@ class Notebook:
             self.acc_live[idx].copy(),
         )
 
+    def sample_deals(
+        self, idx: np.ndarray, samples: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`agents.deal_sampling.sample_deals` of the facts of games ``idx`` (the same deals, without copies)."""
+        idx = np.asarray(idx, np.int64)
+        b = self.bits(idx)
+        cl, acc = self.cl_cards[idx], self.acc_cards[idx]
+        return sample_deals_bits(b.hb, b.nb, b.size, b.cl_holder, cl, b.cl_live, acc, b.acc_live, samples, rng)
+
+    def bits(self, idx: np.ndarray) -> FactBits:
+        """The facts of games ``idx`` on bitmasks (new arrays): ``self.arrays(idx).bits()``, without the bool copies."""
+        idx = np.asarray(idx, np.int64)
+        n = len(idx)
+        hb, nb = np.empty((n, self.P + 1), np.int64), np.empty((n, self.P + 1), np.int64)
+        cl_mask = np.empty((n, self.cl_live.shape[1]), np.int64)
+        acc_mask = np.empty((n, self.P), np.int64)
+        pack_rows_kernel(idx, self.has, self.no, self.cl_cards, self.acc_cards, hb, nb, cl_mask, acc_mask)
+        return FactBits(
+            hb, nb, self.size[idx], self.cl_holder[idx], cl_mask, self.cl_live[idx], acc_mask, self.acc_live[idx]
+        )
+
     def propagate(self, idx: np.ndarray) -> None:
         """Close the facts of games ``idx`` (:func:`fixpoint_bits`, then exact envelope facts if ``exact``)."""
         idx = np.asarray(idx, np.int64)
         if len(idx) == 0:
             return
         self.version[idx] += 1
-        facts = self.arrays(idx)
         if self.probe_cells:
+            facts = self.arrays(idx)
             bad = probe(facts, cells=self.probe_cells)
             bits = facts.bits()
         else:
-            bits = facts.bits()
+            bits = self.bits(idx)
             bad = fixpoint_bits(bits)
         if self.exact:
             bad |= self._exact_envelope(idx, bits, bad)
-        self.has[idx], self.no[idx] = unpack(bits.hb), unpack(bits.nb)
+        unpack_rows_kernel(idx, bits.hb, bits.nb, self.has, self.no)
         self.cl_live[idx], self.acc_live[idx] = bits.cl_live, bits.acc_live
         self.bad[idx] |= bad
 
@@ -279,27 +329,36 @@ class Notebook:
         """
         hb, nb = bits.hb, bits.nb
         E = self.E
-        unknown = unpack(~hb[:, E] & ~nb[:, E] & FULL) & ~bad[:, None]
+        open_env = ~hb[:, E] & ~nb[:, E] & FULL
+        open_env[bad] = 0
         if self.exact_triples is not None:  # only where few envelope hypotheses are left
             triples = np.bitwise_count(~nb[:, E, None] & CAT_BITS).astype(np.int64).prod(1)
-            unknown &= (triples <= self.exact_triples)[:, None]
-        valid = self.wvalid[idx] & unknown
-        check = np.flatnonzero(valid.any(1))
-        if len(check):
-            gi = idx[check]
-            ok = valid_deals(self.witness[gi], bits.take(check).facts(self.cl_cards[gi], self.acc_cards[gi]))
-            valid[check] &= ok
-        need = unknown & ~valid
+            open_env[triples > self.exact_triples] = 0
         new_bad = np.zeros(len(idx), bool)
+        live = np.flatnonzero(open_env)
+        if len(live) == 0:
+            self.wvalid[idx] = False
+            return new_bad
+        unknown = np.zeros((len(idx), NUM_CARDS), bool)
+        unknown[live] = unpack(open_env[live])
+        valid = self.wvalid[idx] & unknown
+        check_witnesses_kernel(
+            idx, nb, self.cl_holder, self.cl_cards, bits.cl_live, self.acc_cards, bits.acc_live, self.witness, valid
+        )
+        need = unknown & ~valid
         todo = np.flatnonzero(need.any(1))
         if len(todo) and self.witness_samples:
             # Deals sampled with each unwitnessed card forced into the envelope, clauses satisfied first.
             rows, cards = np.nonzero(need[todo])
             rows = todo[rows]
             gi = idx[rows]
-            forced = bits.take(rows).facts(self.cl_cards[gi], self.acc_cards[gi])
-            forced.has[np.arange(len(rows)), E, cards] = True
-            owner, _, alive = sample_deals(forced, samples=self.witness_samples, rng=self.rng, clauses_first=True)
+            forced_h = hb[rows]
+            forced_h[:, E] |= POW2[cards]
+            owner, _, alive = sample_deals_bits(
+                forced_h, nb[rows], bits.size[rows], self.cl_holder[gi], self.cl_cards[gi], bits.cl_live[rows],
+                self.acc_cards[gi], bits.acc_live[rows], samples=self.witness_samples, rng=self.rng,
+                clauses_first=True,
+            )  # fmt: skip
             self._register(idx, rows, owner, alive, valid)
             need = unknown & ~valid
             todo = np.flatnonzero(need.any(1))
@@ -322,19 +381,13 @@ class Notebook:
         self, idx: np.ndarray, rows: np.ndarray, owner: np.ndarray, alive: np.ndarray, valid: np.ndarray
     ) -> None:
         """Store sampled consistent deals (owner (r, M, 21), alive (r, M)) as witnesses of their envelope cards."""
-        r, m, c = np.nonzero((owner == self.E) & alive[:, :, None])
-        if len(r):
-            self.witness[idx[rows[r]], c] = owner[r, m]
-            valid[rows[r], c] = True
+        register_witnesses_kernel(idx, rows, owner, alive, self.E, self.witness, valid)
 
     # ---------------------------------------------------------------- queries
     def envelope_known(self, idx: np.ndarray) -> np.ndarray:
         """(n, 3) envelope card ids where the category is determined, else -1."""
-        env = self.has[idx, self.E]  # (n, 21)
-        out = np.full((len(idx), 3), -1, np.int64)
-        for k, sl in enumerate(CAT_SLICES):
-            part = env[:, sl]
-            out[:, k] = np.where(part.any(1), part.argmax(1) + sl.start, -1)
+        out = np.empty((len(idx), 3), np.int64)
+        envelope_known_kernel(self.has, np.asarray(idx, np.int64), self.E, out)
         return out
 
     def solved(self, idx: np.ndarray) -> np.ndarray:
@@ -344,5 +397,4 @@ class Notebook:
     def marginals(self, idx: np.ndarray) -> np.ndarray:
         """(n, H, 21) rough probability that each holder holds each card, from the facts only (see
         :func:`agents.deal_sampling.marginals`)."""
-        has, no = self.has[idx], self.no[idx]
-        return marginals(has, no, self.size[idx])
+        return marginals_rows(self.has, self.no, self.size, idx)

@@ -8,17 +8,31 @@ random inputs.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
+import agents.deducer as deducer_module
 import agents.notebook as notebook_module
 from agents import deal_sampling
-from agents.deal_sampling import marginals, marginals_reference, sample_deals, sample_deals_reference
+from agents.deal_sampling import (
+    holder_weights,
+    marginals,
+    marginals_reference,
+    sample_deals,
+    sample_deals_reference,
+    triple_weights,
+)
+from agents.deducer import DeducerAgent
 from agents.deduction import fixpoint_bits, fixpoint_bits_reference, valid_deals, valid_deals_reference
-from agents.facts import POW2, FactBits, Facts
+from agents.deduction_kernels import check_witnesses_kernel
+from agents.facts import POW2, FactBits, Facts, unpack
+from agents.notebook import Notebook
 from agents.registry import make_agent
 from agents.runner import play_games
 from agents.suggestion_value import envelope_information, envelope_information_reference
+from cluedo_env.rules import actions as A
 from cluedo_env.rules.config import RulesConfig
 
 
@@ -32,23 +46,23 @@ def caught() -> tuple[list[FactBits], list[Facts]]:
     (classic 4, cards 3 and 6 players)."""
     bits_seen: list[FactBits] = []
     facts_seen: list[Facts] = []
-    fixpoint, sample = notebook_module.fixpoint_bits, notebook_module.sample_deals
+    fixpoint, sample = notebook_module.fixpoint_bits, notebook_module.sample_deals_bits
 
     def spy_fixpoint(bits: FactBits, *args, **kwargs) -> np.ndarray:
         bits_seen.append(_copy(bits))
         return fixpoint(bits, *args, **kwargs)
 
-    def spy_sample(facts: Facts, *args, **kwargs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        facts_seen.append(Facts(*(np.array(a, copy=True) for a in facts)))
-        return sample(facts, *args, **kwargs)
+    def spy_sample(hb, nb, *args, **kwargs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        facts_seen.append(Facts(unpack(hb), unpack(nb), *(np.array(a, copy=True) for a in args[:6])))
+        return sample(hb, nb, *args, **kwargs)
 
-    notebook_module.fixpoint_bits, notebook_module.sample_deals = spy_fixpoint, spy_sample
+    notebook_module.fixpoint_bits, notebook_module.sample_deals_bits = spy_fixpoint, spy_sample
     try:
         for preset, players in (("classic", 4), ("cards", 3), ("cards", 6)):
             config = RulesConfig.from_preset(preset, players=players, max_turns=60)
             play_games(config, [make_agent("deducer", seed=s) for s in range(players)], 16, batch_size=16, seed=3)
     finally:
-        notebook_module.fixpoint_bits, notebook_module.sample_deals = fixpoint, sample
+        notebook_module.fixpoint_bits, notebook_module.sample_deals_bits = fixpoint, sample
     return bits_seen, facts_seen
 
 
@@ -140,3 +154,155 @@ def test_rewind_matches_drawing() -> None:
     b.random(37)
     assert a.bit_generator.state == b.bit_generator.state
     assert a.integers(0, 1 << 30, dtype=np.int32) == b.integers(0, 1 << 30, dtype=np.int32)
+
+
+def _notebook_arrays(nb: Notebook) -> dict[str, np.ndarray]:
+    return {k: np.array(v, copy=True) for k, v in vars(nb).items() if isinstance(v, np.ndarray) and k[0] != "_"}
+
+
+@pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("cards", 3), ("cards", 6)])
+def test_add_records_kernel_matches_reference(preset: str, players: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The notebook's compiled record intake leaves every array as the numpy statement does (clause slots included)."""
+    calls = [0]
+    kernel = Notebook.add_records
+
+    def both(self: Notebook, rec):
+        twin = copy.deepcopy(self)
+        got = kernel(self, rec)
+        want = Notebook.add_records_reference(twin, rec)
+        assert (got == want).all()
+        a, b = _notebook_arrays(self), _notebook_arrays(twin)
+        assert a.keys() == b.keys()
+        for k in a:
+            assert a[k].shape == b[k].shape and (a[k] == b[k]).all(), k
+        calls[0] += int(len(rec.game) > 0)
+        return got
+
+    monkeypatch.setattr(Notebook, "add_records", both)
+    config = RulesConfig.from_preset(preset, players=players, max_turns=80)
+    play_games(config, [make_agent("deducer", seed=s) for s in range(players)], 24, batch_size=12, seed=5)
+    assert calls[0] > 20
+
+
+@pytest.mark.parametrize("players", [3, 4, 6])
+@pytest.mark.parametrize("k", [1, 3])
+def test_candidates_kernel_matches_reference(players: int, k: int) -> None:
+    """The deducer's shortlist of cards per category: the same cards in the same order, from the same random numbers."""
+    rng = np.random.default_rng(players + 10 * k)
+    n, H = 200, players + 1
+    prob = rng.random((n, H, 21))
+    prob[rng.random(prob.shape) < 0.4] = 0.0
+    prob /= np.maximum(prob.sum(1, keepdims=True), 1e-9)
+    known = rng.random((n, 21)) < 0.3  # some cards certainly ours or the envelope's: blanks
+    holder = np.where(rng.random((n, 21)) < 0.5, 0, H - 1)
+    prob.transpose(0, 2, 1)[known] = 0.0
+    r, c = np.nonzero(known)
+    prob[r, holder[r, c], c] = 1.0
+    got_agent, want_agent = DeducerAgent(seed=players), DeducerAgent(seed=players)
+    for a in (got_agent, want_agent):
+        a.notebook = Notebook(n, players, 0)
+    got = got_agent._candidates(prob, k)
+    want = want_agent._candidates_reference(prob, k)
+    for a, b in zip(got, want, strict=True):
+        assert a.shape == b.shape == (n, k + 1) and (a == b).all()
+    assert got_agent.rng.random() == want_agent.rng.random()
+
+
+def test_check_witnesses_kernel_matches_valid_deals(caught: tuple[list[FactBits], list[Facts]]) -> None:
+    """The notebook's in-place witness check judges stored deals as :func:`valid_deals` does."""
+    rng = np.random.default_rng(2)
+    for facts in caught[1][:60]:
+        owner, _, _ = sample_deals(facts, 21, rng)  # one deal per witness row
+        n, H = facts.has.shape[:2]
+        noise = rng.integers(0, H, owner.shape).astype(np.int8)
+        deals = np.where(rng.random(owner.shape) < 0.05, noise, owner)
+        want = valid_deals(deals, facts)
+        valid = rng.random((n, 21)) < 0.7
+        idx = rng.permutation(n)  # the kernel reads witnesses and clauses at idx, cells and live flags by row
+        witness, cl_holder, cl_cards, acc_cards = (np.empty_like(a) for a in (deals, *facts[3:5], facts.acc_cards))
+        witness[idx], cl_holder[idx], cl_cards[idx], acc_cards[idx] = (
+            deals,
+            facts.cl_holder,
+            facts.cl_cards,
+            facts.acc_cards,
+        )
+        got = valid.copy()
+        check_witnesses_kernel(
+            idx, facts.bits().nb, cl_holder.astype(np.int64), cl_cards.astype(np.int64), facts.cl_live,
+            acc_cards.astype(np.int64), facts.acc_live, witness, got,
+        )  # fmt: skip
+        assert (got == (valid & want)).all()
+
+
+def _decisions(preset: str, players: int, player: str, **overrides) -> list[np.ndarray]:
+    config = RulesConfig.from_preset(preset, players=players, max_turns=120, **overrides)
+    agents = [make_agent(player, seed=s) for s in range(players)]
+    seen: list[np.ndarray] = []
+    for agent in agents:
+        act = agent.act
+
+        def logged(view, idx, _act=act):
+            out = _act(view, idx)
+            seen.append(np.concatenate([idx, out]))
+            return out
+
+        agent.act = logged
+    play_games(config, agents, 48, batch_size=16, seed=11)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("preset", "players", "player", "overrides"),
+    [("classic", 4, "deducer", {}), ("cards", 4, "deducer", {}), ("cards", 5, "deducer", {"refutation": "all"}),
+     ("classic", 3, "expert", {}), ("cards", 4, "expert", {})],
+)  # fmt: skip
+def test_compiled_player_paths_play_as_the_numpy_statements(
+    preset: str, players: int, player: str, overrides: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seeded games take the same decisions with the compiled suggestion, room value, candidate and record
+    paths as with their numpy statements."""
+    fast = _decisions(preset, players, player, **overrides)
+    monkeypatch.setattr(DeducerAgent, "_envelope_only", lambda self, view, idx: False)
+    monkeypatch.setattr(DeducerAgent, "_candidates", DeducerAgent._candidates_reference)
+    monkeypatch.setattr(Notebook, "add_records", Notebook.add_records_reference)
+    monkeypatch.setattr(deducer_module, "information", deducer_module.information_reference)
+    slow = _decisions(preset, players, player, **overrides)
+    assert len(fast) == len(slow) > 50
+    for a, b in zip(fast, slow, strict=True):
+        assert a.shape == b.shape and (a == b).all()
+
+
+def test_holder_and_triple_weights_match_bincount() -> None:
+    """The expert's sums over sampled deals: the same numbers as np.bincount (same order of additions)."""
+    rng = np.random.default_rng(4)
+    for H in (4, 5, 7):
+        n, M, C, E = 30, 64, 21, H - 1
+        owner = rng.integers(-1, H, (n, M, C)).astype(np.int8)
+        w = rng.random((n, M)) * (rng.random((n, M)) < 0.8)
+        holder = np.maximum(owner, 0)
+        flat = ((np.arange(n)[:, None, None] * H + holder) * C + np.arange(C)).ravel()
+        want = np.bincount(flat, weights=np.repeat(w, C), minlength=n * H * C).reshape(n, H, C)
+        assert (holder_weights(owner, w, H) == want).all()
+        env = owner == E
+        t = A.triple_index(env[..., :6].argmax(-1), env[..., 6:12].argmax(-1), env[..., 12:].argmax(-1))
+        flat = (np.arange(n)[:, None] * A.NUM_TRIPLES + t).ravel()
+        want = np.bincount(flat, weights=w.ravel(), minlength=n * A.NUM_TRIPLES).reshape(n, A.NUM_TRIPLES)
+        assert (triple_weights(owner, w, E) == want).all()
+
+
+@pytest.mark.parametrize("players", [3, 4, 6])
+@pytest.mark.parametrize("refute_all", [False, True])
+def test_deal_information_kernel_matches_reference(players: int, refute_all: bool) -> None:
+    """The whole-deal information (the expert's bonus against strong tables): the numpy statement's values up to the
+    order of its sums (matrix products)."""
+    rng = np.random.default_rng(players)
+    n, T, H = 100, 36, players + 1
+    prob = rng.random((n, H, 21))
+    prob[rng.random(prob.shape) < 0.3] = 0.0
+    prob[rng.random(prob.shape) < 0.05] = 1.0
+    prob /= np.maximum(prob.sum(1, keepdims=True), 1e-9)
+    cards = np.stack([rng.integers(0, 6, (n, T)), rng.integers(6, 12, (n, T)), rng.integers(12, 21, (n, T))], -1)
+    order = np.broadcast_to((1 + np.arange(1, players)) % players, (n, players - 1))
+    got = deducer_module.information(prob, cards, order, refute_all)
+    want = deducer_module.information_reference(prob, cards, order, refute_all)
+    assert np.abs(got - want).max() < 1e-13

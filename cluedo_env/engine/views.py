@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from cluedo_env.engine.vector_engine import NOT_ASKED, PASSED
+from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import Board
 from cluedo_env.rules.config import RulesConfig
 from cluedo_env.rules.privacy import may_see_shown_card
@@ -136,6 +137,19 @@ class PlayerView:
         """(B, 870) legal actions, all False in games where this seat is not to act."""
         mine = self._eng.actor == self.seat
         return self._eng.legal_action_mask & mine[:, None]
+
+    def legal_action_mask_of(self, idx: np.ndarray) -> np.ndarray:
+        """(n, 870) rows ``idx`` of :attr:`legal_action_mask` (a new array), without building the whole batch's mask.
+
+        Players ask for the games where they act only; this is what ``legal_action_mask[idx]`` gives.
+        """
+        eng = self._eng
+        idx = np.asarray(idx, np.int64)
+        phase = eng.phase[idx]
+        actor = np.where(phase == A.REFUTE, eng.refuter[idx], eng.current[idx])
+        mine = (actor == self.seat) & (phase != A.OVER)
+        out = eng.legal_action_mask[idx]
+        return np.logical_and(out, mine[:, None], out=out)
 
     @property
     def hist_len(self) -> np.ndarray:
