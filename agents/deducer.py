@@ -50,7 +50,9 @@ import numpy as np
 
 from agents.base import Agent, replace_illegal, suggestion_room
 from agents.facts import CAT_SLICES
+from agents.deal_sampling import marginals
 from agents.notebook import Notebook
+from agents.opponent_model import assumed_facts
 from agents.planning import choose_moves, turn_start_choice
 from agents.refutation import choose_refutation, suggester_candidates
 from agents.suggestion_value import envelope_information, h2, public_information
@@ -124,6 +126,8 @@ class DeducerAgent(Agent):
         notebook_options: dict | None = None,
         deal_weight: float = 0.0,
         leak_weight: float = 0.0,
+        naive_model: bool = False,
+        naive_model_rounds: float = 0.0,
     ) -> None:
         """``notebook_options`` go to :class:`Notebook` (default: exact envelope facts once at most
         ``exact_triples=8`` solution hypotheses are left, where they decide the accusation).
@@ -134,6 +138,8 @@ class DeducerAgent(Agent):
         self.room_shortlist = room_shortlist
         self.deal_weight = deal_weight
         self.leak_weight = leak_weight
+        self.naive_model = naive_model
+        self.naive_model_rounds = naive_model_rounds
         self.notebook_options = {"exact_triples": 8, **(notebook_options or {})}
         self.notebook: Notebook | None = None
         self.fallbacks = 0
@@ -155,9 +161,20 @@ class DeducerAgent(Agent):
         idx = np.asarray(idx, np.int64)
         nb.reset(idx, view.hand[idx], view.hand_sizes[idx])
 
+    def model_facts(self, view: PlayerView, idx: np.ndarray):
+        """The facts probabilities start from: the notebook's, plus (``naive_model``) what naive opponents'
+        suggestions say about their hands (:func:`agents.opponent_model.assumed_facts`). Never used to accuse."""
+        if not self.naive_model:
+            return self.notebook.arrays(idx)
+        late = view.turn_count[idx] >= self.naive_model_rounds * view.num_players
+        return assumed_facts(self.notebook, idx, view.config.has_board, late)[0]
+
     def probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         """(n, H, 21) holder probabilities used to score suggestions (the expert refines them)."""
-        return self.notebook.marginals(idx)
+        if not self.naive_model:
+            return self.notebook.marginals(idx)
+        facts = self.model_facts(view, idx)
+        return marginals(facts.has, facts.no, facts.size)
 
     # ------------------------------------------------------------------ acting
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:

@@ -63,6 +63,8 @@ import numpy as np
 
 from agents.deal_sampling import sample_deals
 from agents.deducer import DeducerAgent
+from agents.opponent_model import assumed_facts, strong_players
+from agents.refuter_model import RefuterModel
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
@@ -88,10 +90,12 @@ class ExpertAgent(DeducerAgent):
         sampled_marginals: bool = True,
         naive_factor: float = 2.0,
         strong_deal_weight: float | None = None,
-        naive_plays_as_deducer: bool = True,
+        naive_plays_as_deducer: bool = False,
+        naive_model: bool = True,
+        refuter_model: bool = True,
         **kwargs,
     ) -> None:
-        super().__init__(seed=seed, **kwargs)
+        super().__init__(seed=seed, naive_model=naive_model, **kwargs)
         self.samples = samples
         self.accusation_samples = accusation_samples
         self.floor = floor
@@ -102,15 +106,52 @@ class ExpertAgent(DeducerAgent):
         self.naive_factor = naive_factor
         self.strong_deal_weight = strong_deal_weight  # None: 1.0 in the card game, 0 on the board (measured)
         self.naive_plays_as_deducer = naive_plays_as_deducer
+        self.refuter_model = refuter_model
+        self.refuters: RefuterModel | None = None
         self.risky_accusations = 0  # accusations made without proof (for reports)
         self._prob: np.ndarray | None = None  # cached holder probabilities per game ...
         self._prob_version = np.zeros(0, np.int64)  # ... for this notebook version
         self._prob_notebook = None
 
-    # ------------------------------------------------------------------ probabilities
-    def _samples(self, idx: np.ndarray, samples: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # ------------------------------------------------------------------ opponent models
+    def _refuters(self, view: PlayerView) -> RefuterModel:
+        m = self.refuters
+        if m is None or m.B != view.batch_size or m.P != view.num_players or m.seat != view.seat:
+            m = self.refuters = RefuterModel(view.batch_size, view.num_players, view.seat)
+        return m
+
+    def reset(self, view: PlayerView, idx: np.ndarray) -> None:
+        super().reset(view, idx)
+        self._refuters(view).reset(np.asarray(idx, np.int64))
+
+    def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        if self.refuter_model:
+            nb = self._ensure(view)
+            self._refuters(view).update(view, np.asarray(idx, np.int64), nb.shown_by_me)
+        return super().act(view, idx)
+
+    def model_facts(self, view: PlayerView, idx: np.ndarray):
+        """The deducer's (:meth:`DeducerAgent.model_facts`: naive opponents' suggestions), plus, at a table
+        of strong players, what their choices of card to show us imply (:mod:`agents.refuter_model`)."""
+        if not self.refuter_model:
+            return super().model_facts(view, idx)
         nb = self.notebook
-        owner, w, _ = sample_deals(nb.arrays(idx), samples=samples or self.samples, rng=self.rng)
+        m = self._refuters(view)
+        strong = strong_players(nb, idx, view.config.has_board)
+        strong[:, nb.seat] = False
+        table = strong.any(1)
+        extra = m.lacks[idx] & (table[:, None] & ~m.deviant[idx])[:, :, None]
+        late = view.turn_count[idx] >= self.naive_model_rounds * view.num_players
+        return assumed_facts(nb, idx, view.config.has_board, late | table, extra, naive=self.naive_model)[0]
+
+    # ------------------------------------------------------------------ probabilities
+    def _samples(
+        self, idx: np.ndarray, samples: int | None = None, view: PlayerView | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Weighted deals of games ``idx``: consistent with the assumed facts (:meth:`model_facts`), or
+        with the notebook's own facts where no ``view`` is given."""
+        facts = self.notebook.arrays(idx) if view is None else self.model_facts(view, idx)
+        owner, w, _ = sample_deals(facts, samples=samples or self.samples, rng=self.rng)
         ess = 1.0 / np.maximum((w**2).sum(1), 1e-12)
         ess = np.where(w.sum(1) > 0, ess, 0.0)
         return owner, w, ess
@@ -125,11 +166,11 @@ class ExpertAgent(DeducerAgent):
             if naive.all():
                 return base
             out = base.copy()
-            out[~naive] = self.probabilities_sampled(idx[~naive], base[~naive])
+            out[~naive] = self.probabilities_sampled(view, idx[~naive], base[~naive])
             return out
-        return self.probabilities_sampled(idx, base)
+        return self.probabilities_sampled(view, idx, base)
 
-    def probabilities_sampled(self, idx: np.ndarray, base: np.ndarray) -> np.ndarray:
+    def probabilities_sampled(self, view: PlayerView, idx: np.ndarray, base: np.ndarray) -> np.ndarray:
         """(n, H, 21) holder probabilities from sampled deals, blended with ``base`` by effective sample size."""
         nb = self.notebook
         B, H = nb.B, nb.P + 1
@@ -140,7 +181,7 @@ class ExpertAgent(DeducerAgent):
         stale = self._prob_version[idx] != nb.version[idx]
         if stale.any():  # facts changed since the last estimate: sample again
             g = idx[stale]
-            owner, w, ess = self._samples(g)
+            owner, w, ess = self._samples(g, view=view)
             n, M, C = owner.shape
             holder = np.maximum(owner, 0)  # dead samples (weight 0) may have unplaced cards
             flat = ((np.arange(n)[:, None, None] * H + holder) * C + np.arange(C)).ravel()
@@ -150,9 +191,9 @@ class ExpertAgent(DeducerAgent):
             self._prob_version[g] = nb.version[g]
         return self._prob[idx]
 
-    def triple_probabilities(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def triple_probabilities(self, idx: np.ndarray, view: PlayerView | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(n, 324) probability of each solution triple (triple index order), and (n,) effective sample size."""
-        owner, w, ess = self._samples(idx, self.accusation_samples)
+        owner, w, ess = self._samples(idx, self.accusation_samples, view)
         E = self.notebook.E
         env = owner == E  # (n, M, 21)
         s = env[..., :WEAPON_CARD0].argmax(-1)
@@ -224,14 +265,14 @@ class ExpertAgent(DeducerAgent):
         if not open_.any():
             return out
         # Only worth sampling where few hypotheses are left.
-        E = nb.E
-        cand = ~nb.no[idx, E]
+        rows = np.flatnonzero(open_)
+        cand = ~self.model_facts(view, idx[rows]).no[:, nb.E]
         hyp = cand[:, :WEAPON_CARD0].sum(1) * cand[:, WEAPON_CARD0:ROOM_CARD0].sum(1) * cand[:, ROOM_CARD0:].sum(1)
-        rows = np.flatnonzero(open_ & (hyp <= self.max_hypotheses))
+        rows = rows[hyp <= self.max_hypotheses]
         if len(rows) == 0:
             return out
         g = idx[rows]
-        probs, ess = self.triple_probabilities(g)
+        probs, ess = self.triple_probabilities(g, view)
         probs = np.where(mask[rows, A.ACCUSE0 :], probs, -1.0)  # only accusations open now
         best = probs.argmax(1)
         p1 = probs[np.arange(len(rows)), best]
