@@ -49,8 +49,8 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, replace_illegal, suggestion_room
-from agents.facts import CAT_SLICES
 from agents.deal_sampling import marginals
+from agents.facts import CAT_SLICES
 from agents.notebook import Notebook
 from agents.opponent_model import assumed_facts
 from agents.planning import choose_moves, turn_start_choice
