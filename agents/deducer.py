@@ -126,8 +126,9 @@ class DeducerAgent(Agent):
         notebook_options: dict | None = None,
         deal_weight: float = 0.0,
         leak_weight: float = 0.0,
-        naive_model: bool = False,
+        naive_model: bool = True,
         naive_model_rounds: float = 0.0,
+        naive_mix: float = 0.85,
     ) -> None:
         """``notebook_options`` go to :class:`Notebook` (default: exact envelope facts once at most
         ``exact_triples=8`` solution hypotheses are left, where they decide the accusation).
@@ -140,6 +141,7 @@ class DeducerAgent(Agent):
         self.leak_weight = leak_weight
         self.naive_model = naive_model
         self.naive_model_rounds = naive_model_rounds
+        self.naive_mix = naive_mix
         self.notebook_options = {"exact_triples": 8, **(notebook_options or {})}
         self.notebook: Notebook | None = None
         self.fallbacks = 0
@@ -174,7 +176,10 @@ class DeducerAgent(Agent):
         if not self.naive_model:
             return self.notebook.marginals(idx)
         facts = self.model_facts(view, idx)
-        return marginals(facts.has, facts.no, facts.size)
+        model = marginals(facts.has, facts.no, facts.size)
+        if self.naive_mix >= 1.0:
+            return model
+        return self.naive_mix * model + (1.0 - self.naive_mix) * self.notebook.marginals(idx)
 
     # ------------------------------------------------------------------ acting
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:

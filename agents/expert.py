@@ -93,6 +93,9 @@ class ExpertAgent(DeducerAgent):
         naive_plays_as_deducer: bool = False,
         naive_model: bool = True,
         refuter_model: bool = True,
+        sound_mix: float = 0.0,
+        naive_accuse_rounds: float = 2.0,
+        refuter_margin: float = 1.0,
         **kwargs,
     ) -> None:
         super().__init__(seed=seed, naive_model=naive_model, **kwargs)
@@ -107,6 +110,9 @@ class ExpertAgent(DeducerAgent):
         self.strong_deal_weight = strong_deal_weight  # None: 1.0 in the card game, 0 on the board (measured)
         self.naive_plays_as_deducer = naive_plays_as_deducer
         self.refuter_model = refuter_model
+        self.sound_mix = sound_mix
+        self.naive_accuse_rounds = naive_accuse_rounds
+        self.refuter_margin = refuter_margin
         self.refuters: RefuterModel | None = None
         self.risky_accusations = 0  # accusations made without proof (for reports)
         self._prob: np.ndarray | None = None  # cached holder probabilities per game ...
@@ -117,7 +123,7 @@ class ExpertAgent(DeducerAgent):
     def _refuters(self, view: PlayerView) -> RefuterModel:
         m = self.refuters
         if m is None or m.B != view.batch_size or m.P != view.num_players or m.seat != view.seat:
-            m = self.refuters = RefuterModel(view.batch_size, view.num_players, view.seat)
+            m = self.refuters = RefuterModel(view.batch_size, view.num_players, view.seat, self.refuter_margin)
         return m
 
     def reset(self, view: PlayerView, idx: np.ndarray) -> None:
@@ -130,35 +136,33 @@ class ExpertAgent(DeducerAgent):
             self._refuters(view).update(view, np.asarray(idx, np.int64), nb.shown_by_me)
         return super().act(view, idx)
 
-    def model_facts(self, view: PlayerView, idx: np.ndarray):
+    def model_facts(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None):
         """The deducer's (:meth:`DeducerAgent.model_facts`: naive opponents' suggestions), plus, at a table
         of strong players, what their choices of card to show us imply (:mod:`agents.refuter_model`)."""
-        if not self.refuter_model:
-            return super().model_facts(view, idx)
         nb = self.notebook
         m = self._refuters(view)
         strong = strong_players(nb, idx, view.config.has_board)
         strong[:, nb.seat] = False
         table = strong.any(1)
-        extra = m.lacks[idx] & (table[:, None] & ~m.deviant[idx])[:, :, None]
-        late = view.turn_count[idx] >= self.naive_model_rounds * view.num_players
+        extra = m.lacks[idx] & (table[:, None] & ~m.deviant[idx])[:, :, None] if self.refuter_model else None
+        rounds = self.naive_model_rounds if naive_rounds is None else naive_rounds
+        late = view.turn_count[idx] >= rounds * view.num_players
         return assumed_facts(nb, idx, view.config.has_board, late | table, extra, naive=self.naive_model)[0]
 
     # ------------------------------------------------------------------ probabilities
     def _samples(
-        self, idx: np.ndarray, samples: int | None = None, view: PlayerView | None = None
+        self, idx: np.ndarray, samples: int | None = None, view: PlayerView | None = None, naive_rounds=None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Weighted deals of games ``idx``: consistent with the assumed facts (:meth:`model_facts`), or
         with the notebook's own facts where no ``view`` is given."""
-        facts = self.notebook.arrays(idx) if view is None else self.model_facts(view, idx)
+        facts = self.notebook.arrays(idx) if view is None else self.model_facts(view, idx, naive_rounds)
         owner, w, _ = sample_deals(facts, samples=samples or self.samples, rng=self.rng)
         ess = 1.0 / np.maximum((w**2).sum(1), 1e-12)
         ess = np.where(w.sum(1) > 0, ess, 0.0)
         return owner, w, ess
 
     def probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
-        nb = self.notebook
-        base = nb.marginals(idx)
+        base = super().probabilities(view, idx)
         if not self.sampled_marginals:
             return base
         if self.naive_plays_as_deducer:  # against a table that only crosses off, play as the deducer does
@@ -168,7 +172,10 @@ class ExpertAgent(DeducerAgent):
             out = base.copy()
             out[~naive] = self.probabilities_sampled(view, idx[~naive], base[~naive])
             return out
-        return self.probabilities_sampled(view, idx, base)
+        out = self.probabilities_sampled(view, idx, base)
+        if self.sound_mix:
+            out = (1.0 - self.sound_mix) * out + self.sound_mix * base
+        return out
 
     def probabilities_sampled(self, view: PlayerView, idx: np.ndarray, base: np.ndarray) -> np.ndarray:
         """(n, H, 21) holder probabilities from sampled deals, blended with ``base`` by effective sample size."""
@@ -193,7 +200,7 @@ class ExpertAgent(DeducerAgent):
 
     def triple_probabilities(self, idx: np.ndarray, view: PlayerView | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(n, 324) probability of each solution triple (triple index order), and (n,) effective sample size."""
-        owner, w, ess = self._samples(idx, self.accusation_samples, view)
+        owner, w, ess = self._samples(idx, self.accusation_samples, view, self.naive_accuse_rounds)
         E = self.notebook.E
         env = owner == E  # (n, M, 21)
         s = env[..., :WEAPON_CARD0].argmax(-1)
@@ -266,7 +273,7 @@ class ExpertAgent(DeducerAgent):
             return out
         # Only worth sampling where few hypotheses are left.
         rows = np.flatnonzero(open_)
-        cand = ~self.model_facts(view, idx[rows]).no[:, nb.E]
+        cand = ~self.model_facts(view, idx[rows], self.naive_accuse_rounds).no[:, nb.E]
         hyp = cand[:, :WEAPON_CARD0].sum(1) * cand[:, WEAPON_CARD0:ROOM_CARD0].sum(1) * cand[:, ROOM_CARD0:].sum(1)
         rows = rows[hyp <= self.max_hypotheses]
         if len(rows) == 0:
