@@ -3,22 +3,32 @@
 Everything of :class:`agents.deducer.DeducerAgent` (sound notebook, exact envelope facts,
 information-seeking suggestions, movement), and:
 
-**Probabilities.** Deals consistent with the notebook are drawn by sequential importance
-sampling (:func:`agents.deal_sampling.sample_deals`, ``samples`` per game, batched, a compiled
-loop over games and deals). The weighted samples give
+**Probabilities.** Deals are drawn by sequential importance sampling
+(:func:`agents.deal_sampling.sample_deals`, ``samples`` per game, batched, a compiled loop over
+games and deals), consistent with the notebook's facts *and* with what the expert assumes about
+how its opponents play (:meth:`ExpertAgent.model_facts`, never used as proof):
 
-* per-card holder probabilities for scoring suggestions (blended with the notebook's
-  simple marginals in proportion to the effective sample size, so a position where few
-  samples survive falls back gracefully), and
-* the probability of each solution triple, for the accusation policy.
+* **naive players** (:mod:`agents.opponent_model`): at a table where no opponent has named a
+  card we know it holds, every opponent is taken to be a player that only crosses cards off
+  (heuristic, notebook), which never names its own cards: each of its suggestions says it
+  holds none of the named suspect and weapon (and room, in the card game). Against heuristic
+  players this often settles envelope cards long before the sound notebook can;
+* **strong refuters** (:mod:`agents.refuter_model`): at a table where some opponent has shown
+  it names its own cards (a deducer or an expert), a refuter that shows us a new card of a
+  category where we clearly have fewer candidates left than in another named card's category
+  would have shown that other card (:mod:`agents.refutation`): it does not hold it.
 
-Against a table where no opponent still in has shown it plays well (:meth:`ExpertAgent.strong_opponents`),
-suggestions and movement use the deducer's probabilities and score (``naive_plays_as_deducer``), and
-against one that has, they add ``strong_deal_weight`` x the whole-deal information (card game).
+Where the assumed facts contradict themselves the sound ones are used. The weighted samples give
 
-The model is "every consistent deal equally likely" (the deal is uniform, and what this
-seat observed is deterministic given the deal, except which card a refuter chose, which is
-ignored).
+* per-card holder probabilities for scoring suggestions and rooms, at every table (blended with
+  the deducer's probabilities in proportion to the effective sample size, so a position where
+  few samples survive falls back gracefully); against a table that has shown it is strong
+  the score adds ``strong_deal_weight`` x the whole-deal information (card game), and
+* the probability of each solution triple, for the accusation policy (the naive-player
+  model only from round ``naive_accuse_rounds`` = 2 on: before that a table of deducers that
+  has not named a known card of its own yet looks naive too).
+
+Otherwise every deal consistent with the (assumed) facts is taken as equally likely.
 
 **Accusation policy** (where an accusation is open and the solution is not proved; only
 where at most ``max_hypotheses`` = 24 solution triples are left, the rest never qualify):
@@ -46,12 +56,16 @@ where at most ``max_hypotheses`` = 24 solution triples are left, the rest never 
   opponent wins first, with probability about ``1 - (1 - danger) ** rounds``; accusing
   loses with probability ``1 - p1``.
 
-Measured (``scripts/evaluate.py --head-to-head expert B --games 2000 --seed 0``, against the
-envelope-information deducer): alone against three deducers 51.2% of card games (share 25%)
-and 28-30% on the classic board (28.4% and 30.4% in two versions that differ only against
-naive tables), where risk-taking does not clearly pay (29.6% never taking a risk). Against
-three heuristic players the table reads as naive and the expert plays as the deducer does
-(84.2% in cards, 79.0% on the board; the deducer: 84.9% and 79.2%).
+Measured (``scripts/evaluate.py --head-to-head expert B --games 2000 --seed 0``; in brackets the
+95% interval; the deducer is the current one, which also reads naive tables): MEASURED_EXPERT
+
+Not kept (8,000 games each, seeds 10-13, classic board against three deducers, where the expert
+wins 31.4-31.6%): a larger margin for the refuter model (1.5: 31.4%) or a smaller one (0.5:
+30.7%); ``floor`` 0.6 (30.9%); more rounds to certainty where more hypotheses are left
+(``rounds_per_bit`` 0.5: 30.9%, 1: 29.2%); the naive-player model only from round 2..4 for
+suggestions too (28.6-30.9% at 2,000 games, and worse against heuristics). Before these models
+(seed 0): 29.8% on the board and 49.5% in cards against three deducers, 78.2% and 84.5%
+against three heuristic players (the deducer then: 79.7% and 84.5%).
 
 **Refutation policy**: the deducer's (:mod:`agents.refutation`): a card already shown to this
 suggester, else the one whose exclusion teaches the suggester fewest bits about the envelope.
@@ -93,7 +107,6 @@ class ExpertAgent(DeducerAgent):
         naive_plays_as_deducer: bool = False,
         naive_model: bool = True,
         refuter_model: bool = True,
-        sound_mix: float = 0.0,
         naive_accuse_rounds: float = 2.0,
         refuter_margin: float = 1.0,
         **kwargs,
@@ -108,11 +121,12 @@ class ExpertAgent(DeducerAgent):
         self.sampled_marginals = sampled_marginals
         self.naive_factor = naive_factor
         self.strong_deal_weight = strong_deal_weight  # None: 1.0 in the card game, 0 on the board (measured)
+        # True: against a naive table, the deducer's probabilities instead of sampled ones (measured worse:
+        # cards 88.8% instead of 89.4% against three heuristic players, 8,000 games).
         self.naive_plays_as_deducer = naive_plays_as_deducer
-        self.refuter_model = refuter_model
-        self.sound_mix = sound_mix
-        self.naive_accuse_rounds = naive_accuse_rounds
-        self.refuter_margin = refuter_margin
+        self.refuter_model = refuter_model  # assume what strong refuters' choices imply (agents/refuter_model.py)
+        self.naive_accuse_rounds = naive_accuse_rounds  # the naive-player model in accusations from this round
+        self.refuter_margin = refuter_margin  # candidates by which a category must lead (RefuterModel)
         self.refuters: RefuterModel | None = None
         self.risky_accusations = 0  # accusations made without proof (for reports)
         self._prob: np.ndarray | None = None  # cached holder probabilities per game ...
@@ -172,10 +186,7 @@ class ExpertAgent(DeducerAgent):
             out = base.copy()
             out[~naive] = self.probabilities_sampled(view, idx[~naive], base[~naive])
             return out
-        out = self.probabilities_sampled(view, idx, base)
-        if self.sound_mix:
-            out = (1.0 - self.sound_mix) * out + self.sound_mix * base
-        return out
+        return self.probabilities_sampled(view, idx, base)
 
     def probabilities_sampled(self, view: PlayerView, idx: np.ndarray, base: np.ndarray) -> np.ndarray:
         """(n, H, 21) holder probabilities from sampled deals, blended with ``base`` by effective sample size."""
@@ -237,11 +248,7 @@ class ExpertAgent(DeducerAgent):
         a player that only crosses cards off (heuristic, notebook) never does it. Such a player
         learns only from cards shown to it, so it needs more refutations to solve.
         """
-        nb = self.notebook
-        own = nb.named[idx] & nb.has[idx, : nb.P]  # (n, P, 21)
-        if view.config.has_board:
-            own = own[:, :, :ROOM_CARD0]
-        return own.any(2)
+        return strong_players(self.notebook, idx, view.config.has_board)
 
     def deal_weights(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         """Against a table with a strong opponent still in, also value information about the whole deal.
