@@ -30,8 +30,9 @@ Where the assumed facts contradict themselves the sound ones are used. The weigh
 
 Otherwise every deal consistent with the (assumed) facts is taken as equally likely.
 
-**Accusation policy** (where an accusation is open and the solution is not proved; only
-where at most ``max_hypotheses`` = 24 solution triples are left, the rest never qualify):
+**Accusation policy** (where an accusation is open and the solution is not proved): where the
+assumed facts leave one solution triple (``accuse_assumed``), accuse it; otherwise, only where at
+most ``max_hypotheses`` = 24 solution triples are left (the rest never qualify):
 
 * ``p1`` = probability of the most likely triple among the accusations open now (from
   ``accusation_samples`` = 256 samples; needs an effective sample size of at least
@@ -109,6 +110,7 @@ class ExpertAgent(DeducerAgent):
         refuter_model: bool = True,
         naive_accuse_rounds: float = 2.0,
         refuter_margin: float = 1.0,
+        accuse_assumed: bool = True,
         **kwargs,
     ) -> None:
         super().__init__(seed=seed, naive_model=naive_model, **kwargs)
@@ -127,6 +129,7 @@ class ExpertAgent(DeducerAgent):
         self.refuter_model = refuter_model  # assume what strong refuters' choices imply (agents/refuter_model.py)
         self.naive_accuse_rounds = naive_accuse_rounds  # the naive-player model in accusations from this round
         self.refuter_margin = refuter_margin  # candidates by which a category must lead (RefuterModel)
+        self.accuse_assumed = accuse_assumed  # accuse where the assumed facts leave one triple
         self.refuters: RefuterModel | None = None
         self.risky_accusations = 0  # accusations made without proof (for reports)
         self._prob: np.ndarray | None = None  # cached holder probabilities per game ...
@@ -282,6 +285,19 @@ class ExpertAgent(DeducerAgent):
         rows = np.flatnonzero(open_)
         cand = ~self.model_facts(view, idx[rows], self.naive_accuse_rounds).no[:, nb.E]
         hyp = cand[:, :WEAPON_CARD0].sum(1) * cand[:, WEAPON_CARD0:ROOM_CARD0].sum(1) * cand[:, ROOM_CARD0:].sum(1)
+        if self.accuse_assumed:  # the assumed facts leave one triple: accuse it (no sampling needed)
+            one = hyp == 1
+            if one.any():
+                c = cand[one]
+                action = A.ACCUSE0 + A.triple_index(
+                    c[:, :WEAPON_CARD0].argmax(1), c[:, WEAPON_CARD0:ROOM_CARD0].argmax(1), c[:, ROOM_CARD0:].argmax(1)
+                )
+                r1 = rows[one]
+                ok = mask[r1, action]
+                out[r1[ok]] = action[ok]
+                self.risky_accusations += int(ok.sum())
+                keep = ~one
+                rows, hyp = rows[keep], hyp[keep]
         rows = rows[hyp <= self.max_hypotheses]
         if len(rows) == 0:
             return out

@@ -816,3 +816,37 @@ def test_a_refuter_that_does_not_show_again_is_not_modelled():
         _sugg(0, ["White", "Candlestick", "Lounge"], passed=[1], refuted_by=[2], shown=["Lounge"]),
     ]
     assert _refuter_model(history).deviant[0, 2]
+
+
+# Every opponent names Plum, Wrench and Study in refuted suggestions; seat 0 holds none of them. Under the
+# naive-player model all three are the envelope's (true here); the sound facts leave Plum with seat 1 or the
+# envelope, and Wrench with seat 1, seat 2 or the envelope.
+NAIVE_SOLVES = [
+    _sugg(1, ["Plum", "Wrench", "Hall"], refuted_by=[2], shown=["Hall"]),
+    _sugg(2, ["Plum", "Wrench", "Kitchen"], passed=[3], refuted_by=[0], shown=["Kitchen"]),
+    _sugg(3, ["Plum", "Wrench", "Ballroom"], refuted_by=[0], shown=["Ballroom"]),
+    _sugg(1, ["Plum", "Rope", "Study"], passed=[2], refuted_by=[3], shown=["Rope"]),
+    _sugg(2, ["Green", "Wrench", "Study"], refuted_by=[3], shown=["Green"]),
+    _sugg(3, ["Mustard", "Wrench", "Study"], passed=[0], refuted_by=[1], shown=["Mustard"]),
+]
+
+
+@pytest.mark.parametrize("turns, expert_accuses", [(8, True), (0, False)])
+def test_expert_accuses_what_the_naive_model_settles_and_the_deducer_waits(turns, expert_accuses):
+    """After its suggestion (phase post), seat 0 may accuse. The expert accuses Plum, Wrench, Study once the
+    naive-player model settles it, from round 2 on (``naive_accuse_rounds``: before that a table of deducers
+    may look naive too); the deducer, which accuses only on proof, ends its turn."""
+    cfg = config("cards", players=4)
+    d = position(cfg, hands=HANDS4, envelope=ENVELOPE).to_dict()
+    d["history"], d["current"], d["phase"], d["turn_count"] = NAIVE_SOLVES, 0, "post", turns
+    eng = VectorEngine(cfg, 1)
+    eng.import_game(0, Game.from_dict(d).to_dict())
+    view = PlayerView(eng, 0)
+    idx = np.array([0])
+    solution = A.ACCUSE0 + A.cards_triple(*(np.array([card_id(c)]) for c in ENVELOPE))[0]
+    expert, deducer = ExpertAgent(seed=0), DeducerAgent(seed=0)
+    for agent in (expert, deducer):
+        agent.reset(view, idx)
+    assert (int(expert.act(view, idx)[0]) == solution) == expert_accuses
+    assert int(deducer.act(view, idx)[0]) == A.END_TURN
+    assert not deducer.notebook.solved(idx)[0]
