@@ -58,13 +58,25 @@ most ``max_hypotheses`` = 24 solution triples are left (the rest never qualify):
   loses with probability ``1 - p1``.
 
 Measured (``scripts/evaluate.py --head-to-head expert B --games 2000 --seed 0``; in brackets the
-95% interval; the deducer is the current one, which also reads naive tables): MEASURED_EXPERT
+95% interval; the deducer is the current one, which also reads naive tables): alone against
+three deducers 31.4% [29.4-33.4] on the classic board (seed 1: 30.4%; 4 x 2,000 games, seeds
+10-13: 31.1%) and 50.0% [47.9-52.2] in cards; against three heuristic players 81.6%
+[79.8-83.2] on the board and 88.5% [87.1-89.9] in cards (the deducer: 80.8% and 88.9%; seeds
+10-13: expert 83.2% and 89.3%, deducer 81.3% and 88.6%). The refuter model alone took the
+board from 30.4% to 31.6% and cards from 52.4% to 56.6% against the deducers of the time
+(seeds 10-13); the naive-player model took cards against heuristic players from 84.5% to 89%.
 
 Not kept (8,000 games each, seeds 10-13, classic board against three deducers, where the expert
 wins 31.4-31.6%): a larger margin for the refuter model (1.5: 31.4%) or a smaller one (0.5:
 30.7%); ``floor`` 0.6 (30.9%); more rounds to certainty where more hypotheses are left
 (``rounds_per_bit`` 0.5: 30.9%, 1: 29.2%); the naive-player model only from round 2..4 for
-suggestions too (28.6-30.9% at 2,000 games, and worse against heuristics). Before these models
+suggestions too (28.6-30.9% at 2,000 games, and worse against heuristics); 128 or 256 samples
+(32.7% on seeds 10-13, but 30.8% and 31.0% against 31.4% with 64 on seeds 20-23). Against three
+heuristic players in cards (89.3% as kept): the deducer's probabilities instead of sampled ones
+(88.8%), 15% or 30% of the notebook's own marginals mixed in (88.7%, 88.9%), ``naive_factor`` 1
+(87.2%, risky accusations wrong in 173 games), showing a naive suggester the card of the category
+where it has fewest candidates left (89.2%), shrinking hidden refutations' clauses by what a naive
+suggester names afterwards (89.7%; board 82.5% against 83.2%). Before these models
 (seed 0): 29.8% on the board and 49.5% in cards against three deducers, 78.2% and 84.5%
 against three heuristic players (the deducer then: 79.7% and 84.5%).
 
