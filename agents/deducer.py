@@ -29,6 +29,18 @@ Play, batched over the games where the seat is to act:
   deducers (24-26%, parity 25%). On the board the room is the one we stand in (R-G1) and all
   36 suspect x weapon pairs are scored; in the card-only game the best few cards of each
   category (most uncertain to be the envelope's) plus a blank are combined.
+* **Reading naive tables** (``naive_model``, :mod:`agents.opponent_model`): while no opponent
+  has named a card we know it holds, the table is taken to be players that only cross cards
+  off (heuristic, notebook), which never name their own cards; their suggestions then say
+  what they do not hold. The probabilities that score suggestions and rooms are
+  ``naive_mix`` = 0.85 x the marginals of those assumed facts + 0.15 x the notebook's own: all
+  model (1.0) makes an envelope card the model has settled look certain, and the deducer,
+  which must *prove* it, would stop asking about it (78% instead of 84% in cards against three
+  heuristic players). Accusations still need proof (the assumed facts never reach the
+  notebook), so the deducer stays sound. Measured (4 seeds x 2,000 games, seeds 10-13, against
+  three heuristic players): cards 83.8% -> 88.6% (mix 0.2: 86.9%, 0.35: 88.2%, 0.5: 87.2%,
+  0.7: 87.5%, 0.95: 88.4%), classic board 78.4% -> 81.3% (mix 0.5: 79.8%); against three
+  notebook players in cards it needs 4.31 instead of 4.96 rounds (2,000 games, seed 0).
 * **Move** toward the room with the best value per turn of travel
   (:mod:`agents.planning`: expected turns from the board's distance table and the roll
   distribution, secret passages, staying after being dragged). A room's value is the best
@@ -49,6 +61,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, replace_illegal, suggestion_room
+from agents.deal_sampling import marginals
 from agents.deduction_kernels import (
     best_suggestion_kernel,
     candidates_kernel,
@@ -57,6 +70,7 @@ from agents.deduction_kernels import (
 )
 from agents.facts import CAT_SLICES
 from agents.notebook import Notebook
+from agents.opponent_model import assumed_facts
 from agents.planning import choose_moves, turn_start_choice
 from agents.refutation import choose_refutation, suggester_candidates
 from agents.suggestion_value import envelope_information, h2, public_information
@@ -145,6 +159,9 @@ class DeducerAgent(Agent):
         notebook_options: dict | None = None,
         deal_weight: float = 0.0,
         leak_weight: float = 0.0,
+        naive_model: bool = True,
+        naive_model_rounds: float = 0.0,
+        naive_mix: float = 0.85,
     ) -> None:
         """``notebook_options`` go to :class:`Notebook` (default: exact envelope facts once at most
         ``exact_triples=8`` solution hypotheses are left, where they decide the accusation).
@@ -155,6 +172,9 @@ class DeducerAgent(Agent):
         self.room_shortlist = room_shortlist
         self.deal_weight = deal_weight
         self.leak_weight = leak_weight
+        self.naive_model = naive_model
+        self.naive_model_rounds = naive_model_rounds
+        self.naive_mix = naive_mix
         self.notebook_options = {"exact_triples": 8, **(notebook_options or {})}
         self.notebook: Notebook | None = None
         self.fallbacks = 0
@@ -176,9 +196,23 @@ class DeducerAgent(Agent):
         idx = np.asarray(idx, np.int64)
         nb.reset(idx, view.hand[idx], view.hand_sizes[idx])
 
+    def model_facts(self, view: PlayerView, idx: np.ndarray):
+        """The facts probabilities start from: the notebook's, plus (``naive_model``) what naive opponents'
+        suggestions say about their hands (:func:`agents.opponent_model.assumed_facts`). Never used to accuse."""
+        if not self.naive_model:
+            return self.notebook.arrays(idx)
+        late = view.turn_count[idx] >= self.naive_model_rounds * view.num_players
+        return assumed_facts(self.notebook, idx, view.config.has_board, late)[0]
+
     def probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         """(n, H, 21) holder probabilities used to score suggestions (the expert refines them)."""
-        return self.notebook.marginals(idx)
+        if not self.naive_model:
+            return self.notebook.marginals(idx)
+        facts = self.model_facts(view, idx)
+        model = marginals(facts.has, facts.no, facts.size)
+        if self.naive_mix >= 1.0:
+            return model
+        return self.naive_mix * model + (1.0 - self.naive_mix) * self.notebook.marginals(idx)
 
     # ------------------------------------------------------------------ acting
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:

@@ -3,25 +3,36 @@
 Everything of :class:`agents.deducer.DeducerAgent` (sound notebook, exact envelope facts,
 information-seeking suggestions, movement), and:
 
-**Probabilities.** Deals consistent with the notebook are drawn by sequential importance
-sampling (:func:`agents.deal_sampling.sample_deals`, ``samples`` per game, batched, a compiled
-loop over games and deals). The weighted samples give
+**Probabilities.** Deals are drawn by sequential importance sampling
+(:func:`agents.deal_sampling.sample_deals`, ``samples`` per game, batched, a compiled loop over
+games and deals), consistent with the notebook's facts *and* with what the expert assumes about
+how its opponents play (:meth:`ExpertAgent.model_facts`, never used as proof):
 
-* per-card holder probabilities for scoring suggestions (blended with the notebook's
-  simple marginals in proportion to the effective sample size, so a position where few
-  samples survive falls back gracefully), and
-* the probability of each solution triple, for the accusation policy.
+* **naive players** (:mod:`agents.opponent_model`): at a table where no opponent has named a
+  card we know it holds, every opponent is taken to be a player that only crosses cards off
+  (heuristic, notebook), which never names its own cards: each of its suggestions says it
+  holds none of the named suspect and weapon (and room, in the card game). Against heuristic
+  players this often settles envelope cards long before the sound notebook can;
+* **strong refuters** (:mod:`agents.refuter_model`): at a table where some opponent has shown
+  it names its own cards (a deducer or an expert), a refuter that shows us a new card of a
+  category where we clearly have fewer candidates left than in another named card's category
+  would have shown that other card (:mod:`agents.refutation`): it does not hold it.
 
-Against a table where no opponent still in has shown it plays well (:meth:`ExpertAgent.strong_opponents`),
-suggestions and movement use the deducer's probabilities and score (``naive_plays_as_deducer``), and
-against one that has, they add ``strong_deal_weight`` x the whole-deal information (card game).
+Where the assumed facts contradict themselves the sound ones are used. The weighted samples give
 
-The model is "every consistent deal equally likely" (the deal is uniform, and what this
-seat observed is deterministic given the deal, except which card a refuter chose, which is
-ignored).
+* per-card holder probabilities for scoring suggestions and rooms, at every table (blended with
+  the deducer's probabilities in proportion to the effective sample size, so a position where
+  few samples survive falls back gracefully); against a table that has shown it is strong
+  the score adds ``strong_deal_weight`` x the whole-deal information (card game), and
+* the probability of each solution triple, for the accusation policy (the naive-player
+  model only from round ``naive_accuse_rounds`` = 2 on: before that a table of deducers that
+  has not named a known card of its own yet looks naive too).
 
-**Accusation policy** (where an accusation is open and the solution is not proved; only
-where at most ``max_hypotheses`` = 24 solution triples are left, the rest never qualify):
+Otherwise every deal consistent with the (assumed) facts is taken as equally likely.
+
+**Accusation policy** (where an accusation is open and the solution is not proved): where the
+assumed facts leave one solution triple (``accuse_assumed``), accuse it; otherwise, only where at
+most ``max_hypotheses`` = 24 solution triples are left (the rest never qualify):
 
 * ``p1`` = probability of the most likely triple among the accusations open now (from
   ``accusation_samples`` = 256 samples; needs an effective sample size of at least
@@ -46,12 +57,28 @@ where at most ``max_hypotheses`` = 24 solution triples are left, the rest never 
   opponent wins first, with probability about ``1 - (1 - danger) ** rounds``; accusing
   loses with probability ``1 - p1``.
 
-Measured (``scripts/evaluate.py --head-to-head expert B --games 2000 --seed 0``, against the
-envelope-information deducer): alone against three deducers 51.2% of card games (share 25%)
-and 28-30% on the classic board (28.4% and 30.4% in two versions that differ only against
-naive tables), where risk-taking does not clearly pay (29.6% never taking a risk). Against
-three heuristic players the table reads as naive and the expert plays as the deducer does
-(84.2% in cards, 79.0% on the board; the deducer: 84.9% and 79.2%).
+Measured (``scripts/evaluate.py --head-to-head expert B --games 2000 --seed 0``; in brackets the
+95% interval; the deducer is the current one, which also reads naive tables): alone against
+three deducers 31.4% [29.4-33.4] on the classic board (seed 1: 30.4%; 4 x 2,000 games, seeds
+10-13: 31.1%) and 50.0% [47.9-52.2] in cards; against three heuristic players 81.6%
+[79.8-83.2] on the board and 88.5% [87.1-89.9] in cards (the deducer: 80.8% and 88.9%; seeds
+10-13: expert 83.2% and 89.3%, deducer 81.3% and 88.6%). The refuter model alone took the
+board from 30.4% to 31.6% and cards from 52.4% to 56.6% against the deducers of the time
+(seeds 10-13); the naive-player model took cards against heuristic players from 84.5% to 89%.
+
+Not kept (8,000 games each, seeds 10-13, classic board against three deducers, where the expert
+wins 31.4-31.6%): a larger margin for the refuter model (1.5: 31.4%) or a smaller one (0.5:
+30.7%); ``floor`` 0.6 (30.9%); more rounds to certainty where more hypotheses are left
+(``rounds_per_bit`` 0.5: 30.9%, 1: 29.2%); the naive-player model only from round 2..4 for
+suggestions too (28.6-30.9% at 2,000 games, and worse against heuristics); 128 or 256 samples
+(32.7% on seeds 10-13, but 30.8% and 31.0% against 31.4% with 64 on seeds 20-23). Against three
+heuristic players in cards (89.3% as kept): the deducer's probabilities instead of sampled ones
+(88.8%), 15% or 30% of the notebook's own marginals mixed in (88.7%, 88.9%), ``naive_factor`` 1
+(87.2%, risky accusations wrong in 173 games), showing a naive suggester the card of the category
+where it has fewest candidates left (89.2%), shrinking hidden refutations' clauses by what a naive
+suggester names afterwards (89.7%; board 82.5% against 83.2%). Before these models
+(seed 0): 29.8% on the board and 49.5% in cards against three deducers, 78.2% and 84.5%
+against three heuristic players (the deducer then: 79.7% and 84.5%).
 
 **Refutation policy**: the deducer's (:mod:`agents.refutation`): a card already shown to this
 suggester, else the one whose exclusion teaches the suggester fewest bits about the envelope.
@@ -61,8 +88,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deal_sampling import holder_weights, triple_weights
+from agents.deal_sampling import holder_weights, sample_deals, triple_weights
 from agents.deducer import DeducerAgent
+from agents.opponent_model import assumed_facts, strong_players
+from agents.refuter_model import RefuterModel
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
@@ -88,10 +117,15 @@ class ExpertAgent(DeducerAgent):
         sampled_marginals: bool = True,
         naive_factor: float = 2.0,
         strong_deal_weight: float | None = None,
-        naive_plays_as_deducer: bool = True,
+        naive_plays_as_deducer: bool = False,
+        naive_model: bool = True,
+        refuter_model: bool = True,
+        naive_accuse_rounds: float = 2.0,
+        refuter_margin: float = 1.0,
+        accuse_assumed: bool = True,
         **kwargs,
     ) -> None:
-        super().__init__(seed=seed, **kwargs)
+        super().__init__(seed=seed, naive_model=naive_model, **kwargs)
         self.samples = samples
         self.accusation_samples = accusation_samples
         self.floor = floor
@@ -101,23 +135,66 @@ class ExpertAgent(DeducerAgent):
         self.sampled_marginals = sampled_marginals
         self.naive_factor = naive_factor
         self.strong_deal_weight = strong_deal_weight  # None: 1.0 in the card game, 0 on the board (measured)
+        # True: against a naive table, the deducer's probabilities instead of sampled ones (measured worse:
+        # cards 88.8% instead of 89.4% against three heuristic players, 8,000 games).
         self.naive_plays_as_deducer = naive_plays_as_deducer
+        self.refuter_model = refuter_model  # assume what strong refuters' choices imply (agents/refuter_model.py)
+        self.naive_accuse_rounds = naive_accuse_rounds  # the naive-player model in accusations from this round
+        self.refuter_margin = refuter_margin  # candidates by which a category must lead (RefuterModel)
+        self.accuse_assumed = accuse_assumed  # accuse where the assumed facts leave one triple
+        self.refuters: RefuterModel | None = None
         self.risky_accusations = 0  # accusations made without proof (for reports)
         self._prob: np.ndarray | None = None  # cached holder probabilities per game ...
         self._prob_version = np.zeros(0, np.int64)  # ... for this notebook version
         self._prob_notebook = None
 
-    # ------------------------------------------------------------------ probabilities
-    def _samples(self, idx: np.ndarray, samples: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # ------------------------------------------------------------------ opponent models
+    def _refuters(self, view: PlayerView) -> RefuterModel:
+        m = self.refuters
+        if m is None or m.B != view.batch_size or m.P != view.num_players or m.seat != view.seat:
+            m = self.refuters = RefuterModel(view.batch_size, view.num_players, view.seat, self.refuter_margin)
+        return m
+
+    def reset(self, view: PlayerView, idx: np.ndarray) -> None:
+        super().reset(view, idx)
+        self._refuters(view).reset(np.asarray(idx, np.int64))
+
+    def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        if self.refuter_model:
+            nb = self._ensure(view)
+            self._refuters(view).update(view, np.asarray(idx, np.int64), nb.shown_by_me)
+        return super().act(view, idx)
+
+    def model_facts(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None):
+        """The deducer's (:meth:`DeducerAgent.model_facts`: naive opponents' suggestions), plus, at a table
+        of strong players, what their choices of card to show us imply (:mod:`agents.refuter_model`)."""
         nb = self.notebook
-        owner, w, _ = nb.sample_deals(idx, samples=samples or self.samples, rng=self.rng)
+        m = self._refuters(view)
+        strong = strong_players(nb, idx, view.config.has_board)
+        strong[:, nb.seat] = False
+        table = strong.any(1)
+        extra = m.lacks[idx] & (table[:, None] & ~m.deviant[idx])[:, :, None] if self.refuter_model else None
+        rounds = self.naive_model_rounds if naive_rounds is None else naive_rounds
+        late = view.turn_count[idx] >= rounds * view.num_players
+        return assumed_facts(nb, idx, view.config.has_board, late | table, extra, naive=self.naive_model)[0]
+
+    # ------------------------------------------------------------------ probabilities
+    def _samples(
+        self, idx: np.ndarray, samples: int | None = None, view: PlayerView | None = None, naive_rounds=None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Weighted deals of games ``idx``: consistent with the assumed facts (:meth:`model_facts`), or
+        with the notebook's own facts where no ``view`` is given."""
+        if view is None:  # the notebook's facts: sampled from its bitmasks (the same deals as from its arrays)
+            owner, w, _ = self.notebook.sample_deals(idx, samples=samples or self.samples, rng=self.rng)
+        else:
+            facts = self.model_facts(view, idx, naive_rounds)
+            owner, w, _ = sample_deals(facts, samples=samples or self.samples, rng=self.rng)
         ess = 1.0 / np.maximum((w**2).sum(1), 1e-12)
         ess = np.where(w.sum(1) > 0, ess, 0.0)
         return owner, w, ess
 
     def probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
-        nb = self.notebook
-        base = nb.marginals(idx)
+        base = super().probabilities(view, idx)
         if not self.sampled_marginals:
             return base
         if self.naive_plays_as_deducer:  # against a table that only crosses off, play as the deducer does
@@ -125,11 +202,11 @@ class ExpertAgent(DeducerAgent):
             if naive.all():
                 return base
             out = base.copy()
-            out[~naive] = self.probabilities_sampled(idx[~naive], base[~naive])
+            out[~naive] = self.probabilities_sampled(view, idx[~naive], base[~naive])
             return out
-        return self.probabilities_sampled(idx, base)
+        return self.probabilities_sampled(view, idx, base)
 
-    def probabilities_sampled(self, idx: np.ndarray, base: np.ndarray) -> np.ndarray:
+    def probabilities_sampled(self, view: PlayerView, idx: np.ndarray, base: np.ndarray) -> np.ndarray:
         """(n, H, 21) holder probabilities from sampled deals, blended with ``base`` by effective sample size."""
         nb = self.notebook
         B, H = nb.B, nb.P + 1
@@ -140,16 +217,16 @@ class ExpertAgent(DeducerAgent):
         stale = self._prob_version[idx] != nb.version[idx]
         if stale.any():  # facts changed since the last estimate: sample again
             g = idx[stale]
-            owner, w, ess = self._samples(g)
+            owner, w, ess = self._samples(g, view=view)
             sampled = holder_weights(owner, w, H)  # dead samples (weight 0) may have unplaced cards: holder 0
             k = (ess / (ess + 4.0))[:, None, None]
             self._prob[g] = k * sampled + (1 - k) * base[stale]
             self._prob_version[g] = nb.version[g]
         return self._prob[idx]
 
-    def triple_probabilities(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def triple_probabilities(self, idx: np.ndarray, view: PlayerView | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(n, 324) probability of each solution triple (triple index order), and (n,) effective sample size."""
-        owner, w, ess = self._samples(idx, self.accusation_samples)
+        owner, w, ess = self._samples(idx, self.accusation_samples, view, self.naive_accuse_rounds)
         return triple_weights(owner, w, self.notebook.E), ess
 
     # ------------------------------------------------------------------ accusations
@@ -177,11 +254,7 @@ class ExpertAgent(DeducerAgent):
         a player that only crosses cards off (heuristic, notebook) never does it. Such a player
         learns only from cards shown to it, so it needs more refutations to solve.
         """
-        nb = self.notebook
-        own = nb.named[idx] & nb.has[idx, : nb.P]  # (n, P, 21)
-        if view.config.has_board:
-            own = own[:, :, :ROOM_CARD0]
-        return own.any(2)
+        return strong_players(self.notebook, idx, view.config.has_board)
 
     def deal_weights(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         """Against a table with a strong opponent still in, also value information about the whole deal.
@@ -212,14 +285,27 @@ class ExpertAgent(DeducerAgent):
         if not open_.any():
             return out
         # Only worth sampling where few hypotheses are left.
-        E = nb.E
-        cand = ~nb.no[idx, E]
+        rows = np.flatnonzero(open_)
+        cand = ~self.model_facts(view, idx[rows], self.naive_accuse_rounds).no[:, nb.E]
         hyp = cand[:, :WEAPON_CARD0].sum(1) * cand[:, WEAPON_CARD0:ROOM_CARD0].sum(1) * cand[:, ROOM_CARD0:].sum(1)
-        rows = np.flatnonzero(open_ & (hyp <= self.max_hypotheses))
+        if self.accuse_assumed:  # the assumed facts leave one triple: accuse it (no sampling needed)
+            one = hyp == 1
+            if one.any():
+                c = cand[one]
+                action = A.ACCUSE0 + A.triple_index(
+                    c[:, :WEAPON_CARD0].argmax(1), c[:, WEAPON_CARD0:ROOM_CARD0].argmax(1), c[:, ROOM_CARD0:].argmax(1)
+                )
+                r1 = rows[one]
+                ok = mask[r1, action]
+                out[r1[ok]] = action[ok]
+                self.risky_accusations += int(ok.sum())
+                keep = ~one
+                rows, hyp = rows[keep], hyp[keep]
+        rows = rows[hyp <= self.max_hypotheses]
         if len(rows) == 0:
             return out
         g = idx[rows]
-        probs, ess = self.triple_probabilities(g)
+        probs, ess = self.triple_probabilities(g, view)
         probs = np.where(mask[rows, A.ACCUSE0 :], probs, -1.0)  # only accusations open now
         best = probs.argmax(1)
         p1 = probs[np.arange(len(rows)), best]

@@ -22,6 +22,7 @@ import agents.deduction as deduction_module
 import agents.expert as expert_module
 import agents.facts as facts_module
 import agents.notebook as notebook_module
+import agents.opponent_model as opponent_model
 from agents.base import Agent
 from agents.deal_oracle import enumerate_deals
 from agents.deal_sampling import sample_deals
@@ -31,13 +32,14 @@ from agents.expert import ExpertAgent
 from agents.facts import Facts
 from agents.notebook import Notebook
 from agents.random_agent import RandomAgent
+from agents.refuter_model import RefuterModel
 from agents.runner import play_games, seat_actions
 from agents.suggestion_value import envelope_information, public_information
 from cluedo_env.engine.reference import Game
 from cluedo_env.engine.vector_engine import ACCUSATION, VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
-from cluedo_env.rules.cards import CARD_NAMES, card_id
+from cluedo_env.rules.cards import CARD_NAMES, ROOM_CARD0, card_id
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -700,3 +702,151 @@ def test_expert_reads_the_table_from_deliberate_blanks():
     nb.named[0, 1] = False
     naive = agent.danger(view, np.array([0]))[0]
     assert strong > naive > 0
+
+
+# ================================================================= opponent models (assumed, never proved)
+def _view_after(history, seat=0, preset="cards"):
+    """Seat ``seat``'s view of the 4-player game dealt as HANDS4 after ``history``, seat 0 to play."""
+    cfg = config(preset, players=4)
+    g = position(cfg, hands=HANDS4, envelope=ENVELOPE)
+    d = g.to_dict()
+    d["history"] = history
+    d["current"], d["phase"] = 0, "start" if cfg.has_board else "suggest"
+    eng = VectorEngine(cfg, 1)
+    eng.import_game(0, Game.from_dict(d).to_dict())
+    return PlayerView(eng, seat)
+
+
+# Each opponent names Plum (and more) without holding it: naive players name only open cards.
+NAIVE_TABLE = [
+    _sugg(1, ["Plum", "Wrench", "Hall"], refuted_by=[2], shown=["Hall"]),
+    _sugg(2, ["Plum", "Rope", "Study"], refuted_by=[3], shown=["Rope"]),
+    _sugg(3, ["Plum", "Wrench", "Kitchen"], refuted_by=[0], shown=["Kitchen"]),
+]
+
+
+def test_naive_opponents_do_not_hold_what_they_name():
+    """A player that only crosses cards off never names its own (R-S6, R-G4): every opponent named Plum, seat 0
+    does not hold it, so under that model Plum is the envelope's. The sound notebook does not know it; the
+    deducer's probabilities lean that way (85% model), and the expert's sampled ones follow the model."""
+    view = _view_after(NAIVE_TABLE)
+    idx = np.array([0])
+    expert = ExpertAgent(seed=0)
+    expert.reset(view, idx)
+    expert.notebook.update(view, idx)
+    nb = expert.notebook
+    plum, wrench, hall = card_id("Plum"), card_id("Wrench"), card_id("Hall")
+    assert not nb.has[0, E4, plum]
+    facts, used = opponent_model.assumed_facts(nb, idx, has_board=False)
+    assert used[0] and facts.has[0, E4, plum]
+    assert facts.no[0, 1, wrench] and facts.no[0, 1, hall] and facts.no[0, 3, wrench]
+    assert not facts.no[0, 2, hall]  # seat 2 did not name the Hall (it showed it to seat 1)
+    deducer = DeducerAgent(seed=0)
+    deducer.reset(view, idx)
+    deducer.notebook.update(view, idx)
+    sound = deducer.notebook.marginals(idx)[0, E4, plum]
+    leaning = deducer.probabilities(view, idx)[0, E4, plum]
+    assert sound < 0.6 and leaning > 0.85 * 1.0 + 0.15 * sound - 1e-9
+    assert expert.probabilities(view, idx)[0, E4, plum] > 0.95  # sampled under the model, blended by sample size
+    assert not deducer.notebook.solved(idx)[0]  # nothing assumed is proved: the deducer accuses only on proof
+
+
+def test_a_deliberate_blank_turns_the_model_off_for_the_whole_table():
+    """Seat 1 names the Mustard it showed seat 0 before: it names its own cards, so it is no naive player, and
+    the others may just not have been caught yet: no assumption about anyone."""
+    history = [_sugg(0, ["Mustard", "Rope", "Study"], refuted_by=[1], shown=["Mustard"])] + NAIVE_TABLE
+    history.append(_sugg(1, ["Mustard", "Wrench", "Study"], passed=[2, 3], refuted_by=[], shown=[]))
+    view = _view_after(history)
+    idx = np.array([0])
+    agent = DeducerAgent(seed=0)
+    agent.reset(view, idx)
+    agent.notebook.update(view, idx)
+    assert opponent_model.strong_players(agent.notebook, idx, False)[0].tolist()[1:] == [True, False, False]
+    assert not opponent_model.naive_players(agent.notebook, idx, False).any()
+    _, used = opponent_model.assumed_facts(agent.notebook, idx, has_board=False)
+    assert not used[0]
+    # Per player (not the whole table): seats 2 and 3 are still taken as naive.
+    assert opponent_model.naive_players(agent.notebook, idx, False, whole_table=False)[0].tolist() == [
+        False, False, True, True]  # fmt: skip
+
+
+def test_on_the_board_the_named_room_says_nothing():
+    """On the board one names the room one stands in (R-G1): a naive player may hold it."""
+    view = _view_after([_sugg(3, ["Plum", "Wrench", "Kitchen"], refuted_by=[0], shown=["Kitchen"])], preset="classic")
+    idx = np.array([0])
+    agent = DeducerAgent(seed=0)
+    agent.reset(view, idx)
+    agent.notebook.update(view, idx)
+    no = opponent_model.assumed_no(agent.notebook, idx, has_board=True)[0, 3]
+    assert no[card_id("Plum")] and no[card_id("Wrench")] and not no[ROOM_CARD0:].any()
+
+
+def _refuter_model(history):
+    view = _view_after(history)
+    m = RefuterModel(1, 4, 0)
+    m.update(view, np.array([0]))
+    return m
+
+
+def test_a_strong_refuter_showing_a_suspect_lacks_the_room():
+    """Seat 0 names White, Rope, Study; seat 1 passes and seat 2 shows White. A deducer or an expert shows a room
+    first when it holds one (seat 0 has about 7 rooms left against 4.6 suspects, agents/refutation.py), so seat 2
+    does not hold the Study (true: it is the envelope's). Suspects and weapons are level: nothing about Rope."""
+    m = _refuter_model([_sugg(0, ["White", "Rope", "Study"], passed=[1], refuted_by=[2], shown=["White"])])
+    assert m.lacks[0, 2, card_id("Study")] and not m.lacks[0, 2, card_id("Rope")]
+    assert not m.lacks[0, 2, card_id("White")] and not m.deviant[0, 2]
+
+
+def test_a_card_shown_again_says_nothing():
+    """Seat 2 has shown seat 0 the White; named again with the Lounge (also seat 2's), it shows the White again
+    (agents/refutation.py rule 1): nothing to conclude about the Lounge."""
+    history = [
+        _sugg(0, ["White", "Rope", "Study"], passed=[1], refuted_by=[2], shown=["White"]),
+        _sugg(0, ["White", "Candlestick", "Lounge"], passed=[1], refuted_by=[2], shown=["White"]),
+    ]
+    m = _refuter_model(history)
+    assert not m.lacks[0, 2, card_id("Lounge")] and not m.deviant[0, 2]
+
+
+def test_a_refuter_that_does_not_show_again_is_not_modelled():
+    """Showing the Lounge while holding the White it showed before breaks the strong refuters' rule: a random
+    refuter (heuristic, notebook), whose choices say nothing."""
+    history = [
+        _sugg(0, ["White", "Rope", "Study"], passed=[1], refuted_by=[2], shown=["White"]),
+        _sugg(0, ["White", "Candlestick", "Lounge"], passed=[1], refuted_by=[2], shown=["Lounge"]),
+    ]
+    assert _refuter_model(history).deviant[0, 2]
+
+
+# Every opponent names Plum, Wrench and Study in refuted suggestions; seat 0 holds none of them. Under the
+# naive-player model all three are the envelope's (true here); the sound facts leave Plum with seat 1 or the
+# envelope, and Wrench with seat 1, seat 2 or the envelope.
+NAIVE_SOLVES = [
+    _sugg(1, ["Plum", "Wrench", "Hall"], refuted_by=[2], shown=["Hall"]),
+    _sugg(2, ["Plum", "Wrench", "Kitchen"], passed=[3], refuted_by=[0], shown=["Kitchen"]),
+    _sugg(3, ["Plum", "Wrench", "Ballroom"], refuted_by=[0], shown=["Ballroom"]),
+    _sugg(1, ["Plum", "Rope", "Study"], passed=[2], refuted_by=[3], shown=["Rope"]),
+    _sugg(2, ["Green", "Wrench", "Study"], refuted_by=[3], shown=["Green"]),
+    _sugg(3, ["Mustard", "Wrench", "Study"], passed=[0], refuted_by=[1], shown=["Mustard"]),
+]
+
+
+@pytest.mark.parametrize("turns, expert_accuses", [(8, True), (0, False)])
+def test_expert_accuses_what_the_naive_model_settles_and_the_deducer_waits(turns, expert_accuses):
+    """After its suggestion (phase post), seat 0 may accuse. The expert accuses Plum, Wrench, Study once the
+    naive-player model settles it, from round 2 on (``naive_accuse_rounds``: before that a table of deducers
+    may look naive too); the deducer, which accuses only on proof, ends its turn."""
+    cfg = config("cards", players=4)
+    d = position(cfg, hands=HANDS4, envelope=ENVELOPE).to_dict()
+    d["history"], d["current"], d["phase"], d["turn_count"] = NAIVE_SOLVES, 0, "post", turns
+    eng = VectorEngine(cfg, 1)
+    eng.import_game(0, Game.from_dict(d).to_dict())
+    view = PlayerView(eng, 0)
+    idx = np.array([0])
+    solution = A.ACCUSE0 + A.cards_triple(*(np.array([card_id(c)]) for c in ENVELOPE))[0]
+    expert, deducer = ExpertAgent(seed=0), DeducerAgent(seed=0)
+    for agent in (expert, deducer):
+        agent.reset(view, idx)
+    assert (int(expert.act(view, idx)[0]) == solution) == expert_accuses
+    assert int(deducer.act(view, idx)[0]) == A.END_TURN
+    assert not deducer.notebook.solved(idx)[0]

@@ -1,0 +1,111 @@
+"""What an opponent's own suggestions say about its hand, if it plays naively.
+
+A naive player (:class:`agents.heuristic.HeuristicAgent`, :class:`agents.notebook_player.NotebookAgent`)
+only ever names cards that are still *open* in its notebook, and its own cards are crossed off
+from the start (R-S6). So it never names a card it holds, except the room on the board, which
+is the one it stands in (R-G1). Every suggestion of such a player says that it holds none of
+the suspect and weapon it named (and, in the card game, the room): two or three "has-not"
+facts per suggestion, which a sound notebook ignores.
+
+A strong player (the deducer, the expert) names its own cards on purpose ("blanks", to isolate
+a category), so the model must not be applied to it. A player counts as naive until it has
+named a card we know it holds (:func:`naive_players`); that is also how
+:meth:`agents.expert.ExpertAgent.strong_opponents` reads the table.
+
+:func:`assumed_facts` adds those facts to a notebook's facts and closes them by propagation
+(:func:`agents.deduction.fixpoint_bits`). The result is an *assumption*, not a proof: players
+use it for their probabilities (which suggestion to make, where to go, the expert's risky
+accusations), never for the accusations a deducer makes only when certain. Where the assumed
+facts contradict themselves (the model was wrong about some player), the game falls back to the
+notebook's own facts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.deduction import fixpoint_bits
+from agents.facts import Facts, unpack
+from agents.notebook import Notebook
+from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0
+
+
+def strong_players(nb: Notebook, idx: np.ndarray, has_board: bool) -> np.ndarray:
+    """(n, P) bool: the player has named a card we know it holds (a deliberate blank).
+
+    On the board the room does not count (one names the room one stands in, R-G1). This seat's
+    own column is whatever its own suggestions say (callers ignore it).
+    """
+    own = nb.named[idx] & nb.has[idx, : nb.P]  # (n, P, 21)
+    if has_board:
+        own = own[:, :, :ROOM_CARD0]
+    return own.any(2)
+
+
+def naive_players(nb: Notebook, idx: np.ndarray, has_board: bool, whole_table: bool = True) -> np.ndarray:
+    """(n, P) bool: opponents that have not (yet) shown they name their own cards; False for this seat.
+
+    ``whole_table``: none at all where some opponent has shown it (a table of strong players is
+    usually told by one of them first; the others are not naive either, only not yet caught).
+    """
+    naive = ~strong_players(nb, idx, has_board)
+    naive[:, nb.seat] = False
+    if whole_table:
+        others = np.ones(nb.P, bool)
+        others[nb.seat] = False
+        naive &= naive[:, others].all(1, keepdims=True)
+    return naive
+
+
+def assumed_no(nb: Notebook, idx: np.ndarray, has_board: bool) -> np.ndarray:
+    """(n, P, 21) bool: "holds not" facts the naive-player model adds: every card a naive opponent named
+    (on the board, not the room, R-G1)."""
+    named = nb.named[idx] & naive_players(nb, idx, has_board)[:, :, None]
+    if has_board:
+        named = named.copy()
+        named[:, :, ROOM_CARD0:] = False
+    return named
+
+
+def assumed_facts(
+    nb: Notebook,
+    idx: np.ndarray,
+    has_board: bool,
+    allow: np.ndarray | None = None,
+    extra_no: np.ndarray | None = None,
+    naive: bool = True,
+) -> tuple[Facts, np.ndarray]:
+    """The notebook's facts of games ``idx`` plus the naive-player model's, closed by propagation.
+
+    ``allow`` (n,) bool: games where the model may be used (default all); ``extra_no`` (n, P, 21):
+    more assumed "holds not" facts (e.g. :class:`agents.refuter_model.RefuterModel`'s); ``naive``: add the
+    naive-player model's.
+    Returns (facts, used): ``used`` (n,) bool is False where nothing was added or the assumed
+    facts were contradictory; there ``facts`` are the notebook's own (copies).
+    """
+    facts = nb.arrays(idx)
+    extra = assumed_no(nb, idx, has_board) if naive else np.zeros((len(idx), nb.P, NUM_CARDS), bool)
+    if extra_no is not None:
+        extra = extra | extra_no
+    extra &= ~facts.no[:, : nb.P] & ~facts.has[:, : nb.P]
+    used = extra.any((1, 2))
+    if allow is not None:
+        used &= allow
+    rows = np.flatnonzero(used)
+    if len(rows) == 0:
+        return facts, used
+    sub = facts.take(rows)
+    sub.no[:, : nb.P] |= extra[rows]
+    bits = sub.bits()
+    bad = fixpoint_bits(bits)
+    ok = rows[~bad]
+    good = ~bad
+    facts.has[ok] = unpack(bits.hb[good])
+    facts.no[ok] = unpack(bits.nb[good])
+    facts.cl_live[ok] = bits.cl_live[good]
+    facts.acc_live[ok] = bits.acc_live[good]
+    used[rows[bad]] = False
+    return facts, used
+
+
+__all__ = ["assumed_facts", "assumed_no", "naive_players", "strong_players"]

@@ -1,0 +1,116 @@
+"""What a strong refuter's choice of card says about the cards it did not show.
+
+A deducer or an expert that refutes our suggestion shows (:mod:`agents.refutation`, R-G6):
+
+1. a named card it has already shown us, if it holds one (we learn nothing new), else
+2. the named card whose exclusion from the envelope teaches us fewest bits: one of the category
+   where we have the most candidates left (rooms, 9 cards, usually).
+
+So when such a player shows us a *new* card of a category where we have clearly fewer
+candidates left than in the category of another named card ``d``, it would have shown ``d``
+had it held it: it does not hold ``d``. The sound notebook ignores this (the card shown is
+treated as uninformative); :class:`RefuterModel` collects these "holds not" facts per game, refuter
+and card (``lacks``), to be *assumed* in probabilities (:mod:`agents.opponent_model`), never to
+prove anything.
+
+The candidates the refuter counts for us are estimated as it does
+(:func:`agents.refutation.suggester_candidates`), from public information: category size, minus our
+hand's expected share of the category (the refuter does not know our hand), minus the cards it
+showed us there, minus a third of every other refutation we received. A category counts as
+"clearly" ahead when it leads by ``margin`` candidates. A refuter that breaks rule 1 (shows a new
+card while holding a named card it had shown us before) does not play this way: it is marked
+``deviant`` and its facts are not used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.facts import CAT_ONEHOT, CATEGORY
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import NUM_CARDS
+
+CATEGORY_SIZE = CAT_ONEHOT.sum(1).astype(np.float64)  # (3,)
+
+
+class RefuterModel:
+    """Per game: cards shown to this seat by each player, and the facts their choices imply."""
+
+    def __init__(self, batch_size: int, players: int, seat: int, margin: float = 1.0) -> None:
+        B, P = batch_size, players
+        self.B, self.P, self.seat, self.margin = B, P, seat, margin
+        self.processed = np.zeros(B, np.int64)
+        self.shown = np.zeros((B, P, NUM_CARDS), bool)  # cards each player has shown us
+        self.received = np.zeros(B, np.int64)  # refutations we received
+        self.lacks = np.zeros((B, P, NUM_CARDS), bool)  # assumed: the player does not hold the card
+        self.deviant = np.zeros((B, P), bool)  # refuted against rule 1 at least once
+
+    def reset(self, idx: np.ndarray) -> None:
+        self.processed[idx] = 0
+        self.shown[idx] = False
+        self.received[idx] = 0
+        self.lacks[idx] = False
+        self.deviant[idx] = False
+
+    def update(self, view: PlayerView, idx: np.ndarray, shown_by_me: np.ndarray | None = None) -> None:
+        """Take in the complete records of games ``idx`` not yet seen (our suggestions only).
+
+        ``shown_by_me`` (B, P, 21): the cards we showed each player (the refuter knows we hold them).
+        """
+        hl = view.hist_len.astype(np.int64)
+        limit = hl - (view.phase == A.REFUTE)  # the record being refuted is incomplete
+        seen = hl.copy()
+        seen[idx] = np.minimum(self.processed[idx], limit[idx])
+        rec = view.new_records(seen)
+        keep = (rec.index < limit[rec.game]) & ~rec.is_accusation & (rec.player == self.seat)
+        self.processed[idx] = np.maximum(self.processed[idx], limit[idx])
+        rows = np.flatnonzero(keep)
+        if len(rows) == 0:
+            return
+        # Records come game by game in order; take them in passes of at most one per game.
+        g_all = rec.game[rows]
+        first = np.r_[True, g_all[1:] != g_all[:-1]]
+        start = np.maximum.accumulate(np.where(first, np.arange(len(rows)), 0))
+        rank = np.arange(len(rows)) - start
+        hand = view.hand_sizes.astype(np.float64)[:, self.seat]  # (B,)
+        for r in range(int(rank.max()) + 1):
+            sel = rows[rank == r]
+            g = rec.game[sel]
+            cards = A.category_cards(rec.triple[sel]).astype(np.int64)  # (m, 3)
+            resp = rec.response[sel].astype(np.int64)  # (m, P)
+            for k in range(self.P):
+                s = np.flatnonzero(resp[:, k] >= 0)
+                if len(s) == 0:
+                    continue
+                gs = g[s]
+                if shown_by_me is None:
+                    mine = np.zeros((len(s), 3))
+                else:
+                    mine = shown_by_me[gs, k].astype(np.float64) @ CAT_ONEHOT.T.astype(np.float64)
+                # What the refuter expects of our hand per category: what we showed it, the rest pro rata.
+                share = mine + (hand[gs] - mine.sum(1))[:, None] * CATEGORY_SIZE / NUM_CARDS
+                self._one(gs, k, cards[s], resp[s, k], share)
+            self.received[g] += (resp >= 0).sum(1)
+
+    def _one(self, g: np.ndarray, k: int, cards: np.ndarray, c: np.ndarray, hand_share: np.ndarray) -> None:
+        """Refuter ``k`` showed us card ``c`` (m,) of the named ``cards`` (m, 3) in games ``g``."""
+        m = len(g)
+        shown_k = self.shown[g, k]  # (m, 21) before this record
+        new = ~shown_k[np.arange(m), c]
+        named_seen = shown_k[np.arange(m)[:, None], cards].any(1)
+        self.deviant[g[new & named_seen], k] = True
+        use = new & ~named_seen
+        by_k = shown_k.sum(1)
+        left = (
+            CATEGORY_SIZE[None, :] - hand_share - shown_k.astype(np.float64) @ CAT_ONEHOT.T.astype(np.float64)
+            - np.maximum(self.received[g] - by_k, 0)[:, None] / 3.0
+        )  # fmt: skip
+        lead = left[np.arange(m)[:, None], CATEGORY[cards]] >= left[np.arange(m), CATEGORY[c]][:, None] + self.margin
+        lack = lead & use[:, None] & (cards != c[:, None])
+        rr, jj = np.nonzero(lack)
+        self.lacks[g[rr], k, cards[rr, jj]] = True
+        self.shown[g, k, c] = True
+
+
+__all__ = ["RefuterModel"]
