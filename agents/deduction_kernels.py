@@ -638,6 +638,29 @@ def sample_deals_kernel(
 
 
 # ---------------------------------------------------------------------------------------------- witnesses
+@njit(**INLINE)
+def _clauses_hold(deal, g, i, cl_holder, cl_cards, cl_live, acc_cards, acc_live, E) -> bool:
+    """The deal (21,) holder per card satisfies every live clause of row ``i`` (clause contents at row ``g``):
+    each refutation clause has one card with its holder, no wrong accusation has all three cards in the envelope."""
+    for k in range(cl_live.shape[1]):
+        if cl_live[i, k]:
+            hit = False
+            for j in range(3):
+                if deal[cl_cards[g, k, j]] == cl_holder[g, k]:
+                    hit = True
+            if not hit:
+                return False
+    for a in range(acc_live.shape[1]):
+        if acc_live[i, a]:
+            allenv = True
+            for j in range(3):
+                if deal[acc_cards[g, a, j]] != E:
+                    allenv = False
+            if allenv:
+                return False
+    return True
+
+
 @njit(**KERNEL)
 def valid_deals_kernel(
     owner: np.ndarray,
@@ -655,8 +678,6 @@ def valid_deals_kernel(
     """
     n, W, C = owner.shape
     E = no.shape[1] - 1
-    K = cl_live.shape[1]
-    NA = acc_live.shape[1]
     for i in range(n):
         for m in range(W):
             good = True
@@ -664,21 +685,7 @@ def valid_deals_kernel(
                 if no[i, owner[i, m, c], c]:
                     good = False
                     break
-            for k in range(K):
-                if good and cl_live[i, k]:
-                    hit = False
-                    for j in range(3):
-                        if owner[i, m, cl_cards[i, k, j]] == cl_holder[i, k]:
-                            hit = True
-                    good = hit
-            for a in range(NA):
-                if good and acc_live[i, a]:
-                    allenv = True
-                    for j in range(3):
-                        if owner[i, m, acc_cards[i, a, j]] != E:
-                            allenv = False
-                    good = not allenv
-            ok[i, m] = good
+            ok[i, m] = good and _clauses_hold(owner[i, m], i, i, cl_holder, cl_cards, cl_live, acc_cards, acc_live, E)
 
 
 # ---------------------------------------------------------------------------------------------- notebook intake
@@ -1033,8 +1040,6 @@ def check_witnesses_kernel(
     """
     n, H = nb.shape
     E = H - 1
-    K = cl_live.shape[1]
-    NA = acc_live.shape[1]
     for i in range(n):
         g = idx[i]
         for m in range(_C):
@@ -1045,21 +1050,9 @@ def check_witnesses_kernel(
                 if (nb[i, witness[g, m, c]] >> c) & 1:
                     good = False
                     break
-            for k in range(K):
-                if good and cl_live[i, k]:
-                    hit = False
-                    for j in range(3):
-                        if witness[g, m, cl_cards[g, k, j]] == cl_holder[g, k]:
-                            hit = True
-                    good = hit
-            for a in range(NA):
-                if good and acc_live[i, a]:
-                    allenv = True
-                    for j in range(3):
-                        if witness[g, m, acc_cards[g, a, j]] != E:
-                            allenv = False
-                    good = not allenv
-            valid[i, m] = good
+            valid[i, m] = good and _clauses_hold(
+                witness[g, m], g, i, cl_holder, cl_cards, cl_live, acc_cards, acc_live, E
+            )
 
 
 @njit(**KERNEL)
