@@ -180,6 +180,8 @@ class DeducerAgent(Agent):
         self.fallbacks = 0
         self._rv: np.ndarray | None = None  # (B, 9) room values of the current turn
         self._rv_turn = np.zeros(0, np.int64)
+        self._rvcache: tuple | None = None  # (notebook, refute_all, values (B, 9), version, key, cs, cw) of rooms
+        self._pcache: tuple | None = None  # (notebook, has_board, prob (B, H, 21), version (B,), key (B,))
 
     # ------------------------------------------------------------------ notebook
     def _ensure(self, view: PlayerView) -> Notebook:
@@ -205,7 +207,38 @@ class DeducerAgent(Agent):
         return assumed_facts(self.notebook, idx, view.config.has_board, late)[0]
 
     def probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
-        """(n, H, 21) holder probabilities used to score suggestions (the expert refines them)."""
+        """(n, H, 21) holder probabilities used to score suggestions (the expert refines them).
+
+        Cached per game: they depend only on the notebook (its ``version`` is bumped whenever a game's facts,
+        records included, may have changed) and on whether the naive-player model applies yet (``late``,
+        from the turn count), so the room values at the start of a turn, the suggestion of the same turn and
+        turns in which nobody learned anything share one computation (the same numbers: every step is
+        row by row). A subclass whose :meth:`model_facts` depends on more must bump the notebook's version
+        or override :meth:`_probability_key`.
+        """
+        nb = self.notebook
+        key = self._probability_key(view, idx)
+        cache = self._pcache
+        if cache is None or cache[0] is not nb or cache[1] != view.config.has_board:
+            B, H = nb.B, nb.P + 1
+            cache = self._pcache = (nb, view.config.has_board, np.zeros((B, H, NUM_CARDS)),
+                                    np.full(B, -1, np.int64), np.zeros(B, np.int64))  # fmt: skip
+        _, _, prob, version, stamp = cache
+        stale = (version[idx] != nb.version[idx]) | (stamp[idx] != key)
+        if stale.any():
+            g = idx[stale]
+            prob[g] = self._probabilities(view, g)
+            version[g] = nb.version[g]
+            stamp[g] = key[stale]
+        return prob[idx]
+
+    def _probability_key(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        """(n,) int64: what :meth:`_probabilities` depends on besides the notebook (its ``version``): whether the
+        naive-player model applies yet."""
+        return (view.turn_count[idx] >= self.naive_model_rounds * view.num_players).astype(np.int64)
+
+    def _probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        """:meth:`probabilities`, computed."""
         if not self.naive_model:
             return self.notebook.marginals(idx)
         facts = self.model_facts(view, idx)
@@ -408,12 +441,7 @@ class DeducerAgent(Agent):
         prob = self.probabilities(view, idx)
         cs, cw, _ = self._candidates(prob, self.room_shortlist)
         if self._envelope_only(view, idx):  # compiled, same values
-            value = np.empty((n, NUM_ROOMS))
-            room_values_kernel(
-                np.ascontiguousarray(prob, np.float64), cs, cw, np.ascontiguousarray(self._order(view, n)),
-                view.config.refutation == "all", value, np.empty((3 * (view.num_players - 1) + 2, NUM_CARDS)),
-            )  # fmt: skip
-            return self._goal_room(idx, value)
+            return self._goal_room(idx, self._room_values_compiled(view, idx, prob, cs, cw))
         k = cs.shape[1]
         pairs_s = np.repeat(cs, k, 1)  # (n, k*k)
         pairs_w = np.tile(cw, (1, k))
@@ -423,6 +451,39 @@ class DeducerAgent(Agent):
              np.tile(ROOM_CARD0 + np.arange(NUM_ROOMS), (n, m))], -1)  # fmt: skip
         score = self.suggestion_scores(view, idx, prob, cards)
         return self._goal_room(idx, score.reshape(n, m, NUM_ROOMS).max(1))
+
+    def _room_values_compiled(
+        self, view: PlayerView, idx: np.ndarray, prob: np.ndarray, cs: np.ndarray, cw: np.ndarray
+    ) -> np.ndarray:
+        """(n, 9) :func:`agents.deduction_kernels.room_values_kernel` of ``prob`` and the candidates ``cs``, ``cw``,
+        cached per game: the values are those of the last computation where the probabilities are the same
+        (notebook ``version`` and :meth:`_probability_key` unchanged) and so are the candidates (which
+        depend on random numbers drawn every time)."""
+        nb = self.notebook
+        refute_all = view.config.refutation == "all"
+        c = self._rvcache
+        if c is None or c[0] is not nb or c[1] != refute_all or c[5].shape[1] != cs.shape[1]:
+            B = nb.B
+            c = self._rvcache = (
+                nb, refute_all, np.zeros((B, NUM_ROOMS)), np.full(B, -1, np.int64), np.zeros(B, np.int64),
+                np.zeros((B, cs.shape[1]), np.int64), np.zeros((B, cw.shape[1]), np.int64),
+            )  # fmt: skip
+        _, _, value, version, key_of, cs_of, cw_of = c
+        key = self._probability_key(view, idx)
+        miss = (
+            (version[idx] != nb.version[idx]) | (key_of[idx] != key)
+            | (cs_of[idx] != cs).any(1) | (cw_of[idx] != cw).any(1)
+        )  # fmt: skip
+        if miss.any():
+            r = np.flatnonzero(miss)
+            g = idx[r]
+            out = np.empty((len(r), NUM_ROOMS))
+            room_values_kernel(
+                np.ascontiguousarray(prob[r], np.float64), cs[r], cw[r], np.ascontiguousarray(self._order(view, len(r))),
+                refute_all, out, np.empty((3 * (view.num_players - 1) + 2, NUM_CARDS)),
+            )  # fmt: skip
+            value[g], version[g], key_of[g], cs_of[g], cw_of[g] = out, nb.version[g], key[r], cs[r], cw[r]
+        return value[idx]
 
     def _goal_room(self, idx: np.ndarray, value: np.ndarray) -> np.ndarray:
         """Room values ``value`` (n, 9), except where the solution is proved: its room alone, worth 1."""

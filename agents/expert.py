@@ -194,20 +194,22 @@ class ExpertAgent(DeducerAgent):
         return owner, w, ess
 
     def probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
-        base = super().probabilities(view, idx)
         if not self.sampled_marginals:
-            return base
+            return super().probabilities(view, idx)
         if self.naive_plays_as_deducer:  # against a table that only crosses off, play as the deducer does
+            base = super().probabilities(view, idx)
             naive = ~self._strong_table(view, idx)
             if naive.all():
                 return base
             out = base.copy()
             out[~naive] = self.probabilities_sampled(view, idx[~naive], base[~naive])
             return out
-        return self.probabilities_sampled(view, idx, base)
+        return self.probabilities_sampled(view, idx)
 
-    def probabilities_sampled(self, view: PlayerView, idx: np.ndarray, base: np.ndarray) -> np.ndarray:
-        """(n, H, 21) holder probabilities from sampled deals, blended with ``base`` by effective sample size."""
+    def probabilities_sampled(self, view: PlayerView, idx: np.ndarray, base: np.ndarray | None = None) -> np.ndarray:
+        """(n, H, 21) holder probabilities from sampled deals, blended with ``base`` (default: the deducer's
+        probabilities, :meth:`DeducerAgent.probabilities`, computed only where a game is sampled again) by
+        effective sample size."""
         nb = self.notebook
         B, H = nb.B, nb.P + 1
         if self._prob is None or self._prob_notebook is not nb:
@@ -220,7 +222,8 @@ class ExpertAgent(DeducerAgent):
             owner, w, ess = self._samples(g, view=view)
             sampled = holder_weights(owner, w, H)  # dead samples (weight 0) may have unplaced cards: holder 0
             k = (ess / (ess + 4.0))[:, None, None]
-            self._prob[g] = k * sampled + (1 - k) * base[stale]
+            b = DeducerAgent.probabilities(self, view, g) if base is None else base[stale]
+            self._prob[g] = k * sampled + (1 - k) * b
             self._prob_version[g] = nb.version[g]
         return self._prob[idx]
 
