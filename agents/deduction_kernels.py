@@ -405,8 +405,36 @@ def best_suggestion_kernel(
             _envelope_pre_card(prob, i, cw[i, b], order, refute_all, pre, h_lo, h_hi)
         for c in range(kr):
             _envelope_pre_card(prob, i, cr[i, c], order, refute_all, pre, h_lo, h_hi)
+        # The information is at most the prior entropy (first-refuter rule), so v + 1e-9 noise <= its bound
+        # prior + 1e-9 noise. The legal triple of highest bound is scored first (a high score early lets the
+        # bound skip most others); then the rest in order, skipping those that cannot win. The winner is the
+        # same as in order alone: the highest score, the first in order among equal ones (``best_t``).
+        t_first = -1
+        if not refute_all:
+            bound_first = 0.0
+            t = 0
+            for a in range(ks):
+                for b in range(kw):
+                    for c in range(kr):
+                        c0, c1, c2 = cs[i, a], cw[i, b], cr[i, c]
+                        if legal[i, (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)]:
+                            bound = (pre[HE, c0] + pre[HE, c1] + pre[HE, c2]) + 1e-9 * noise[i, t]
+                            if t_first < 0 or bound > bound_first:
+                                t_first = t
+                                bound_first = bound
+                        t += 1
         best = -1
+        best_t = -1
         top = 0.0
+        if t_first >= 0:
+            c = t_first % kr
+            b = (t_first // kr) % kw
+            a = t_first // (kr * kw)
+            c0, c1, c2 = cs[i, a], cw[i, b], cr[i, c]
+            v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
+            top = v + 1e-9 * noise[i, t_first]
+            best = (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)
+            best_t = t_first
         t = 0
         for a in range(ks):
             c0 = cs[i, a]
@@ -415,19 +443,18 @@ def best_suggestion_kernel(
                 for c in range(kr):
                     c2 = cr[i, c]
                     x = (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)
-                    if legal[i, x]:
-                        # The information is at most the prior entropy (first-refuter rule): a triple whose
-                        # prior cannot beat the best so far is skipped (the result is the same).
+                    if legal[i, x] and t != t_first:
                         skip = False
                         if best >= 0 and not refute_all:
-                            prior = pre[HE, c0] + pre[HE, c1] + pre[HE, c2]
-                            skip = prior + 1e-9 * noise[i, t] <= top
+                            bound = (pre[HE, c0] + pre[HE, c1] + pre[HE, c2]) + 1e-9 * noise[i, t]
+                            skip = bound < top or (bound == top and t > best_t)
                         if not skip:
                             v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
                             v = v + 1e-9 * noise[i, t]
-                            if best < 0 or v > top:
+                            if best < 0 or v > top or (v == top and t < best_t):
                                 best = x
                                 top = v
+                                best_t = t
                     t += 1
         out[i] = best
 
@@ -450,16 +477,24 @@ def room_values_kernel(
             _envelope_pre_card(prob, i, cw[i, b], order, refute_all, pre, h_lo, h_hi)
         for c in range(_R0, _C):
             _envelope_pre_card(prob, i, c, order, refute_all, pre, h_lo, h_hi)
+        # The pair of highest prior entropy first (its bound is the highest in every room): a high value early
+        # lets the bound skip the others. The value is the maximum, whatever the order.
+        a0, b0 = 0, 0
+        for a in range(ks):
+            for b in range(kw):
+                if pre[HE, cs[i, a]] + pre[HE, cw[i, b]] > pre[HE, cs[i, a0]] + pre[HE, cw[i, b0]]:
+                    a0, b0 = a, b
         for r in range(9):
-            best = 0.0
+            best = _envelope_triple(prob, i, cs[i, a0], cw[i, b0], _R0 + r, order, refute_all, True, pre, h_lo, h_hi)
             for a in range(ks):
                 for b in range(kw):
+                    if a == a0 and b == b0:
+                        continue
                     c0, c1, c2 = cs[i, a], cw[i, b], _R0 + r
-                    first = a == 0 and b == 0
-                    if not first and not refute_all and pre[HE, c0] + pre[HE, c1] + pre[HE, c2] <= best:
+                    if not refute_all and pre[HE, c0] + pre[HE, c1] + pre[HE, c2] <= best:
                         continue  # at most its prior entropy: cannot beat the best (first-refuter rule)
                     v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
-                    if first or v > best:
+                    if v > best:
                         best = v
             out[i, r] = best
 
