@@ -61,16 +61,17 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, replace_illegal, suggestion_room
-from agents.deal_sampling import marginals
+from agents.deal_sampling import marginals_rows
 from agents.deduction_kernels import (
     best_suggestion_kernel,
     candidates_kernel,
     deal_information_kernel,
     room_values_kernel,
+    unpack_rows_kernel,
 )
-from agents.facts import CAT_SLICES
+from agents.facts import CAT_SLICES, FactBits
 from agents.notebook import Notebook
-from agents.opponent_model import assumed_facts
+from agents.opponent_model import assumed_bits
 from agents.planning import choose_moves, turn_start_choice
 from agents.refutation import choose_refutation, suggester_candidates
 from agents.suggestion_value import envelope_information, h2, public_information
@@ -180,7 +181,6 @@ class DeducerAgent(Agent):
         self.fallbacks = 0
         self._rv: np.ndarray | None = None  # (B, 9) room values of the current turn
         self._rv_turn = np.zeros(0, np.int64)
-        self._rvcache: tuple | None = None  # (notebook, refute_all, values (B, 9), version, key, cs, cw) of rooms
         self._pcache: tuple | None = None  # (notebook, has_board, prob (B, H, 21), version (B,), key (B,))
 
     # ------------------------------------------------------------------ notebook
@@ -200,11 +200,17 @@ class DeducerAgent(Agent):
 
     def model_facts(self, view: PlayerView, idx: np.ndarray):
         """The facts probabilities start from: the notebook's, plus (``naive_model``) what naive opponents'
-        suggestions say about their hands (:func:`agents.opponent_model.assumed_facts`). Never used to accuse."""
+        suggestions say about their hands (:func:`agents.opponent_model.assumed_facts`). Never used to accuse.
+        (:meth:`model_bits` as :class:`agents.facts.Facts`.)"""
+        idx = np.asarray(idx, np.int64)
+        return self.model_bits(view, idx).facts(self.notebook.cl_cards[idx], self.notebook.acc_cards[idx])
+
+    def model_bits(self, view: PlayerView, idx: np.ndarray) -> FactBits:
+        """:meth:`model_facts` on bitmasks (:func:`agents.opponent_model.assumed_bits`, compiled)."""
         if not self.naive_model:
-            return self.notebook.arrays(idx)
+            return self.notebook.bits(idx)
         late = view.turn_count[idx] >= self.naive_model_rounds * view.num_players
-        return assumed_facts(self.notebook, idx, view.config.has_board, late)[0]
+        return assumed_bits(self.notebook, idx, view.config.has_board, late)[0]
 
     def probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         """(n, H, 21) holder probabilities used to score suggestions (the expert refines them).
@@ -241,8 +247,12 @@ class DeducerAgent(Agent):
         """:meth:`probabilities`, computed."""
         if not self.naive_model:
             return self.notebook.marginals(idx)
-        facts = self.model_facts(view, idx)
-        model = marginals(facts.has, facts.no, facts.size)
+        bits = self.model_bits(view, idx)
+        n, H = bits.hb.shape
+        has, no = np.empty((n, H, NUM_CARDS), bool), np.empty((n, H, NUM_CARDS), bool)
+        rows = np.arange(n)
+        unpack_rows_kernel(rows, bits.hb, bits.nb, has, no)
+        model = marginals_rows(has, no, np.asarray(bits.size, np.int64), rows)
         if self.naive_mix >= 1.0:
             return model
         return self.naive_mix * model + (1.0 - self.naive_mix) * self.notebook.marginals(idx)
@@ -441,7 +451,12 @@ class DeducerAgent(Agent):
         prob = self.probabilities(view, idx)
         cs, cw, _ = self._candidates(prob, self.room_shortlist)
         if self._envelope_only(view, idx):  # compiled, same values
-            return self._goal_room(idx, self._room_values_compiled(view, idx, prob, cs, cw))
+            value = np.empty((n, NUM_ROOMS))
+            room_values_kernel(
+                np.ascontiguousarray(prob, np.float64), cs, cw, np.ascontiguousarray(self._order(view, n)),
+                view.config.refutation == "all", value, np.empty((3 * (view.num_players - 1) + 2, NUM_CARDS)),
+            )  # fmt: skip
+            return self._goal_room(idx, value)
         k = cs.shape[1]
         pairs_s = np.repeat(cs, k, 1)  # (n, k*k)
         pairs_w = np.tile(cw, (1, k))
@@ -451,39 +466,6 @@ class DeducerAgent(Agent):
              np.tile(ROOM_CARD0 + np.arange(NUM_ROOMS), (n, m))], -1)  # fmt: skip
         score = self.suggestion_scores(view, idx, prob, cards)
         return self._goal_room(idx, score.reshape(n, m, NUM_ROOMS).max(1))
-
-    def _room_values_compiled(
-        self, view: PlayerView, idx: np.ndarray, prob: np.ndarray, cs: np.ndarray, cw: np.ndarray
-    ) -> np.ndarray:
-        """(n, 9) :func:`agents.deduction_kernels.room_values_kernel` of ``prob`` and the candidates ``cs``, ``cw``,
-        cached per game: the values are those of the last computation where the probabilities are the same
-        (notebook ``version`` and :meth:`_probability_key` unchanged) and so are the candidates (which
-        depend on random numbers drawn every time)."""
-        nb = self.notebook
-        refute_all = view.config.refutation == "all"
-        c = self._rvcache
-        if c is None or c[0] is not nb or c[1] != refute_all or c[5].shape[1] != cs.shape[1]:
-            B = nb.B
-            c = self._rvcache = (
-                nb, refute_all, np.zeros((B, NUM_ROOMS)), np.full(B, -1, np.int64), np.zeros(B, np.int64),
-                np.zeros((B, cs.shape[1]), np.int64), np.zeros((B, cw.shape[1]), np.int64),
-            )  # fmt: skip
-        _, _, value, version, key_of, cs_of, cw_of = c
-        key = self._probability_key(view, idx)
-        miss = (
-            (version[idx] != nb.version[idx]) | (key_of[idx] != key)
-            | (cs_of[idx] != cs).any(1) | (cw_of[idx] != cw).any(1)
-        )  # fmt: skip
-        if miss.any():
-            r = np.flatnonzero(miss)
-            g = idx[r]
-            out = np.empty((len(r), NUM_ROOMS))
-            room_values_kernel(
-                np.ascontiguousarray(prob[r], np.float64), cs[r], cw[r], np.ascontiguousarray(self._order(view, len(r))),
-                refute_all, out, np.empty((3 * (view.num_players - 1) + 2, NUM_CARDS)),
-            )  # fmt: skip
-            value[g], version[g], key_of[g], cs_of[g], cw_of[g] = out, nb.version[g], key[r], cs[r], cw[r]
-        return value[idx]
 
     def _goal_room(self, idx: np.ndarray, value: np.ndarray) -> np.ndarray:
         """Room values ``value`` (n, 9), except where the solution is proved: its room alone, worth 1."""

@@ -716,15 +716,75 @@ def valid_deals_kernel(
             ok[i, m] = good
 
 
+# ---------------------------------------------------------------------------------------------- opponent model
+@njit(**KERNEL)
+def assumed_no_kernel(
+    idx: np.ndarray,
+    seat: int,
+    has_board: bool,
+    naive: bool,
+    has: np.ndarray,
+    no: np.ndarray,
+    named: np.ndarray,
+    allow: np.ndarray,
+    extra_no: np.ndarray,
+    extra: np.ndarray,
+    used: np.ndarray,
+) -> None:
+    """The "holds not" facts :func:`agents.opponent_model.assumed_facts_reference` adds, per game ``idx[i]`` of the
+    notebook's ``has``, ``no`` (B, H, 21) and ``named`` (B, P, 21) bool.
+
+    ``naive``: every card an opponent named (on the board, not the room) where no opponent has named a card
+    it is known to hold; ``extra_no`` (n, P, 21) bool more of them (shape (0, P, 21): none). Written:
+    ``extra`` (n, P) int64 bitmasks of those not known yet (neither has nor has-not), ``used`` (n,) bool:
+    some, and ``allow[i]``.
+    """
+    n = idx.shape[0]
+    P = named.shape[1]
+    more = extra_no.shape[0] > 0
+    hi = _R0 if has_board else _C
+    for i in range(n):
+        g = idx[i]
+        table = naive
+        if naive:
+            for p in range(P):
+                if p != seat:
+                    for c in range(hi):
+                        if named[g, p, c] and has[g, p, c]:
+                            table = False
+        some = False
+        for p in range(P):
+            x = 0
+            for c in range(_C):
+                a = table and p != seat and c < hi and named[g, p, c]
+                if more and extra_no[i, p, c]:
+                    a = True
+                if a and not no[g, p, c] and not has[g, p, c]:
+                    x |= 1 << c
+            extra[i, p] = x
+            if x != 0:
+                some = True
+        used[i] = some and allow[i]
+
+
 # ---------------------------------------------------------------------------------------------- notebook intake
 _PASSED, _HIDDEN = -2, -3  # a record's response: could not refute; showed a card this seat did not see
 
 
 @njit(**KERNEL)
-def clause_slots_needed(game: np.ndarray, is_acc: np.ndarray, response: np.ndarray, cl_live: np.ndarray) -> int:
+def clause_slots_needed(
+    game: np.ndarray, is_acc: np.ndarray, response: np.ndarray, cl_live: np.ndarray, count: np.ndarray
+) -> int:
     """The clause slots per game :func:`add_records_kernel` needs (live clauses plus new hidden refutations),
-    at most over the games of the records; 0 when no record has a hidden refutation."""
+    at most over the games of the records; 0 when no record has a hidden refutation. Scratch ``count`` (B,)
+    int64 (new hidden refutations per game; one pass over the records instead of one per record)."""
     m, P = response.shape
+    for r in range(m):
+        count[game[r]] = 0
+    for r in range(m):
+        if not is_acc[r]:
+            for s in range(P):
+                count[game[r]] += response[r, s] == _HIDDEN
     need = 0
     for r in range(m):
         if is_acc[r]:
@@ -735,12 +795,7 @@ def clause_slots_needed(game: np.ndarray, is_acc: np.ndarray, response: np.ndarr
                 live = 0
                 for k in range(cl_live.shape[1]):
                     live += cl_live[g, k]
-                new = 0
-                for r2 in range(m):
-                    if game[r2] == g and not is_acc[r2]:
-                        for s2 in range(P):
-                            new += response[r2, s2] == _HIDDEN
-                need = max(need, live + new)
+                need = max(need, live + count[g])
                 break
     return need
 
