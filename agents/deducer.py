@@ -61,16 +61,17 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, replace_illegal, suggestion_room
-from agents.deal_sampling import marginals
+from agents.deal_sampling import marginals_rows
 from agents.deduction_kernels import (
     best_suggestion_kernel,
     candidates_kernel,
     deal_information_kernel,
     room_values_kernel,
+    unpack_rows_kernel,
 )
-from agents.facts import CAT_SLICES
+from agents.facts import CAT_SLICES, FactBits
 from agents.notebook import Notebook
-from agents.opponent_model import assumed_facts
+from agents.opponent_model import assumed_bits
 from agents.planning import choose_moves, turn_start_choice
 from agents.refutation import choose_refutation, suggester_candidates
 from agents.suggestion_value import envelope_information, h2, public_information
@@ -180,6 +181,7 @@ class DeducerAgent(Agent):
         self.fallbacks = 0
         self._rv: np.ndarray | None = None  # (B, 9) room values of the current turn
         self._rv_turn = np.zeros(0, np.int64)
+        self._pcache: tuple | None = None  # (notebook, has_board, prob (B, H, 21), version (B,), key (B,))
 
     # ------------------------------------------------------------------ notebook
     def _ensure(self, view: PlayerView) -> Notebook:
@@ -198,18 +200,59 @@ class DeducerAgent(Agent):
 
     def model_facts(self, view: PlayerView, idx: np.ndarray):
         """The facts probabilities start from: the notebook's, plus (``naive_model``) what naive opponents'
-        suggestions say about their hands (:func:`agents.opponent_model.assumed_facts`). Never used to accuse."""
+        suggestions say about their hands (:func:`agents.opponent_model.assumed_facts`). Never used to accuse.
+        (:meth:`model_bits` as :class:`agents.facts.Facts`.)"""
+        idx = np.asarray(idx, np.int64)
+        return self.model_bits(view, idx).facts(self.notebook.cl_cards[idx], self.notebook.acc_cards[idx])
+
+    def model_bits(self, view: PlayerView, idx: np.ndarray) -> FactBits:
+        """:meth:`model_facts` on bitmasks (:func:`agents.opponent_model.assumed_bits`, compiled)."""
         if not self.naive_model:
-            return self.notebook.arrays(idx)
+            return self.notebook.bits(idx)
         late = view.turn_count[idx] >= self.naive_model_rounds * view.num_players
-        return assumed_facts(self.notebook, idx, view.config.has_board, late)[0]
+        return assumed_bits(self.notebook, idx, view.config.has_board, late)[0]
 
     def probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
-        """(n, H, 21) holder probabilities used to score suggestions (the expert refines them)."""
+        """(n, H, 21) holder probabilities used to score suggestions (the expert refines them).
+
+        Cached per game: they depend only on the notebook (its ``version`` is bumped whenever a game's facts,
+        records included, may have changed) and on whether the naive-player model applies yet (``late``,
+        from the turn count), so the room values at the start of a turn, the suggestion of the same turn and
+        turns in which nobody learned anything share one computation (the same numbers: every step is
+        row by row). A subclass whose :meth:`model_facts` depends on more must bump the notebook's version
+        or override :meth:`_probability_key`.
+        """
+        nb = self.notebook
+        key = self._probability_key(view, idx)
+        cache = self._pcache
+        if cache is None or cache[0] is not nb or cache[1] != view.config.has_board:
+            B, H = nb.B, nb.P + 1
+            cache = self._pcache = (nb, view.config.has_board, np.zeros((B, H, NUM_CARDS)),
+                                    np.full(B, -1, np.int64), np.zeros(B, np.int64))  # fmt: skip
+        _, _, prob, version, stamp = cache
+        stale = (version[idx] != nb.version[idx]) | (stamp[idx] != key)
+        if stale.any():
+            g = idx[stale]
+            prob[g] = self._probabilities(view, g)
+            version[g] = nb.version[g]
+            stamp[g] = key[stale]
+        return prob[idx]
+
+    def _probability_key(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        """(n,) int64: what :meth:`_probabilities` depends on besides the notebook (its ``version``): whether the
+        naive-player model applies yet."""
+        return (view.turn_count[idx] >= self.naive_model_rounds * view.num_players).astype(np.int64)
+
+    def _probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        """:meth:`probabilities`, computed."""
         if not self.naive_model:
             return self.notebook.marginals(idx)
-        facts = self.model_facts(view, idx)
-        model = marginals(facts.has, facts.no, facts.size)
+        bits = self.model_bits(view, idx)
+        n, H = bits.hb.shape
+        has, no = np.empty((n, H, NUM_CARDS), bool), np.empty((n, H, NUM_CARDS), bool)
+        rows = np.arange(n)
+        unpack_rows_kernel(rows, bits.hb, bits.nb, has, no)
+        model = marginals_rows(has, no, np.asarray(bits.size, np.int64), rows)
         if self.naive_mix >= 1.0:
             return model
         return self.naive_mix * model + (1.0 - self.naive_mix) * self.notebook.marginals(idx)

@@ -405,8 +405,36 @@ def best_suggestion_kernel(
             _envelope_pre_card(prob, i, cw[i, b], order, refute_all, pre, h_lo, h_hi)
         for c in range(kr):
             _envelope_pre_card(prob, i, cr[i, c], order, refute_all, pre, h_lo, h_hi)
+        # The information is at most the prior entropy (first-refuter rule), so v + 1e-9 noise <= its bound
+        # prior + 1e-9 noise. The legal triple of highest bound is scored first (a high score early lets the
+        # bound skip most others); then the rest in order, skipping those that cannot win. The winner is the
+        # same as in order alone: the highest score, the first in order among equal ones (``best_t``).
+        t_first = -1
+        if not refute_all:
+            bound_first = 0.0
+            t = 0
+            for a in range(ks):
+                for b in range(kw):
+                    for c in range(kr):
+                        c0, c1, c2 = cs[i, a], cw[i, b], cr[i, c]
+                        if legal[i, (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)]:
+                            bound = (pre[HE, c0] + pre[HE, c1] + pre[HE, c2]) + 1e-9 * noise[i, t]
+                            if t_first < 0 or bound > bound_first:
+                                t_first = t
+                                bound_first = bound
+                        t += 1
         best = -1
+        best_t = -1
         top = 0.0
+        if t_first >= 0:
+            c = t_first % kr
+            b = (t_first // kr) % kw
+            a = t_first // (kr * kw)
+            c0, c1, c2 = cs[i, a], cw[i, b], cr[i, c]
+            v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
+            top = v + 1e-9 * noise[i, t_first]
+            best = (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)
+            best_t = t_first
         t = 0
         for a in range(ks):
             c0 = cs[i, a]
@@ -415,19 +443,18 @@ def best_suggestion_kernel(
                 for c in range(kr):
                     c2 = cr[i, c]
                     x = (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)
-                    if legal[i, x]:
-                        # The information is at most the prior entropy (first-refuter rule): a triple whose
-                        # prior cannot beat the best so far is skipped (the result is the same).
+                    if legal[i, x] and t != t_first:
                         skip = False
                         if best >= 0 and not refute_all:
-                            prior = pre[HE, c0] + pre[HE, c1] + pre[HE, c2]
-                            skip = prior + 1e-9 * noise[i, t] <= top
+                            bound = (pre[HE, c0] + pre[HE, c1] + pre[HE, c2]) + 1e-9 * noise[i, t]
+                            skip = bound < top or (bound == top and t > best_t)
                         if not skip:
                             v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
                             v = v + 1e-9 * noise[i, t]
-                            if best < 0 or v > top:
+                            if best < 0 or v > top or (v == top and t < best_t):
                                 best = x
                                 top = v
+                                best_t = t
                     t += 1
         out[i] = best
 
@@ -450,16 +477,24 @@ def room_values_kernel(
             _envelope_pre_card(prob, i, cw[i, b], order, refute_all, pre, h_lo, h_hi)
         for c in range(_R0, _C):
             _envelope_pre_card(prob, i, c, order, refute_all, pre, h_lo, h_hi)
+        # The pair of highest prior entropy first (its bound is the highest in every room): a high value early
+        # lets the bound skip the others. The value is the maximum, whatever the order.
+        a0, b0 = 0, 0
+        for a in range(ks):
+            for b in range(kw):
+                if pre[HE, cs[i, a]] + pre[HE, cw[i, b]] > pre[HE, cs[i, a0]] + pre[HE, cw[i, b0]]:
+                    a0, b0 = a, b
         for r in range(9):
-            best = 0.0
+            best = _envelope_triple(prob, i, cs[i, a0], cw[i, b0], _R0 + r, order, refute_all, True, pre, h_lo, h_hi)
             for a in range(ks):
                 for b in range(kw):
+                    if a == a0 and b == b0:
+                        continue
                     c0, c1, c2 = cs[i, a], cw[i, b], _R0 + r
-                    first = a == 0 and b == 0
-                    if not first and not refute_all and pre[HE, c0] + pre[HE, c1] + pre[HE, c2] <= best:
+                    if not refute_all and pre[HE, c0] + pre[HE, c1] + pre[HE, c2] <= best:
                         continue  # at most its prior entropy: cannot beat the best (first-refuter rule)
                     v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
-                    if first or v > best:
+                    if v > best:
                         best = v
             out[i, r] = best
 
@@ -688,15 +723,75 @@ def valid_deals_kernel(
             ok[i, m] = good and _clauses_hold(owner[i, m], i, i, cl_holder, cl_cards, cl_live, acc_cards, acc_live, E)
 
 
+# ---------------------------------------------------------------------------------------------- opponent model
+@njit(**KERNEL)
+def assumed_no_kernel(
+    idx: np.ndarray,
+    seat: int,
+    has_board: bool,
+    naive: bool,
+    has: np.ndarray,
+    no: np.ndarray,
+    named: np.ndarray,
+    allow: np.ndarray,
+    extra_no: np.ndarray,
+    extra: np.ndarray,
+    used: np.ndarray,
+) -> None:
+    """The "holds not" facts :func:`agents.opponent_model.assumed_facts_reference` adds, per game ``idx[i]`` of the
+    notebook's ``has``, ``no`` (B, H, 21) and ``named`` (B, P, 21) bool.
+
+    ``naive``: every card an opponent named (on the board, not the room) where no opponent has named a card
+    it is known to hold; ``extra_no`` (n, P, 21) bool more of them (shape (0, P, 21): none). Written:
+    ``extra`` (n, P) int64 bitmasks of those not known yet (neither has nor has-not), ``used`` (n,) bool:
+    some, and ``allow[i]``.
+    """
+    n = idx.shape[0]
+    P = named.shape[1]
+    more = extra_no.shape[0] > 0
+    hi = _R0 if has_board else _C
+    for i in range(n):
+        g = idx[i]
+        table = naive
+        if naive:
+            for p in range(P):
+                if p != seat:
+                    for c in range(hi):
+                        if named[g, p, c] and has[g, p, c]:
+                            table = False
+        some = False
+        for p in range(P):
+            x = 0
+            for c in range(_C):
+                a = table and p != seat and c < hi and named[g, p, c]
+                if more and extra_no[i, p, c]:
+                    a = True
+                if a and not no[g, p, c] and not has[g, p, c]:
+                    x |= 1 << c
+            extra[i, p] = x
+            if x != 0:
+                some = True
+        used[i] = some and allow[i]
+
+
 # ---------------------------------------------------------------------------------------------- notebook intake
 _PASSED, _HIDDEN = -2, -3  # a record's response: could not refute; showed a card this seat did not see
 
 
 @njit(**KERNEL)
-def clause_slots_needed(game: np.ndarray, is_acc: np.ndarray, response: np.ndarray, cl_live: np.ndarray) -> int:
+def clause_slots_needed(
+    game: np.ndarray, is_acc: np.ndarray, response: np.ndarray, cl_live: np.ndarray, count: np.ndarray
+) -> int:
     """The clause slots per game :func:`add_records_kernel` needs (live clauses plus new hidden refutations),
-    at most over the games of the records; 0 when no record has a hidden refutation."""
+    at most over the games of the records; 0 when no record has a hidden refutation. Scratch ``count`` (B,)
+    int64 (new hidden refutations per game; one pass over the records instead of one per record)."""
     m, P = response.shape
+    for r in range(m):
+        count[game[r]] = 0
+    for r in range(m):
+        if not is_acc[r]:
+            for s in range(P):
+                count[game[r]] += response[r, s] == _HIDDEN
     need = 0
     for r in range(m):
         if is_acc[r]:
@@ -707,12 +802,7 @@ def clause_slots_needed(game: np.ndarray, is_acc: np.ndarray, response: np.ndarr
                 live = 0
                 for k in range(cl_live.shape[1]):
                     live += cl_live[g, k]
-                new = 0
-                for r2 in range(m):
-                    if game[r2] == g and not is_acc[r2]:
-                        for s2 in range(P):
-                            new += response[r2, s2] == _HIDDEN
-                need = max(need, live + new)
+                need = max(need, live + count[g])
                 break
     return need
 

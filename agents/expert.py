@@ -88,9 +88,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deal_sampling import holder_weights, sample_deals, triple_weights
+from agents.deal_sampling import holder_weights, sample_deals_bits, triple_weights
 from agents.deducer import DeducerAgent
-from agents.opponent_model import assumed_facts, strong_players
+from agents.facts import FactBits, unpack
+from agents.opponent_model import assumed_bits, strong_players
 from agents.refuter_model import RefuterModel
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
@@ -167,7 +168,14 @@ class ExpertAgent(DeducerAgent):
 
     def model_facts(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None):
         """The deducer's (:meth:`DeducerAgent.model_facts`: naive opponents' suggestions), plus, at a table
-        of strong players, what their choices of card to show us imply (:mod:`agents.refuter_model`)."""
+        of strong players, what their choices of card to show us imply (:mod:`agents.refuter_model`).
+        (:meth:`model_bits` as :class:`agents.facts.Facts`.)"""
+        idx = np.asarray(idx, np.int64)
+        bits = self.model_bits(view, idx, naive_rounds)
+        return bits.facts(self.notebook.cl_cards[idx], self.notebook.acc_cards[idx])
+
+    def model_bits(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None) -> FactBits:
+        """:meth:`model_facts` on bitmasks (:func:`agents.opponent_model.assumed_bits`, compiled)."""
         nb = self.notebook
         m = self._refuters(view)
         strong = strong_players(nb, idx, view.config.has_board)
@@ -176,7 +184,7 @@ class ExpertAgent(DeducerAgent):
         extra = m.lacks[idx] & (table[:, None] & ~m.deviant[idx])[:, :, None] if self.refuter_model else None
         rounds = self.naive_model_rounds if naive_rounds is None else naive_rounds
         late = view.turn_count[idx] >= rounds * view.num_players
-        return assumed_facts(nb, idx, view.config.has_board, late | table, extra, naive=self.naive_model)[0]
+        return assumed_bits(nb, idx, view.config.has_board, late | table, extra, naive=self.naive_model)[0]
 
     # ------------------------------------------------------------------ probabilities
     def _samples(
@@ -187,27 +195,33 @@ class ExpertAgent(DeducerAgent):
         if view is None:  # the notebook's facts: sampled from its bitmasks (the same deals as from its arrays)
             owner, w, _ = self.notebook.sample_deals(idx, samples=samples or self.samples, rng=self.rng)
         else:
-            facts = self.model_facts(view, idx, naive_rounds)
-            owner, w, _ = sample_deals(facts, samples=samples or self.samples, rng=self.rng)
+            bits = self.model_bits(view, idx, naive_rounds)  # the same deals as sample_deals(model_facts)
+            nb = self.notebook
+            owner, w, _ = sample_deals_bits(
+                bits.hb, bits.nb, bits.size, bits.cl_holder, nb.cl_cards[idx], bits.cl_live, nb.acc_cards[idx],
+                bits.acc_live, samples or self.samples, self.rng,
+            )  # fmt: skip
         ess = 1.0 / np.maximum((w**2).sum(1), 1e-12)
         ess = np.where(w.sum(1) > 0, ess, 0.0)
         return owner, w, ess
 
     def probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
-        base = super().probabilities(view, idx)
         if not self.sampled_marginals:
-            return base
+            return super().probabilities(view, idx)
         if self.naive_plays_as_deducer:  # against a table that only crosses off, play as the deducer does
+            base = super().probabilities(view, idx)
             naive = ~self._strong_table(view, idx)
             if naive.all():
                 return base
             out = base.copy()
             out[~naive] = self.probabilities_sampled(view, idx[~naive], base[~naive])
             return out
-        return self.probabilities_sampled(view, idx, base)
+        return self.probabilities_sampled(view, idx)
 
-    def probabilities_sampled(self, view: PlayerView, idx: np.ndarray, base: np.ndarray) -> np.ndarray:
-        """(n, H, 21) holder probabilities from sampled deals, blended with ``base`` by effective sample size."""
+    def probabilities_sampled(self, view: PlayerView, idx: np.ndarray, base: np.ndarray | None = None) -> np.ndarray:
+        """(n, H, 21) holder probabilities from sampled deals, blended with ``base`` (default: the deducer's
+        probabilities, :meth:`DeducerAgent.probabilities`, computed only where a game is sampled again) by
+        effective sample size."""
         nb = self.notebook
         B, H = nb.B, nb.P + 1
         if self._prob is None or self._prob_notebook is not nb:
@@ -220,7 +234,8 @@ class ExpertAgent(DeducerAgent):
             owner, w, ess = self._samples(g, view=view)
             sampled = holder_weights(owner, w, H)  # dead samples (weight 0) may have unplaced cards: holder 0
             k = (ess / (ess + 4.0))[:, None, None]
-            self._prob[g] = k * sampled + (1 - k) * base[stale]
+            b = DeducerAgent.probabilities(self, view, g) if base is None else base[stale]
+            self._prob[g] = k * sampled + (1 - k) * b
             self._prob_version[g] = nb.version[g]
         return self._prob[idx]
 
@@ -286,7 +301,7 @@ class ExpertAgent(DeducerAgent):
             return out
         # Only worth sampling where few hypotheses are left.
         rows = np.flatnonzero(open_)
-        cand = ~self.model_facts(view, idx[rows], self.naive_accuse_rounds).no[:, nb.E]
+        cand = ~unpack(self.model_bits(view, idx[rows], self.naive_accuse_rounds).nb[:, nb.E])
         hyp = cand[:, :WEAPON_CARD0].sum(1) * cand[:, WEAPON_CARD0:ROOM_CARD0].sum(1) * cand[:, ROOM_CARD0:].sum(1)
         if self.accuse_assumed:  # the assumed facts leave one triple: accuse it (no sampling needed)
             one = hyp == 1

@@ -167,7 +167,7 @@ class Notebook:
             return np.zeros(0, np.int64)
         game = np.asarray(rec.game, np.int64)
         response = np.ascontiguousarray(rec.response)
-        self._grow(clause_slots_needed(game, rec.is_accusation, response, self.cl_live))
+        self._grow(clause_slots_needed(game, rec.is_accusation, response, self.cl_live, np.empty(self.B, np.int64)))
         K = self.cl_live.shape[1]
         if self._compacted is None or len(self._compacted) != self.B:
             self._compacted = np.zeros(self.B, bool)

@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from agents.deduction import fixpoint_bits
-from agents.facts import Facts, unpack
+from agents.deduction_kernels import assumed_no_kernel
+from agents.facts import FactBits, Facts, unpack
 from agents.notebook import Notebook
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0
 
@@ -67,7 +68,58 @@ def assumed_no(nb: Notebook, idx: np.ndarray, has_board: bool) -> np.ndarray:
     return named
 
 
+def assumed_bits(
+    nb: Notebook,
+    idx: np.ndarray,
+    has_board: bool,
+    allow: np.ndarray | None = None,
+    extra_no: np.ndarray | None = None,
+    naive: bool = True,
+) -> tuple[FactBits, np.ndarray]:
+    """:func:`assumed_facts` on bitmasks (new arrays; the clauses' cards are the notebook's ``cl_cards[idx]``,
+    ``acc_cards[idx]``): the assumed facts found by a compiled loop
+    (:func:`agents.deduction_kernels.assumed_no_kernel`), then closed as there. The same facts as
+    :func:`assumed_facts_reference`."""
+    idx = np.asarray(idx, np.int64)
+    n = len(idx)
+    bits = nb.bits(idx)
+    extra = np.empty((n, nb.P), np.int64)
+    used = np.empty(n, bool)
+    assumed_no_kernel(
+        idx, nb.seat, bool(has_board), bool(naive), nb.has, nb.no, nb.named,
+        np.ones(n, bool) if allow is None else np.ascontiguousarray(allow, bool),
+        np.zeros((0, nb.P, NUM_CARDS), bool) if extra_no is None else np.ascontiguousarray(extra_no, bool),
+        extra, used,
+    )  # fmt: skip
+    rows = np.flatnonzero(used)
+    if len(rows) == 0:
+        return bits, used
+    sub = bits.take(rows)
+    sub.nb[:, : nb.P] |= extra[rows]
+    bad = fixpoint_bits(sub)
+    good = ~bad
+    ok = rows[good]
+    bits.hb[ok], bits.nb[ok] = sub.hb[good], sub.nb[good]
+    bits.cl_live[ok], bits.acc_live[ok] = sub.cl_live[good], sub.acc_live[good]
+    used[rows[bad]] = False
+    return bits, used
+
+
 def assumed_facts(
+    nb: Notebook,
+    idx: np.ndarray,
+    has_board: bool,
+    allow: np.ndarray | None = None,
+    extra_no: np.ndarray | None = None,
+    naive: bool = True,
+) -> tuple[Facts, np.ndarray]:
+    """:func:`assumed_facts_reference`, computed by :func:`assumed_bits` (the same facts)."""
+    idx = np.asarray(idx, np.int64)
+    bits, used = assumed_bits(nb, idx, has_board, allow, extra_no, naive)
+    return bits.facts(nb.cl_cards[idx], nb.acc_cards[idx]), used
+
+
+def assumed_facts_reference(
     nb: Notebook,
     idx: np.ndarray,
     has_board: bool,
@@ -81,7 +133,8 @@ def assumed_facts(
     more assumed "holds not" facts (e.g. :class:`agents.refuter_model.RefuterModel`'s); ``naive``: add the
     naive-player model's.
     Returns (facts, used): ``used`` (n,) bool is False where nothing was added or the assumed
-    facts were contradictory; there ``facts`` are the notebook's own (copies).
+    facts were contradictory; there ``facts`` are the notebook's own (copies). The numpy statement, used
+    by the tests; players use :func:`assumed_bits` (compiled, the same facts).
     """
     facts = nb.arrays(idx)
     extra = assumed_no(nb, idx, has_board) if naive else np.zeros((len(idx), nb.P, NUM_CARDS), bool)
@@ -108,4 +161,4 @@ def assumed_facts(
     return facts, used
 
 
-__all__ = ["assumed_facts", "assumed_no", "naive_players", "strong_players"]
+__all__ = ["assumed_bits", "assumed_facts", "assumed_facts_reference", "assumed_no", "naive_players", "strong_players"]

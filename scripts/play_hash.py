@@ -2,6 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python scripts/play_hash.py                       # deducer, expert x classic, cards
     PYTHONPATH=. .venv/bin/python scripts/play_hash.py --players deducer --games 512
+    PYTHONPATH=. .venv/bin/python scripts/play_hash.py --players expert,deducer,deducer,heuristic   # a mixed table
 
 Why: speed work on the rule-based players (issue 16) must not change what they play. Four equal
 players play ``--games`` seeded games (:func:`agents.runner.play_games`); every decision (games
@@ -25,9 +26,13 @@ from cluedo_env.rules.config import RulesConfig
 
 
 def play_hash(player: str, preset: str, games: int, batch: int, seed: int) -> tuple[str, int, float]:
-    """(hash, wrong accusations, CPU seconds) of ``games`` seeded games of four ``player`` players."""
+    """(hash, wrong accusations, CPU seconds) of ``games`` seeded games of four ``player`` players.
+
+    ``player`` may name a mixed table, seat by seat, separated by commas (``expert,deducer,deducer,heuristic``);
+    wrong accusations are then counted for the deducer seats only."""
     config = RulesConfig.from_preset(preset)
-    agents = [make_agent(player, seed=seed + s) for s in range(config.players)]
+    names = player.split(",") if "," in player else [player] * config.players
+    agents = [make_agent(names[s], seed=seed + s) for s in range(config.players)]
     digest = hashlib.sha256()
     for agent in agents:
         act = agent.act
@@ -43,7 +48,10 @@ def play_hash(player: str, preset: str, games: int, batch: int, seed: int) -> tu
     records = play_games(config, agents, games, batch_size=batch, seed=seed)
     for r in records:
         digest.update(repr((r.winner, r.ending, r.turns, r.suggestions, r.rounds, r.wrong_accusations)).encode())
-    wrong = sum(sum(r.wrong_accusations) for r in records)
+    if "," in player:
+        wrong = sum(r.wrong_accusations[s] for r in records for s, n in enumerate(names) if n == "deducer")
+    else:
+        wrong = sum(sum(r.wrong_accusations) for r in records)
     return digest.hexdigest()[:16], wrong, time.process_time() - start
 
 
@@ -59,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     for player in args.players:
         for preset in args.presets:
             h, wrong, cpu = play_hash(player, preset, args.games, args.batch, args.seed)
-            print(f"{'4x ' + player:<14}{preset:<9}{args.games:>6}  {h:<18}{wrong:>10}{cpu:>8.1f}", flush=True)
+            label = player if "," in player else "4x " + player
+            print(f"{label:<14}{preset:<9}{args.games:>6}  {h:<18}{wrong:>10}{cpu:>8.1f}", flush=True)
     return 0
 
 

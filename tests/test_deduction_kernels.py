@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import agents.deducer as deducer_module
+import agents.expert as expert_module
 import agents.notebook as notebook_module
-from agents import deal_sampling
+from agents import deal_sampling, opponent_model
 from agents.deal_sampling import (
     holder_weights,
     marginals,
@@ -251,6 +252,41 @@ def _decisions(preset: str, players: int, player: str, **overrides) -> list[np.n
     return seen
 
 
+def _assumed_bits_reference(nb, idx, has_board, allow=None, extra_no=None, naive=True):
+    """:func:`opponent_model.assumed_bits` through the numpy statement."""
+    facts, used = opponent_model.assumed_facts_reference(nb, idx, has_board, allow, extra_no, naive)
+    return facts.bits(), used
+
+
+@pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("cards", 4), ("cards", 3)])
+def test_assumed_facts_kernel_matches_reference(preset: str, players: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled opponent model (:func:`opponent_model.assumed_bits`) gives the facts and ``used`` flags of
+    :func:`opponent_model.assumed_facts_reference` at every call of seeded games (naive-player model, the
+    expert's refuter model and its rounds), at naive and strong tables."""
+    calls = [0, 0]
+    kernel = opponent_model.assumed_bits
+
+    def both(nb, idx, has_board, allow=None, extra_no=None, naive=True):
+        bits, used = kernel(nb, idx, has_board, allow, extra_no, naive)
+        want, want_used = opponent_model.assumed_facts_reference(nb, idx, has_board, allow, extra_no, naive)
+        got = bits.facts(nb.cl_cards[idx], nb.acc_cards[idx])
+        assert (used == want_used).all()
+        for a, b in zip(got, want, strict=True):
+            assert a.shape == b.shape and (a == b).all()
+        got2, used2 = opponent_model.assumed_facts(nb, idx, has_board, allow, extra_no, naive)
+        assert (used2 == used).all() and all((a == b).all() for a, b in zip(got2, got, strict=True))
+        calls[0] += 1
+        calls[1] += int(used.sum())
+        return bits, used
+
+    monkeypatch.setattr(deducer_module, "assumed_bits", both)
+    monkeypatch.setattr(expert_module, "assumed_bits", both)
+    config = RulesConfig.from_preset(preset, players=players, max_turns=80)
+    names = ["expert", "deducer", "heuristic", "expert"][:players]
+    play_games(config, [make_agent(n, seed=s) for s, n in enumerate(names)], 32, batch_size=16, seed=7)
+    assert calls[0] > 20 and calls[1] > 20
+
+
 @pytest.mark.parametrize(
     ("preset", "players", "player", "overrides"),
     [("classic", 4, "deducer", {}), ("cards", 4, "deducer", {}), ("cards", 5, "deducer", {"refutation": "all"}),
@@ -266,6 +302,10 @@ def test_compiled_player_paths_play_as_the_numpy_statements(
     monkeypatch.setattr(DeducerAgent, "_candidates", DeducerAgent._candidates_reference)
     monkeypatch.setattr(Notebook, "add_records", Notebook.add_records_reference)
     monkeypatch.setattr(deducer_module, "information", deducer_module.information_reference)
+    monkeypatch.setattr(deducer_module, "assumed_bits", _assumed_bits_reference)
+    monkeypatch.setattr(expert_module, "assumed_bits", _assumed_bits_reference)
+    # no probability cache: computed at every call
+    monkeypatch.setattr(DeducerAgent, "probabilities", lambda self, view, idx: self._probabilities(view, idx))
     slow = _decisions(preset, players, player, **overrides)
     assert len(fast) == len(slow) > 50
     for a, b in zip(fast, slow, strict=True):
