@@ -198,15 +198,10 @@ class DeducerAgent(Agent):
         idx = np.asarray(idx, np.int64)
         nb.reset(idx, view.hand[idx], view.hand_sizes[idx])
 
-    def model_facts(self, view: PlayerView, idx: np.ndarray):
-        """The facts probabilities start from: the notebook's, plus (``naive_model``) what naive opponents'
-        suggestions say about their hands (:func:`agents.opponent_model.assumed_facts`). Never used to accuse.
-        (:meth:`model_bits` as :class:`agents.facts.Facts`.)"""
-        idx = np.asarray(idx, np.int64)
-        return self.model_bits(view, idx).facts(self.notebook.cl_cards[idx], self.notebook.acc_cards[idx])
-
     def model_bits(self, view: PlayerView, idx: np.ndarray) -> FactBits:
-        """:meth:`model_facts` on bitmasks (:func:`agents.opponent_model.assumed_bits`, compiled)."""
+        """The facts probabilities start from, as bitmasks: the notebook's, plus (``naive_model``) what naive
+        opponents' suggestions say about their hands (:func:`agents.opponent_model.assumed_bits`). Never used
+        to accuse."""
         if not self.naive_model:
             return self.notebook.bits(idx)
         late = view.turn_count[idx] >= self.naive_model_rounds * view.num_players
@@ -219,7 +214,7 @@ class DeducerAgent(Agent):
         records included, may have changed) and on whether the naive-player model applies yet (``late``,
         from the turn count), so the room values at the start of a turn, the suggestion of the same turn and
         turns in which nobody learned anything share one computation (the same numbers: every step is
-        row by row). A subclass whose :meth:`model_facts` depends on more must bump the notebook's version
+        row by row). A subclass whose :meth:`model_bits` depends on more must bump the notebook's version
         or override :meth:`_probability_key`.
         """
         nb = self.notebook

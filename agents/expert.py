@@ -6,7 +6,7 @@ information-seeking suggestions, movement), and:
 **Probabilities.** Deals are drawn by sequential importance sampling
 (:func:`agents.deal_sampling.sample_deals`, ``samples`` per game, batched, a compiled loop over
 games and deals), consistent with the notebook's facts *and* with what the expert assumes about
-how its opponents play (:meth:`ExpertAgent.model_facts`, never used as proof):
+how its opponents play (:meth:`ExpertAgent.model_bits`, never used as proof):
 
 * **naive players** (:mod:`agents.opponent_model`): at a table where no opponent has named a
   card we know it holds, every opponent is taken to be a player that only crosses cards off
@@ -173,16 +173,9 @@ class ExpertAgent(DeducerAgent):
             self._refuters(view).update(view, np.asarray(idx, np.int64), nb.shown_by_me)
         return super().act(view, idx)
 
-    def model_facts(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None):
-        """The deducer's (:meth:`DeducerAgent.model_facts`: naive opponents' suggestions), plus, at a table
-        of strong players, what their choices of card to show us imply (:mod:`agents.refuter_model`).
-        (:meth:`model_bits` as :class:`agents.facts.Facts`.)"""
-        idx = np.asarray(idx, np.int64)
-        bits = self.model_bits(view, idx, naive_rounds)
-        return bits.facts(self.notebook.cl_cards[idx], self.notebook.acc_cards[idx])
-
     def model_bits(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None) -> FactBits:
-        """:meth:`model_facts` on bitmasks (:func:`agents.opponent_model.assumed_bits`, compiled)."""
+        """The deducer's (:meth:`DeducerAgent.model_bits`: naive opponents' suggestions), plus, at a table
+        of strong players, what their choices of card to show us imply (:mod:`agents.refuter_model`)."""
         nb = self.notebook
         m = self._refuters(view)
         strong = strong_players(nb, idx, view.config.has_board)
@@ -197,12 +190,12 @@ class ExpertAgent(DeducerAgent):
     def _samples(
         self, idx: np.ndarray, samples: int | None = None, view: PlayerView | None = None, naive_rounds=None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Weighted deals of games ``idx``: consistent with the assumed facts (:meth:`model_facts`), or
+        """Weighted deals of games ``idx``: consistent with the assumed facts (:meth:`model_bits`), or
         with the notebook's own facts where no ``view`` is given."""
         if view is None:  # the notebook's facts: sampled from its bitmasks (the same deals as from its arrays)
             owner, w, _ = self.notebook.sample_deals(idx, samples=samples or self.samples, rng=self.rng)
         else:
-            bits = self.model_bits(view, idx, naive_rounds)  # the same deals as sample_deals(model_facts)
+            bits = self.model_bits(view, idx, naive_rounds)  # the same deals as sample_deals on these facts as arrays
             nb = self.notebook
             owner, w, _ = sample_deals_bits(
                 bits.hb, bits.nb, bits.size, bits.cl_holder, nb.cl_cards[idx], bits.cl_live, nb.acc_cards[idx],

@@ -12,7 +12,7 @@ a category), so the model must not be applied to it. A player counts as naive un
 named a card we know it holds (:func:`naive_players`); that is also how
 :meth:`agents.expert.ExpertAgent.strong_opponents` reads the table.
 
-:func:`assumed_facts` adds those facts to a notebook's facts and closes them by propagation
+:func:`assumed_bits` adds those facts to a notebook's facts and closes them by propagation
 (:func:`agents.deduction.fixpoint_bits`). The result is an *assumption*, not a proof: players
 use it for their probabilities (which suggestion to make, where to go, the expert's risky
 accusations), never for the accusations a deducer makes only when certain. Where the assumed
@@ -76,7 +76,7 @@ def assumed_bits(
     extra_no: np.ndarray | None = None,
     naive: bool = True,
 ) -> tuple[FactBits, np.ndarray]:
-    """:func:`assumed_facts` on bitmasks (new arrays; the clauses' cards are the notebook's ``cl_cards[idx]``,
+    """:func:`assumed_facts_reference` on bitmasks (new arrays; the clauses' cards are the notebook's ``cl_cards[idx]``,
     ``acc_cards[idx]``): the assumed facts found by a compiled loop
     (:func:`agents.deduction_kernels.assumed_no_kernel`), then closed as there. The same facts as
     :func:`assumed_facts_reference`."""
@@ -103,20 +103,6 @@ def assumed_bits(
     bits.cl_live[ok], bits.acc_live[ok] = sub.cl_live[good], sub.acc_live[good]
     used[rows[bad]] = False
     return bits, used
-
-
-def assumed_facts(
-    nb: Notebook,
-    idx: np.ndarray,
-    has_board: bool,
-    allow: np.ndarray | None = None,
-    extra_no: np.ndarray | None = None,
-    naive: bool = True,
-) -> tuple[Facts, np.ndarray]:
-    """:func:`assumed_facts_reference`, computed by :func:`assumed_bits` (the same facts)."""
-    idx = np.asarray(idx, np.int64)
-    bits, used = assumed_bits(nb, idx, has_board, allow, extra_no, naive)
-    return bits.facts(nb.cl_cards[idx], nb.acc_cards[idx]), used
 
 
 def assumed_facts_reference(
@@ -161,4 +147,4 @@ def assumed_facts_reference(
     return facts, used
 
 
-__all__ = ["assumed_bits", "assumed_facts", "assumed_facts_reference", "assumed_no", "naive_players", "strong_players"]
+__all__ = ["assumed_bits", "assumed_facts_reference", "assumed_no", "naive_players", "strong_players"]

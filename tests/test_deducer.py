@@ -737,7 +737,8 @@ def test_naive_opponents_do_not_hold_what_they_name():
     nb = expert.notebook
     plum, wrench, hall = card_id("Plum"), card_id("Wrench"), card_id("Hall")
     assert not nb.has[0, E4, plum]
-    facts, used = opponent_model.assumed_facts(nb, idx, has_board=False)
+    bits, used = opponent_model.assumed_bits(nb, idx, has_board=False)
+    facts = bits.facts(nb.cl_cards[idx], nb.acc_cards[idx])
     assert used[0] and facts.has[0, E4, plum]
     assert facts.no[0, 1, wrench] and facts.no[0, 1, hall] and facts.no[0, 3, wrench]
     assert not facts.no[0, 2, hall]  # seat 2 did not name the Hall (it showed it to seat 1)
@@ -763,7 +764,7 @@ def test_a_deliberate_blank_turns_the_model_off_for_the_whole_table():
     agent.notebook.update(view, idx)
     assert opponent_model.strong_players(agent.notebook, idx, False)[0].tolist()[1:] == [True, False, False]
     assert not opponent_model.naive_players(agent.notebook, idx, False).any()
-    _, used = opponent_model.assumed_facts(agent.notebook, idx, has_board=False)
+    _, used = opponent_model.assumed_bits(agent.notebook, idx, has_board=False)
     assert not used[0]
     # Per player (not the whole table): seats 2 and 3 are still taken as naive.
     assert opponent_model.naive_players(agent.notebook, idx, False, whole_table=False)[0].tolist() == [
