@@ -195,7 +195,7 @@ def test_compact_observation_checkpoint_plays_by_name(tmp_path):
     player = make_agent(f"ckpt:{run / 'model.zip'}", deterministic=False, seed=0)
     others = [make_agent(n, seed=k) for k, n in enumerate(["heuristic", "random", "heuristic"])]
     assert len(play_games(config, [player, *others], 16, batch_size=8, seed=3)) == 16
-    with pytest.raises(TrainConfigError, match="needs env.belief=true"):
+    with pytest.raises(TrainConfigError, match="env.observation: .*needs belief=True"):
         load_train_config(None, **_tiny(tmp_path / "x", env={"observation": "compact"}))
     with pytest.raises(TrainConfigError, match="env.observation"):
         load_train_config(None, **_tiny(tmp_path / "x", env={"observation": "small", "belief": True}))

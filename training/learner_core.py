@@ -128,7 +128,7 @@ class LearnerCore:
         **flags: Any,
     ) -> None:
         check_keywords("LearnerCore", flags, _keywords(LearnerCore.__init__))
-        from agents.learner_inputs import check_observation  # envs never import agents at module level
+        from agents.compact_observation import check_observation  # envs never import agents at module level
 
         check_observation(observation, belief)
         if macro_accuse and not belief:
@@ -165,8 +165,9 @@ class LearnerCore:
             self.belief = BeliefTracker(self.views, seed=seed)
             if observation == "compact":
                 self.compact = CompactObservation(self.config)
-        self.obs_size = self.compact.size if self.compact is not None else (
-            self.engine_obs_size + (self.belief.size if self.belief is not None else 0))  # fmt: skip
+        from agents.learner_inputs import learner_obs_size
+
+        self.obs_size = learner_obs_size(self.config, self.engine_obs_size, belief, observation)
         self.seat = np.zeros(self.N, np.int64)
         self._ar = np.arange(self.N)
         self._obs = np.zeros((self.N, self.obs_size), np.int8)

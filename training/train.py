@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnvWrapper
 
-from agents.compact_observation import OBSERVATIONS
+from agents.compact_observation import check_observation
 from cluedo_env.errors import CheckpointError, TrainConfigError
 from cluedo_env.files import clean_stale_tmp
 from cluedo_env.options import ArgumentParser, int_in, seed_type
@@ -216,9 +216,10 @@ def validate_train_config(cfg: dict) -> None:
         boolean(f"env.{key}", env[key])
     if env["macro_accuse"] and not env["belief"]:
         raise TrainConfigError("env.macro_accuse=true needs env.belief=true (the macro accusation uses the notebook)")
-    _need(env["observation"] in OBSERVATIONS, "env.observation", env["observation"], f"one of {list(OBSERVATIONS)}")
-    if env["observation"] == "compact" and not env["belief"]:
-        raise TrainConfigError("env.observation=compact needs env.belief=true (its notebook pieces come from it)")
+    try:
+        check_observation(env["observation"], bool(env["belief"]))
+    except ConfigError as exc:
+        raise TrainConfigError(f"env.observation: {exc}") from None
     ppo = cfg["ppo"]
     for key in ("n_steps", "batch_size", "n_epochs"):
         integer(f"ppo.{key}", ppo[key], 1)
