@@ -5,7 +5,7 @@ the board, 1,182 of them the one-hot square of every suspect token, and long per
 (``shown_to_me``, ``passed_on``, ``refuted_on`` ...) whose conclusions the deducer's notebook
 (:mod:`agents.belief`) already draws. A learner with belief features and macro moves (it names a
 room, not a square) has those conclusions and needs neither the squares nor the raw summaries,
-yet pays for them in the first layer of its network: 2,842 inputs x 256 units is about 90% of a
+yet pays for them in the first layer of its network: 2,842 inputs x 256 units is about 80% of the
 [256, 256] MLP's work. ``observation="compact"`` (training config key ``env.observation``, needs
 ``belief``) gives the learner instead:
 

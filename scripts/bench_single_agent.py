@@ -2,6 +2,7 @@
 
     python scripts/bench_single_agent.py --num-envs 1024 --opponents random --steps 200
     python scripts/bench_single_agent.py --num-envs 512 --opponents heuristic --belief   # + belief features
+    python scripts/bench_single_agent.py --num-envs 512 --opponents heuristic --belief --observation compact
 
 Two numbers per setting: ``env``: the env alone (the learner's actions are random legal ones,
 drawn from ``action_masks()``, which is built every step as MaskablePPO does); ``env+policy``: with
@@ -29,9 +30,9 @@ from training.sb3_vec_env import CluedoVecEnv  # noqa: E402
 
 
 def bench(num_envs: int, opponents: str, steps: int, macro: bool, seat, policy: bool, net_arch,
-          belief: bool = False) -> float:  # fmt: skip
+          belief: bool = False, observation: str = "full") -> float:  # fmt: skip
     venv = CluedoVecEnv(num_envs, "classic", seed=0, opponents=opponents, seat=seat, macro_moves=macro,
-                        belief=belief, macro_accuse=belief)  # fmt: skip
+                        belief=belief, macro_accuse=belief, observation=observation)  # fmt: skip
     obs = venv.reset()
     rng = np.random.default_rng(0)
     fn = None
@@ -61,6 +62,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--net-arch", type=int, nargs="+", default=[128, 128])
     ap.add_argument("--belief", action="store_true",
                     help="belief features and the macro accusation (agents/belief.py) in every setting")  # fmt: skip
+    ap.add_argument("--observation", choices=["full", "compact"], default="full",
+                    help="the learner observation (compact needs --belief; agents/compact_observation.py)")
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
     rows = []
@@ -68,8 +71,10 @@ def main(argv: list[str] | None = None) -> None:
         for macro in (False, True):
             for seat in (0, "random"):
                 for policy in (False, True):
-                    sps = bench(args.num_envs, opp, args.steps, macro, seat, policy, args.net_arch, args.belief)
-                    row = {"opponents": opp, "macro_moves": macro, "belief": args.belief, "seat": seat,
+                    sps = bench(args.num_envs, opp, args.steps, macro, seat, policy, args.net_arch, args.belief,
+                                args.observation)
+                    row = {"opponents": opp, "macro_moves": macro, "belief": args.belief,
+                           "observation": args.observation, "seat": seat,
                            "mode": "env+policy" if policy else "env", "num_envs": args.num_envs,
                            "learner_steps_per_s": round(sps)}  # fmt: skip
                     rows.append(row)
