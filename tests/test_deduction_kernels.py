@@ -344,3 +344,44 @@ def test_deal_information_kernel_matches_reference(players: int, refute_all: boo
     got = deducer_module.information(prob, cards, order, refute_all)
     want = deducer_module.information_reference(prob, cards, order, refute_all)
     assert np.abs(got - want).max() < 1e-13
+
+
+@pytest.mark.parametrize("players", [3, 4, 6])
+@pytest.mark.parametrize("refute_all", [False, True])
+def test_best_suggestion_and_room_values_skip_only_losers(players: int, refute_all: bool) -> None:
+    """The suggestion and room-value kernels skip triples by bounds (prior entropy, log-free entropy lower
+    bounds, partial sums); they must still return exactly the best of the full scores, ties included."""
+    from agents.deduction_kernels import _R0, _W0, best_suggestion_kernel, room_values_kernel
+
+    rng = np.random.default_rng(10 + players)
+    n, H, K = 400, players + 1, players - 1
+    prob = rng.random((n, H, 21))
+    prob[rng.random(prob.shape) < 0.3] = 0.0
+    prob[rng.random(prob.shape) < 0.05] = 1.0
+    prob /= np.maximum(prob.sum(1, keepdims=True), 1e-9)
+    prob[: n // 4, :, 1] = prob[: n // 4, :, 0]  # equal cards: exactly tied triples
+    cs = np.stack([rng.permutation(6)[:4] for _ in range(n)])
+    cs[: n // 4, :2] = [0, 1]
+    cw = np.stack([_W0 + rng.permutation(6)[:4] for _ in range(n)])
+    cr = np.stack([_R0 + rng.permutation(9)[:4] for _ in range(n)])
+    order = np.ascontiguousarray(np.broadcast_to((1 + np.arange(1, players)) % players, (n, K)))
+    legal = rng.random((n, 324)) < 0.8
+    noise = rng.random((n, 64))
+    noise[: n // 8] = 0.5  # equal noise: ties go to the first triple in order
+    pre = np.empty((3 * K + 2, 21))
+    best = np.empty(n, np.int64)
+    best_suggestion_kernel(prob, cs, cw, cr, order, refute_all, legal, noise, best, pre)
+    cards = np.stack([np.repeat(cs, 16, 1), np.tile(np.repeat(cw, 4, 1), (1, 4)), np.tile(cr, (1, 16))], -1)
+    score = envelope_information(prob, cards, order, refute_all, True) + 1e-9 * noise
+    t = A.cards_triple(cards[..., 0], cards[..., 1], cards[..., 2])
+    score = np.where(legal[np.arange(n)[:, None], t], score, -np.inf)
+    want = np.where(np.isfinite(score.max(1)), t[np.arange(n), score.argmax(1)], -1)
+    assert (best == want).all()
+
+    values = np.empty((n, 9))
+    room_values_kernel(prob, cs, cw, order, refute_all, values, pre)
+    rooms = np.arange(_R0, 21)
+    pairs = np.stack([np.repeat(cs, 4, 1), np.tile(cw, (1, 4))], -1)  # (n, 16, 2)
+    for r in range(9):
+        triples = np.concatenate([pairs, np.full((n, 16, 1), rooms[r])], -1)
+        assert (values[:, r] == envelope_information(prob, triples, order, refute_all, True).max(1)).all()
