@@ -125,6 +125,7 @@ class LearnerCore:
         belief: bool = False,
         unplayed_games: str = "step",
         observation: str = "full",
+        advisor: str | None = None,
         **flags: Any,
     ) -> None:
         check_keywords("LearnerCore", flags, _keywords(LearnerCore.__init__))
@@ -133,6 +134,14 @@ class LearnerCore:
         check_observation(observation, belief)
         if macro_accuse and not belief:
             raise ConfigError("macro_accuse=True needs belief=True (the accusation is the belief's best triple)")
+        if advisor is not None:
+            if not isinstance(advisor, str) or not advisor:
+                raise ConfigError(f"advisor must be a player name (e.g. 'deducer') or None, got {advisor!r}")
+            if not belief:
+                raise ConfigError("advisor needs belief=True (the learner's accusation is the belief's best triple)")
+            if macro_moves or macro_accuse:
+                raise ConfigError("advisor replaces macro_moves and macro_accuse (the advisor moves, the learner "
+                                  "chooses only between the advisor's action and accusing): leave them false")
         if illegal_action not in ("raise", "lose"):
             raise ConfigError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
         if unplayed_games not in UNPLAYED_MODES:
@@ -150,7 +159,7 @@ class LearnerCore:
         self.N = int(num_envs)
         self.macro_moves = bool(macro_moves)
         self.end_on_elimination = bool(end_on_elimination)
-        self.actions = LearnerActions(self.macro_moves, macro_accuse)
+        self.actions = LearnerActions(self.macro_moves, macro_accuse, advised=advisor is not None)
         self.n_actions = self.actions.n
         self.eng = VectorEngine(self.config, self.N, autoreset=False)
         self.views = [PlayerView(self.eng, s) for s in range(P)]
@@ -184,6 +193,16 @@ class LearnerCore:
         self.final_snapshots: dict[int, tuple[dict[str, Any], int]] = {}
         self._seed_seq = np.random.SeedSequence(seed)
         self._rng = np.random.default_rng(self._seed_seq.spawn(1)[0])
+        # The advisor (advised space): a rule-based player per seat the learner may sit in, seeing that seat's
+        # view only, playing every learner decision but the accusation choice (LearnerActions.decides).
+        self.advisor = advisor
+        self.advisors: dict[int, Any] = {}
+        if advisor is not None:
+            from agents.registry import make_agent  # envs never import agents at module level
+
+            seats = range(P) if seat == "random" else [int(seat)]
+            adv_seeds = np.random.SeedSequence(None if seed is None else seed + 7919).spawn(P)
+            self.advisors = {s: make_agent(advisor, seed=int(adv_seeds[s].generate_state(1)[0])) for s in seats}
         self.set_opponents(opponents, seed=seed)
 
     # ------------------------------------------------------------ opponents
@@ -226,7 +245,8 @@ class LearnerCore:
                     raise TypeError(f"opponent {k}: expected a name, an Agent or a policy callable, got {spec!r}")
             self.players.append(row)
         self._agents = [(s, p) for row in self.players for s, p in row.items() if p is not None and _is_agent(p)]
-        self._all_fast = all(p is None for row in self.players for p in row.values())
+        self._agents += list(self.advisors.items())  # reset and step hooks like the opponents
+        self._all_fast = not self.advisors and all(p is None for row in self.players for p in row.values())
         self._opp_rng = np.random.default_rng(self._seed_seq.spawn(1)[0])
 
     # ------------------------------------------------------------ reset / step
@@ -299,7 +319,19 @@ class LearnerCore:
         if self.belief is not None:
             belief, rows_of = self.belief, (self._ar if idx is None else idx)
             accuse = lambda rows, legal: belief.best_accusations(rows_of[rows], legal)  # noqa: E731
-        return self.actions.to_engine(actions, mask, accuse)
+        advice = None
+        if self.advisors:
+            games = self._ar if idx is None else np.asarray(idx, np.int64)
+            advice = lambda rows: self._advice(games[rows])  # noqa: E731
+        return self.actions.to_engine(actions, mask, accuse, advice)
+
+    def _advice(self, idx: np.ndarray) -> np.ndarray:
+        """(n,) the advisor's engine actions in games ``idx`` (the learner's seat is to act there)."""
+        where = np.zeros(self.N, bool)
+        where[idx] = True
+        acts = np.full(self.N, -1, np.int64)
+        act_by_seat(self.seat, self.advisors, lambda p, s, ii: p.act(self.views[s], ii), acts, where=where)
+        return acts[idx]
 
     def step(self, actions: Any, active: np.ndarray | None = None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
@@ -357,6 +389,9 @@ class LearnerCore:
         """Let the opponents act until the learner is to act (or sees an unplayed game) everywhere."""
         while True:
             pending = (self.eng.actor != self.seat) & ~self.unplayed
+            if self.advisors:  # the learner's seat to act, but not a decision of the learner's: the advisor's
+                pending |= (self.eng.actor == self.seat) & ~self.unplayed & ~self.actions.decides(
+                    self.eng.legal_action_mask)
             if not pending.any():
                 return
             res = self._engine_step(self._opponent_actions(pending), pending)
@@ -440,6 +475,9 @@ class LearnerCore:
             sel = pending & (rel == k)
             if sel.any():
                 act_by_seat(actor, row, act, acts, where=sel)
+        mine = np.flatnonzero(pending & (actor == self.seat))  # advised: the advisor plays the learner's seat
+        if len(mine):
+            acts[mine] = self._advice(mine)
         return acts
 
     # ------------------------------------------------------------ rendering

@@ -36,7 +36,8 @@ def make_meta(config: RulesConfig, macro_moves: bool, obs_size: int, macro_accus
     """The ``cluedo_meta`` a checkpoint carries: what a player needs to rebuild its inputs and outputs."""
     return {"format": FORMAT, "rules": config.to_dict(), "macro_moves": bool(macro_moves),
             "macro_accuse": bool(macro_accuse), "belief": bool(belief), "observation": observation,
-            "n_actions": num_actions(macro_moves, macro_accuse), "obs_size": int(obs_size), **extra}  # fmt: skip
+            "n_actions": num_actions(macro_moves, macro_accuse, extra.get("advisor") is not None),
+            "obs_size": int(obs_size), **extra}  # fmt: skip
 
 
 def save_model_atomic(model, path: str | os.PathLike) -> Path:
@@ -120,7 +121,10 @@ class PolicyAgent(LearnerInputs, Agent):
         self.model = load_model(path) if model is None else model
         self.meta = self.model.cluedo_meta
         self.macro_moves = bool(self.meta["macro_moves"])
-        self.actions = LearnerActions(self.macro_moves, self.meta.get("macro_accuse", False))
+        self.advisor_name = self.meta.get("advisor")  # advised checkpoints: the player that plays all but accusations
+        self.actions = LearnerActions(self.macro_moves, self.meta.get("macro_accuse", False),
+                                      advised=self.advisor_name is not None)  # fmt: skip
+        self._advisor = None
         self.use_belief = bool(self.meta.get("belief", False))
         self.observation = self.meta.get("observation", "full")  # checkpoints from before the option: full
         self.deterministic = deterministic
@@ -142,10 +146,42 @@ class PolicyAgent(LearnerInputs, Agent):
         """Copies share the model (read-only here) and get their own notebook."""
         new = copy.copy(self)
         new._belief = None
+        new._advisor = None
         return new
+
+    def _advisor_of(self) -> Agent:
+        if self._advisor is None:
+            from agents.registry import make_agent
+
+            self._advisor = make_agent(self.advisor_name, seed=self.seed)
+        return self._advisor
+
+    def reset(self, view: PlayerView, idx: np.ndarray) -> None:
+        super().reset(view, idx)
+        if self.advisor_name is not None:
+            self._advisor_of().reset(view, idx)
+
+    def observe_step(self, view: PlayerView) -> None:
+        if self.advisor_name is not None:
+            self._advisor_of().observe_step(view)
 
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         idx = np.asarray(idx, np.int64)
+        if self.advisor_name is None:
+            return self._act(view, idx)
+        # Advised: the policy decides only where it may accuse (LearnerActions.decides); the advisor plays the rest.
+        out = np.empty(len(idx), np.int64)
+        mine = self.actions.decides(view.legal_action_mask_of(idx))
+        rest = np.flatnonzero(~mine)
+        if len(rest):
+            out[rest] = self._advisor_of().act(view, idx[rest])
+        sel = np.flatnonzero(mine)
+        if len(sel):
+            out[sel] = self._act(view, idx[sel])
+        return out
+
+    def _act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        """The policy's engine actions in games ``idx`` (where it decides)."""
         obs, accuse = self.learner_inputs(view, idx)
         if obs.shape[1] != self.meta["obs_size"]:
             cfg: RulesConfig = view.config
@@ -156,7 +192,10 @@ class PolicyAgent(LearnerInputs, Agent):
             )
         mask = view.legal_action_mask[idx]
         chosen = self._fn(obs, self.actions.mask(mask))
-        return self.actions.to_engine(chosen, mask, accuse)
+        advice = None
+        if self.advisor_name is not None:
+            advice = lambda rows: self._advisor_of().act(view, idx[rows])  # noqa: E731
+        return self.actions.to_engine(chosen, mask, accuse, advice)
 
 
 def _ckpt_factory(spec: str, seed: int | None = None, **kwargs) -> PolicyAgent:

@@ -11,7 +11,10 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
   ``end_on_elimination``, ``belief`` (the deducer's notebook as extra observation pieces,
   :mod:`agents.belief`), ``macro_accuse`` (one "accuse the notebook's best triple" action instead
   of 324; needs ``belief``), ``observation`` (``full``, or ``compact``: the learner's pieces in about a third of
-  the slots, :mod:`agents.compact_observation`; needs ``belief``) (see :mod:`training.single_agent`).
+  the slots, :mod:`agents.compact_observation`; needs ``belief``), ``advisor`` (a player name, e.g.
+  ``deducer``: it plays the learner's seat and the learner only chooses, where it may accuse, between the
+  advisor's action and accusing its belief's best triple; needs ``belief``, no macro options)
+  (see :mod:`training.single_agent`).
 * ``ppo``: MaskablePPO keyword arguments (``n_steps``, ``batch_size``, ``learning_rate`` ...);
   ``net_arch`` becomes ``policy_kwargs``.
 * ``total_timesteps``, ``seed``, ``run_dir``.
@@ -77,6 +80,7 @@ DEFAULTS: dict[str, Any] = {
         "macro_accuse": False,
         "belief": False,
         "observation": "full",
+        "advisor": None,
         "end_on_elimination": True,
     },
     "ppo": {
@@ -220,6 +224,14 @@ def validate_train_config(cfg: dict) -> None:
         check_observation(env["observation"], bool(env["belief"]))
     except ConfigError as exc:
         raise TrainConfigError(f"env.observation: {exc}") from None
+    if env["advisor"] is not None:
+        _need(isinstance(env["advisor"], str), "env.advisor", env["advisor"], "a player name, e.g. deducer, or null")
+        names("env.advisor", env["advisor"])
+        if not env["belief"] or env["macro_moves"] or env["macro_accuse"]:
+            raise TrainConfigError(
+                "env.advisor needs env.belief=true and env.macro_moves=false, env.macro_accuse=false (the advisor "
+                "moves; the learner chooses between the advisor's action and accusing its belief's best triple)"
+            )
     ppo = cfg["ppo"]
     for key in ("n_steps", "batch_size", "n_epochs"):
         integer(f"ppo.{key}", ppo[key], 1)
@@ -296,7 +308,7 @@ def make_vec_env(cfg: dict, seed: int | None, resume_elapsed: float | None = Non
     venv = CluedoVecEnv(env["num_envs"], rules_config(cfg), seed=seed, opponents=env["opponents"], seat=env["seat"],
                         macro_moves=env["macro_moves"], end_on_elimination=env["end_on_elimination"],
                         macro_accuse=env["macro_accuse"], belief=env["belief"],
-                        observation=env["observation"])  # fmt: skip
+                        observation=env["observation"], advisor=env["advisor"])  # fmt: skip
     run_dir = Path(cfg["run_dir"])
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "monitor.csv"
@@ -564,7 +576,8 @@ class Trainer:
                                           f"{net_arch} ({exc})") from exc  # fmt: skip
         model.cluedo_meta = make_meta(self.config, cfg["env"]["macro_moves"], self.raw_env.core.obs_size,
                                       macro_accuse=cfg["env"]["macro_accuse"], belief=cfg["env"]["belief"],
-                                      observation=cfg["env"]["observation"], train_config=cfg)  # fmt: skip
+                                      observation=cfg["env"]["observation"], advisor=cfg["env"]["advisor"],
+                                      train_config=cfg)  # fmt: skip
         every, ev = cfg["checkpoint_every"], cfg["eval"]["every"]
         self.next_checkpoint = (model.num_timesteps // every + 1) * every if every else math.inf
         self.next_eval = (model.num_timesteps // ev + 1) * ev if ev else math.inf

@@ -7,7 +7,13 @@ in a smaller space than the engine's 870 ids (:mod:`cluedo_env.rules.actions`):
   the roll, the one with the smallest walking distance to room k; ties: the lowest location id);
   ids 13..681 are the engine's SUGGEST, SHOW and ACCUSE ids shifted down by 188;
 * the macro accusation (with a belief): the 324 ACCUSE ids become one, resolved to the triple the
-  player's belief finds most likely (``accuse(rows, legal)``).
+  player's belief finds most likely (``accuse(rows, legal)``);
+* advised (``Discrete(2)``, with a belief and an advisor, a rule-based player in the learner's seat):
+  the learner decides only where it may accuse (:meth:`LearnerActions.decides`), between 0 = the
+  advisor's action (``advice(rows)``) and 1 = accuse the belief's most likely triple; the advisor
+  plays every other decision of the seat. So the policy learns *when* to accuse, the one decision
+  a sound deducer leaves on the table (it accuses only on proof), and plays the rest as well as
+  its advisor.
 
 The mapping is a pure function of the legal actions (the engine's mask); no rule is written here.
 Both the envs (:mod:`training.single_agent`) and the players that run trained policies
@@ -36,8 +42,13 @@ NUM_TRIPLES = A.NUM_ACTIONS - A.ACCUSE0  # 324 accusations (and suggestions)
 _ROOM_DIST = load_board().distance[:, ROOM_LOC0 : ROOM_LOC0 + NUM_ROOMS].T.astype(np.int32)
 
 
-def num_actions(macro_moves: bool, macro_accuse: bool = False) -> int:
+ADVISED_ACTIONS = 2  # advised space: 0 = the advisor's action, 1 = accuse the belief's most likely triple
+
+
+def num_actions(macro_moves: bool, macro_accuse: bool = False, advised: bool = False) -> int:
     """Size of the learner's action space for these options."""
+    if advised:
+        return ADVISED_ACTIONS
     n = NUM_MACRO_ACTIONS if macro_moves else A.NUM_ACTIONS
     return n - NUM_TRIPLES + 1 if macro_accuse else n
 
@@ -81,17 +92,33 @@ class LearnerActions:
     learner's belief: :meth:`agents.belief.BeliefTracker.best_accusations`).
     """
 
-    def __init__(self, macro_moves: bool = False, macro_accuse: bool = False) -> None:
+    def __init__(self, macro_moves: bool = False, macro_accuse: bool = False, advised: bool = False) -> None:
+        if advised and (macro_moves or macro_accuse):
+            raise ValueError("the advised space replaces macro_moves and macro_accuse: leave them False")
         self.macro_moves = bool(macro_moves)
         self.macro_accuse = bool(macro_accuse)
-        self.n = num_actions(self.macro_moves, self.macro_accuse)
+        self.advised = bool(advised)
+        self.n = num_actions(self.macro_moves, self.macro_accuse, self.advised)
         self.accuse_id = (A.ACCUSE0 - (MACRO_SHIFT if self.macro_moves else 0)) if self.macro_accuse else -1
+        if self.advised:
+            self.accuse_id = 1
 
     def __repr__(self) -> str:
-        return f"LearnerActions(macro_moves={self.macro_moves}, macro_accuse={self.macro_accuse}, n={self.n})"
+        return (f"LearnerActions(macro_moves={self.macro_moves}, macro_accuse={self.macro_accuse}, "
+                f"advised={self.advised}, n={self.n})")  # fmt: skip
+
+    def decides(self, engine_mask: np.ndarray) -> np.ndarray:
+        """(n,) bool: the games where the learner itself decides; elsewhere its advisor plays (advised space only;
+        every game otherwise). Advised, the learner decides exactly where it may accuse (R-A1)."""
+        engine_mask = np.asarray(engine_mask, bool)
+        if not self.advised:
+            return np.ones(len(engine_mask), bool)
+        return engine_mask[:, A.ACCUSE0 :].any(1)
 
     def mask(self, engine_mask: np.ndarray) -> np.ndarray:
         """(n, 870) engine mask -> (n, A) bool legal actions in this space (a fresh array)."""
+        if self.advised:  # the advisor's action is always there; the accusation where one is open
+            return np.stack([np.ones(len(engine_mask), bool), self.decides(engine_mask)], 1)
         m = macro_mask(engine_mask) if self.macro_moves else np.array(engine_mask, bool)
         if self.macro_accuse:
             k = self.accuse_id
@@ -99,17 +126,30 @@ class LearnerActions:
         return m
 
     def to_engine(self, actions: np.ndarray, engine_mask: np.ndarray,
-                  accuse: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> np.ndarray:  # fmt: skip
-        """Actions of this space -> engine actions (an id outside the space -> -1, which the engine rejects)."""
+                  accuse: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+                  advice: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:  # fmt: skip
+        """Actions of this space -> engine actions (an id outside the space -> -1, which the engine rejects).
+
+        ``advice(rows)`` (advised space) gives the advisor's engine actions in the rows that chose 0;
+        it is asked only for those rows, so an advisor is asked once per decision it plays."""
         actions = np.asarray(actions, np.int64)
         ok = (actions >= 0) & (actions < self.n)
-        if self.macro_accuse:
+        if self.advised:
+            acc = ok & (actions == self.accuse_id)
+            out = np.full(len(actions), -1, np.int64)
+            follow = np.flatnonzero(ok & ~acc)
+            if len(follow):
+                if advice is None:
+                    raise ValueError("the advised space needs an advice(rows) resolver")
+                out[follow] = advice(follow)
+        elif self.macro_accuse:
             acc = ok & (actions == self.accuse_id)
             safe = np.where(ok & ~acc, actions, 0)
         else:
             acc = np.zeros(len(actions), bool)
             safe = np.where(ok, actions, 0)
-        out = macro_to_engine(safe, engine_mask) if self.macro_moves else safe.copy()
+        if not self.advised:
+            out = macro_to_engine(safe, engine_mask) if self.macro_moves else safe.copy()
         rows = np.flatnonzero(acc)
         if len(rows):
             if accuse is None:
