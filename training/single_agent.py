@@ -51,6 +51,13 @@ ACCUSE actions become one, the last id (``num_actions(macro_moves, True)``: 359 
 547 without): accuse the legal triple that the notebook finds most likely (its solution once
 solved). The policy still decides when to accuse; :class:`LearnerActions` does the mapping.
 
+Advised (``advisor="deducer"`` or any player name; needs ``belief``, no macro options): that player
+plays the learner's seat (its own notebook, the seat's view only) and the learner is asked only where
+it may accuse (R-A1: its own turn, at the start or after the move or suggestion), in ``Discrete(2)``:
+0 = the advisor's action there, 1 = accuse the legal triple the learner's belief finds most likely.
+So the policy learns *when* to accuse, and plays the rest as well as its advisor; an episode is
+then about two decisions per turn of the learner.
+
 The macro mapping is a pure function of the legal MOVE destinations (:func:`macro_mask`,
 :func:`macro_to_engine`); no rule is written here.
 
