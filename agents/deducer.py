@@ -163,6 +163,7 @@ class DeducerAgent(Agent):
         naive_model: bool = True,
         naive_model_rounds: float = 0.0,
         naive_mix: float = 0.85,
+        blocking_aware: bool = False,
     ) -> None:
         """``notebook_options`` go to :class:`Notebook` (default: exact envelope facts once at most
         ``exact_triples=8`` solution hypotheses are left, where they decide the accusation).
@@ -176,6 +177,7 @@ class DeducerAgent(Agent):
         self.naive_model = naive_model
         self.naive_model_rounds = naive_model_rounds
         self.naive_mix = naive_mix
+        self.blocking_aware = blocking_aware  # plan moves around the tokens that block now (agents.planning)
         self.notebook_options = {"exact_triples": 8, **(notebook_options or {})}
         self.notebook: Notebook | None = None
         self.fallbacks = 0
@@ -280,10 +282,12 @@ class DeducerAgent(Agent):
             start = phase[sel] == A.START
             s = sel[start]
             if len(s):
-                out[s] = turn_start_choice(view, idx[s], value[start], mask=mask[s])
+                out[s] = turn_start_choice(view, idx[s], value[start], mask=mask[s], blocking=self.blocking_aware)
             m = sel[~start]
             if len(m):
-                out[m] = choose_moves(view, idx[m], value[~start], mask=mask[m], rng=self.rng)
+                out[m] = choose_moves(
+                    view, idx[m], value[~start], mask=mask[m], rng=self.rng, blocking=self.blocking_aware
+                )
 
         self.fallbacks += replace_illegal(out, mask, self.rng)
         return out

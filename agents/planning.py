@@ -53,9 +53,10 @@ from functools import lru_cache
 
 import numpy as np
 
+from agents.planning_kernels import blocked_turns_kernel
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
-from cluedo_env.rules.board import NUM_LOCATIONS, ROOM_LOC0, load_board
+from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board
 from cluedo_env.rules.cards import NUM_ROOMS, PASSAGES
 
 REENTER_TURNS = 2.0  # leave a room and come back in: about two turns
@@ -88,10 +89,24 @@ def turns_to_enter(dice: int, max_distance: int) -> np.ndarray:
 def _tables(dice: int) -> tuple[np.ndarray, np.ndarray]:
     """(S, S_roll), both (197, 9): expected turns to enter each room, with / without the passage first."""
     dist = load_board().distance[:, ROOM_LOC0:].astype(np.int64)  # (197, 9)
-    T = turns_to_enter(dice, int(dist.max()))
+    S, S_roll = turn_tables(dist, turns_to_enter(dice, int(dist.max())))
+    S.flags.writeable = False
+    S_roll.flags.writeable = False
+    return S, S_roll
+
+
+def turn_tables(
+    dist: np.ndarray, T: np.ndarray, reenter: np.ndarray | float = REENTER_TURNS
+) -> tuple[np.ndarray, np.ndarray]:
+    """(S, S_roll), both (197, 9), from ``dist`` (197, 9) int pips from each location to each room and ``T`` (D,)
+    turns to enter at ``d`` pips (``dist`` < D); ``reenter`` (9,) or a number: turns to re-enter the room one is in.
+
+    The empty board's tables (:func:`travel_turns`) and the statement of what the blocking-aware kernel computes
+    from the distances around the tokens (``tests/test_planning_blocking.py`` compares both).
+    """
     walk = T[dist]  # one or more turns of rolling, no room on the way
     rooms = np.arange(NUM_ROOMS)
-    walk[ROOM_LOC0 + rooms, rooms] = REENTER_TURNS
+    walk[ROOM_LOC0 + rooms, rooms] = reenter
     at = walk.copy()  # turns to *be* in the room (0 when already there), for routes via rooms
     at[ROOM_LOC0 + rooms, rooms] = 0.0
     # Room-to-room routes: walking or one passage per turn, then shortest routes (Floyd-Warshall).
@@ -109,8 +124,51 @@ def _tables(dice: int) -> tuple[np.ndarray, np.ndarray]:
     at_no_self[ROOM_LOC0 + rooms, rooms] = np.inf
     via_roll = (at_no_self[:, :, None] + R[None, :, :]).min(axis=1)
     S_roll = np.minimum(walk, via_roll)
-    S.flags.writeable = False
-    S_roll.flags.writeable = False
+    return S, S_roll
+
+
+@lru_cache(maxsize=4)
+def _blocking_inputs(dice: int) -> tuple[np.ndarray, ...]:
+    """The board and ``T(d)`` as :func:`agents.planning_kernels.blocked_turns_kernel` takes them (read-only)."""
+    board = load_board()
+    neighbors = np.full((NUM_SQUARES, 4), -1, np.int64)
+    for sq, adj in enumerate(board.neighbors):
+        neighbors[sq, : len(adj)] = adj
+    fronts = np.full((NUM_ROOMS, 4), -1, np.int64)
+    for room, fr in enumerate(board.room_fronts):
+        fronts[room, : len(fr)] = fr
+    passage = np.full(NUM_ROOMS, -1, np.int64)
+    for a, b in PASSAGES.items():
+        passage[a] = b
+    # Around tokens a distance can exceed the empty board's (at most 188 pips); the last entry is "unreachable".
+    T = np.append(turns_to_enter(dice, NUM_LOCATIONS), np.inf)
+    d0 = np.ascontiguousarray(board.distance[:NUM_SQUARES, ROOM_LOC0:].T, np.int64)  # (9, 188)
+    out = (neighbors, fronts, passage, d0, T)
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
+def blocked_travel_turns(
+    view: PlayerView, idx: np.ndarray, rows: np.ndarray, locs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(S, S_roll), both (m, 9): the rows of ``_tables`` at ``locs[e]`` in game ``idx[rows[e]]``, with the squares
+    of the other suspect tokens taken out of the board (R-M2, R-M6; see the module docstring).
+
+    ``rows`` (m,) must be in ascending order (``np.nonzero`` gives that): a game's searches run once.
+    """
+    neighbors, fronts, passage, d0, T = _blocking_inputs(view.config.dice)
+    m = len(rows)
+    S = np.empty((m, NUM_ROOMS))
+    S_roll = np.empty((m, NUM_ROOMS))
+    if m:
+        blocked_turns_kernel(
+            np.ascontiguousarray(view.pos[idx], np.int64), int(view.seat), np.asarray(rows, np.int64),
+            np.asarray(locs, np.int64), neighbors, fronts, passage, d0, T, REENTER_TURNS, S, S_roll,
+            np.empty(NUM_SQUARES, np.bool_), np.empty((NUM_ROOMS, NUM_LOCATIONS), np.int64),
+            np.zeros((6, NUM_SQUARES), np.int64), np.empty(64, np.int64), np.empty((NUM_ROOMS, NUM_ROOMS)),
+            np.empty(NUM_ROOMS), np.empty(NUM_ROOMS),
+        )  # fmt: skip
     return S, S_roll
 
 
@@ -131,7 +189,12 @@ def _check(view: PlayerView, idx: np.ndarray, room_value: np.ndarray) -> tuple[n
 
 def _location_values(v: np.ndarray, S: np.ndarray, locs: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Value per turn of reaching ``locs`` (for games ``rows`` of v) now and suggesting next (the formula above)."""
-    future = (v[rows] / (1.0 + S[locs])).max(1)
+    return _values_from_rows(v, S[locs], locs, rows)
+
+
+def _values_from_rows(v: np.ndarray, S_rows: np.ndarray, locs: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """:func:`_location_values` from the rows ``S_rows`` (m, 9) of the expected turns at ``locs``."""
+    future = (v[rows] / (1.0 + S_rows)).max(1)
     room = locs - ROOM_LOC0
     is_room = room >= 0
     now = np.where(is_room, v[rows, np.clip(room, 0, NUM_ROOMS - 1)], 0.0)
@@ -139,15 +202,24 @@ def _location_values(v: np.ndarray, S: np.ndarray, locs: np.ndarray, rows: np.nd
 
 
 def move_scores(
-    view: PlayerView, idx: np.ndarray, room_value: np.ndarray, *, mask: np.ndarray | None = None
+    view: PlayerView,
+    idx: np.ndarray,
+    room_value: np.ndarray,
+    *,
+    mask: np.ndarray | None = None,
+    blocking: bool = False,
 ) -> np.ndarray:
-    """(n, 197) score of every legal MOVE destination of games ``idx`` (see the module docstring), -inf if illegal."""
+    """(n, 197) score of every legal MOVE destination of games ``idx`` (see the module docstring), -inf if illegal.
+
+    ``blocking``: expected turns around the tokens that block now (:func:`blocked_travel_turns`)."""
     idx, v = _check(view, idx, room_value)
-    S, _ = _tables(view.config.dice)
     legal = (view.legal_action_mask[idx] if mask is None else mask)[:, A.MOVE0 : A.SUGGEST0]
     rows, locs = np.nonzero(legal)
     out = np.full((len(idx), NUM_LOCATIONS), -np.inf)
-    out[rows, locs] = _location_values(v, S, locs, rows)
+    if blocking:
+        out[rows, locs] = _values_from_rows(v, blocked_travel_turns(view, idx, rows, locs)[0], locs, rows)
+    else:
+        out[rows, locs] = _location_values(v, _tables(view.config.dice)[0], locs, rows)
     return out
 
 
@@ -158,9 +230,10 @@ def choose_moves(
     *,
     mask: np.ndarray | None = None,
     rng: np.random.Generator | None = None,
+    blocking: bool = False,
 ) -> np.ndarray:
     """(n,) int64 the MOVE action with the best value per turn for each game of ``idx``; -1 where none is legal."""
-    score = move_scores(view, idx, room_value, mask=mask)
+    score = move_scores(view, idx, room_value, mask=mask, blocking=blocking)
     best = score.max(1)
     tied = score >= best[:, None] - _TIE
     if rng is not None:  # a uniformly random one among the tied best
@@ -173,7 +246,12 @@ def choose_moves(
 
 
 def turn_start_choice(
-    view: PlayerView, idx: np.ndarray, room_value: np.ndarray, *, mask: np.ndarray | None = None
+    view: PlayerView,
+    idx: np.ndarray,
+    room_value: np.ndarray,
+    *,
+    mask: np.ndarray | None = None,
+    blocking: bool = False,
 ) -> np.ndarray:
     """(n,) int64 ROLL, PASSAGE, STAY or END_TURN for games ``idx`` in the START phase (see the module docstring).
 
@@ -181,7 +259,6 @@ def turn_start_choice(
     then not legal: call this only for START games.
     """
     idx, v = _check(view, idx, room_value)
-    S, S_roll = _tables(view.config.dice)
     special = (view.legal_action_mask[idx] if mask is None else mask)[:, : A.MOVE0]
     n = len(idx)
     rows = np.arange(n)
@@ -189,9 +266,17 @@ def turn_start_choice(
     room = np.clip(x - ROOM_LOC0, 0, NUM_ROOMS - 1)
     target = load_board().passage[x].astype(np.int64)
     stay = np.where(special[:, A.STAY], v[rows, room], -np.inf)
-    via_passage = _location_values(v, S, np.maximum(target, 0), rows)
+    if blocking:  # the rows at x and at the passage's room, per game
+        S2, S_roll2 = blocked_travel_turns(
+            view, idx, np.repeat(rows, 2), np.stack([x, np.maximum(target, 0)], 1).ravel()
+        )
+        S_at_target, S_roll_at_x = S2[1::2], S_roll2[0::2]
+    else:
+        S, S_roll = _tables(view.config.dice)
+        S_at_target, S_roll_at_x = S[np.maximum(target, 0)], S_roll[x]
+    via_passage = _values_from_rows(v, S_at_target, np.maximum(target, 0), rows)
     take_passage = np.where(special[:, A.PASSAGE] & (target >= 0), via_passage, -np.inf)
-    roll = np.where(special[:, A.ROLL], (v / S_roll[x]).max(1), -np.inf)
+    roll = np.where(special[:, A.ROLL], (v / S_roll_at_x).max(1), -np.inf)
     options = np.stack([stay, take_passage, roll], 1)  # in tie priority order
     best = options.max(1)
     choice = np.array([A.STAY, A.PASSAGE, A.ROLL])[(options >= best[:, None] - _TIE).argmax(1)]
@@ -202,4 +287,13 @@ def turn_start_choice(
     return np.where(np.isfinite(best), choice, A.END_TURN).astype(np.int64)
 
 
-__all__ = ["choose_moves", "move_scores", "roll_distribution", "travel_turns", "turn_start_choice", "turns_to_enter"]
+__all__ = [
+    "blocked_travel_turns",
+    "choose_moves",
+    "move_scores",
+    "roll_distribution",
+    "travel_turns",
+    "turn_start_choice",
+    "turn_tables",
+    "turns_to_enter",
+]
