@@ -149,26 +149,54 @@ def _blocking_inputs(dice: int) -> tuple[np.ndarray, ...]:
     return out
 
 
+def blocking_tokens(view: PlayerView, idx: np.ndarray, persistent: bool = False) -> np.ndarray:
+    """(n, 6) int64 location of each suspect token that blocks the mover ``view.seat`` in games ``idx``, -1 for
+    the others: every token but its own (R-M2), or with ``persistent`` only those that will not move before
+    the mover's next turn (the suspects nobody plays and eliminated players', which move only when a
+    suggestion drags them into a room)."""
+    tokens = view.pos[idx].astype(np.int64)
+    tokens[:, view.seat] = -1
+    if persistent:
+        P = view.num_players
+        tokens[:, :P] = np.where(view.eliminated[idx, :P], tokens[:, :P], -1)
+    return tokens
+
+
 def blocked_travel_turns(
-    view: PlayerView, idx: np.ndarray, rows: np.ndarray, locs: np.ndarray
+    view: PlayerView, idx: np.ndarray, rows: np.ndarray, locs: np.ndarray, tokens: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """(S, S_roll), both (m, 9): the rows of ``_tables`` at ``locs[e]`` in game ``idx[rows[e]]``, with the squares
-    of the other suspect tokens taken out of the board (R-M2, R-M6; see the module docstring).
+    of ``tokens`` (default :func:`blocking_tokens`: every other suspect token) taken out of the board (R-M2,
+    R-M6; see the module docstring).
 
     ``rows`` (m,) must be in ascending order (``np.nonzero`` gives that): a game's searches run once.
     """
-    neighbors, fronts, passage, d0, T = _blocking_inputs(view.config.dice)
+    if tokens is None:
+        tokens = blocking_tokens(view, idx)
+    rows = np.asarray(rows, np.int64)
+    locs = np.asarray(locs, np.int64)
+    # Games with no blocking token on a square: the empty board's tables (the kernel gives the same).
+    S0, S0_roll = _tables(view.config.dice)
+    S, S_roll = S0[locs], S0_roll[locs]
+    crowded = ((tokens >= 0) & (tokens < NUM_SQUARES)).any(1)
+    e = np.flatnonzero(crowded[rows])
+    if len(e):
+        S[e], S_roll[e] = _kernel_rows(tokens, rows[e], locs[e], view.config.dice)
+    return S, S_roll
+
+
+def _kernel_rows(tokens: np.ndarray, rows: np.ndarray, locs: np.ndarray, dice: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`blocked_travel_turns` of every entry by the kernel (``tokens`` (n, 6), ``rows`` ascending)."""
+    neighbors, fronts, passage, d0, T = _blocking_inputs(dice)
     m = len(rows)
     S = np.empty((m, NUM_ROOMS))
     S_roll = np.empty((m, NUM_ROOMS))
-    if m:
-        blocked_turns_kernel(
-            np.ascontiguousarray(view.pos[idx], np.int64), int(view.seat), np.asarray(rows, np.int64),
-            np.asarray(locs, np.int64), neighbors, fronts, passage, d0, T, REENTER_TURNS, S, S_roll,
-            np.empty(NUM_SQUARES, np.bool_), np.empty((NUM_ROOMS, NUM_LOCATIONS), np.int64),
-            np.zeros((6, NUM_SQUARES), np.int64), np.empty(64, np.int64), np.empty((NUM_ROOMS, NUM_ROOMS)),
-            np.empty(NUM_ROOMS), np.empty(NUM_ROOMS),
-        )  # fmt: skip
+    blocked_turns_kernel(
+        np.ascontiguousarray(tokens, np.int64), np.asarray(rows, np.int64), np.asarray(locs, np.int64), neighbors,
+        fronts, passage, d0, T, REENTER_TURNS, S, S_roll, np.empty(NUM_SQUARES, np.bool_),
+        np.empty((NUM_ROOMS, NUM_LOCATIONS), np.int64), np.zeros((6, NUM_SQUARES), np.int64),
+        np.empty(64, np.int64), np.empty((NUM_ROOMS, NUM_ROOMS)), np.empty(NUM_ROOMS), np.empty(NUM_ROOMS),
+    )  # fmt: skip
     return S, S_roll
 
 
@@ -217,7 +245,8 @@ def move_scores(
     rows, locs = np.nonzero(legal)
     out = np.full((len(idx), NUM_LOCATIONS), -np.inf)
     if blocking:
-        out[rows, locs] = _values_from_rows(v, blocked_travel_turns(view, idx, rows, locs)[0], locs, rows)
+        tokens = blocking_tokens(view, idx, persistent=True)  # the tokens still there at the next turn
+        out[rows, locs] = _values_from_rows(v, blocked_travel_turns(view, idx, rows, locs, tokens)[0], locs, rows)
     else:
         out[rows, locs] = _location_values(v, _tables(view.config.dice)[0], locs, rows)
     return out
@@ -268,7 +297,11 @@ def turn_start_choice(
     stay = np.where(special[:, A.STAY], v[rows, room], -np.inf)
     if blocking:  # the rows at x and at the passage's room, per game
         S2, S_roll2 = blocked_travel_turns(
-            view, idx, np.repeat(rows, 2), np.stack([x, np.maximum(target, 0)], 1).ravel()
+            view,
+            idx,
+            np.repeat(rows, 2),
+            np.stack([x, np.maximum(target, 0)], 1).ravel(),
+            blocking_tokens(view, idx),  # the roll is now: every token blocks
         )
         S_at_target, S_roll_at_x = S2[1::2], S_roll2[0::2]
     else:
@@ -289,6 +322,7 @@ def turn_start_choice(
 
 __all__ = [
     "blocked_travel_turns",
+    "blocking_tokens",
     "choose_moves",
     "move_scores",
     "roll_distribution",

@@ -125,8 +125,7 @@ def _repair(r, d0, neighbors, blocked, nblocked, dist, work, head, stamp):
 
 @njit(**KERNEL)
 def blocked_turns_kernel(
-    pos: np.ndarray,
-    seat: int,
+    tokens: np.ndarray,
     rows: np.ndarray,
     locs: np.ndarray,
     neighbors: np.ndarray,
@@ -146,9 +145,10 @@ def blocked_turns_kernel(
     at: np.ndarray,
 ) -> None:
     """Rows ``S[e]``, ``S_roll[e]`` (m, 9) of the expected turns to enter each room from location ``locs[e]`` in
-    game ``rows[e]``, around the tokens of that game other than ``seat``'s.
+    game ``rows[e]``, around the blocking tokens of that game.
 
-    ``pos`` (n, 6) int64 location of each suspect token per game; ``rows`` (m,) int64 game of each entry, in
+    ``tokens`` (n, 6) int64 location of each suspect token that blocks, per game, -1 for one that does not
+    (the mover's own, for one); ``rows`` (m,) int64 game of each entry, in
     ascending order (a game's tables are computed once for its run of entries); ``locs`` (m,) int64.
     Board: ``neighbors`` (188, 4) and ``fronts`` (9, 4) int64, -1 padded (the squares next to a square; the
     squares in front of a room's doors); ``passage`` (9,) int64 the room a room's secret passage leads to, -1
@@ -169,8 +169,8 @@ def blocked_turns_kernel(
                 blocked[s] = False
             nblocked = 0
             for t in range(_TOKENS):
-                p = pos[g, t]
-                if t != seat and 0 <= p < _SQ and not blocked[p]:
+                p = tokens[g, t]
+                if 0 <= p < _SQ and not blocked[p]:
                     blocked[p] = True
                     work[_BLOCKED, nblocked] = p
                     nblocked += 1
