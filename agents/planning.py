@@ -2,23 +2,28 @@
 
 A player says how much it wants to be in each room (``room_value``, an (n, 9) float array,
 one row per game of ``idx``, 0 = no use, larger = better); this module turns that into
-legal START and MOVE actions, batched over games with numpy (no loop over games).
+legal START and MOVE actions, batched over games with numpy (no loop over games; the
+blocking-aware tables come from a compiled kernel, :mod:`agents.planning_kernels`).
 
 API (all batched; ``idx`` are the games where ``view.seat`` is to act)::
 
-    turn_start_choice(view, idx, room_value, *, mask=None) -> (n,) int64
+    turn_start_choice(view, idx, room_value, *, mask=None, blocking=False) -> (n,) int64
         START phase: ROLL, PASSAGE, STAY, or END_TURN when none of them is open (R-T1..R-T5).
         Never ACCUSE: accusing is the caller's decision, taken before calling this.
-    choose_moves(view, idx, room_value, *, mask=None, rng=None) -> (n,) int64
+    choose_moves(view, idx, room_value, *, mask=None, rng=None, blocking=False) -> (n,) int64
         MOVE phase: the best legal MOVE action; -1 in games with no legal MOVE.
-    move_scores(view, idx, room_value, *, mask=None) -> (n, 197) float64
+    move_scores(view, idx, room_value, *, mask=None, blocking=False) -> (n, 197) float64
         The score choose_moves maximises for every location, -inf where the MOVE is not legal.
     travel_turns(dice) -> (197, 9) float64
         Expected turns, starting a turn at a location, until entering each room (below).
+    blocked_travel_turns(view, idx, rows, locs, tokens=None) -> (m, 9), (m, 9) float64
+        Rows of those tables (and of ``S'`` below) per game, around the tokens that block.
 
 ``mask`` is ``view.legal_action_mask[idx]`` if the caller already has it (saves building
 the (B, 870) mask again); ``rng`` breaks ties between equally good destinations at random
-(default: the lowest location id wins, deterministic).
+(default: the lowest location id wins, deterministic); ``blocking`` plans around the
+tokens that block (*Blocking* below; default off: the empty board, as the heuristic player,
+the learner's compact observation and the published baselines use it).
 
 How destinations are scored: value per expected turn, the current turn included.
 
@@ -27,7 +32,8 @@ How destinations are scored: value per expected turn, the current turn included.
   ``k >= d`` enters at once (a room can be entered with at most the pips rolled, R-M4);
   otherwise the token walks ``k`` pips closer (R-M3) and tries again:
   ``T(d) = 1 + sum_{k<d} P(roll = k) T(d - k)``, with the roll distribution of the
-  preset's dice (R-D1). The board is taken as empty (tokens that block are ignored).
+  preset's dice (R-D1). By default the board is taken as empty (tokens that block are
+  ignored); see *Blocking*.
 * ``travel_turns`` combines walking with the secret passages (R-T2, one turn each) and
   with stops in rooms on the way (shortest expected-turn routes over the 9 rooms). Being
   in a room already does not count as entering it: re-entering costs about 2 turns
@@ -42,6 +48,25 @@ How destinations are scored: value per expected turn, the current turn included.
   ``max_r v_r / S'[x, r]`` where ``S'`` is ``S`` without taking the passage first. The
   best option is taken, ties going to STAY, then PASSAGE, then ROLL; when every value is
   0 the player ROLLs if it can.
+
+**Blocking** (``blocking=True``). A path may not enter or end on a square occupied by a
+suspect token (R-M2), and a door whose square in front is occupied is blocked (R-M6). The
+distances then come from a search over the board with the occupied squares taken out: a
+blocked door cannot be used (to enter, or to leave a room), a square whose short way is
+cut goes round, or through another door, or through another room or a passage (the same
+``T(d)``, routes and re-entering as above; a room whose doors are all blocked cannot be left
+on foot, so walking out and back in is impossible there). Which tokens count, since tokens
+move between turns (the mover's own never does):
+
+* START (ROLL against PASSAGE and STAY): every other token. The roll is made now, with the
+  tokens where they stand, so the first leg is exact; the later legs assume they stay.
+* MOVE: only the tokens still there when the next turn starts from the destination: the
+  suspects nobody plays and the eliminated players' tokens (they move only when a
+  suggestion drags them into a room). Every playing opponent moves before that turn (a
+  token on a square must roll and usually leaves it), so where it stands now says little
+  about where it will be; this turn's move itself is exact anyway (the legal mask).
+
+Measured (BLOCKING_MEASURED below).
 
 Without a board (the card-only game, R-C1) there is no movement: these functions are not
 needed there (START and MOVE never happen).

@@ -29,9 +29,11 @@ from agents.planning import (
     turn_tables,
 )
 from agents.random_agent import RandomAgent
+from agents.registry import UnknownAgentError, check_player_names, make_agent
 from agents.runner import play_games
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
+from cluedo_env.errors import UsageError
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0
 from cluedo_env.rules.cards import NUM_ROOMS, room_id
@@ -210,3 +212,17 @@ def test_blocking_aware_players_always_choose_legal_actions(preset):
     records = play_games(cfg, agents, 32, batch_size=32, seed=11)
     assert len(records) == 32
     assert all(a.inner.fallbacks == 0 for a in agents if isinstance(a, _Checked))
+
+
+def test_players_take_the_option_by_name():
+    """``NAME{JSON}`` passes constructor options (agents/registry.py), so a variant plays by name."""
+    expert = make_agent('expert{"blocking_aware": true}', seed=3)
+    assert isinstance(expert, ExpertAgent) and expert.blocking_aware and expert.seed == 3
+    deducer = make_agent('deducer{"blocking_aware": false}', seed=0)
+    assert type(deducer) is DeducerAgent and not deducer.blocking_aware
+    check_player_names(['expert{"blocking_aware": false}', "deducer"])
+    for bad in ("expert{blocking_aware}", 'expert["blocking_aware"]', 'nobody{"x": 1}'):
+        with pytest.raises(UsageError):
+            check_player_names([bad])
+    with pytest.raises(UnknownAgentError):
+        make_agent("expert{not json}")
