@@ -167,7 +167,7 @@ def _blocking_inputs(dice: int) -> tuple[np.ndarray, ...]:
         passage[a] = b
     # Around tokens a distance can exceed the empty board's (at most 188 pips); the last entry is "unreachable".
     T = np.append(turns_to_enter(dice, NUM_LOCATIONS), np.inf)
-    d0 = np.ascontiguousarray(board.distance[:NUM_SQUARES, ROOM_LOC0:].T, np.int64)  # (9, 188)
+    d0 = np.ascontiguousarray(board.distance[:, ROOM_LOC0:].T, np.int64)  # (9, 197)
     out = (neighbors, fronts, passage, d0, T)
     for a in out:
         a.flags.writeable = False
@@ -187,6 +187,17 @@ def blocking_tokens(view: PlayerView, idx: np.ndarray, persistent: bool = False)
     return tokens
 
 
+@lru_cache(maxsize=1)
+def _dead_end() -> np.ndarray:
+    """(197,) bool: squares with one neighbour that are not in front of a door (a path can only end there)."""
+    board = load_board()
+    out = np.zeros(NUM_LOCATIONS, bool)
+    for sq, adj in enumerate(board.neighbors):
+        out[sq] = len(adj) == 1 and sq not in board.front_room
+    out.flags.writeable = False
+    return out
+
+
 def blocked_travel_turns(
     view: PlayerView, idx: np.ndarray, rows: np.ndarray, locs: np.ndarray, tokens: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -194,7 +205,8 @@ def blocked_travel_turns(
     of ``tokens`` (default :func:`blocking_tokens`: every other suspect token) taken out of the board (R-M2,
     R-M6; see the module docstring).
 
-    ``rows`` (m,) must be in ascending order (``np.nonzero`` gives that): a game's searches run once.
+    ``rows`` (m,) must be in ascending order (``np.nonzero`` gives that): a game's searches run once. The
+    rows of the squares the tokens stand on are not meaningful (nobody can move there).
     """
     if tokens is None:
         tokens = blocking_tokens(view, idx)
@@ -203,6 +215,8 @@ def blocked_travel_turns(
     # Games with no blocking token on a square: the empty board's tables (the kernel gives the same).
     S0, S0_roll = _tables(view.config.dice)
     S, S_roll = S0[locs], S0_roll[locs]
+    # A token on a dead end that is no door front (the start squares) is on no path between other squares.
+    tokens = np.where(_dead_end()[np.clip(tokens, 0, NUM_LOCATIONS - 1)], -1, tokens)
     crowded = ((tokens >= 0) & (tokens < NUM_SQUARES)).any(1)
     e = np.flatnonzero(crowded[rows])
     if len(e):
@@ -218,9 +232,10 @@ def _kernel_rows(tokens: np.ndarray, rows: np.ndarray, locs: np.ndarray, dice: i
     S_roll = np.empty((m, NUM_ROOMS))
     blocked_turns_kernel(
         np.ascontiguousarray(tokens, np.int64), np.asarray(rows, np.int64), np.asarray(locs, np.int64), neighbors,
-        fronts, passage, d0, T, REENTER_TURNS, S, S_roll, np.empty(NUM_SQUARES, np.bool_),
-        np.empty((NUM_ROOMS, NUM_LOCATIONS), np.int64), np.zeros((6, NUM_SQUARES), np.int64),
-        np.empty(64, np.int64), np.empty((NUM_ROOMS, NUM_ROOMS)), np.empty(NUM_ROOMS), np.empty(NUM_ROOMS),
+        fronts, passage, d0, T, REENTER_TURNS, S, S_roll, np.zeros(NUM_SQUARES, np.int64),
+        np.zeros((NUM_ROOMS, NUM_SQUARES), np.int64), np.empty((NUM_ROOMS, NUM_SQUARES), np.int64),
+        np.zeros((5, NUM_SQUARES), np.int64), np.empty(64, np.int64), np.empty((NUM_ROOMS, NUM_ROOMS), np.int64),
+        np.empty((NUM_ROOMS, NUM_ROOMS)), np.empty((NUM_ROOMS, NUM_ROOMS)), np.empty(NUM_ROOMS), np.empty(NUM_ROOMS),
     )  # fmt: skip
     return S, S_roll
 

@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit
 
 KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy"}
+INLINE = {**KERNEL, "inline": "always"}
 
 _SQ = 188  # walkable squares; rooms are locations 188..196 (cluedo_env.rules.board)
 _NR = 9  # rooms
@@ -33,37 +34,40 @@ _TOKENS = 6  # suspect tokens
 _FAR = 1 << 20  # "not reached" in a search
 
 
-# Rows of the integer scratch ``work`` (6, 188).
-_BLOCKED, _DEAD, _CAND, _NEXT, _QUEUE, _INQ = 0, 1, 2, 3, 4, 5
+# Rows of the integer scratch ``work`` (5, 188).
+_BLOCKED, _CAND, _NEXT, _QUEUE, _INQ = 0, 1, 2, 3, 4
+
+
+@njit(**INLINE)
+def _dist(r, s, d0, mark, over, gs):
+    """Fewest pips from square ``s`` to room ``r`` in the current game (stamp ``gs``): the empty board's unless
+    :func:`_repair` overrode it."""
+    return over[r, s] if mark[r, s] == gs else d0[r, s]
 
 
 @njit(**KERNEL)
-def _repair(r, d0, neighbors, blocked, nblocked, dist, work, head, stamp):
-    """``dist[r, :188]``: the fewest pips from every square to an open door front of room ``r`` around the blocked
-    squares, from the empty board's ``d0[r]``, touching only the squares whose distance may change.
+def _repair(r, d0, neighbors, bmark, nblocked, mark, over, gs, work, head, cs):
+    """Override ``over[r, s]`` (``mark[r, s] = gs``) for the squares whose fewest pips to an open door front of
+    room ``r`` change around the blocked squares (``bmark[s] == gs``; ``work[_BLOCKED, :nblocked]``).
 
     A free square keeps its empty-board distance if one of its *parents* (its neighbours one pip closer to the
-    room on the empty board) keeps it; a door front (distance 0) keeps it unless occupied. So the squares that
-    lose it (*dead*) are found from the blocked squares outward, level by level of the empty-board distance
-    (``head`` (64,) and ``work[_NEXT]``: a list of candidates per level); then their distances are searched
-    anew from their live neighbours (a label-correcting search over the dead squares). On the classic board
-    the corridors are mostly two squares wide, so few squares die. Blocked squares get ``_FAR``;
-    ``stamp`` marks this call's entries of the ``_DEAD``, ``_CAND`` and ``_INQ`` rows.
+    room on the empty board, ``d0``) keeps it; a door front (distance 0) keeps it unless occupied. So the squares
+    that lose it (*dead*, marked) are found from the blocked squares outward, level by level of the empty-board
+    distance (``head`` (64,) and ``work[_NEXT]``: a list of candidates per level); then their distances are
+    searched anew from their live neighbours (a label-correcting search over the dead squares). On the classic
+    board the corridors are mostly two squares wide, so few squares die. Blocked squares get ``_FAR``; ``cs``
+    marks this call's entries of the ``_CAND`` and ``_INQ`` rows.
     """
-    for s in range(_SQ):
-        dist[r, s] = d0[r, s]
-    if nblocked == 0:
-        return
     top = -1  # highest level with candidates
     for i in range(nblocked):
         b = work[_BLOCKED, i]
-        dist[r, b] = _FAR
-        work[_DEAD, b] = stamp
+        mark[r, b] = gs
+        over[r, b] = _FAR
         level = d0[r, b] + 1
         for j in range(4):
             c = neighbors[b, j]
-            if c >= 0 and not blocked[c] and d0[r, c] == level and work[_CAND, c] != stamp:
-                work[_CAND, c] = stamp
+            if c >= 0 and bmark[c] != gs and d0[r, c] == level and work[_CAND, c] != cs:
+                work[_CAND, c] = cs
                 if level > top:
                     for L in range(top + 1, level + 1):
                         head[L] = -1
@@ -78,16 +82,16 @@ def _repair(r, d0, neighbors, blocked, nblocked, dist, work, head, stamp):
             alive = False
             for j in range(4):
                 p = neighbors[s, j]
-                if p >= 0 and d0[r, p] == L - 1 and work[_DEAD, p] != stamp:
+                if p >= 0 and d0[r, p] == L - 1 and mark[r, p] != gs:
                     alive = True
             if not alive:
-                work[_DEAD, s] = stamp
+                mark[r, s] = gs
                 work[_QUEUE, ndead] = s  # the dead squares, for the search below
                 ndead += 1
                 for j in range(4):
                     c = neighbors[s, j]
-                    if c >= 0 and not blocked[c] and d0[r, c] == L + 1 and work[_CAND, c] != stamp:
-                        work[_CAND, c] = stamp
+                    if c >= 0 and bmark[c] != gs and d0[r, c] == L + 1 and work[_CAND, c] != cs:
+                        work[_CAND, c] = cs
                         if L + 1 > top:
                             head[L + 1] = -1
                             top = L + 1
@@ -103,10 +107,10 @@ def _repair(r, d0, neighbors, blocked, nblocked, dist, work, head, stamp):
         best = _FAR
         for j in range(4):
             u = neighbors[s, j]
-            if u >= 0 and not blocked[u] and work[_DEAD, u] != stamp and d0[r, u] + 1 < best:
+            if u >= 0 and mark[r, u] != gs and d0[r, u] + 1 < best:
                 best = d0[r, u] + 1
-        dist[r, s] = best
-        work[_INQ, s] = stamp
+        over[r, s] = best
+        work[_INQ, s] = cs
     qhead = 0
     qlen = ndead  # a ring over work[_QUEUE]: at most every dead square once at a time
     while qlen > 0:
@@ -114,17 +118,36 @@ def _repair(r, d0, neighbors, blocked, nblocked, dist, work, head, stamp):
         qhead = (qhead + 1) % _SQ
         qlen -= 1
         work[_INQ, s] = 0
-        d = dist[r, s] + 1
+        d = over[r, s] + 1
         if d >= _FAR:
             continue
         for j in range(4):
             w = neighbors[s, j]
-            if w >= 0 and work[_DEAD, w] == stamp and not blocked[w] and d < dist[r, w]:
-                dist[r, w] = d
-                if work[_INQ, w] != stamp:
-                    work[_INQ, w] = stamp
+            if w >= 0 and mark[r, w] == gs and bmark[w] != gs and d < over[r, w]:
+                over[r, w] = d
+                if work[_INQ, w] != cs:
+                    work[_INQ, w] = cs
                     work[_QUEUE, (qhead + qlen) % _SQ] = w
                     qlen += 1
+
+
+@njit(**INLINE)
+def _routes(rd, T, passage, far, R):
+    """``R`` (9, 9): expected turns from room a to room b, as ``agents.planning.turn_tables`` (walking ``rd[a, b]``
+    pips, or one passage per turn; then shortest routes; inf on the diagonal)."""
+    for a in range(_NR):
+        for b in range(_NR):
+            R[a, b] = 0.0 if a == b else T[min(rd[a, b], far)]
+        if passage[a] >= 0 and R[a, passage[a]] > 1.0:
+            R[a, passage[a]] = 1.0
+    for k in range(_NR):
+        for a in range(_NR):
+            for b in range(_NR):
+                via = R[a, k] + R[k, b]
+                if via < R[a, b]:
+                    R[a, b] = via
+    for a in range(_NR):
+        R[a, a] = np.inf  # a route ending in its own start room is no entry
 
 
 @njit(**KERNEL)
@@ -140,11 +163,14 @@ def blocked_turns_kernel(
     reenter: float,
     S: np.ndarray,
     S_roll: np.ndarray,
-    blocked: np.ndarray,
-    dist: np.ndarray,
+    bmark: np.ndarray,
+    mark: np.ndarray,
+    over: np.ndarray,
     work: np.ndarray,
     head: np.ndarray,
+    rd: np.ndarray,
     R: np.ndarray,
+    R0: np.ndarray,
     walk: np.ndarray,
     at: np.ndarray,
 ) -> None:
@@ -152,71 +178,73 @@ def blocked_turns_kernel(
     game ``rows[e]``, around the blocking tokens of that game.
 
     ``tokens`` (n, 6) int64 location of each suspect token that blocks, per game, -1 for one that does not
-    (the mover's own, for one); ``rows`` (m,) int64 game of each entry, in
-    ascending order (a game's tables are computed once for its run of entries); ``locs`` (m,) int64.
+    (the mover's own, for one); ``rows`` (m,) int64 game of each entry, in ascending order (a game's tables are
+    computed once for its run of entries); ``locs`` (m,) int64. The row of a location a blocking token stands
+    on is all inf (nobody can move there).
     Board: ``neighbors`` (188, 4) and ``fronts`` (9, 4) int64, -1 padded (the squares next to a square; the
     squares in front of a room's doors); ``passage`` (9,) int64 the room a room's secret passage leads to, -1
-    if none; ``d0`` (9, 188) int64 the empty board's fewest pips from each square to each room
-    (``Board.distance``). ``T`` (D,) float64 turns to enter a room ``d`` pips away, ``T[D - 1] = inf`` standing
-    for unreachable (every distance >= D - 1). ``reenter``: turns to leave a room and come back in.
-    Scratch: ``blocked`` (188,) bool, ``dist`` (9, 197), ``work`` (6, 188) int64 zeros, ``head`` (64,)
-    int64, ``R`` (9, 9), ``walk``, ``at`` (9,) float64.
+    if none; ``d0`` (9, 197) int64 the empty board's fewest pips from each location to each room
+    (``Board.distance``, transposed). ``T`` (D,) float64 turns to enter a room ``d`` pips away,
+    ``T[D - 1] = inf`` standing for unreachable (every distance >= D - 1). ``reenter``: turns to leave a room
+    and come back in. Scratch: ``bmark`` (188,), ``mark``, ``over`` (9, 188), ``work`` (5, 188) int64 zeros,
+    ``head`` (64,), ``rd`` (9, 9) int64, ``R``, ``R0`` (9, 9), ``walk``, ``at`` (9,) float64.
     """
     m = len(rows)
     far = len(T) - 1
+    # The empty board's room-to-room routes, reused in games where no room-to-room distance changes.
+    for a in range(_NR):
+        for b in range(_NR):
+            rd[a, b] = d0[b, _SQ + a]
+    _routes(rd, T, passage, far, R0)
     g = -1
-    stamp = 0
+    gs = 0  # stamp of the current game in bmark and mark
+    cs = 0  # stamp of the current (game, room) in work[_CAND], work[_INQ]
     for e in range(m):
         if rows[e] != g:  # a new game: its distances and room-to-room routes
             g = rows[e]
-            for s in range(_SQ):
-                blocked[s] = False
+            gs += 1
             nblocked = 0
             for t in range(_TOKENS):
                 p = tokens[g, t]
-                if 0 <= p < _SQ and not blocked[p]:
-                    blocked[p] = True
+                if 0 <= p < _SQ and bmark[p] != gs:
+                    bmark[p] = gs
                     work[_BLOCKED, nblocked] = p
                     nblocked += 1
+            same = True
             for r in range(_NR):
-                stamp += 1
-                _repair(r, d0, neighbors, blocked, nblocked, dist, work, head, stamp)
+                cs += 1
+                _repair(r, d0, neighbors, bmark, nblocked, mark, over, gs, work, head, cs)
                 # From a room: one pip through an open door onto its front (R-M5, R-M6), then on.
                 for q in range(_NR):
                     best = _FAR
                     for j in range(4):
                         f = fronts[q, j]
-                        if f >= 0 and not blocked[f] and dist[r, f] + 1 < best:
-                            best = dist[r, f] + 1
-                    dist[r, _SQ + q] = best
-            # Room-to-room routes (as _tables: walking, or one passage per turn; then shortest routes).
-            for a in range(_NR):
-                for b in range(_NR):
-                    R[a, b] = 0.0 if a == b else T[min(dist[b, _SQ + a], far)]
-                if passage[a] >= 0 and R[a, passage[a]] > 1.0:
-                    R[a, passage[a]] = 1.0
-            for k in range(_NR):
+                        if f >= 0 and bmark[f] != gs:
+                            d = _dist(r, f, d0, mark, over, gs) + 1
+                            if d < best:
+                                best = d
+                    rd[q, r] = best
+                    if q != r and best != d0[r, _SQ + q]:
+                        same = False
+            if same:
                 for a in range(_NR):
                     for b in range(_NR):
-                        via = R[a, k] + R[k, b]
-                        if via < R[a, b]:
-                            R[a, b] = via
-            for a in range(_NR):
-                R[a, a] = np.inf  # a route ending in its own start room is no entry
+                        R[a, b] = R0[a, b]
+            else:
+                _routes(rd, T, passage, far, R)
         x = locs[e]
         own = x - _SQ  # the room x is, or < 0 for a square
         for r in range(_NR):
             if r == own:
                 # Re-entering the room one is in: leave by an open door and come back (trapped: impossible).
-                open_door = False
-                for j in range(4):
-                    f = fronts[r, j]
-                    if f >= 0 and not blocked[f]:
-                        open_door = True
-                walk[r] = reenter if open_door else np.inf
+                walk[r] = reenter if rd[r, r] < _FAR else np.inf
                 at[r] = 0.0
             else:
-                walk[r] = T[min(dist[r, x], far)]
+                if own >= 0:
+                    d = rd[own, r]
+                else:
+                    d = _dist(r, x, d0, mark, over, gs)
+                walk[r] = T[min(d, far)]
                 at[r] = walk[r]
         for r in range(_NR):
             via = np.inf

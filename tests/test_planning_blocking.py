@@ -155,15 +155,13 @@ def test_kernel_matches_a_plain_search_on_random_placements(dice):
     pos = rng.integers(0, NUM_LOCATIONS, (n, 6))
     pos[: n // 2] = rng.integers(0, NUM_SQUARES, (n // 2, 6))  # crowded boards: every token on a square
     pos[1] = [188, 189, 190, 191, 192, 193]  # nothing on a square
+    pos[2] = [*BOARD.starts[:5], 194]  # only on the start squares, dead ends
     pos[0, :] = [BOARD.room_fronts[0][0], 3, BOARD.room_fronts[6][0], 40, 150, 60]  # Kitchen and Lounge trapped
     view = SimpleNamespace(pos=pos, seat=seat, num_players=4, config=SimpleNamespace(dice=dice))
     rows = np.repeat(np.arange(n), NUM_LOCATIONS)
     locs = np.tile(np.arange(NUM_LOCATIONS), n)
-    S, S_roll = blocked_travel_turns(view, np.arange(n), rows, locs)
-    tokens = blocking_tokens(view, np.arange(n))
-    np.testing.assert_array_equal(
-        np.concatenate(_kernel_rows(tokens, rows, locs, dice), 1), np.concatenate([S, S_roll], 1)
-    )
+    S, S_roll = _kernel_rows(blocking_tokens(view, np.arange(n)), rows, locs, dice)
+    S_b, S_roll_b = blocked_travel_turns(view, np.arange(n), rows, locs)  # the same where anybody can move
     T = _blocking_inputs(dice)[-1]
     for g in range(n):
         blocked = {int(p) for t, p in enumerate(pos[g]) if t != seat and p < NUM_SQUARES}
@@ -173,6 +171,10 @@ def test_kernel_matches_a_plain_search_on_random_placements(dice):
         block = slice(g * NUM_LOCATIONS, (g + 1) * NUM_LOCATIONS)
         np.testing.assert_array_equal(S[block], S_ref)
         np.testing.assert_array_equal(S_roll[block], S_roll_ref)
+        free = np.ones(NUM_LOCATIONS, bool)
+        free[list(blocked)] = False
+        np.testing.assert_array_equal(S_b[block][free], S_ref[free])
+        np.testing.assert_array_equal(S_roll_b[block][free], S_roll_ref[free])
     assert np.isinf(S[:NUM_LOCATIONS][ROOM_LOC0 + 6]).sum() >= 1  # the trapped Lounge: no walking route out
 
 
