@@ -349,12 +349,11 @@ def turn_start_choice(
     target = load_board().passage[x].astype(np.int64)
     stay = np.where(special[:, A.STAY], v[rows, room], -np.inf)
     if blocking:  # the rows at x and at the passage's room, per game
+        tokens = blocking_tokens(view, idx)  # the roll is now: every token blocks
+        # With one option open the choice does not depend on the scores: the empty board's rows do.
+        tokens[special[:, [A.STAY, A.PASSAGE, A.ROLL]].sum(1) < 2] = -1
         S2, S_roll2 = blocked_travel_turns(
-            view,
-            idx,
-            np.repeat(rows, 2),
-            np.stack([x, np.maximum(target, 0)], 1).ravel(),
-            blocking_tokens(view, idx),  # the roll is now: every token blocks
+            view, idx, np.repeat(rows, 2), np.stack([x, np.maximum(target, 0)], 1).ravel(), tokens
         )
         S_at_target, S_roll_at_x = S2[1::2], S_roll2[0::2]
     else:
