@@ -49,7 +49,7 @@ Play, batched over the games where the seat is to act:
   the room choice and the travel are weighed with the envelope information.
   ``blocking_aware`` (off by default) plans around the tokens that block squares and doors
   (R-M2, R-M6; *Blocking* in :mod:`agents.planning`): measured no stronger (against three
-  deducers 24.8% [24.1-25.4], parity 25%, 8 x 2,000 classic games, seeds 0-7) and ~10% slower.
+  deducers 24.8% [24.1-25.4], parity 25%, 8 x 2,000 classic games, seeds 0-7) and 10-15% slower.
 * **Refute**: show the named card that teaches the suggester least: one it has already seen
   from us, else one of the category where it has the most candidates left
   (:mod:`agents.refutation`, shared with the expert).

@@ -79,7 +79,7 @@ three deducers (parity 25%, seeds 0-7). Against three heuristic players the expe
 noise: few choices change (~0.5% of START choices; ~1.5% of MOVE choices with every token
 blocking), because this turn's move is already exact, most corridors are two squares wide
 and the opponents move before the next turn. So the players keep it off (``blocking_aware``);
-it costs them 5-10% of their speed.
+it costs them 10-15% of their speed (classic, batch 2048).
 
 Without a board (the card-only game, R-C1) there is no movement: these functions are not
 needed there (START and MOVE never happen).
