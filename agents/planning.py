@@ -18,6 +18,10 @@ API (all batched; ``idx`` are the games where ``view.seat`` is to act)::
         Expected turns, starting a turn at a location, until entering each room (below).
     blocked_travel_turns(view, idx, rows, locs, tokens=None) -> (m, 9), (m, 9) float64
         Rows of those tables (and of ``S'`` below) per game, around the tokens that block.
+    blocking_tokens(view, idx, persistent=False) -> (n, 6) int64
+        Where the tokens that block the mover stand (-1: not blocking), see *Blocking*.
+    turn_tables(dist, T, reenter) -> (197, 9), (197, 9) float64
+        ``S`` and ``S'`` from any distance table (the empty board's, or a reference's).
 
 ``mask`` is ``view.legal_action_mask[idx]`` if the caller already has it (saves building
 the (B, 870) mask again); ``rng`` breaks ties between equally good destinations at random
