@@ -47,6 +47,9 @@ Play, batched over the games where the seat is to act:
   suggestion score there (best of four suspect x weapon pairs: the card of each category
   most uncertain to be the envelope's, or a blank), computed at the start of the turn; so
   the room choice and the travel are weighed with the envelope information.
+  ``blocking_aware`` (off by default) plans around the tokens that block squares and doors
+  (R-M2, R-M6; *Blocking* in :mod:`agents.planning`): measured no stronger (against three
+  deducers 24.8% [24.1-25.4], parity 25%, 8 x 2,000 classic games, seeds 0-7) and 10-15% slower.
 * **Refute**: show the named card that teaches the suggester least: one it has already seen
   from us, else one of the category where it has the most candidates left
   (:mod:`agents.refutation`, shared with the expert).
@@ -163,10 +166,12 @@ class DeducerAgent(Agent):
         naive_model: bool = True,
         naive_model_rounds: float = 0.0,
         naive_mix: float = 0.85,
+        blocking_aware: bool = False,
     ) -> None:
         """``notebook_options`` go to :class:`Notebook` (default: exact envelope facts once at most
         ``exact_triples=8`` solution hypotheses are left, where they decide the accusation).
-        ``deal_weight``, ``leak_weight``: see :meth:`suggestion_scores`."""
+        ``deal_weight``, ``leak_weight``: see :meth:`suggestion_scores`. ``blocking_aware``: plan moves around
+        the tokens that block (``blocking=True`` in :mod:`agents.planning`; off: the empty board)."""
         self.rng = np.random.default_rng(seed)
         self.seed = seed
         self.shortlist = shortlist
@@ -176,6 +181,7 @@ class DeducerAgent(Agent):
         self.naive_model = naive_model
         self.naive_model_rounds = naive_model_rounds
         self.naive_mix = naive_mix
+        self.blocking_aware = blocking_aware  # plan moves around the tokens that block now (agents.planning)
         self.notebook_options = {"exact_triples": 8, **(notebook_options or {})}
         self.notebook: Notebook | None = None
         self.fallbacks = 0
@@ -280,10 +286,12 @@ class DeducerAgent(Agent):
             start = phase[sel] == A.START
             s = sel[start]
             if len(s):
-                out[s] = turn_start_choice(view, idx[s], value[start], mask=mask[s])
+                out[s] = turn_start_choice(view, idx[s], value[start], mask=mask[s], blocking=self.blocking_aware)
             m = sel[~start]
             if len(m):
-                out[m] = choose_moves(view, idx[m], value[~start], mask=mask[m], rng=self.rng)
+                out[m] = choose_moves(
+                    view, idx[m], value[~start], mask=mask[m], rng=self.rng, blocking=self.blocking_aware
+                )
 
         self.fallbacks += replace_illegal(out, mask, self.rng)
         return out

@@ -73,6 +73,12 @@ three deducers 31.4% [29.4-33.4] on the classic board (seed 1: 30.4%; 4 x 2,000 
 board from 30.4% to 31.6% and cards from 52.4% to 56.6% against the deducers of the time
 (seeds 10-13); the naive-player model took cards against heuristic players from 84.5% to 89%.
 
+Not kept: planning moves around the tokens that block (``blocking_aware``, from
+:class:`agents.deducer.DeducerAgent`; *Blocking* in :mod:`agents.planning`): 31.5% [31.1-31.9] against
+three deducers on the classic board with it, 31.3% [30.9-31.7] without (seeds 0-23 x 2,000 games), and
+82.4% [81.9-82.8] against 82.0% [81.5-82.5] against three heuristic players (seeds 0-11): no difference
+beyond the noise, for 10-15% of the speed.
+
 Not kept (8,000 games each, seeds 10-13, classic board against three deducers, where the expert
 wins 31.4-31.6%): a larger margin for the refuter model (1.5: 31.4%) or a smaller one (0.5:
 30.7%); ``floor`` 0.6 (30.9%); more rounds to certainty where more hypotheses are left

@@ -5,6 +5,7 @@
     make_agent("ckpt:runs/ppo/best.pt")        # a trained checkpoint, once a loader is registered
 
     make_agent("py:my_policies.py:policy")     # any function fn(obs, mask) -> action (agents/callable_player.py)
+    make_agent('expert{"blocking_aware": false}')   # a name with constructor options, as a JSON object
 
 Built-in names: ``random``, ``notebook``, ``heuristic``, ``deducer``, ``expert``, ``belief_random``.
 The last three live in modules written separately and are imported lazily, so this module works before they
@@ -16,11 +17,18 @@ Others extend the registry without editing it:
     register_prefix("ckpt", lambda spec, seed=None, **kw: load_policy_agent(spec, seed=seed, **kw))
 
 A *prefix* factory receives what follows ``prefix:`` (for example a checkpoint path).
+
+A name (not a prefix) may carry constructor options as a JSON object right after it,
+``NAME{"option": value, ...}``: they are passed as keyword arguments (before any given to
+``make_agent``), so a variant is played by name on the command line, e.g.
+``scripts/evaluate.py --head-to-head 'expert{"blocking_aware": false}' deducer``.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +36,7 @@ from agents.base import Agent
 from cluedo_env.errors import CluedoError, UsageError
 
 AgentFactory = Callable[..., Agent]
+_WITH_OPTIONS = re.compile(r"([A-Za-z_][\w.-]*)(\{.*\})", re.DOTALL)  # NAME{JSON}
 
 
 class UnknownAgentError(CluedoError):
@@ -93,6 +102,10 @@ def make_agent(spec: str, seed: int | None = None, **kwargs) -> Agent:
     """A new player from its name (``"heuristic"``) or ``prefix:argument`` (``"ckpt:path"``)."""
     if not isinstance(spec, str) or not spec:
         raise UnknownAgentError(f"an agent is named by a non-empty string, got {spec!r}")
+    with_options = _WITH_OPTIONS.fullmatch(spec)
+    if with_options:
+        name, options = with_options.group(1), _options(spec, with_options.group(2))
+        return make_agent(name, seed=seed, **{**options, **kwargs})
     if ":" in spec:
         prefix, arg = spec.split(":", 1)
         if prefix in _PREFIXES:
@@ -134,6 +147,13 @@ def check_player_names(names: list[str], allowed_extra: tuple[str, ...] = ()) ->
     for name in names:
         if name in allowed_extra or name in known:
             continue
+        with_options = _WITH_OPTIONS.fullmatch(name)
+        if with_options and with_options.group(1) in known:
+            try:
+                _options(name, with_options.group(2))
+            except UnknownAgentError as exc:
+                raise UsageError(str(exc)) from exc
+            continue
         prefix, colon, arg = name.partition(":")
         if colon and prefix in prefixes:
             if prefix == "ckpt" and not Path(arg).is_file():
@@ -141,6 +161,17 @@ def check_player_names(names: list[str], allowed_extra: tuple[str, ...] = ()) ->
             continue
         allowed = ", ".join([*allowed_extra, *known, "ckpt:PATH", "rllib:PATH", "pretrained:NAME"])
         raise UsageError(f"unknown player {name!r} (available: {allowed})")
+
+
+def _options(spec: str, text: str) -> dict:
+    """The constructor options of ``NAME{JSON}``: a JSON object."""
+    try:
+        options = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UnknownAgentError(f"player {spec!r}: the options after the name are not JSON ({exc})") from exc
+    if not isinstance(options, dict):
+        raise UnknownAgentError(f"player {spec!r}: the options after the name must be a JSON object")
+    return options
 
 
 def _available_text() -> str:

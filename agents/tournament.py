@@ -27,7 +27,6 @@ Reports: :func:`tournament_markdown` / :func:`write_tournament` and :func:`round
 :func:`write_round_robin` (``.md``, ``.json`` and a ``.png`` chart with 95% error bars).
 """
 
-
 from __future__ import annotations
 
 import json
