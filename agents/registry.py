@@ -18,10 +18,11 @@ Others extend the registry without editing it:
 
 A *prefix* factory receives what follows ``prefix:`` (for example a checkpoint path).
 
-A name (not a prefix) may carry constructor options as a JSON object right after it,
-``NAME{"option": value, ...}``: they are passed as keyword arguments (before any given to
+A name may carry constructor options as a JSON object right after it, ``NAME{"option": value, ...}``
+(also ``prefix:ARG{...}``): they are passed as keyword arguments (before any given to
 ``make_agent``), so a variant is played by name on the command line, e.g.
-``scripts/evaluate.py --head-to-head 'expert{"blocking_aware": false}' deducer``.
+``scripts/evaluate.py --head-to-head 'expert{"blocking_aware": false}' deducer`` or
+``'ckpt:runs/x/model.zip{"deterministic": false}'`` (a checkpoint that samples its actions).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from agents.base import Agent
 from cluedo_env.errors import CluedoError, UsageError
 
 AgentFactory = Callable[..., Agent]
-_WITH_OPTIONS = re.compile(r"([A-Za-z_][\w.-]*)(\{.*\})", re.DOTALL)  # NAME{JSON}
+_WITH_OPTIONS = re.compile(r"([A-Za-z_][^{}]*?)(\{.*\})", re.DOTALL)  # NAME{JSON}, also prefix:ARG{JSON}
 
 
 class UnknownAgentError(CluedoError):
@@ -148,12 +149,14 @@ def check_player_names(names: list[str], allowed_extra: tuple[str, ...] = ()) ->
         if name in allowed_extra or name in known:
             continue
         with_options = _WITH_OPTIONS.fullmatch(name)
-        if with_options and with_options.group(1) in known:
+        if with_options:
             try:
                 _options(name, with_options.group(2))
             except UnknownAgentError as exc:
                 raise UsageError(str(exc)) from exc
-            continue
+            name = with_options.group(1)
+            if name in known:
+                continue
         prefix, colon, arg = name.partition(":")
         if colon and prefix in prefixes:
             if prefix == "ckpt" and not Path(arg).is_file():

@@ -108,7 +108,9 @@ def test_advised_checkpoint_plays_by_name(tmp_path) -> None:
     Trainer(load_train_config(None, **cfg), progress=False).run()
     meta = load_model(tmp_path / "advised" / "model.zip").cluedo_meta
     assert meta["advisor"] == "deducer" and meta["n_actions"] == 2
-    player = make_agent(f"ckpt:{tmp_path / 'advised' / 'model.zip'}", deterministic=False, seed=0)
+    # a checkpoint name may carry options (as the evaluation of an advised run does: eval.deterministic=false)
+    player = make_agent(f'ckpt:{tmp_path / "advised" / "model.zip"}{{"deterministic": false}}', seed=0)
+    assert player.deterministic is False
     others = [make_agent("heuristic", seed=k) for k in range(3)]
     records = play_games(make_config("classic", players=4), [player, *others], 16, batch_size=8, seed=1)
     assert len(records) == 16

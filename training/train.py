@@ -28,7 +28,9 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
   checkpoint interval is lost). The env is reseeded from (seed, timesteps) on resume.
 * ``eval``: every ``every`` steps (and at the end) the latest checkpoint plays ``games`` games
   against ``opponents`` in the tournament evaluator (``scripts/evaluate.py``'s ``play_match``, seats
-  rotated); the win rate and its 95% Wilson interval go to TensorBoard and ``run_dir/evals.jsonl``.
+  rotated; it plays its most probable action, or samples with ``deterministic: false``, e.g. for an
+  advised policy whose accusations are rare); the win rate and its 95% Wilson interval go to TensorBoard
+  and ``run_dir/evals.jsonl``.
   Every evaluation plays the same seeded deals (``seed + 1000``), so evaluations compare like with
   like; with ``keep_best: true`` (default) the best-evaluated checkpoint so far is kept as
   ``run_dir/best_model.zip`` (``best.json`` says its step and win rate), out of the rotation of
@@ -96,7 +98,7 @@ DEFAULTS: dict[str, Any] = {
         "max_grad_norm": 0.5,
         "net_arch": [256, 256],
     },
-    "eval": {"every": 100_000, "games": 400, "opponents": None, "batch_size": 400},
+    "eval": {"every": 100_000, "games": 400, "opponents": None, "batch_size": 400, "deterministic": True},
     "league": {
         "enabled": False,
         "bots": ["random", "heuristic"],
@@ -246,6 +248,7 @@ def validate_train_config(cfg: dict) -> None:
     integer("eval.every", ev["every"], 0)
     integer("eval.games", ev["games"], 0, 10**7)
     integer("eval.batch_size", ev["batch_size"], 1, 1 << 20)
+    boolean("eval.deterministic", ev["deterministic"])
     if ev["opponents"] is not None:
         names("eval.opponents", ev["opponents"], P - 1)
     lg = cfg["league"]
@@ -632,7 +635,8 @@ class Trainer:
         opponents = ev["opponents"] or self.cfg["env"]["opponents"]
         if isinstance(opponents, str):
             opponents = [opponents] * (self.config.players - 1)
-        names = [f"ckpt:{self.last_checkpoint}", *opponents]
+        me = f"ckpt:{self.last_checkpoint}" + ("" if ev["deterministic"] else '{"deterministic": false}')
+        names = [me, *opponents]
         t0 = time.perf_counter()
         match = tournament.play_match(self.config, names, ev["games"], seed=self.cfg["seed"] + 1000,
                                     batch_size=ev["batch_size"])  # fmt: skip
