@@ -73,10 +73,13 @@ _EPISODE_CALLBACKS = ("on_episode_created", "on_episode_start", "on_episode_step
 # ------------------------------------------------------------------------------ episode objects
 def _buffer(data: Any, lookback: int, space: Any = None, struct: Any = None) -> InfiniteLookbackBuffer:
     """An ``InfiniteLookbackBuffer`` as its constructor makes it (``space`` set afterwards as the episode does)."""
-    buf = InfiniteLookbackBuffer.__new__(InfiniteLookbackBuffer)
-    buf.__dict__.update(data=data, lookback=min(lookback, len(data)), finalized=not isinstance(data, list),
-                        _space=space, _space_struct=struct)  # fmt: skip
+    buf = _new_buffer(InfiniteLookbackBuffer)
+    buf.__dict__ = {"data": data, "lookback": lookback, "finalized": not isinstance(data, list), "_space": space,
+                    "_space_struct": struct}  # fmt: skip
     return buf
+
+
+_new_buffer = InfiniteLookbackBuffer.__new__
 
 
 class EpisodeFactory:
@@ -177,6 +180,7 @@ class BulkEnvRunner(SingleAgentEnvRunner):
             int(self._seed) if self._seed is not None else int(np.random.SeedSequence().entropy % 2**63)
         )
         self._factory: EpisodeFactory | None = None
+        self._id_prefix, self._next_id = uuid.uuid4().hex[:20], 0
         self._finished: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # (end order, len, ret, sec)
 
     # ---------------------------------------------------------------- env
@@ -224,9 +228,13 @@ class BulkEnvRunner(SingleAgentEnvRunner):
         with torch.no_grad():
             if explore:
                 logits = self.module.forward_exploration(batch, t=t)[Columns.ACTION_DIST_INPUTS]
-                noise = torch.empty(logits.shape, dtype=logits.dtype).exponential_(generator=self._gen).log_()
-                actions = (logits - noise).argmax(-1)  # Gumbel-max: a draw from softmax(logits)
-                logp = torch.log_softmax(logits, -1).gather(-1, actions[:, None])[:, 0]
+                logp_all = torch.log_softmax(logits, -1)
+                # inverse CDF, in float64 so that u * total < total: the first action whose CDF exceeds the
+                # draw has probability > 0 (a masked one has exactly 0), cheaper than Gumbel noise per action
+                cdf = logp_all.double().exp_().cumsum_(-1)
+                u = torch.rand((len(cdf), 1), generator=self._gen, dtype=torch.float64).mul_(cdf[:, -1:])
+                actions = torch.searchsorted(cdf, u, right=True)[:, 0].clamp_(max=cdf.shape[1] - 1)
+                logp = logp_all.gather(-1, actions[:, None])[:, 0]
             else:
                 logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
                 actions = logits.argmax(-1)
@@ -248,7 +256,7 @@ class BulkEnvRunner(SingleAgentEnvRunner):
         term = np.empty((n, steps), bool)
         trunc = np.empty((n, steps), bool)
         ended = np.empty((n, steps), bool)
-        finals: dict[tuple[int, int], np.ndarray] = {}  # (game, step) -> the last observation of the episode
+        finals = np.empty((n, steps, width), np.int8)  # [i, k]: game i's last observation if its episode ended at k
         stamp = np.empty(steps + 1)
         obs[:, 0] = self._bulk_obs
         runners = self.config.num_env_runners or 1
@@ -264,8 +272,10 @@ class BulkEnvRunner(SingleAgentEnvRunner):
             t1 = time.perf_counter()
             o, r, te, tr, en = core.step(a)
             rew[:, k], term[:, k], trunc[:, k], ended[:, k] = r, te, tr, en
-            for i in np.flatnonzero(en):
-                finals[(int(i), k)] = np.concatenate([core.final_obs[i], final_mask])
+            if en.any():
+                idx = np.flatnonzero(en)
+                finals[idx, k, :d] = core.final_obs[idx]
+                finals[idx, k, d:] = final_mask
             obs[:, k + 1, :d] = o
             obs[:, k + 1, d:] = core.action_masks()
             stamp[k + 1] = t2 = time.perf_counter()
@@ -303,7 +313,7 @@ class BulkEnvRunner(SingleAgentEnvRunner):
                 ep_obs = (
                     obs[i, start : stop + 1]
                     if e is None
-                    else np.concatenate([obs[i, start:stop], finals[(i, e)][None]])
+                    else np.concatenate([obs[i, start:stop], finals[i, e : e + 1]])
                 )
                 ep_act, ep_rew = act[i, start:stop], rew[i, start:stop]
                 extra = {Columns.ACTION_DIST_INPUTS: dist[i, start:stop], Columns.ACTION_LOGP: logp[i, start:stop],
@@ -318,7 +328,11 @@ class BulkEnvRunner(SingleAgentEnvRunner):
                     extra = {Columns.ACTION_DIST_INPUTS: dist_inputs,
                              Columns.ACTION_LOGP: np.concatenate([lb["logp"][i : i + 1], extra[Columns.ACTION_LOGP]]),
                              WEIGHTS_SEQ_NO: seq[: stop - start + 1]}  # fmt: skip
-                id_ = self._carry_id[i] if carried else uuid.uuid4().hex
+                if carried:
+                    id_ = self._carry_id[i]
+                else:  # unique per runner (a random prefix) without a uuid4() per episode
+                    self._next_id += 1
+                    id_ = f"{self._id_prefix}{self._next_id:x}"
                 t_started = int(self._carry_t[i]) if carried else 0
                 began = float(self._carry_start[i]) if carried else float(stamp[start])
                 ep = make(id_=id_, observations=ep_obs, actions=ep_act, rewards=ep_rew, extra=extra,
