@@ -13,6 +13,8 @@ Setups (``setup:`` in the YAML):
   played inside the env. RLlib's ``SingleAgentEnvRunner`` steps ``num_envs_per_env_runner`` games
   per call in one batched engine (:mod:`training.rllib_vector`). ``learner:`` sets the learner env's
   options (``seat``, ``macro_moves``, ``macro_accuse``, ``belief``), as in the SB3 configs.
+  ``sampler: bulk`` (or ``--sampler bulk``) samples with :class:`training.rllib_bulk_runner.BulkEnvRunner`
+  instead of RLlib's runner: the same episodes, built once per rollout fragment (docs/rllib_scaling.md).
 * ``selfplay``: the PettingZoo AEC env in RLlib's ``PettingZooEnv`` wrapper (``"cluedo_v0"``; the bare
   env raises ``IllegalActionError`` on an illegal action, so a masking bug stops training loudly);
   every seat is played by the one shared module ``main``. One game per env, one move per step.
