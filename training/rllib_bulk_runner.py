@@ -224,10 +224,14 @@ class BulkEnvRunner(SingleAgentEnvRunner):
 
     def _actions(self, obs: np.ndarray, explore: bool, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(actions, logp, dist inputs) for (N, D + A) observation rows: one forward pass and a draw."""
-        batch = {Columns.OBS: torch.from_numpy(obs)}
+        x = torch.from_numpy(obs)
+        device = getattr(self, "_device", None)
+        if device is not None and torch.device(device).type != "cpu":  # num_gpus_per_env_runner > 0
+            x = x.to(device)
+        batch = {Columns.OBS: x}
         with torch.no_grad():
             if explore:
-                logits = self.module.forward_exploration(batch, t=t)[Columns.ACTION_DIST_INPUTS]
+                logits = self.module.forward_exploration(batch, t=t)[Columns.ACTION_DIST_INPUTS].cpu()
                 logp_all = torch.log_softmax(logits, -1)
                 # inverse CDF, in float64 so that u * total < total: the first action whose CDF exceeds the
                 # draw has probability > 0 (a masked one has exactly 0), cheaper than Gumbel noise per action
@@ -236,7 +240,7 @@ class BulkEnvRunner(SingleAgentEnvRunner):
                 actions = torch.searchsorted(cdf, u, right=True)[:, 0].clamp_(max=cdf.shape[1] - 1)
                 logp = logp_all.gather(-1, actions[:, None])[:, 0]
             else:
-                logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+                logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].cpu()
                 actions = logits.argmax(-1)
                 logp = torch.zeros(len(actions), dtype=torch.float32)  # RLlib's deterministic distribution: 0
         return actions.numpy(), logp.numpy(), logits.numpy()
