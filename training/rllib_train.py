@@ -13,6 +13,8 @@ Setups (``setup:`` in the YAML):
   played inside the env. RLlib's ``SingleAgentEnvRunner`` steps ``num_envs_per_env_runner`` games
   per call in one batched engine (:mod:`training.rllib_vector`). ``learner:`` sets the learner env's
   options (``seat``, ``macro_moves``, ``macro_accuse``, ``belief``), as in the SB3 configs.
+  ``sampler: bulk`` (or ``--sampler bulk``) samples with :class:`training.rllib_bulk_runner.BulkEnvRunner`
+  instead of RLlib's runner: the same episodes, built once per rollout fragment (docs/rllib_scaling.md).
 * ``selfplay``: the PettingZoo AEC env in RLlib's ``PettingZooEnv`` wrapper (``"cluedo_v0"``; the bare
   env raises ``IllegalActionError`` on an illegal action, so a masking bug stops training loudly);
   every seat is played by the one shared module ``main``. One game per env, one move per step.
@@ -39,11 +41,14 @@ from cluedo_env.errors import CheckpointError, TrainConfigError
 from cluedo_env.options import ArgumentParser, int_in
 
 ENV_NAME = "cluedo_v0"
+# ``sampler:`` of a vs_bots config: RLlib's own env runner, or training.rllib_bulk_runner.BulkEnvRunner
+SAMPLERS = ("rllib", "bulk")
 
 DEFAULTS: dict[str, Any] = {
     "run_dir": "runs/rllib",
     "seed": 0,
     "setup": "vs_bots",
+    "sampler": "rllib",
     "opponents": "random",
     "learner": {
         "seat": "random",
@@ -116,6 +121,12 @@ def validate_config(cfg: dict[str, Any]) -> None:
 
     if cfg["setup"] not in ("vs_bots", "selfplay"):
         raise TrainConfigError(f"setup={cfg['setup']!r} is not allowed (choose 'vs_bots' or 'selfplay')")
+    if cfg["sampler"] not in SAMPLERS:
+        raise TrainConfigError(f"sampler={cfg['sampler']!r} is not allowed (one of {', '.join(SAMPLERS)}: "
+                               "rllib: RLlib's SingleAgentEnvRunner; bulk: training.rllib_bulk_runner)")  # fmt: skip
+    if cfg["sampler"] != "rllib" and cfg["setup"] != "vs_bots":
+        raise TrainConfigError(f"sampler={cfg['sampler']!r} is not allowed with setup={cfg['setup']} "
+                               "(the bulk sampler is for setup=vs_bots; use sampler: rllib)")  # fmt: skip
     if not isinstance(cfg["run_dir"], str) or not cfg["run_dir"].strip():
         raise TrainConfigError(f"run_dir={cfg['run_dir']!r} is not allowed (a folder path, e.g. runs/rllib)")
     integer("seed", cfg["seed"], 0, SEED_MAX)
@@ -239,6 +250,10 @@ def _vs_bots(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
         .env_runners(**er, gym_env_vectorize_mode="vector_entry_point")
         .rl_module(rl_module_spec=RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=model))
     )
+    if cfg.get("sampler", "rllib") == "bulk":
+        from training.rllib_bulk_runner import BulkEnvRunner
+
+        config = config.env_runners(env_runner_cls=BulkEnvRunner)
     callbacks: dict[str, Any] = {"on_environment_created": rllib_vector.reseed_opponents}
     if "league" in rllib_vector.opponent_specs(cfg["opponents"], int(cfg["env"].get("players", 4))):
         callbacks["on_train_result"] = rllib_league.snapshot_callback(
@@ -498,13 +513,16 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
     ap.add_argument("--run-dir", default=None, metavar="DIR", help="override the config's run_dir")
     ap.add_argument("--bench", nargs="+", type=int_in(0, 4096), metavar="N",
                     help="sampling rate with N env runners (0: the local one); no training")  # fmt: skip
+    ap.add_argument("--sampler", choices=SAMPLERS, default=None,
+                    help="override the config's sampler (vs_bots: rllib = RLlib's env runner, bulk = the bulk one)")
     ap.add_argument("--bench-steps", type=int_in(1, 10**9), default=4000, help="env steps per runner for --bench")
     args = ap.parse_args(argv)
     if args.backend != "rllib":
         from training import train as sb3_train
 
         return sb3_train.main(argv, prog=prog)
-    overrides = {k: v for k, v in (("iterations", args.iterations), ("run_dir", args.run_dir)) if v is not None}
+    overrides = {k: v for k, v in (("iterations", args.iterations), ("run_dir", args.run_dir),
+                                   ("sampler", args.sampler)) if v is not None}  # fmt: skip
     cfg = load_config(args.config, **overrides)
     from cluedo_env.errors import UsageError
     from cluedo_env.files import check_writable_dir

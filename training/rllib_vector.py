@@ -128,7 +128,7 @@ def reseed_opponents(env_runner: Any = None, env: Any = None, env_context: Any =
     base = env_context.get("seed")
     if base is None:
         return
-    core.set_opponents(core.specs, seed=int(base) + 1009 * int(getattr(env_context, "worker_index", 0)))
+    core.set_opponents(core.specs, seed=int(base) + 1009 * int(getattr(env_context, "worker_index", 0) or 0))
 
 
 def register() -> None:
