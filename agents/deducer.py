@@ -402,9 +402,11 @@ class DeducerAgent(Agent):
             noise = self.rng.random((n, cs.shape[1] * cw.shape[1] * cr.shape[1]))
             best = np.empty(n, np.int64)
             pre = np.empty((3 * (view.num_players - 1) + 2, NUM_CARDS))
+            memo = np.empty(noise.shape[1])
+            reps = np.empty((3, max(cs.shape[1], cw.shape[1], cr.shape[1])), np.int64)
             best_suggestion_kernel(
                 np.ascontiguousarray(prob, np.float64), cs, cw, cr, np.ascontiguousarray(self._order(view, n)),
-                view.config.refutation == "all", legal, noise, best, pre,
+                view.config.refutation == "all", legal, noise, best, pre, memo, reps,
             )  # fmt: skip
             return np.where(best >= 0, A.SUGGEST0 + best, -1)
         if view.config.has_board:

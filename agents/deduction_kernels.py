@@ -243,15 +243,26 @@ def _h2c(p: float, h_lo: float, h_hi: float) -> float:
     return -(p * np.log2(p) + (1.0 - p) * np.log2(1.0 - p))
 
 
+# Binary entropy at the nodes k / _H2_SEGMENTS (k = 0.._H2_SEGMENTS), for the log-free lower bound below.
+_H2_SEGMENTS = 64
+_H2_NODES = np.zeros(_H2_SEGMENTS + 1)
+_q = np.arange(1, _H2_SEGMENTS) / _H2_SEGMENTS
+_H2_NODES[1:-1] = -(_q * np.log2(_q) + (1.0 - _q) * np.log2(1.0 - _q))
+del _q
+
+
 @njit(**INLINE)
 def _h2_or_below(p: float, h_lo: float, h_hi: float, below: bool) -> float:
-    """:func:`_h2c`, or with ``below`` a lower bound of it without logarithms: ``4 p (1 - p)`` (binary entropy in
-    bits is at least that on [0, 1]; equal only at 0, 1/2 and 1), 0 where :func:`_h2c` clamps."""
+    """:func:`_h2c`, or with ``below`` a lower bound of it without logarithms: the chord of the binary entropy
+    between the two nodes k / 64 around ``p`` (the entropy is concave, so every chord lies below it; at most
+    ~2e-4 bits below mid-range, ~0.01 in the outer segments), 0 where :func:`_h2c` clamps."""
     if not below:
         return _h2c(p, h_lo, h_hi)
     if p <= _TINY or p >= 1.0 - _TINY:
         return 0.0
-    return 4.0 * p * (1.0 - p)
+    x = p * _H2_SEGMENTS
+    k = min(int(x), _H2_SEGMENTS - 1)
+    return _H2_NODES[k] + (_H2_NODES[k + 1] - _H2_NODES[k]) * (x - k)
 
 
 @njit(**INLINE)
@@ -425,6 +436,26 @@ def envelope_information_kernel(
             )
 
 
+@njit(**INLINE)
+def _same_columns(prob: np.ndarray, i: int, cards: np.ndarray, reps: np.ndarray, row: int) -> None:
+    """``reps[row, j]``: the first candidate j' <= j of ``cards[i]`` whose holder probabilities in game i equal
+    card j's (all holders)."""
+    H = prob.shape[1]
+    for j in range(cards.shape[1]):
+        reps[row, j] = j
+        for jj in range(j):
+            if reps[row, jj] != jj:
+                continue
+            same = True
+            for h in range(H):
+                if prob[i, h, cards[i, j]] != prob[i, h, cards[i, jj]]:
+                    same = False
+                    break
+            if same:
+                reps[row, j] = jj
+                break
+
+
 @njit(**KERNEL)
 def best_suggestion_kernel(
     prob: np.ndarray,
@@ -437,13 +468,18 @@ def best_suggestion_kernel(
     noise: np.ndarray,
     out: np.ndarray,
     pre: np.ndarray,
+    memo: np.ndarray,
+    reps: np.ndarray,
 ) -> None:
     """The deducer's suggestion: the legal triple of highest envelope information (+ 1e-9 ``noise``), compiled.
 
     Triples are every (``cs[i, a]``, ``cw[i, b]``, ``cr[i, c]``) (card ids, (n, ks), (n, kw), (n, kr)), triple
     t = (a kw + b) kr + c, scored as :func:`envelope_information_kernel` does (the suggester sees the card);
     ``legal`` (n, 324) bool by triple index; ``noise`` (n, T) uniform numbers. ``out`` (n,) int64: the triple
-    index of the first best legal triple, -1 where none is legal. Scratch ``pre`` as there.
+    index of the first best legal triple, -1 where none is legal. Scratch ``pre`` as there, ``memo`` (T,)
+    float64 and ``reps`` (3, max(ks, kw, kr)) int64: a card whose holder probabilities equal an earlier
+    candidate's of its category gives every triple the same score bit for bit (the score reads only that
+    column), so such triples are scored once (early in a game many unknown cards look alike).
     """
     n = prob.shape[0]
     ks, kw, kr = cs.shape[1], cw.shape[1], cr.shape[1]
@@ -456,6 +492,11 @@ def best_suggestion_kernel(
             _envelope_pre_card(prob, i, cw[i, b], order, refute_all, pre, h_lo, h_hi)
         for c in range(kr):
             _envelope_pre_card(prob, i, cr[i, c], order, refute_all, pre, h_lo, h_hi)
+        _same_columns(prob, i, cs, reps, 0)
+        _same_columns(prob, i, cw, reps, 1)
+        _same_columns(prob, i, cr, reps, 2)
+        for t in range(ks * kw * kr):
+            memo[t] = -2.0  # not scored yet
         # The information is at most the prior entropy (first-refuter rule), so v + 1e-9 noise <= its bound
         # prior + 1e-9 noise. The legal triple of highest bound is scored first (a high score early lets the
         # bound skip most others); then the rest in order, skipping those that cannot win. The winner is the
@@ -483,6 +524,7 @@ def best_suggestion_kernel(
             a = t_first // (kr * kw)
             c0, c1, c2 = cs[i, a], cw[i, b], cr[i, c]
             v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
+            memo[(reps[0, a] * kw + reps[1, b]) * kr + reps[2, c]] = v
             top = v + 1e-9 * noise[i, t_first]
             best = (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)
             best_t = t_first
@@ -500,16 +542,22 @@ def best_suggestion_kernel(
                             bound = (pre[HE, c0] + pre[HE, c1] + pre[HE, c2]) + 1e-9 * noise[i, t]
                             skip = bound < top or (bound == top and t > best_t)
                         extra = 1e-9 * noise[i, t]
-                        if not skip and best >= 0 and not refute_all:  # a log-free upper bound first
+                        m = (reps[0, a] * kw + reps[1, b]) * kr + reps[2, c]
+                        if not skip and memo[m] < 0.0 and best >= 0 and not refute_all:  # a log-free bound first
                             ub = _envelope_triple_above(
                                 prob, i, c0, c1, c2, order, False, True, pre, h_lo, h_hi, top - _MARGIN, extra, True
                             )
                             skip = ub + extra < top - _MARGIN
                         if not skip:
-                            floor = top if best >= 0 else -1.0
-                            v = _envelope_triple_above(
-                                prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi, floor, extra, False
-                            )
+                            if memo[m] >= 0.0:  # the same score as a triple already scored
+                                v = memo[m]
+                            else:
+                                floor = top if best >= 0 else -1.0
+                                v = _envelope_triple_above(
+                                    prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi, floor, extra, False
+                                )
+                                if v >= 0.0:  # exact (-1: stopped early, it cannot win)
+                                    memo[m] = v
                             v = v + extra
                             if best < 0 or v > top or (v == top and t < best_t):
                                 best = x
