@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import Agent
 from cluedo_env.engine.reference import Game
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import load_board
@@ -180,3 +181,19 @@ def swap_hidden(snapshot: dict, seat: int, rng: np.random.Generator) -> dict | N
     out["envelope"][cat] = other
     out["hands"][p] = sorted([c for c in out["hands"][p] if c != other] + [card], key=card_id)
     return out
+
+
+class LegalityChecked(Agent):
+    """A player whose every action is checked against the legal mask (its fallback counter would hide an
+    illegal choice that it replaced)."""
+
+    def __init__(self, inner: Agent) -> None:
+        self.inner = inner
+
+    def reset(self, view, idx):
+        self.inner.reset(view, idx)
+
+    def act(self, view, idx):
+        a = self.inner.act(view, idx)
+        assert view.legal_action_mask[idx, a].all()
+        return a

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import ENVELOPE, HANDS4, config, position, swap_hidden
+from helpers import ENVELOPE, HANDS4, LegalityChecked, config, position, swap_hidden
 
 import agents.deal_sampling as deal_sampling_module
 import agents.deducer as deducer_module
@@ -389,23 +389,12 @@ def test_deducer_and_expert_always_legal_and_games_end(preset, players):
 def test_every_action_is_in_the_legal_mask():
     """Against random players and each other; the fallback counter would hide an illegal choice, so check directly."""
 
-    class Checked(Agent):
-        def __init__(self, inner):
-            self.inner = inner
-
-        def reset(self, view, idx):
-            self.inner.reset(view, idx)
-
-        def act(self, view, idx):
-            a = self.inner.act(view, idx)
-            assert view.legal_action_mask[idx, a].all()
-            return a
-
     for preset in ("classic", "seed000", "cards"):
         cfg = config(preset, players=4, max_turns=300)
-        agents = [Checked(DeducerAgent(seed=0)), Checked(ExpertAgent(seed=1)), RandomAgent(2), Checked(DeducerAgent(3))]
+        agents = [LegalityChecked(DeducerAgent(seed=0)), LegalityChecked(ExpertAgent(seed=1)), RandomAgent(2),
+                  LegalityChecked(DeducerAgent(3))]
         play_games(cfg, agents, 32, batch_size=32, seed=7)
-        assert all(a.inner.fallbacks == 0 for a in agents if isinstance(a, Checked))
+        assert all(a.inner.fallbacks == 0 for a in agents if isinstance(a, LegalityChecked))
 
 
 def test_deducer_touches_the_game_only_through_its_player_view():

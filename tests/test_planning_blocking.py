@@ -12,9 +12,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from helpers import BOARD, config, position
+from helpers import BOARD, LegalityChecked, config, position
 
-from agents.base import Agent
 from agents.deducer import DeducerAgent
 from agents.expert import ExpertAgent
 from agents.planning import (
@@ -188,32 +187,19 @@ def test_only_other_tokens_block():
 
 
 # ------------------------------------------------------------------ the players
-class _Checked(Agent):
-    def __init__(self, inner):
-        self.inner = inner
-
-    def reset(self, view, idx):
-        self.inner.reset(view, idx)
-
-    def act(self, view, idx):
-        a = self.inner.act(view, idx)
-        assert view.legal_action_mask[idx, a].all()
-        return a
-
-
 @pytest.mark.parametrize("preset", ["classic", "seed000"])
 def test_blocking_aware_players_always_choose_legal_actions(preset):
     """R-M2, R-M6 are the engine's: whatever the planner believes, every action is in the legal mask."""
     cfg = config(preset, players=4, max_turns=300)
     agents = [
-        _Checked(DeducerAgent(seed=0, blocking_aware=True)),
-        _Checked(ExpertAgent(seed=1, blocking_aware=True)),
+        LegalityChecked(DeducerAgent(seed=0, blocking_aware=True)),
+        LegalityChecked(ExpertAgent(seed=1, blocking_aware=True)),
         RandomAgent(2),
-        _Checked(DeducerAgent(seed=3, blocking_aware=True)),
+        LegalityChecked(DeducerAgent(seed=3, blocking_aware=True)),
     ]
     records = play_games(cfg, agents, 32, batch_size=32, seed=11)
     assert len(records) == 32
-    assert all(a.inner.fallbacks == 0 for a in agents if isinstance(a, _Checked))
+    assert all(a.inner.fallbacks == 0 for a in agents if isinstance(a, LegalityChecked))
 
 
 def test_players_take_the_option_by_name():
