@@ -580,6 +580,7 @@ class Trainer:
         model.cluedo_meta = make_meta(self.config, cfg["env"]["macro_moves"], self.raw_env.core.obs_size,
                                       macro_accuse=cfg["env"]["macro_accuse"], belief=cfg["env"]["belief"],
                                       observation=cfg["env"]["observation"], advisor=cfg["env"]["advisor"],
+                                      accusation_features=self.raw_env.core.accusation_features,
                                       train_config=cfg)  # fmt: skip
         every, ev = cfg["checkpoint_every"], cfg["eval"]["every"]
         self.next_checkpoint = (model.num_timesteps // every + 1) * every if every else math.inf
