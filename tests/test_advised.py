@@ -126,8 +126,8 @@ RISKLESS_EXPERT = 'expert{"floor": 1.01, "accuse_assumed": false, "max_hypothese
 
 def test_expert_advisor_adds_the_accusation_features() -> None:
     """An expert advisor appends the accusation slots to the learner observation (and only an expert does);
-    every slot is 0 or 1, ``decides`` is set wherever the learner is asked, and action 1 accuses the triple
-    the features' ``p1`` is about."""
+    every slot is 0 or 1, ``decides`` is set wherever the learner is asked, and action 1 is open only where
+    ``p1`` was sampled and accuses the triple it is about."""
     from agents.accusation_features import ACCUSATION_PIECES, ACCUSATION_SIZE, accusation_layout
     from agents.compact_observation import compact_size
     from cluedo_env.rules.config import make_config
@@ -154,6 +154,7 @@ def test_expert_advisor_adds_the_accusation_features() -> None:
         assert (best[has] >= 0).all() and (best[~has] == -1).all()
         sampled += int(has.sum())
         mask = core.action_masks()
+        assert not mask[~has, 1].any()  # action 1 only where a best open triple was sampled
         ones = np.flatnonzero(has & mask[:, 1])
         if len(ones):  # action 1 accuses the kept best open triple
             eng = core.to_engine(np.ones(len(ones), np.int64), ones)

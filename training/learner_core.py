@@ -321,6 +321,8 @@ class LearnerCore:
         A game that ended before the learner's first decision allows only action 0 (its forced step).
         """
         m = self.actions.mask(self.eng.legal_action_mask)
+        if self.accusation is not None:  # accuse only where the expert sampled a best open triple
+            self.accusation.restrict(m, self._ar)
         if self.unplayed.any():
             m[self.unplayed] = False
             m[self.unplayed, 0] = True

@@ -209,7 +209,10 @@ class PolicyAgent(LearnerInputs, Agent):
                 f"this game ({cfg.preset}, {cfg.players} players) gives {obs.shape[1]}"
             )
         mask = view.legal_action_mask[idx]
-        chosen = self._fn(obs, self.actions.mask(mask))
+        legal = self.actions.mask(mask)
+        if self.accusation_features:  # accuse only where the expert sampled a best open triple (as in training)
+            self._accusation.restrict(legal, idx)
+        chosen = self._fn(obs, legal)
         advice = None
         if self.advisor_name is not None:
             advice = lambda rows: self._advisor_of().act(view, idx[rows])  # noqa: E731
