@@ -118,3 +118,140 @@ def test_advised_checkpoint_plays_by_name(tmp_path) -> None:
     bad = {**cfg, "env": {**cfg["env"], "macro_accuse": True}}
     with pytest.raises(TrainConfigError, match="env.advisor needs"):
         load_train_config(None, **bad)
+
+
+# ================================================================= expert advisor: accusation features
+RISKLESS_EXPERT = 'expert{"floor": 1.01, "accuse_assumed": false, "max_hypotheses": 0}'
+
+
+def test_expert_advisor_adds_the_accusation_features() -> None:
+    """An expert advisor appends the accusation slots to the learner observation (and only an expert does);
+    every slot is 0 or 1, ``decides`` is set wherever the learner is asked, and action 1 is open only where
+    ``p1`` was sampled and accuses the triple it is about."""
+    from agents.accusation_features import ACCUSATION_PIECES, ACCUSATION_SIZE, accusation_layout
+    from agents.compact_observation import compact_size
+    from cluedo_env.rules.config import make_config
+
+    assert ACCUSATION_SIZE == sum(w for _, w, _ in ACCUSATION_PIECES) == 33
+    cfg = make_config("classic", players=4)
+    plain = LearnerCore(2, cfg, opponents="random", belief=True, observation="compact", advisor="deducer", seed=1)
+    assert not plain.accusation_features and plain.obs_size == compact_size(cfg)
+    core = LearnerCore(16, cfg, opponents="deducer", seat="random", belief=True, observation="compact",
+                       advisor=RISKLESS_EXPERT, seed=4)  # fmt: skip
+    assert core.accusation_features and core.obs_size == compact_size(cfg) + ACCUSATION_SIZE
+    lay = accusation_layout()
+    start = core.obs_size - ACCUSATION_SIZE
+    obs = core.reset(seed=4)
+    sampled = 0
+    for _ in range(120):
+        assert obs.shape == (16, core.obs_size)
+        feats = obs[:, start:]
+        assert set(np.unique(feats)) <= {0, 1}
+        live = ~core.unplayed
+        assert (feats[live, lay["decides"][0]] == 1).all()
+        best = core.accusation.best[np.arange(16)]
+        has = live & (feats[:, lay["sampled"][0]] == 1)
+        assert (best[has] >= 0).all() and (best[~has] == -1).all()
+        sampled += int(has.sum())
+        mask = core.action_masks()
+        assert not mask[~has, 1].any()  # action 1 only where a best open triple was sampled
+        ones = np.flatnonzero(has & mask[:, 1])
+        if len(ones):  # action 1 accuses the kept best open triple
+            eng = core.to_engine(np.ones(len(ones), np.int64), ones)
+            assert (eng == A.ACCUSE0 + best[ones]).all()
+        act = np.where(mask[:, 1], feats[:, lay["expert_rule"][0]], 0).astype(np.int64)  # the expert's own rule
+        obs, *_ = core.step(act)
+    assert sampled > 0
+
+
+def test_accusation_features_do_not_depend_on_hidden_cards() -> None:
+    """Swapping an unnamed envelope card with an unnamed card of another hand leaves the seat's accusation
+    features (and its best open triple) unchanged: they come from its view only."""
+    from helpers import swap_hidden
+
+    from agents.accusation_features import AccusationFeatures
+    from agents.registry import make_agent
+    from agents.runner import seat_actions
+    from cluedo_env.engine.vector_engine import VectorEngine
+    from cluedo_env.engine.views import PlayerView
+    from cluedo_env.rules.config import make_config
+
+    cfg = make_config("classic", players=4)
+    B = 8
+    eng = VectorEngine(cfg, B)
+    eng.reset(5)
+    views = [PlayerView(eng, s) for s in range(4)]
+    players = [make_agent("heuristic", seed=s) for s in range(4)]
+    for p, v in zip(players, views, strict=True):
+        p.reset(v, np.arange(B))
+    rng = np.random.default_rng(3)
+    one = np.array([0])
+
+    def features(snap: dict, seat: int) -> tuple[np.ndarray, int]:
+        e = VectorEngine(cfg, 1)
+        e.import_game(0, snap)
+        v = PlayerView(e, seat)
+        expert = make_agent(RISKLESS_EXPERT, seed=0)
+        expert.reset(v, one)
+        acc = AccusationFeatures()
+        return acc.encode(expert, v, one)[0], int(acc.best[0])
+
+    checked = decided = sampled = 0
+    for step in range(600):
+        if step % 7 == 0:
+            for g in range(B):
+                if eng.done[g]:
+                    continue
+                snap = eng.export_game(g)
+                seat = int(eng.actor[g])  # the seat to act: where an accusation may be open
+                alt = swap_hidden(snap, seat, rng)
+                if alt is None:
+                    continue
+                f0, b0 = features(snap, seat)
+                f1, b1 = features(alt, seat)
+                assert np.array_equal(f0, f1) and b0 == b1
+                checked += 1
+                decided += int(f0[0])
+                sampled += int(f0[1])
+        if eng.done.all():
+            break
+        eng.step(seat_actions(eng, players, views))
+    assert checked >= 30 and decided >= 5 and sampled >= 1
+
+
+def test_expert_advised_checkpoint_plays_by_name(tmp_path) -> None:
+    """A tiny run with an expert advisor: the checkpoint records the accusation features, and the ckpt: player
+    rebuilds the same inputs and plays whole games, never an illegal action."""
+    pytest.importorskip("sb3_contrib")
+    from agents.registry import make_agent
+    from agents.runner import play_games
+    from cluedo_env.errors import CheckpointError
+    from cluedo_env.rules.config import make_config
+    from training.policy import PolicyAgent, load_model, save_model_atomic
+    from training.train import Trainer, load_train_config
+
+    cfg = {
+        "run_dir": str(tmp_path / "advised"),
+        "total_timesteps": 256,
+        "checkpoint_every": 256,
+        "env": {"num_envs": 16, "opponents": "heuristic", "belief": True, "observation": "compact",
+                "macro_moves": False, "advisor": RISKLESS_EXPERT},
+        "ppo": {"n_steps": 16, "batch_size": 64, "n_epochs": 1, "net_arch": [32]},
+        "eval": {"every": 0, "games": 0},
+    }  # fmt: skip
+    Trainer(load_train_config(None, **cfg), progress=False).run()
+    path = tmp_path / "advised" / "model.zip"
+    model = load_model(path)
+    meta = model.cluedo_meta
+    assert meta["advisor"] == RISKLESS_EXPERT and meta["accusation_features"] is True and meta["n_actions"] == 2
+    player = make_agent(f'ckpt:{path}{{"deterministic": false}}', seed=0)
+    assert player.accusation_features
+    others = [make_agent("deducer", seed=k) for k in range(3)]
+    records = play_games(make_config("classic", players=4), [player, *others], 16, batch_size=8, seed=1)
+    assert len(records) == 16
+    assert player._advisor.fallbacks == 0
+    assert player._accusation is not None and len(player._accusation.best) == 8
+    model.cluedo_meta = {**meta, "advisor": "deducer"}  # features recorded, but a deducer advisor cannot give them
+    save_model_atomic(model, tmp_path / "bad.zip")
+    with pytest.raises(CheckpointError, match="not an expert"):
+        PolicyAgent(tmp_path / "bad.zip")

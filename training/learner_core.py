@@ -174,9 +174,28 @@ class LearnerCore:
             self.belief = BeliefTracker(self.views, seed=seed)
             if observation == "compact":
                 self.compact = CompactObservation(self.config)
+        # The advisor (advised space): a rule-based player per seat the learner may sit in, seeing that seat's
+        # view only, playing every learner decision but the accusation choice (LearnerActions.decides).
+        # One rule: an expert advisor (agents.expert.ExpertAgent) also gives the learner its accusation features
+        # (agents.accusation_features), and action 1 accuses the expert's best open triple.
+        self.advisor = advisor
+        self.advisors: dict[int, Any] = {}
+        self.accusation_features = False
+        self.accusation = None
+        if advisor is not None:
+            from agents.accusation_features import AccusationFeatures, is_expert
+            from agents.registry import make_agent  # envs never import agents at module level
+
+            seats = range(P) if seat == "random" else [int(seat)]
+            adv_seeds = np.random.SeedSequence(None if seed is None else seed + 7919).spawn(P)
+            self.advisors = {s: make_agent(advisor, seed=int(adv_seeds[s].generate_state(1)[0])) for s in seats}
+            self.accusation_features = all(is_expert(a) for a in self.advisors.values())
+            if self.accusation_features:
+                self.accusation = AccusationFeatures()
         from agents.learner_inputs import learner_obs_size
 
-        self.obs_size = learner_obs_size(self.config, self.engine_obs_size, belief, observation)
+        self.obs_size = learner_obs_size(self.config, self.engine_obs_size, belief, observation,
+                                         self.accusation_features)  # fmt: skip
         self.seat = np.zeros(self.N, np.int64)
         self._ar = np.arange(self.N)
         self._obs = np.zeros((self.N, self.obs_size), np.int8)
@@ -193,16 +212,6 @@ class LearnerCore:
         self.final_snapshots: dict[int, tuple[dict[str, Any], int]] = {}
         self._seed_seq = np.random.SeedSequence(seed)
         self._rng = np.random.default_rng(self._seed_seq.spawn(1)[0])
-        # The advisor (advised space): a rule-based player per seat the learner may sit in, seeing that seat's
-        # view only, playing every learner decision but the accusation choice (LearnerActions.decides).
-        self.advisor = advisor
-        self.advisors: dict[int, Any] = {}
-        if advisor is not None:
-            from agents.registry import make_agent  # envs never import agents at module level
-
-            seats = range(P) if seat == "random" else [int(seat)]
-            adv_seeds = np.random.SeedSequence(None if seed is None else seed + 7919).spawn(P)
-            self.advisors = {s: make_agent(advisor, seed=int(adv_seeds[s].generate_state(1)[0])) for s in seats}
         self.set_opponents(opponents, seed=seed)
 
     # ------------------------------------------------------------ opponents
@@ -294,7 +303,13 @@ class LearnerCore:
             return obs
         from agents.learner_inputs import learner_observation
 
-        return learner_observation(obs, self.belief, idx, self.compact)
+        features = None
+        if self.accusation is not None:
+            from agents.accusation_features import encode_by_seat
+
+            features = lambda games: encode_by_seat(self.accusation, self.advisors, self.views,  # noqa: E731
+                                                    self.seat[games], games)  # fmt: skip
+        return learner_observation(obs, self.belief, idx, self.compact, features)
 
     def engine_mask(self) -> np.ndarray:
         """(N, 870) bool: the learner's legal engine actions (a read-only buffer)."""
@@ -306,6 +321,8 @@ class LearnerCore:
         A game that ended before the learner's first decision allows only action 0 (its forced step).
         """
         m = self.actions.mask(self.eng.legal_action_mask)
+        if self.accusation is not None:  # accuse only where the expert sampled a best open triple
+            self.accusation.restrict(m, self._ar)
         if self.unplayed.any():
             m[self.unplayed] = False
             m[self.unplayed, 0] = True
@@ -319,6 +336,9 @@ class LearnerCore:
         if self.belief is not None:
             belief, rows_of = self.belief, (self._ar if idx is None else idx)
             accuse = lambda rows, legal: belief.best_accusations(rows_of[rows], legal)  # noqa: E731
+            if self.accusation is not None:  # the expert's best open triple, kept when the observation was built
+                acc, by_belief = self.accusation, accuse
+                accuse = lambda rows, legal: acc.accuse(rows_of[rows], legal, by_belief)  # noqa: E731
         advice = None
         if self.advisors:
             games = self._ar if idx is None else np.asarray(idx, np.int64)

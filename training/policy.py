@@ -125,6 +125,20 @@ class PolicyAgent(LearnerInputs, Agent):
         self.actions = LearnerActions(self.macro_moves, self.meta.get("macro_accuse", False),
                                       advised=self.advisor_name is not None)  # fmt: skip
         self._advisor = None
+        self.seed = seed
+        # Advised checkpoints whose advisor is an expert: its accusation features (agents.accusation_features).
+        self.accusation_features = bool(self.meta.get("accusation_features", False))
+        if self.advisor_name is not None:
+            from agents.accusation_features import is_expert
+
+            if is_expert(self._advisor_of()) != self.accusation_features:
+                raise CheckpointError(
+                    f"checkpoint {path}: advisor {self.advisor_name!r} is {'' if is_expert(self._advisor) else 'not '}"
+                    f"an expert but the checkpoint says accusation_features={self.accusation_features} (the "
+                    "features come with an expert advisor and only with one)"
+                )
+        elif self.accusation_features:
+            raise CheckpointError(f"checkpoint {path}: accusation_features without an advisor")
         self.use_belief = bool(self.meta.get("belief", False))
         self.observation = self.meta.get("observation", "full")  # checkpoints from before the option: full
         self.deterministic = deterministic
@@ -147,7 +161,11 @@ class PolicyAgent(LearnerInputs, Agent):
         new = copy.copy(self)
         new._belief = None
         new._advisor = None
+        new._accusation = None
         return new
+
+    def _feature_expert(self):
+        return self._advisor_of()
 
     def _advisor_of(self) -> Agent:
         if self._advisor is None:
@@ -191,7 +209,10 @@ class PolicyAgent(LearnerInputs, Agent):
                 f"this game ({cfg.preset}, {cfg.players} players) gives {obs.shape[1]}"
             )
         mask = view.legal_action_mask[idx]
-        chosen = self._fn(obs, self.actions.mask(mask))
+        legal = self.actions.mask(mask)
+        if self.accusation_features:  # accuse only where the expert sampled a best open triple (as in training)
+            self._accusation.restrict(legal, idx)
+        chosen = self._fn(obs, legal)
         advice = None
         if self.advisor_name is not None:
             advice = lambda rows: self._advisor_of().act(view, idx[rows])  # noqa: E731

@@ -57,6 +57,10 @@ it may accuse (R-A1: its own turn, at the start or after the move or suggestion)
 0 = the advisor's action there, 1 = accuse the legal triple the learner's belief finds most likely.
 So the policy learns *when* to accuse, and plays the rest as well as its advisor; an episode is
 then about two decisions per turn of the learner.
+An expert advisor (:class:`agents.expert.ExpertAgent`, e.g. the riskless
+``expert{"floor": 1.01, "accuse_assumed": false, "max_hypotheses": 0}``) also appends the expert's
+accusation inputs to the observation (p1 of its best open triple, danger, hypotheses left ...:
+:mod:`agents.accusation_features`), and action 1 accuses that triple instead of the belief's.
 
 The macro mapping is a pure function of the legal MOVE destinations (:func:`macro_mask`,
 :func:`macro_to_engine`); no rule is written here.

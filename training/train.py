@@ -13,8 +13,10 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
   of 324; needs ``belief``), ``observation`` (``full``, or ``compact``: the learner's pieces in about a third of
   the slots, :mod:`agents.compact_observation`; needs ``belief``), ``advisor`` (a player name, e.g.
   ``deducer``: it plays the learner's seat and the learner only chooses, where it may accuse, between the
-  advisor's action and accusing its belief's best triple; needs ``belief``, no macro options)
-  (see :mod:`training.single_agent`).
+  advisor's action and accusing its belief's best triple; needs ``belief``, no macro options; an expert
+  advisor, e.g. ``expert{"floor": 1.01, "accuse_assumed": false, "max_hypotheses": 0}``, also gives the
+  learner the expert's accusation inputs and makes the accusation the expert's best open triple,
+  :mod:`agents.accusation_features`) (see :mod:`training.single_agent`).
 * ``ppo``: MaskablePPO keyword arguments (``n_steps``, ``batch_size``, ``learning_rate`` ...);
   ``net_arch`` becomes ``policy_kwargs``.
 * ``total_timesteps``, ``seed``, ``run_dir``.
@@ -580,6 +582,7 @@ class Trainer:
         model.cluedo_meta = make_meta(self.config, cfg["env"]["macro_moves"], self.raw_env.core.obs_size,
                                       macro_accuse=cfg["env"]["macro_accuse"], belief=cfg["env"]["belief"],
                                       observation=cfg["env"]["observation"], advisor=cfg["env"]["advisor"],
+                                      accusation_features=self.raw_env.core.accusation_features,
                                       train_config=cfg)  # fmt: skip
         every, ev = cfg["checkpoint_every"], cfg["eval"]["every"]
         self.next_checkpoint = (model.num_timesteps // every + 1) * every if every else math.inf

@@ -13,7 +13,8 @@ in a smaller space than the engine's 870 ids (:mod:`cluedo_env.rules.actions`):
   advisor's action (``advice(rows)``) and 1 = accuse the belief's most likely triple; the advisor
   plays every other decision of the seat. So the policy learns *when* to accuse, the one decision
   a sound deducer leaves on the table (it accuses only on proof), and plays the rest as well as
-  its advisor.
+  its advisor. With an expert advisor, 1 accuses the expert's most likely open triple instead
+  (:mod:`agents.accusation_features`: the resolver is the env's, this module only maps ids).
 
 The mapping is a pure function of the legal actions (the engine's mask); no rule is written here.
 Both the envs (:mod:`training.single_agent`) and the players that run trained policies
