@@ -86,6 +86,19 @@ def test_advised_env_config_errors(kwargs: dict, match: str) -> None:
         LearnerCore(2, "classic", **kwargs)
 
 
+def _tiny_advised_config(tmp_path, advisor: str) -> dict:
+    """A 256-step advised training run against heuristic players (compact observation), no evaluation."""
+    return {
+        "run_dir": str(tmp_path / "advised"),
+        "total_timesteps": 256,
+        "checkpoint_every": 256,
+        "env": {"num_envs": 16, "opponents": "heuristic", "belief": True, "observation": "compact",
+                "macro_moves": False, "advisor": advisor},
+        "ppo": {"n_steps": 16, "batch_size": 64, "n_epochs": 1, "net_arch": [32]},
+        "eval": {"every": 0, "games": 0},
+    }  # fmt: skip
+
+
 def test_advised_checkpoint_plays_by_name(tmp_path) -> None:
     """A tiny advised run: the checkpoint records its advisor, and the ckpt: player plays whole games with it,
     never an illegal action."""
@@ -96,15 +109,7 @@ def test_advised_checkpoint_plays_by_name(tmp_path) -> None:
     from training.policy import load_model
     from training.train import TrainConfigError, Trainer, load_train_config
 
-    cfg = {
-        "run_dir": str(tmp_path / "advised"),
-        "total_timesteps": 256,
-        "checkpoint_every": 256,
-        "env": {"num_envs": 16, "opponents": "heuristic", "belief": True, "observation": "compact",
-                "macro_moves": False, "advisor": "deducer"},
-        "ppo": {"n_steps": 16, "batch_size": 64, "n_epochs": 1, "net_arch": [32]},
-        "eval": {"every": 0, "games": 0},
-    }  # fmt: skip
+    cfg = _tiny_advised_config(tmp_path, "deducer")
     Trainer(load_train_config(None, **cfg), progress=False).run()
     meta = load_model(tmp_path / "advised" / "model.zip").cluedo_meta
     assert meta["advisor"] == "deducer" and meta["n_actions"] == 2
@@ -230,15 +235,7 @@ def test_expert_advised_checkpoint_plays_by_name(tmp_path) -> None:
     from training.policy import PolicyAgent, load_model, save_model_atomic
     from training.train import Trainer, load_train_config
 
-    cfg = {
-        "run_dir": str(tmp_path / "advised"),
-        "total_timesteps": 256,
-        "checkpoint_every": 256,
-        "env": {"num_envs": 16, "opponents": "heuristic", "belief": True, "observation": "compact",
-                "macro_moves": False, "advisor": RISKLESS_EXPERT},
-        "ppo": {"n_steps": 16, "batch_size": 64, "n_epochs": 1, "net_arch": [32]},
-        "eval": {"every": 0, "games": 0},
-    }  # fmt: skip
+    cfg = _tiny_advised_config(tmp_path, RISKLESS_EXPERT)
     Trainer(load_train_config(None, **cfg), progress=False).run()
     path = tmp_path / "advised" / "model.zip"
     model = load_model(path)
