@@ -47,10 +47,11 @@ from typing import Any
 import numpy as np
 
 from cluedo_env.engine.views import PlayerView
+from cluedo_env.envs.learner_actions import LearnerActions
 from cluedo_env.rules import actions as A
-from cluedo_env.rules.cards import ROOM_CARD0, WEAPON_CARD0
 
 MAX_HYPOTHESES = 24
+_ADVISED = LearnerActions(advised=True)  # its ``decides``: where the advised learner decides
 EXPERT_FLOOR = 0.5  # the expert's default floor, for the ``expert_rule`` slot
 P1_LEVELS = np.array([0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99])
 DANGER_LEVELS = np.array([0.02, 0.05, 0.1, 0.2, 0.3, 0.5])
@@ -108,7 +109,7 @@ class AccusationFeatures:
             return out
         lay = accusation_layout()
         mask = view.legal_action_mask_of(idx)
-        decides = mask[:, A.ACCUSE0 :].any(1)  # as LearnerActions.decides (R-A1)
+        decides = _ADVISED.decides(mask)  # where the advised learner decides (R-A1)
         rows = np.flatnonzero(decides)
         if len(rows) == 0:
             return out
@@ -123,8 +124,7 @@ class AccusationFeatures:
             out[r, o : o + w] = bits.reshape(len(r), w)
 
         put("decides", rows, np.ones(len(rows), np.int8))
-        cand = ~_unpack_envelope(expert, view, g)
-        hyp = cand[:, :WEAPON_CARD0].sum(1) * cand[:, WEAPON_CARD0:ROOM_CARD0].sum(1) * cand[:, ROOM_CARD0:].sum(1)
+        _, hyp = expert.hypotheses(view, g)
         put("hypotheses", rows, hyp[:, None] <= HYP_LEVELS[None, :])
         danger = expert.danger(view, g)
         put("danger", rows, danger[:, None] >= DANGER_LEVELS[None, :])
@@ -139,8 +139,7 @@ class AccusationFeatures:
             best = probs.argmax(1)
             p1 = probs[np.arange(len(s)), best]
             ess_ok = ess >= expert.min_ess
-            rounds = expert.rounds_to_certainty or (2.0 if view.config.has_board else 1.0)
-            rule = ess_ok & (p1 >= np.maximum(EXPERT_FLOOR, (1.0 - danger[s]) ** rounds))
+            rule = ess_ok & (p1 >= expert.risk_threshold(view, danger[s], EXPERT_FLOOR))
             put("sampled", r, np.ones(len(s), np.int8))
             put("p1", r, p1[:, None] >= P1_LEVELS[None, :])
             put("ess_ok", r, ess_ok)
@@ -167,14 +166,6 @@ class AccusationFeatures:
         if len(miss):
             out[miss] = fallback(miss, legal[miss])
         return out
-
-
-def _unpack_envelope(expert: Any, view: PlayerView, idx: np.ndarray) -> np.ndarray:
-    """(n, 21) bool: the cards the expert's assumed facts rule out of the envelope (as in its accusation check)."""
-    from agents.facts import unpack
-
-    nb = expert.notebook
-    return unpack(expert.model_bits(view, idx, expert.naive_accuse_rounds).nb[:, nb.E])
 
 
 def encode_by_seat(features: AccusationFeatures, experts: dict[int, Any], views: Any, seats: np.ndarray,

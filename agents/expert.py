@@ -299,6 +299,18 @@ class ExpertAgent(DeducerAgent):
         live[:, view.seat] = False
         return (self.strong_opponents(view, idx) & live).any(1)
 
+    def hypotheses(self, view: PlayerView, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """((n, 21) bool cards the assumed facts leave possible in the envelope, (n,) solution triples left)."""
+        cand = ~unpack(self.model_bits(view, idx, self.naive_accuse_rounds).nb[:, self.notebook.E])
+        hyp = cand[:, :WEAPON_CARD0].sum(1) * cand[:, WEAPON_CARD0:ROOM_CARD0].sum(1) * cand[:, ROOM_CARD0:].sum(1)
+        return cand, hyp
+
+    def risk_threshold(self, view: PlayerView, danger: np.ndarray, floor: float | None = None) -> np.ndarray:
+        """(n,) the probability the best triple needs for a risky accusation: ``max(floor, (1 - danger) ** rounds)``
+        (``floor``: this expert's unless given)."""
+        rounds = self.rounds_to_certainty or (2.0 if view.config.has_board else 1.0)
+        return np.maximum(self.floor if floor is None else floor, (1.0 - danger) ** rounds)
+
     def accusations(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
         out = super().accusations(view, idx, mask)
         nb = self.notebook
@@ -307,8 +319,7 @@ class ExpertAgent(DeducerAgent):
             return out
         # Only worth sampling where few hypotheses are left.
         rows = np.flatnonzero(open_)
-        cand = ~unpack(self.model_bits(view, idx[rows], self.naive_accuse_rounds).nb[:, nb.E])
-        hyp = cand[:, :WEAPON_CARD0].sum(1) * cand[:, WEAPON_CARD0:ROOM_CARD0].sum(1) * cand[:, ROOM_CARD0:].sum(1)
+        cand, hyp = self.hypotheses(view, idx[rows])
         if self.accuse_assumed:  # the assumed facts leave one triple: accuse it (no sampling needed)
             one = hyp == 1
             if one.any():
@@ -330,9 +341,7 @@ class ExpertAgent(DeducerAgent):
         probs = np.where(mask[rows, A.ACCUSE0 :], probs, -1.0)  # only accusations open now
         best = probs.argmax(1)
         p1 = probs[np.arange(len(rows)), best]
-        rounds = self.rounds_to_certainty or (2.0 if view.config.has_board else 1.0)
-        threshold = np.maximum(self.floor, (1.0 - self.danger(view, g)) ** rounds)
-        go = (ess >= self.min_ess) & (p1 >= threshold)
+        go = (ess >= self.min_ess) & (p1 >= self.risk_threshold(view, self.danger(view, g)))
         self.risky_accusations += int(go.sum())
         out[rows[go]] = A.ACCUSE0 + best[go]
         return out
