@@ -460,6 +460,7 @@ class DeducerAgent(Agent):
             room_values_kernel(
                 np.ascontiguousarray(prob, np.float64), cs, cw, np.ascontiguousarray(self._order(view, n)),
                 view.config.refutation == "all", value, np.empty((3 * (view.num_players - 1) + 2, NUM_CARDS)),
+                np.empty((3, max(cs.shape[1], cw.shape[1], NUM_ROOMS)), np.int64),
             )  # fmt: skip
             return self._goal_room(idx, value)
         k = cs.shape[1]

@@ -31,6 +31,7 @@ INLINE = {**KERNEL, "inline": "always"}
 _C = 21  # cards
 _FULL = (1 << 21) - 1
 _W0, _R0 = 6, 12  # first weapon, first room card
+_ROOM_CARDS = np.arange(_R0, NUM_CARDS).reshape(1, NUM_CARDS - _R0)  # (1, 9) the room cards, as a candidate row
 _CAT = ((1 << 6) - 1, ((1 << 12) - 1) ^ ((1 << 6) - 1), _FULL ^ ((1 << 12) - 1))  # bits of each category
 _TINY = 1e-12
 # Slack of the log-free upper bounds (_h2_or_below): a triple is skipped only if its bound loses by more than
@@ -437,8 +438,8 @@ def envelope_information_kernel(
 
 
 @njit(**INLINE)
-def _same_columns(prob: np.ndarray, i: int, cards: np.ndarray, reps: np.ndarray, row: int) -> None:
-    """``reps[row, j]``: the first candidate j' <= j of ``cards[i]`` whose holder probabilities in game i equal
+def _same_columns(prob: np.ndarray, i: int, cards: np.ndarray, k: int, reps: np.ndarray, row: int) -> None:
+    """``reps[row, j]``: the first candidate j' <= j of ``cards[k]`` whose holder probabilities in game i equal
     card j's (all holders)."""
     H = prob.shape[1]
     for j in range(cards.shape[1]):
@@ -448,7 +449,7 @@ def _same_columns(prob: np.ndarray, i: int, cards: np.ndarray, reps: np.ndarray,
                 continue
             same = True
             for h in range(H):
-                if prob[i, h, cards[i, j]] != prob[i, h, cards[i, jj]]:
+                if prob[i, h, cards[k, j]] != prob[i, h, cards[k, jj]]:
                     same = False
                     break
             if same:
@@ -492,9 +493,9 @@ def best_suggestion_kernel(
             _envelope_pre_card(prob, i, cw[i, b], order, refute_all, pre, h_lo, h_hi)
         for c in range(kr):
             _envelope_pre_card(prob, i, cr[i, c], order, refute_all, pre, h_lo, h_hi)
-        _same_columns(prob, i, cs, reps, 0)
-        _same_columns(prob, i, cw, reps, 1)
-        _same_columns(prob, i, cr, reps, 2)
+        _same_columns(prob, i, cs, i, reps, 0)
+        _same_columns(prob, i, cw, i, reps, 1)
+        _same_columns(prob, i, cr, i, reps, 2)
         for t in range(ks * kw * kr):
             memo[t] = -2.0  # not scored yet
         # The information is at most the prior entropy (first-refuter rule), so v + 1e-9 noise <= its bound
@@ -570,33 +571,54 @@ def best_suggestion_kernel(
 @njit(**KERNEL)
 def room_values_kernel(
     prob: np.ndarray, cs: np.ndarray, cw: np.ndarray, order: np.ndarray, refute_all: bool, out: np.ndarray,
-    pre: np.ndarray,
+    pre: np.ndarray, reps: np.ndarray,
 ) -> None:  # fmt: skip
     """(n, 9) ``out``: per room r, the best envelope information of (``cs[i, a]``, ``cw[i, b]``, room r) over the
-    pairs (card ids (n, ks), (n, kw)), scored as :func:`envelope_information_kernel` does. Scratch ``pre`` as there."""
+    pairs (card ids (n, ks), (n, kw)), scored as :func:`envelope_information_kernel` does. Scratch ``pre`` as there,
+    ``reps`` (3, max(ks, kw, 9)) int64.
+
+    Cards whose holder probabilities are equal give equal scores bit for bit (a score reads only the columns of
+    its three cards, :func:`best_suggestion_kernel`), so a room whose column equals an earlier room's gets that
+    room's value, and a pair of cards equal to an earlier pair is not scored again: the maximum is the same.
+    Early in a game most rooms look alike (unknown, or held by this seat), so few rooms are scored.
+    """
     n = prob.shape[0]
     ks, kw = cs.shape[1], cw.shape[1]
     HE = 3 * order.shape[1]
     h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
+        _same_columns(prob, i, cs, i, reps, 0)
+        _same_columns(prob, i, cw, i, reps, 1)
+        _same_columns(prob, i, _ROOM_CARDS, 0, reps, 2)
         for a in range(ks):
-            _envelope_pre_card(prob, i, cs[i, a], order, refute_all, pre, h_lo, h_hi)
+            if reps[0, a] == a:
+                _envelope_pre_card(prob, i, cs[i, a], order, refute_all, pre, h_lo, h_hi)
         for b in range(kw):
-            _envelope_pre_card(prob, i, cw[i, b], order, refute_all, pre, h_lo, h_hi)
-        for c in range(_R0, _C):
-            _envelope_pre_card(prob, i, c, order, refute_all, pre, h_lo, h_hi)
+            if reps[1, b] == b:
+                _envelope_pre_card(prob, i, cw[i, b], order, refute_all, pre, h_lo, h_hi)
+        for r in range(9):
+            if reps[2, r] == r:
+                _envelope_pre_card(prob, i, _R0 + r, order, refute_all, pre, h_lo, h_hi)
         # The pair of highest prior entropy first (its bound is the highest in every room): a high value early
-        # lets the bound skip the others. The value is the maximum, whatever the order.
+        # lets the bound skip the others. The value is the maximum, whatever the order. (The first such pair
+        # in order is a pair of representatives: an equal card's prior entropy is the same number.)
         a0, b0 = 0, 0
         for a in range(ks):
             for b in range(kw):
+                if reps[0, a] != a or reps[1, b] != b:
+                    continue
                 if pre[HE, cs[i, a]] + pre[HE, cw[i, b]] > pre[HE, cs[i, a0]] + pre[HE, cw[i, b0]]:
                     a0, b0 = a, b
         for r in range(9):
+            if reps[2, r] != r:  # the same column as an earlier room: the same value
+                out[i, r] = out[i, reps[2, r]]
+                continue
             best = _envelope_triple(prob, i, cs[i, a0], cw[i, b0], _R0 + r, order, refute_all, True, pre, h_lo, h_hi)
             for a in range(ks):
+                if reps[0, a] != a:
+                    continue
                 for b in range(kw):
-                    if a == a0 and b == b0:
+                    if (a == a0 and b == b0) or reps[1, b] != b:
                         continue
                     c0, c1, c2 = cs[i, a], cw[i, b], _R0 + r
                     if not refute_all and pre[HE, c0] + pre[HE, c1] + pre[HE, c2] <= best:

@@ -95,7 +95,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents.planning_kernels import blocked_turns_kernel
+from agents.planning_kernels import blocked_turns_kernel, choose_moves_kernel
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board
@@ -318,8 +318,24 @@ def choose_moves(
     rng: np.random.Generator | None = None,
     blocking: bool = False,
 ) -> np.ndarray:
-    """(n,) int64 the MOVE action with the best value per turn for each game of ``idx``; -1 where none is legal."""
-    score = move_scores(view, idx, room_value, mask=mask, blocking=blocking)
+    """(n,) int64 the MOVE action with the best value per turn for each game of ``idx``; -1 where none is legal.
+
+    Compiled on the empty board's table (:func:`agents.planning_kernels.choose_moves_kernel`, the same choices
+    from the same random numbers); around blocking tokens, from :func:`move_scores` (:func:`_choose_from_scores`).
+    """
+    if not blocking:
+        idx, v = _check(view, idx, room_value)
+        legal = np.ascontiguousarray((view.legal_action_mask[idx] if mask is None else mask)[:, A.MOVE0 : A.SUGGEST0])
+        noise = rng.random(legal.shape) if rng is not None else np.zeros((0, 0))
+        loc = np.empty(len(idx), np.int64)
+        choose_moves_kernel(v, legal, _tables(view.config.dice)[0], noise, rng is not None, _TIE, loc)
+        return np.where(loc >= 0, A.MOVE0 + loc, -1).astype(np.int64)
+    return _choose_from_scores(move_scores(view, idx, room_value, mask=mask, blocking=blocking), rng)
+
+
+def _choose_from_scores(score: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+    """(n,) MOVE action of highest ``score`` (n, 197) (-inf: illegal), ties within ``_TIE`` broken by ``rng`` (a
+    uniform number per destination, the highest wins) or to the first; -1 where none is legal."""
     best = score.max(1)
     tied = score >= best[:, None] - _TIE
     if rng is not None:  # a uniformly random one among the tied best

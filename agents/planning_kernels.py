@@ -261,3 +261,57 @@ def blocked_turns_kernel(
 
 
 __all__ = ["blocked_turns_kernel"]
+
+
+@njit(**KERNEL)
+def choose_moves_kernel(
+    v: np.ndarray, legal: np.ndarray, S: np.ndarray, noise: np.ndarray, use_noise: bool, tie: float, out: np.ndarray
+) -> None:
+    """:func:`agents.planning.choose_moves` on the empty board's table, compiled: ``out`` (n,) the chosen location
+    (0..196), -1 where no MOVE is legal.
+
+    ``v`` (n, 9) room values (clipped at 0), ``legal`` (n, 197) bool legal destinations, ``S`` (197, 9) expected
+    turns (:func:`agents.planning.travel_turns`), ``noise`` (n, 197) the uniform numbers that break ties when
+    ``use_noise``. The score of a destination is ``max(v[room] if a room else 0, max_r v[r] / (1 + S[loc, r]))``,
+    the best scores are those within ``tie`` of the maximum, and the pick among them is the one of highest noise
+    (else the first): each step as :func:`agents.planning.move_scores` and ``choose_moves`` compute it, so the
+    same destination.
+    """
+    n, L = legal.shape
+    R = v.shape[1]
+    room0 = L - R
+    for i in range(n):
+        best = -np.inf
+        for loc in range(L):
+            if legal[i, loc]:
+                f = v[i, 0] / (1.0 + S[loc, 0])
+                for r in range(1, R):
+                    x = v[i, r] / (1.0 + S[loc, r])
+                    if x > f:
+                        f = x
+                now = v[i, loc - room0] if loc >= room0 else 0.0
+                s = now if now > f else f
+                if s > best:
+                    best = s
+        if best == -np.inf:
+            out[i] = -1
+            continue
+        pick = -1
+        key = -1.0
+        for loc in range(L):
+            if legal[i, loc]:
+                f = v[i, 0] / (1.0 + S[loc, 0])
+                for r in range(1, R):
+                    x = v[i, r] / (1.0 + S[loc, r])
+                    if x > f:
+                        f = x
+                now = v[i, loc - room0] if loc >= room0 else 0.0
+                s = now if now > f else f
+                if s >= best - tie:
+                    if not use_noise:
+                        pick = loc
+                        break
+                    if pick < 0 or noise[i, loc] > key:
+                        pick = loc
+                        key = noise[i, loc]
+        out[i] = pick

@@ -21,13 +21,14 @@ from agents.heuristic import HeuristicAgent
 from agents.planning import choose_moves, move_scores, travel_turns, turn_start_choice, turns_to_enter
 from agents.random_agent import RandomAgent
 from agents.registry import UnknownAgentError, available_agents, make_agent, register_agent, register_prefix
-from agents.runner import play_games
+from agents.runner import play_games, seat_actions
 from cluedo_env.engine.reference import Game
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import ROOM_LOC0
 from cluedo_env.rules.cards import CARD_NAMES, KITCHEN, ROOMS, STUDY, room_id
+from cluedo_env.rules.config import RulesConfig
 
 ALL_CONFIGS = (
     [("classic", p, {}) for p in range(2, 7)]
@@ -353,6 +354,35 @@ def test_random_tie_breaks_pick_only_best_destinations():
     picks = {int(choose_moves(view, np.array([0]), zero, rng=np.random.default_rng(s))[0]) for s in range(30)}
     legal = set(np.flatnonzero(view.legal_action_mask[0]).tolist())
     assert picks <= legal and len(picks) > 1
+
+
+
+@pytest.mark.parametrize("seeded", [False, True])
+def test_compiled_move_choice_equals_the_scores_numpy_computes(seeded):
+    """choose_moves runs compiled on the empty board's table; it must pick what move_scores and the numpy tie
+    rule pick, from the same random numbers, on MOVE positions from random play (values with exact ties too)."""
+    from agents.planning import _choose_from_scores
+
+    eng = VectorEngine(RulesConfig.from_preset("classic"), 256)
+    eng.reset(3)
+    players, rng = [HeuristicAgent(seed=s) for s in range(4)], np.random.default_rng(1)
+    views = [PlayerView(eng, s) for s in range(4)]
+    for player, view in zip(players, views, strict=True):
+        player.reset(view, np.arange(eng.B))
+    checked = 0
+    for _ in range(120):
+        for seat, view in enumerate(views):
+            idx = np.flatnonzero((eng.actor == seat) & (eng.phase == A.MOVE))
+            if not len(idx):
+                continue
+            values = rng.random((len(idx), 9)) * (rng.random((len(idx), 9)) < 0.4)
+            values[::3] = np.round(values[::3], 1)  # equal room values: tied destinations
+            got = choose_moves(view, idx, values, rng=np.random.default_rng(7) if seeded else None)
+            want = _choose_from_scores(move_scores(view, idx, values), np.random.default_rng(7) if seeded else None)
+            assert (got == want).all()
+            checked += len(idx)
+        eng.step(seat_actions(eng, players, views))
+    assert checked > 1000
 
 
 # ==================================================================== registry

@@ -361,6 +361,7 @@ def test_best_suggestion_and_room_values_skip_only_losers(players: int, refute_a
     prob /= np.maximum(prob.sum(1, keepdims=True), 1e-9)
     prob[: n // 4, :, 1] = prob[: n // 4, :, 0]  # equal cards: exactly tied triples (scored once)
     prob[: n // 4, :, _W0 + 1] = prob[: n // 4, :, _W0]
+    prob[: n // 4, :, [_R0 + 4, _R0 + 7]] = prob[: n // 4, :, _R0 + 2, None]  # equal rooms: one room value, copied
     cs = np.stack([rng.permutation(6)[:4] for _ in range(n)])
     cs[: n // 4, :2] = [0, 1]
     cw = np.stack([_W0 + rng.permutation(6)[:4] for _ in range(n)])
@@ -382,7 +383,7 @@ def test_best_suggestion_and_room_values_skip_only_losers(players: int, refute_a
     assert (best == want).all()
 
     values = np.empty((n, 9))
-    room_values_kernel(prob, cs, cw, order, refute_all, values, pre)
+    room_values_kernel(prob, cs, cw, order, refute_all, values, pre, np.empty((3, 9), np.int64))
     rooms = np.arange(_R0, 21)
     pairs = np.stack([np.repeat(cs, 4, 1), np.tile(cw, (1, 4))], -1)  # (n, 16, 2)
     for r in range(9):
