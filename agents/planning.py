@@ -95,7 +95,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents.planning_kernels import blocked_turns_kernel, choose_moves_kernel
+from agents.planning_kernels import blocked_turns_kernel, choose_moves_kernel, turn_start_kernel
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board
@@ -103,6 +103,7 @@ from cluedo_env.rules.cards import NUM_ROOMS, PASSAGES
 
 REENTER_TURNS = 2.0  # leave a room and come back in: about two turns
 _TIE = 1e-9
+_START_CHOICES = np.array([A.STAY, A.PASSAGE, A.ROLL, A.END_TURN], np.int64)  # turn_start_kernel's codes
 
 
 def roll_distribution(dice: int) -> np.ndarray:
@@ -363,22 +364,33 @@ def turn_start_choice(
     idx, v = _check(view, idx, room_value)
     special = (view.legal_action_mask[idx] if mask is None else mask)[:, : A.MOVE0]
     n = len(idx)
-    rows = np.arange(n)
     x = view.pos[idx, view.seat].astype(np.int64)
-    room = np.clip(x - ROOM_LOC0, 0, NUM_ROOMS - 1)
     target = load_board().passage[x].astype(np.int64)
-    stay = np.where(special[:, A.STAY], v[rows, room], -np.inf)
-    if blocking:  # the rows at x and at the passage's room, per game
-        tokens = blocking_tokens(view, idx)  # the roll is now: every token blocks
-        # With one option open the choice does not depend on the scores: the empty board's rows do.
-        tokens[special[:, [A.STAY, A.PASSAGE, A.ROLL]].sum(1) < 2] = -1
-        S2, S_roll2 = blocked_travel_turns(
-            view, idx, np.repeat(rows, 2), np.stack([x, np.maximum(target, 0)], 1).ravel(), tokens
-        )
-        S_at_target, S_roll_at_x = S2[1::2], S_roll2[0::2]
-    else:
+    if not blocking:  # compiled on the empty board's tables: the choice of _turn_start_from_rows on their rows
         S, S_roll = _tables(view.config.dice)
-        S_at_target, S_roll_at_x = S[np.maximum(target, 0)], S_roll[x]
+        code = np.empty(n, np.int64)
+        turn_start_kernel(v, special[:, A.STAY], special[:, A.PASSAGE], special[:, A.ROLL], x, target, S, S_roll,
+                          _TIE, code)  # fmt: skip
+        return _START_CHOICES[code]
+    rows = np.arange(n)
+    tokens = blocking_tokens(view, idx)  # the roll is now: every token blocks
+    # With one option open the choice does not depend on the scores: the empty board's rows do.
+    tokens[special[:, [A.STAY, A.PASSAGE, A.ROLL]].sum(1) < 2] = -1
+    S2, S_roll2 = blocked_travel_turns(
+        view, idx, np.repeat(rows, 2), np.stack([x, np.maximum(target, 0)], 1).ravel(), tokens
+    )
+    return _turn_start_from_rows(v, special, x, target, S2[1::2], S_roll2[0::2])
+
+
+def _turn_start_from_rows(
+    v: np.ndarray, special: np.ndarray, x: np.ndarray, target: np.ndarray, S_at_target: np.ndarray,
+    S_roll_at_x: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """:func:`turn_start_choice` from the rows of expected turns it needs: ``S_at_target`` (n, 9) at the passage's
+    room (``target``, -1: none), ``S_roll_at_x`` (n, 9) rolling from ``x``; ``special`` (n, MOVE0) the mask."""
+    rows = np.arange(len(v))
+    room = np.clip(x - ROOM_LOC0, 0, NUM_ROOMS - 1)
+    stay = np.where(special[:, A.STAY], v[rows, room], -np.inf)
     via_passage = _values_from_rows(v, S_at_target, np.maximum(target, 0), rows)
     take_passage = np.where(special[:, A.PASSAGE] & (target >= 0), via_passage, -np.inf)
     roll = np.where(special[:, A.ROLL], (v / S_roll_at_x).max(1), -np.inf)
@@ -390,7 +402,6 @@ def turn_start_choice(
     fallback = np.where(special[:, A.ROLL], A.ROLL, np.where(special[:, A.PASSAGE], A.PASSAGE, A.STAY))
     choice = np.where(idle, fallback, choice)
     return np.where(np.isfinite(best), choice, A.END_TURN).astype(np.int64)
-
 
 __all__ = [
     "blocked_travel_turns",

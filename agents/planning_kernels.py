@@ -315,3 +315,56 @@ def choose_moves_kernel(
                         pick = loc
                         key = noise[i, loc]
         out[i] = pick
+
+
+@njit(**KERNEL)
+def turn_start_kernel(
+    v: np.ndarray, stay_ok: np.ndarray, passage_ok: np.ndarray, roll_ok: np.ndarray, x: np.ndarray,
+    target: np.ndarray, S: np.ndarray, S_roll: np.ndarray, tie: float, out: np.ndarray,
+) -> None:  # fmt: skip
+    """:func:`agents.planning.turn_start_choice` on the empty board's tables, compiled: ``out`` (n,) 0 stay, 1 the
+    secret passage, 2 roll, 3 none open (end the turn).
+
+    ``v`` (n, 9) room values (clipped at 0); ``stay_ok``, ``passage_ok``, ``roll_ok`` (n,) bool the open options;
+    ``x`` (n,) the seat's location, ``target`` (n,) the passage's room location from there (-1: none); ``S``,
+    ``S_roll`` (197, 9) :func:`agents.planning.turn_tables`. Each value as ``turn_start_choice`` computes it: stay
+    is worth the room's value, the passage what arriving in its room is worth (``choose_moves_kernel``'s score),
+    a roll ``max_r v[r] / S_roll[x, r]``; the best within ``tie`` in that order wins; if nothing is worth
+    anything, roll, else take the passage, else stay.
+    """
+    n, R = v.shape
+    room0 = S.shape[0] - R
+    for i in range(n):
+        room = min(max(x[i] - room0, 0), R - 1)
+        stay = v[i, room] if stay_ok[i] else -np.inf
+        t = max(target[i], 0)
+        f = v[i, 0] / (1.0 + S[t, 0])
+        for r in range(1, R):
+            y = v[i, r] / (1.0 + S[t, r])
+            if y > f:
+                f = y
+        now = v[i, t - room0] if t >= room0 else 0.0
+        via = now if now > f else f
+        take = via if (passage_ok[i] and target[i] >= 0) else -np.inf
+        roll = -np.inf
+        if roll_ok[i]:
+            roll = v[i, 0] / S_roll[x[i], 0]
+            for r in range(1, R):
+                y = v[i, r] / S_roll[x[i], r]
+                if y > roll:
+                    roll = y
+        best = stay
+        if take > best:
+            best = take
+        if roll > best:
+            best = roll
+        if best == -np.inf:
+            out[i] = 3
+        elif best <= 0.0:  # nothing worth anything: move on
+            out[i] = 2 if roll_ok[i] else (1 if passage_ok[i] else 0)
+        elif stay >= best - tie:
+            out[i] = 0
+        elif take >= best - tie:
+            out[i] = 1
+        else:
+            out[i] = 2

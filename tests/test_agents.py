@@ -359,9 +359,10 @@ def test_random_tie_breaks_pick_only_best_destinations():
 
 @pytest.mark.parametrize("seeded", [False, True])
 def test_compiled_move_choice_equals_the_scores_numpy_computes(seeded):
-    """choose_moves runs compiled on the empty board's table; it must pick what move_scores and the numpy tie
-    rule pick, from the same random numbers, on MOVE positions from random play (values with exact ties too)."""
-    from agents.planning import _choose_from_scores
+    """choose_moves and turn_start_choice run compiled on the empty board's tables; they must pick what the numpy
+    statements pick (move_scores and the tie rule, from the same random numbers; _turn_start_from_rows), on MOVE
+    and START positions from play (values with exact ties and all-zero values too)."""
+    from agents.planning import _choose_from_scores, _tables, _turn_start_from_rows
 
     eng = VectorEngine(RulesConfig.from_preset("classic"), 256)
     eng.reset(3)
@@ -369,7 +370,7 @@ def test_compiled_move_choice_equals_the_scores_numpy_computes(seeded):
     views = [PlayerView(eng, s) for s in range(4)]
     for player, view in zip(players, views, strict=True):
         player.reset(view, np.arange(eng.B))
-    checked = 0
+    checked = started = 0
     for _ in range(120):
         for seat, view in enumerate(views):
             idx = np.flatnonzero((eng.actor == seat) & (eng.phase == A.MOVE))
@@ -381,8 +382,20 @@ def test_compiled_move_choice_equals_the_scores_numpy_computes(seeded):
             want = _choose_from_scores(move_scores(view, idx, values), np.random.default_rng(7) if seeded else None)
             assert (got == want).all()
             checked += len(idx)
+            starts = np.flatnonzero((eng.actor == seat) & (eng.phase == A.START))
+            if len(starts):  # the turn's start, compiled too: the numpy choice on the empty board's rows
+                values = rng.random((len(starts), 9)) * (rng.random((len(starts), 9)) < 0.4)
+                values[::3] = np.round(values[::3], 1)
+                values[::7] = 0.0  # nothing worth anything: the fallback
+                x = view.pos[starts, seat].astype(np.int64)
+                target = BOARD.passage[x].astype(np.int64)
+                S, S_roll = _tables(view.config.dice)
+                want = _turn_start_from_rows(values, view.legal_action_mask[starts, : A.MOVE0], x, target,
+                                             S[np.maximum(target, 0)], S_roll[x])  # fmt: skip
+                assert (turn_start_choice(view, starts, values) == want).all()
+                started += len(starts)
         eng.step(seat_actions(eng, players, views))
-    assert checked > 1000
+    assert checked > 1000 and started > 1000
 
 
 # ==================================================================== registry
