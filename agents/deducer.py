@@ -256,7 +256,11 @@ class DeducerAgent(Agent):
         model = marginals_rows(has, no, np.asarray(bits.size, np.int64), rows)
         if self.naive_mix >= 1.0:
             return model
-        return self.naive_mix * model + (1.0 - self.naive_mix) * self.notebook.marginals(idx)
+        own = self.notebook.marginals(idx)  # naive_mix * model + (1 - naive_mix) * own, in place (the same numbers)
+        model *= self.naive_mix
+        own *= 1.0 - self.naive_mix
+        model += own
+        return model
 
     # ------------------------------------------------------------------ acting
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
