@@ -58,7 +58,6 @@ from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
 
 
-
 def _unique(a: np.ndarray) -> np.ndarray:
     """``np.unique(a)`` of an int array, without sorting where ``a`` is already non-decreasing (the games a player
     is asked about come sorted, and so do their records): the same array, several times faster."""

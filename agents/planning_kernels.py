@@ -263,6 +263,21 @@ def blocked_turns_kernel(
 __all__ = ["blocked_turns_kernel"]
 
 
+@njit(**INLINE)
+def _arrival_value(v: np.ndarray, i: int, S: np.ndarray, loc: int) -> float:
+    """What reaching location ``loc`` now is worth per turn in game i (:func:`agents.planning._values_from_rows`):
+    ``max(v[i, room] if loc is a room else 0, max_r v[i, r] / (1 + S[loc, r]))``, the same operations."""
+    R = v.shape[1]
+    room0 = S.shape[0] - R
+    f = v[i, 0] / (1.0 + S[loc, 0])
+    for r in range(1, R):
+        x = v[i, r] / (1.0 + S[loc, r])
+        if x > f:
+            f = x
+    now = v[i, loc - room0] if loc >= room0 else 0.0
+    return now if now > f else f
+
+
 @njit(**KERNEL)
 def choose_moves_kernel(
     v: np.ndarray, legal: np.ndarray, S: np.ndarray, noise: np.ndarray, use_noise: bool, tie: float, out: np.ndarray
@@ -278,19 +293,11 @@ def choose_moves_kernel(
     same destination.
     """
     n, L = legal.shape
-    R = v.shape[1]
-    room0 = L - R
     for i in range(n):
         best = -np.inf
         for loc in range(L):
             if legal[i, loc]:
-                f = v[i, 0] / (1.0 + S[loc, 0])
-                for r in range(1, R):
-                    x = v[i, r] / (1.0 + S[loc, r])
-                    if x > f:
-                        f = x
-                now = v[i, loc - room0] if loc >= room0 else 0.0
-                s = now if now > f else f
+                s = _arrival_value(v, i, S, loc)
                 if s > best:
                     best = s
         if best == -np.inf:
@@ -300,13 +307,7 @@ def choose_moves_kernel(
         key = -1.0
         for loc in range(L):
             if legal[i, loc]:
-                f = v[i, 0] / (1.0 + S[loc, 0])
-                for r in range(1, R):
-                    x = v[i, r] / (1.0 + S[loc, r])
-                    if x > f:
-                        f = x
-                now = v[i, loc - room0] if loc >= room0 else 0.0
-                s = now if now > f else f
+                s = _arrival_value(v, i, S, loc)
                 if s >= best - tie:
                     if not use_noise:
                         pick = loc
@@ -338,14 +339,7 @@ def turn_start_kernel(
         room = min(max(x[i] - room0, 0), R - 1)
         stay = v[i, room] if stay_ok[i] else -np.inf
         t = max(target[i], 0)
-        f = v[i, 0] / (1.0 + S[t, 0])
-        for r in range(1, R):
-            y = v[i, r] / (1.0 + S[t, r])
-            if y > f:
-                f = y
-        now = v[i, t - room0] if t >= room0 else 0.0
-        via = now if now > f else f
-        take = via if (passage_ok[i] and target[i] >= 0) else -np.inf
+        take = _arrival_value(v, i, S, t) if (passage_ok[i] and target[i] >= 0) else -np.inf
         roll = -np.inf
         if roll_ok[i]:
             roll = v[i, 0] / S_roll[x[i], 0]
