@@ -141,17 +141,12 @@ def sample_deals_bits(
         clause_order = rng.permutation(np.flatnonzero(cl_live.any(0))).astype(i64)
     else:
         clause_order = np.zeros(0, i64)
-    # Random numbers: at most 3 per deal and clause, then 1 per deal and step. Draw that many, then
-    # rewind the generator to just after the ones used, where the reference leaves it.
-    state = rng.bit_generator.state
-    # (a deal draws at most one number per unplaced card of its game: no more are drawn than that)
-    uniform = rng.random(M * int((3 * len(clause_order) + start[3]).sum()))
-    used = sample_deals_kernel(
+    # The kernel draws its random numbers from ``rng`` itself, in the reference's order.
+    sample_deals_kernel(
         *start, owner, *counters, alive, ratio, allowed, order, M, np.asarray(cl_holder, i64),
         np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live), clause_order, np.asarray(acc_cards, i64),
-        np.ascontiguousarray(acc_live), uniform, np.empty((2, H)), _QUOTIENTS,
+        np.ascontiguousarray(acc_live), rng, np.empty((2, H)), _QUOTIENTS,
     )  # fmt: skip
-    _rewind(rng, state, used)
     alive = alive.reshape(n, M)
     if clauses_first:  # every weight log q = 0: what deal_weights gives, 1 / (live deals) each
         count = alive.sum(1, keepdims=True)
@@ -178,22 +173,6 @@ def triple_weights(owner: np.ndarray, w: np.ndarray, E: int) -> np.ndarray:
     out = np.empty((n, 324))
     triple_weights_kernel(np.ascontiguousarray(owner), np.ascontiguousarray(w, np.float64), E, out)
     return out
-
-
-def _rewind(rng: np.random.Generator, state: dict, used: int) -> None:
-    """Put ``rng`` where ``state`` was plus ``used`` draws of ``rng.random()`` (one 64-bit output each).
-
-    PCG64 (``np.random.default_rng``) jumps there directly (``advance``, keeping the buffered
-    32-bit half that ``random()`` does not touch); other generators draw the numbers again.
-    """
-    rng.bit_generator.state = state
-    if isinstance(rng.bit_generator, np.random.PCG64):
-        rng.bit_generator.advance(used)
-        after = rng.bit_generator.state
-        after["has_uint32"], after["uinteger"] = state["has_uint32"], state["uinteger"]
-        rng.bit_generator.state = after
-    else:
-        rng.random(used)
 
 
 def sample_deals_reference(

@@ -666,12 +666,12 @@ def sample_deals_kernel(
     clause_order: np.ndarray,
     acc_cards: np.ndarray,
     acc_live: np.ndarray,
-    uniform: np.ndarray,
+    rng: np.random.Generator,
     w: np.ndarray,
     div: np.ndarray,
 ) -> int:
     """The loops of :func:`agents.deal_sampling.sample_deals_reference` over N = n * samples deals; returns
-    how many numbers of ``uniform`` it used.
+    how many numbers it drew from ``rng``.
 
     Deal r belongs to game r // samples and starts from its game's ``owner0`` (n, 21) int8 holder
     per card (-1 unplaced) and int64 counters ``cap0`` (n, H) room per holder, ``env_cap0`` (n, 3)
@@ -681,9 +681,10 @@ def sample_deals_kernel(
     proposal probability of each placement step (1.0 where none). Read: ``allowed`` (n, H, 21)
     bool (= not ``no``), ``order`` (n, steps) int64 placement order, the clauses as int64 / bool
     arrays, ``clause_order`` (S,) int64 the clause slots to satisfy first (empty: none),
-    ``uniform`` random numbers in [0, 1) consumed in the order numpy's ``rng.random`` calls of
-    the reference would draw them (clause by clause, step by step, deals in order), so the same
-    generator state gives the same deals. Scratch ``w`` (2, H) float64; ``div`` (22, 22) float64 the
+    ``rng`` the generator, drawn from here (``rng.random()``, numba's own calls on the same bit generator)
+    in the order the reference's ``rng.random`` calls draw (clause by clause, step by step, deals in
+    order), so the same generator state gives the same deals and leaves the generator in the same state.
+    Scratch ``w`` (2, H) float64; ``div`` (22, 22) float64 the
     quotients a / b of the counters (each at most 21), divided once.
     """
     N = owner.shape[0]
@@ -729,13 +730,14 @@ def sample_deals_kernel(
                     anyc = True
             if not anyc:
                 continue
+            x0, x1, x2 = rng.random(), rng.random(), rng.random()  # three numbers, as the reference draws them
+            used += 3
             for j in range(3):
                 c = cl_cards[g, k, j]
-                v = uniform[used + j] if owner[r, c] < 0 and allowed[g, hk, c] else -1.0
+                v = (x0 if j == 0 else (x1 if j == 1 else x2)) if owner[r, c] < 0 and allowed[g, hk, c] else -1.0
                 if v > top:
                     top = v
                     best = j
-            used += 3
             cr = cl_cards[g, k, best]
             owner[r, cr] = hk
             cap[r, hk] -= 1
@@ -764,7 +766,7 @@ def sample_deals_kernel(
                 if tot <= 0:
                     alive[r] = False
                     continue
-                u = uniform[used] * tot
+                u = rng.random() * tot
                 used += 1
                 cum = 0.0
                 h = 0
