@@ -16,7 +16,11 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
   advisor's action and accusing its belief's best triple; needs ``belief``, no macro options; an expert
   advisor, e.g. ``expert{"floor": 1.01, "accuse_assumed": false, "max_hypotheses": 0}``, also gives the
   learner the expert's accusation inputs and makes the accusation the expert's best open triple,
-  :mod:`agents.accusation_features`) (see :mod:`training.single_agent`).
+  :mod:`agents.accusation_features`), ``accuse_gate`` (with ``macro_accuse``: the accusation is open only
+  where the learner's notebook is ``solved``, or where its triple's probability is at least a number in
+  (0, 1]; the checkpoint keeps the gate when it plays), ``shaping`` (training rewards only: potential-based
+  shaping from the learner's notebook, ``{kind: triples | unknown, coef: 0.05}``, discounted with
+  ``ppo.gamma``; evaluations count plain wins; :mod:`agents.learner_inputs`) (see :mod:`training.single_agent`).
 * ``ppo``: MaskablePPO keyword arguments (``n_steps``, ``batch_size``, ``learning_rate`` ...);
   ``net_arch`` becomes ``policy_kwargs``.
 * ``total_timesteps``, ``seed``, ``run_dir``.
@@ -85,6 +89,8 @@ DEFAULTS: dict[str, Any] = {
         "belief": False,
         "observation": "full",
         "advisor": None,
+        "accuse_gate": None,
+        "shaping": None,
         "end_on_elimination": True,
     },
     "ppo": {
@@ -236,6 +242,16 @@ def validate_train_config(cfg: dict) -> None:
                 "env.advisor needs env.belief=true and env.macro_moves=false, env.macro_accuse=false (the advisor "
                 "moves; the learner chooses between the advisor's action and accusing its belief's best triple)"
             )
+    from agents.learner_inputs import check_accuse_gate, check_shaping
+
+    try:
+        check_accuse_gate(env["accuse_gate"], bool(env["macro_accuse"]))
+    except ConfigError as exc:
+        raise TrainConfigError(f"env.{exc}") from None
+    try:
+        check_shaping(env["shaping"], bool(env["belief"]))
+    except ConfigError as exc:
+        raise TrainConfigError(f"env.{exc}") from None
     ppo = cfg["ppo"]
     for key in ("n_steps", "batch_size", "n_epochs"):
         integer(f"ppo.{key}", ppo[key], 1)
@@ -310,10 +326,12 @@ def make_vec_env(cfg: dict, seed: int | None, resume_elapsed: float | None = Non
     from training.sb3_vec_env import CluedoVecEnv
 
     env = cfg["env"]
+    shaping = None if env["shaping"] is None else {"gamma": cfg["ppo"]["gamma"], **env["shaping"]}  # PPO's discount
     venv = CluedoVecEnv(env["num_envs"], rules_config(cfg), seed=seed, opponents=env["opponents"], seat=env["seat"],
                         macro_moves=env["macro_moves"], end_on_elimination=env["end_on_elimination"],
                         macro_accuse=env["macro_accuse"], belief=env["belief"],
-                        observation=env["observation"], advisor=env["advisor"])  # fmt: skip
+                        observation=env["observation"], advisor=env["advisor"], accuse_gate=env["accuse_gate"],
+                        shaping=shaping)  # fmt: skip
     run_dir = Path(cfg["run_dir"])
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "monitor.csv"
@@ -583,7 +601,7 @@ class Trainer:
                                       macro_accuse=cfg["env"]["macro_accuse"], belief=cfg["env"]["belief"],
                                       observation=cfg["env"]["observation"], advisor=cfg["env"]["advisor"],
                                       accusation_features=self.raw_env.core.accusation_features,
-                                      train_config=cfg)  # fmt: skip
+                                      accuse_gate=cfg["env"]["accuse_gate"], train_config=cfg)  # fmt: skip
         every, ev = cfg["checkpoint_every"], cfg["eval"]["every"]
         self.next_checkpoint = (model.num_timesteps // every + 1) * every if every else math.inf
         self.next_eval = (model.num_timesteps // ev + 1) * ev if ev else math.inf
