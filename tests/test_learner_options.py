@@ -169,3 +169,4 @@ def test_bad_option_values_say_what_is_allowed():
     assert cfg["env"]["accuse_gate"] == 0.8
     with pytest.raises(ConfigError, match="accuse_gate"):
         _core(accuse_gate="yes")
+

@@ -24,6 +24,8 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
 * ``ppo``: MaskablePPO keyword arguments (``n_steps``, ``batch_size``, ``learning_rate`` ...);
   ``net_arch`` becomes ``policy_kwargs``.
 * ``total_timesteps``, ``seed``, ``run_dir``.
+* ``policy``: ``mlp`` (sb3-contrib's ``MlpPolicy``), or ``factored``: the same network with per-card scores
+  added to the 324 suggestion logits (:mod:`training.factored_policy`; not with ``env.advisor``).
 * ``init_from``: a checkpoint whose policy weights start a new run (curriculum: e.g. the vs-random
   model continued against heuristic players). Same rules, action space and ``net_arch`` required;
   the step count and the PPO settings are this config's. Ignored on ``--resume``.
@@ -117,6 +119,7 @@ DEFAULTS: dict[str, Any] = {
     },
     "torch_threads": None,
     "init_from": None,
+    "policy": "mlp",
 }
 
 
@@ -212,6 +215,7 @@ def validate_train_config(cfg: dict) -> None:
     _need(isinstance(cfg["keep_best"], bool), "keep_best", cfg["keep_best"], "true or false")
     if cfg["torch_threads"] is not None:
         integer("torch_threads", cfg["torch_threads"], 1, 1024)
+    _need(cfg["policy"] in ("mlp", "factored"), "policy", cfg["policy"], "mlp or factored")
     if cfg["init_from"] is not None and not isinstance(cfg["init_from"], (str, Path)):
         _need(False, "init_from", cfg["init_from"], "a checkpoint path or null")
     env = cfg["env"]
@@ -234,6 +238,8 @@ def validate_train_config(cfg: dict) -> None:
         check_observation(env["observation"], bool(env["belief"]))
     except ConfigError as exc:
         raise TrainConfigError(f"env.observation: {exc}") from None
+    if env["advisor"] is not None and cfg["policy"] == "factored":
+        raise TrainConfigError("policy=factored needs the suggestion actions: not with env.advisor (Discrete(2))")
     if env["advisor"] is not None:
         _need(isinstance(env["advisor"], str), "env.advisor", env["advisor"], "a player name, e.g. deducer, or null")
         names("env.advisor", env["advisor"])
@@ -587,7 +593,12 @@ class Trainer:
             ppo = dict(cfg["ppo"])
             net_arch = ppo.pop("net_arch")
             arch = {"pi": list(net_arch), "vf": list(net_arch)}
-            model = MaskablePPO("MlpPolicy", self.env, seed=cfg["seed"], verbose=0, policy_kwargs={"net_arch": arch},
+            policy, kwargs = "MlpPolicy", {"net_arch": arch}
+            if cfg["policy"] == "factored":
+                from training.factored_policy import FactoredMaskablePolicy, suggest0_of
+
+                policy, kwargs = FactoredMaskablePolicy, {**kwargs, "suggest0": suggest0_of(cfg["env"]["macro_moves"])}
+            model = MaskablePPO(policy, self.env, seed=cfg["seed"], verbose=0, policy_kwargs=kwargs,
                                 tensorboard_log=str(self.run_dir / "tb"), **ppo)  # fmt: skip
             if cfg["init_from"]:
                 init = load_model(cfg["init_from"], obs_size=self.raw_env.core.obs_size,
