@@ -41,3 +41,23 @@ def test_factored_policy_adds_card_scores_to_suggestions_and_reloads(tmp_path):
         b = again.policy.get_distribution(obs, action_masks=env.action_masks()).distribution.logits
     assert torch.allclose(a, b)
     PolicyAgent(tmp_path / "m.zip")  # plays as a checkpoint player
+
+
+def test_an_mlp_checkpoint_starts_a_factored_policy_with_the_same_play():
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from training.factored_policy import FactoredMaskablePolicy, mlp_to_factored_state, suggest0_of
+    from training.sb3_vec_env import CluedoVecEnv
+
+    env = CluedoVecEnv(4, config("cards", players=4), seed=0, macro_moves=True, macro_accuse=True, belief=True,
+                       observation="compact")  # fmt: skip
+    mlp = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=32, seed=0, policy_kwargs={"net_arch": [16]})
+    fac = MaskablePPO(FactoredMaskablePolicy, env, n_steps=8, batch_size=32, seed=1,
+                      policy_kwargs={"net_arch": [16], "suggest0": suggest0_of(True)})  # fmt: skip
+    fac.policy.load_state_dict(mlp_to_factored_state(mlp.policy.state_dict(), fac.policy))
+    obs = torch.as_tensor(env.reset(), dtype=torch.float32)
+    with torch.no_grad():
+        a = mlp.policy.get_distribution(obs, action_masks=env.action_masks()).distribution.probs
+        b = fac.policy.get_distribution(obs, action_masks=env.action_masks()).distribution.probs
+    assert torch.allclose(a, b)

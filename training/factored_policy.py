@@ -70,6 +70,17 @@ class FactoredMaskablePolicy(MaskableActorCriticPolicy):
         return data
 
 
+def mlp_to_factored_state(state: dict[str, torch.Tensor], policy: FactoredMaskablePolicy) -> dict[str, torch.Tensor]:
+    """The state dict of an ``MlpPolicy`` with the same net as ``policy``, for ``policy``: its action head becomes the
+    factored head's ``base`` and the card scores start at zero, so the factored policy plays as the MLP did."""
+    out = {k: v for k, v in state.items() if not k.startswith("action_net.")}
+    out["action_net.base.weight"] = state["action_net.weight"]
+    out["action_net.base.bias"] = state["action_net.bias"]
+    out["action_net.cards.weight"] = torch.zeros_like(policy.action_net.cards.weight)
+    out["action_net.cards.bias"] = torch.zeros_like(policy.action_net.cards.bias)
+    return out
+
+
 def suggest0_of(macro_moves: bool) -> int:
     """The first suggestion id of the learner's action space (macro moves shift SUGGEST..ACCUSE down)."""
     from cluedo_env.envs.learner_actions import MACRO_SHIFT
@@ -77,4 +88,4 @@ def suggest0_of(macro_moves: bool) -> int:
     return A.SUGGEST0 - (MACRO_SHIFT if macro_moves else 0)
 
 
-__all__ = ["FactoredMaskablePolicy", "FactoredSuggestionHead", "suggest0_of"]
+__all__ = ["FactoredMaskablePolicy", "FactoredSuggestionHead", "mlp_to_factored_state", "suggest0_of"]

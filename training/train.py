@@ -28,7 +28,8 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
   added to the 324 suggestion logits (:mod:`training.factored_policy`; not with ``env.advisor``).
 * ``init_from``: a checkpoint whose policy weights start a new run (curriculum: e.g. the vs-random
   model continued against heuristic players). Same rules, action space and ``net_arch`` required;
-  the step count and the PPO settings are this config's. Ignored on ``--resume``.
+  the step count and the PPO settings are this config's. Ignored on ``--resume``. With ``policy: factored``
+  it may be an ``mlp`` checkpoint: its weights, card scores of zero (the same play to start with).
 * ``checkpoint_every`` (learner steps), ``keep_checkpoints``: every K steps the model is written
   to ``run_dir/checkpoints/step_<n>.zip`` and ``run_dir/model.zip`` (temporary file + ``os.replace``),
   then ``run_dir/state.json`` (timesteps, checkpoint, seeds, torch RNG, wall time) the same way;
@@ -603,8 +604,13 @@ class Trainer:
             if cfg["init_from"]:
                 init = load_model(cfg["init_from"], obs_size=self.raw_env.core.obs_size,
                                   n_actions=self.env.action_space.n)  # fmt: skip
+                state = init.policy.state_dict()
+                if cfg["policy"] == "factored" and "action_net.weight" in state:  # an mlp checkpoint: same play
+                    from training.factored_policy import mlp_to_factored_state
+
+                    state = mlp_to_factored_state(state, model.policy)
                 try:
-                    model.policy.load_state_dict(init.policy.state_dict())
+                    model.policy.load_state_dict(state)
                 except RuntimeError as exc:
                     raise CheckpointError(f"init_from {cfg['init_from']}: network does not match net_arch "
                                           f"{net_arch} ({exc})") from exc  # fmt: skip
