@@ -166,6 +166,37 @@ class BeliefTracker:
             out[rows] = self._notebook(s).solved(gi)
         return out
 
+    def envelope_candidates(self, idx: np.ndarray) -> np.ndarray:
+        """(n, 3) per category (suspect, weapon, room), the cards the notebook has not ruled out of the
+        envelope (1 where the category's envelope card is proved): the possible triples are their product."""
+        idx = np.asarray(idx, np.int64)
+        out = np.zeros((len(idx), 3), np.int64)
+        for s, rows, gi in self._by_seat(idx):
+            nb = self._notebook(s)
+            has, no = nb.has[gi, nb.E], nb.no[gi, nb.E]  # (k, 21): proved in / proved out of the envelope
+            for k, sl in enumerate(CAT_SLICES):
+                out[rows, k] = np.where(has[:, sl].any(1), 1, (~no[:, sl]).sum(1))
+        return np.maximum(out, 1)  # an inconsistent notebook (every card ruled out) still counts one
+
+    def envelope_unknown(self, idx: np.ndarray) -> np.ndarray:
+        """(n,) cards whose envelope status the notebook has not proved (neither in it nor out of it)."""
+        idx = np.asarray(idx, np.int64)
+        out = np.zeros(len(idx), np.int64)
+        for s, rows, gi in self._by_seat(idx):
+            nb = self._notebook(s)
+            out[rows] = (~(nb.has[gi, nb.E] | nb.no[gi, nb.E])).sum(1)
+        return out
+
+    def best_probability(self, idx: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """(n,) the probability :meth:`best_accusations`'s triple is the envelope under the notebook's per-card
+        marginals (the product of its three envelope marginals; 1 for a solved notebook). ``legal``: (n, 324)."""
+        idx = np.asarray(idx, np.int64)
+        best = self.best_accusations(idx, legal)
+        p = self.envelope_probabilities(idx)
+        s, w, r = best // 54, (best // 9) % 6, best % 9
+        rows = np.arange(len(idx))
+        return p[rows, s] * p[rows, CAT_SLICES[1].start + w] * p[rows, CAT_SLICES[2].start + r]
+
     def best_accusations(self, idx: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """(n,) triple index (s * 6 + w) * 9 + r: the legal accusation (``legal`` (n, 324) bool, each
         row with one at least) whose cards are most likely in the envelope (sum of log marginals)."""

@@ -126,12 +126,18 @@ class LearnerCore:
         unplayed_games: str = "step",
         observation: str = "full",
         advisor: str | None = None,
+        accuse_gate: str | float | None = None,
+        shaping: dict | None = None,
         **flags: Any,
     ) -> None:
         check_keywords("LearnerCore", flags, _keywords(LearnerCore.__init__))
         from agents.compact_observation import check_observation  # envs never import agents at module level
+        from agents.learner_inputs import check_accuse_gate, check_shaping
 
         check_observation(observation, belief)
+        check_accuse_gate(accuse_gate, macro_accuse)
+        self.accuse_gate = accuse_gate
+        self.shaping = check_shaping(shaping, belief)
         if macro_accuse and not belief:
             raise ConfigError("macro_accuse=True needs belief=True (the accusation is the belief's best triple)")
         if advisor is not None:
@@ -198,6 +204,7 @@ class LearnerCore:
                                          self.accusation_features)  # fmt: skip
         self.seat = np.zeros(self.N, np.int64)
         self._ar = np.arange(self.N)
+        self._phi = np.zeros(self.N)  # shaping: the potential of each game's current learner state
         self._obs = np.zeros((self.N, self.obs_size), np.int8)
         self.final_obs = np.zeros((self.N, self.obs_size), np.int8)
         # Games over before the learner's first decision, waiting for their one forced step.
@@ -281,7 +288,19 @@ class LearnerCore:
         fresh = np.ones(self.N, bool)
         rew = np.zeros(self.N, np.float32)
         self._advance(rew, np.zeros(self.N, bool), np.zeros(self.N, bool), np.zeros(self.N, bool), fresh)
-        return self.observe()
+        obs = self.observe()
+        if self.shaping is not None:
+            self._phi = self.potential()
+        return obs
+
+    def potential(self) -> np.ndarray:
+        """(N,) the shaping potential of each game's current learner state (call after :meth:`observe`, which
+        updates the notebook); 0 for a game over before the learner's first decision (its one step is terminal)."""
+        from agents.learner_inputs import envelope_potential
+
+        phi = envelope_potential(self.belief, self._ar, self.shaping["kind"], self.shaping["coef"])
+        phi[self.unplayed] = 0.0
+        return phi
 
     def _new_seats(self, idx: np.ndarray) -> None:
         if self.seat_mode == "random":
@@ -323,6 +342,11 @@ class LearnerCore:
         m = self.actions.mask(self.eng.legal_action_mask)
         if self.accusation is not None:  # accuse only where the expert sampled a best open triple
             self.accusation.restrict(m, self._ar)
+        if self.accuse_gate is not None:  # the macro accusation only where the notebook allows it (the gate)
+            from agents.learner_inputs import gate_accusation
+
+            gate_accusation(m, self.eng.legal_action_mask, self.actions.accuse_id, self.belief, self._ar,
+                            self.accuse_gate)  # fmt: skip
         if self.unplayed.any():
             m[self.unplayed] = False
             m[self.unplayed, 0] = True
@@ -361,6 +385,7 @@ class LearnerCore:
         ``self.final_obs`` and ``obs`` already shows the next game (autoreset)."""
         acts = as_actions(actions, self.N, self.n_actions)
         live = np.ones(self.N, bool) if active is None else np.array(active, bool).reshape(self.N)
+        stepped = live.copy()  # the games that report this step (shaping applies to them)
         in_range = (acts >= 0) & (acts < self.n_actions)
         masks = self.action_masks()
         ok = in_range.copy()
@@ -403,7 +428,13 @@ class LearnerCore:
             res = self._engine_step(eng_actions, None if live.all() else live)
             self._collect(res, rew, term, trunc, ended, fresh)
         self._advance(rew, term, trunc, ended, fresh)
-        return self.observe(), rew, term, trunc, ended
+        obs = self.observe()
+        if self.shaping is not None:  # potential-based shaping: gamma * phi(s') - phi(s), phi = 0 once over
+            phi = self.potential()
+            shaped = self.shaping["gamma"] * np.where(ended, 0.0, phi) - self._phi
+            rew += np.where(stepped, shaped, 0.0).astype(np.float32)
+            self._phi = np.where(stepped, phi, self._phi)
+        return obs, rew, term, trunc, ended
 
     def _advance(self, rew, term, trunc, ended, fresh) -> None:
         """Let the opponents act until the learner is to act (or sees an unplayed game) everywhere."""

@@ -140,6 +140,7 @@ class PolicyAgent(LearnerInputs, Agent):
         elif self.accusation_features:
             raise CheckpointError(f"checkpoint {path}: accusation_features without an advisor")
         self.use_belief = bool(self.meta.get("belief", False))
+        self.accuse_gate = self.meta.get("accuse_gate")  # the env's accusation gate, applied as in training
         self.observation = self.meta.get("observation", "full")  # checkpoints from before the option: full
         self.deterministic = deterministic
         self.name = f"ckpt:{self.path}"
@@ -212,6 +213,10 @@ class PolicyAgent(LearnerInputs, Agent):
         legal = self.actions.mask(mask)
         if self.accusation_features:  # accuse only where the expert sampled a best open triple (as in training)
             self._accusation.restrict(legal, idx)
+        if self.accuse_gate is not None:  # the macro accusation only where the notebook allows it (as in training)
+            from agents.learner_inputs import gate_accusation
+
+            gate_accusation(legal, mask, self.actions.accuse_id, self._belief, idx, self.accuse_gate)
         chosen = self._fn(obs, legal)
         advice = None
         if self.advisor_name is not None:

@@ -16,13 +16,20 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
   advisor's action and accusing its belief's best triple; needs ``belief``, no macro options; an expert
   advisor, e.g. ``expert{"floor": 1.01, "accuse_assumed": false, "max_hypotheses": 0}``, also gives the
   learner the expert's accusation inputs and makes the accusation the expert's best open triple,
-  :mod:`agents.accusation_features`) (see :mod:`training.single_agent`).
+  :mod:`agents.accusation_features`), ``accuse_gate`` (with ``macro_accuse``: the accusation is open only
+  where the learner's notebook is ``solved``, or where its triple's probability is at least a number in
+  (0, 1]; the checkpoint keeps the gate when it plays), ``shaping`` (training rewards only: potential-based
+  shaping from the learner's notebook, ``{kind: triples | unknown, coef: 0.05}``, discounted with
+  ``ppo.gamma``; evaluations count plain wins; :mod:`agents.learner_inputs`) (see :mod:`training.single_agent`).
 * ``ppo``: MaskablePPO keyword arguments (``n_steps``, ``batch_size``, ``learning_rate`` ...);
   ``net_arch`` becomes ``policy_kwargs``.
 * ``total_timesteps``, ``seed``, ``run_dir``.
+* ``policy``: ``mlp`` (sb3-contrib's ``MlpPolicy``), or ``factored``: the same network with per-card scores
+  added to the 324 suggestion logits (:mod:`training.factored_policy`; not with ``env.advisor``).
 * ``init_from``: a checkpoint whose policy weights start a new run (curriculum: e.g. the vs-random
   model continued against heuristic players). Same rules, action space and ``net_arch`` required;
-  the step count and the PPO settings are this config's. Ignored on ``--resume``.
+  the step count and the PPO settings are this config's. Ignored on ``--resume``. With ``policy: factored``
+  it may be an ``mlp`` checkpoint: its weights, card scores of zero (the same play to start with).
 * ``checkpoint_every`` (learner steps), ``keep_checkpoints``: every K steps the model is written
   to ``run_dir/checkpoints/step_<n>.zip`` and ``run_dir/model.zip`` (temporary file + ``os.replace``),
   then ``run_dir/state.json`` (timesteps, checkpoint, seeds, torch RNG, wall time) the same way;
@@ -85,6 +92,8 @@ DEFAULTS: dict[str, Any] = {
         "belief": False,
         "observation": "full",
         "advisor": None,
+        "accuse_gate": None,
+        "shaping": None,
         "end_on_elimination": True,
     },
     "ppo": {
@@ -111,6 +120,7 @@ DEFAULTS: dict[str, Any] = {
     },
     "torch_threads": None,
     "init_from": None,
+    "policy": "mlp",
 }
 
 
@@ -206,6 +216,7 @@ def validate_train_config(cfg: dict) -> None:
     _need(isinstance(cfg["keep_best"], bool), "keep_best", cfg["keep_best"], "true or false")
     if cfg["torch_threads"] is not None:
         integer("torch_threads", cfg["torch_threads"], 1, 1024)
+    _need(cfg["policy"] in ("mlp", "factored"), "policy", cfg["policy"], "mlp or factored")
     if cfg["init_from"] is not None and not isinstance(cfg["init_from"], (str, Path)):
         _need(False, "init_from", cfg["init_from"], "a checkpoint path or null")
     env = cfg["env"]
@@ -228,6 +239,8 @@ def validate_train_config(cfg: dict) -> None:
         check_observation(env["observation"], bool(env["belief"]))
     except ConfigError as exc:
         raise TrainConfigError(f"env.observation: {exc}") from None
+    if env["advisor"] is not None and cfg["policy"] == "factored":
+        raise TrainConfigError("policy=factored needs the suggestion actions: not with env.advisor (Discrete(2))")
     if env["advisor"] is not None:
         _need(isinstance(env["advisor"], str), "env.advisor", env["advisor"], "a player name, e.g. deducer, or null")
         names("env.advisor", env["advisor"])
@@ -236,6 +249,16 @@ def validate_train_config(cfg: dict) -> None:
                 "env.advisor needs env.belief=true and env.macro_moves=false, env.macro_accuse=false (the advisor "
                 "moves; the learner chooses between the advisor's action and accusing its belief's best triple)"
             )
+    from agents.learner_inputs import check_accuse_gate, check_shaping
+
+    try:
+        check_accuse_gate(env["accuse_gate"], bool(env["macro_accuse"]))
+    except ConfigError as exc:
+        raise TrainConfigError(f"env.{exc}") from None
+    try:
+        check_shaping(env["shaping"], bool(env["belief"]))
+    except ConfigError as exc:
+        raise TrainConfigError(f"env.{exc}") from None
     ppo = cfg["ppo"]
     for key in ("n_steps", "batch_size", "n_epochs"):
         integer(f"ppo.{key}", ppo[key], 1)
@@ -310,10 +333,12 @@ def make_vec_env(cfg: dict, seed: int | None, resume_elapsed: float | None = Non
     from training.sb3_vec_env import CluedoVecEnv
 
     env = cfg["env"]
+    shaping = None if env["shaping"] is None else {"gamma": cfg["ppo"]["gamma"], **env["shaping"]}  # PPO's discount
     venv = CluedoVecEnv(env["num_envs"], rules_config(cfg), seed=seed, opponents=env["opponents"], seat=env["seat"],
                         macro_moves=env["macro_moves"], end_on_elimination=env["end_on_elimination"],
                         macro_accuse=env["macro_accuse"], belief=env["belief"],
-                        observation=env["observation"], advisor=env["advisor"])  # fmt: skip
+                        observation=env["observation"], advisor=env["advisor"], accuse_gate=env["accuse_gate"],
+                        shaping=shaping)  # fmt: skip
     run_dir = Path(cfg["run_dir"])
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "monitor.csv"
@@ -569,13 +594,23 @@ class Trainer:
             ppo = dict(cfg["ppo"])
             net_arch = ppo.pop("net_arch")
             arch = {"pi": list(net_arch), "vf": list(net_arch)}
-            model = MaskablePPO("MlpPolicy", self.env, seed=cfg["seed"], verbose=0, policy_kwargs={"net_arch": arch},
+            policy, kwargs = "MlpPolicy", {"net_arch": arch}
+            if cfg["policy"] == "factored":
+                from training.factored_policy import FactoredMaskablePolicy, suggest0_of
+
+                policy, kwargs = FactoredMaskablePolicy, {**kwargs, "suggest0": suggest0_of(cfg["env"]["macro_moves"])}
+            model = MaskablePPO(policy, self.env, seed=cfg["seed"], verbose=0, policy_kwargs=kwargs,
                                 tensorboard_log=str(self.run_dir / "tb"), **ppo)  # fmt: skip
             if cfg["init_from"]:
                 init = load_model(cfg["init_from"], obs_size=self.raw_env.core.obs_size,
                                   n_actions=self.env.action_space.n)  # fmt: skip
+                state = init.policy.state_dict()
+                if cfg["policy"] == "factored" and "action_net.weight" in state:  # an mlp checkpoint: same play
+                    from training.factored_policy import mlp_to_factored_state
+
+                    state = mlp_to_factored_state(state, model.policy)
                 try:
-                    model.policy.load_state_dict(init.policy.state_dict())
+                    model.policy.load_state_dict(state)
                 except RuntimeError as exc:
                     raise CheckpointError(f"init_from {cfg['init_from']}: network does not match net_arch "
                                           f"{net_arch} ({exc})") from exc  # fmt: skip
@@ -583,7 +618,7 @@ class Trainer:
                                       macro_accuse=cfg["env"]["macro_accuse"], belief=cfg["env"]["belief"],
                                       observation=cfg["env"]["observation"], advisor=cfg["env"]["advisor"],
                                       accusation_features=self.raw_env.core.accusation_features,
-                                      train_config=cfg)  # fmt: skip
+                                      accuse_gate=cfg["env"]["accuse_gate"], train_config=cfg)  # fmt: skip
         every, ev = cfg["checkpoint_every"], cfg["eval"]["every"]
         self.next_checkpoint = (model.num_timesteps // every + 1) * every if every else math.inf
         self.next_eval = (model.num_timesteps // ev + 1) * ev if ev else math.inf

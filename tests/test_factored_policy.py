@@ -1,0 +1,63 @@
+"""``policy: factored`` (training/factored_policy.py): per-card scores added to the 324 suggestion logits.
+
+The head must add ``score[s] + score[6 + w] + score[12 + r]`` to suggestion ``(s * 6 + w) * 9 + r`` and nothing
+elsewhere, and a checkpoint with it must reload (same logits) and play as a ``ckpt:`` player.
+"""
+
+from __future__ import annotations
+
+from helpers import config
+
+
+def test_factored_policy_adds_card_scores_to_suggestions_and_reloads(tmp_path):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from training.factored_policy import FactoredMaskablePolicy, suggest0_of
+    from training.policy import PolicyAgent, load_model, make_meta
+    from training.sb3_vec_env import CluedoVecEnv
+
+    cfg = config("cards", players=4)
+    env = CluedoVecEnv(4, cfg, seed=0, macro_moves=True, macro_accuse=True, belief=True, observation="compact")
+    s0 = suggest0_of(True)
+    model = MaskablePPO(FactoredMaskablePolicy, env, n_steps=8, batch_size=32, seed=0,
+                        policy_kwargs={"net_arch": [16], "suggest0": s0})  # fmt: skip
+    model.learn(64)
+    head = model.policy.action_net
+    latent = torch.randn(5, 16)
+    with torch.no_grad():
+        c = head.cards(latent)
+        diff = head(latent) - head.base(latent)
+    assert (diff[:, :s0] == 0).all() and (diff[:, s0 + 324 :] == 0).all()
+    s, w, r = 2, 4, 7  # triple (s * 6 + w) * 9 + r gets score[s] + score[6 + w] + score[12 + r]
+    assert torch.allclose(diff[:, s0 + (s * 6 + w) * 9 + r], c[:, s] + c[:, 6 + w] + c[:, 12 + r], atol=1e-6)
+    model.cluedo_meta = make_meta(cfg, True, env.core.obs_size, macro_accuse=True, belief=True, observation="compact")
+    model.save(tmp_path / "m.zip")
+    again = load_model(tmp_path / "m.zip")
+    assert isinstance(again.policy, FactoredMaskablePolicy) and again.policy.suggest0 == s0
+    obs = torch.as_tensor(env.reset(), dtype=torch.float32)
+    with torch.no_grad():
+        a = model.policy.get_distribution(obs, action_masks=env.action_masks()).distribution.logits
+        b = again.policy.get_distribution(obs, action_masks=env.action_masks()).distribution.logits
+    assert torch.allclose(a, b)
+    PolicyAgent(tmp_path / "m.zip")  # plays as a checkpoint player
+
+
+def test_an_mlp_checkpoint_starts_a_factored_policy_with_the_same_play():
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from training.factored_policy import FactoredMaskablePolicy, mlp_to_factored_state, suggest0_of
+    from training.sb3_vec_env import CluedoVecEnv
+
+    env = CluedoVecEnv(4, config("cards", players=4), seed=0, macro_moves=True, macro_accuse=True, belief=True,
+                       observation="compact")  # fmt: skip
+    mlp = MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=32, seed=0, policy_kwargs={"net_arch": [16]})
+    fac = MaskablePPO(FactoredMaskablePolicy, env, n_steps=8, batch_size=32, seed=1,
+                      policy_kwargs={"net_arch": [16], "suggest0": suggest0_of(True)})  # fmt: skip
+    fac.policy.load_state_dict(mlp_to_factored_state(mlp.policy.state_dict(), fac.policy))
+    obs = torch.as_tensor(env.reset(), dtype=torch.float32)
+    with torch.no_grad():
+        a = mlp.policy.get_distribution(obs, action_masks=env.action_masks()).distribution.probs
+        b = fac.policy.get_distribution(obs, action_masks=env.action_masks()).distribution.probs
+    assert torch.allclose(a, b)
