@@ -5,7 +5,9 @@
 Reads ``run_dir/monitor.csv`` (VecMonitor: one row per learner episode: reward, length, time) and
 ``run_dir/evals.jsonl`` (periodic tournament evaluations). The training curve is the share of
 episodes won (reward +1) in windows of learner steps; episodes lost by the learner's own
-elimination count as losses. The evaluation points use the evaluator's seat rotation.
+elimination count as losses. The evaluation points use the evaluator's seat rotation. A run with
+reward shaping (``env.shaping`` in ``run_dir/state.json``'s config) logs shaped returns, which do not
+say who won: its plot shows the evaluations only.
 
 An RLlib run (``training/rllib_train.py``: ``run_dir/progress.jsonl``, one row per iteration, and
 ``run_dir/eval_NNNNNN/tournament.json``) has no per-episode log: its training curve is
@@ -46,7 +48,10 @@ def main(argv: list[str] | None = None) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    ax.plot(centre[count > 0], rate[count > 0], label=train_label)
+    if not rllib and _shaped(run):
+        print(f"{run}: trained with env.shaping, so monitor.csv's returns are shaped: evaluations only")
+    else:
+        ax.plot(centre[count > 0], rate[count > 0], label=train_label)
     evals = run / "evals.jsonl"
     if eval_rows is not None or evals.is_file():
         rows = eval_rows if eval_rows is not None else [
@@ -67,6 +72,15 @@ def main(argv: list[str] | None = None) -> None:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=110)
     print(f"wrote {args.out}")
+
+
+def _shaped(run: Path) -> bool:
+    """Whether the SB3 run in ``run`` was trained with reward shaping (its ``state.json`` config says so)."""
+    try:
+        config = json.loads((run / "state.json").read_text()).get("config", {})
+    except (OSError, json.JSONDecodeError):
+        return False
+    return bool((config.get("env") or {}).get("shaping"))
 
 
 def _sb3_training_curve(run: Path, bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
