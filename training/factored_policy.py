@@ -22,10 +22,10 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
+from cluedo_env.envs.learner_actions import MACRO_SHIFT, NUM_TRIPLES
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
 
-NUM_TRIPLES = A.NUM_ACTIONS - A.ACCUSE0  # 324
 _S, _W = 6, 6  # suspects, weapons (rooms: the rest of the 21 cards)
 
 
@@ -83,8 +83,6 @@ def mlp_to_factored_state(state: dict[str, torch.Tensor], policy: FactoredMaskab
 
 def suggest0_of(macro_moves: bool) -> int:
     """The first suggestion id of the learner's action space (macro moves shift SUGGEST..ACCUSE down)."""
-    from cluedo_env.envs.learner_actions import MACRO_SHIFT
-
     return A.SUGGEST0 - (MACRO_SHIFT if macro_moves else 0)
 
 
