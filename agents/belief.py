@@ -191,11 +191,10 @@ class BeliefTracker:
         """(n,) the probability :meth:`best_accusations`'s triple is the envelope under the notebook's per-card
         marginals (the product of its three envelope marginals; 1 for a solved notebook). ``legal``: (n, 324)."""
         idx = np.asarray(idx, np.int64)
-        best = self.best_accusations(idx, legal)
+        s, w, r = A.triple_cards(self.best_accusations(idx, legal))  # card ids
         p = self.envelope_probabilities(idx)
-        s, w, r = best // 54, (best // 9) % 6, best % 9
         rows = np.arange(len(idx))
-        return p[rows, s] * p[rows, CAT_SLICES[1].start + w] * p[rows, CAT_SLICES[2].start + r]
+        return p[rows, s] * p[rows, w] * p[rows, r]
 
     def best_accusations(self, idx: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """(n,) triple index (s * 6 + w) * 9 + r: the legal accusation (``legal`` (n, 324) bool, each
