@@ -131,6 +131,36 @@ def test_opponents_act_only_in_their_seat_and_mixes():
         LearnerCore(4, "classic", opponents=["random", "random"])
 
 
+def test_one_opponent_name_with_a_random_seat_shares_one_player_per_seat(monkeypatch):
+    """``opponents: deducer`` with a random learner seat: seat s is played by one deducer in every game where the
+    learner sits elsewhere (one call per seat and round, one notebook per game and seat); mixed names keep one
+    player per (position, seat). Every opponent action stays legal (the engine raises otherwise) and each player
+    acts only where its seat is to act."""
+    from agents.deducer import DeducerAgent
+
+    calls: list[tuple[int, int]] = []
+    act = DeducerAgent.act
+
+    def spy(self, view, idx):
+        assert (view.actor[idx] == view.seat).all() and (view.seat != core.seat[idx]).all()
+        calls.append((id(self), view.seat))
+        return act(self, view, idx)
+
+    monkeypatch.setattr(DeducerAgent, "act", spy)
+    core = LearnerCore(32, "cards", opponents="deducer", seat="random", seed=0)
+    assert all(core.players[k] is core.players[0] for k in range(3)) and len(core._agents) == 4
+    core.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        assert ((core.eng.actor == core.seat) | core.unplayed).all()
+        core.step(sample_legal(core.action_masks(), rng))
+    assert {seat for _, seat in calls} == {0, 1, 2, 3} and len({obj for obj, _ in calls}) == 4
+    mixed = LearnerCore(4, "cards", opponents=["deducer", "deducer", "heuristic"], seat="random", seed=0)
+    assert len(mixed._agents) == 12 and mixed.players[0] is not mixed.players[1]
+    fixed = LearnerCore(4, "cards", opponents="deducer", seat=2, seed=0)
+    assert len(fixed._agents) == 3 and [list(row) for row in fixed.players] == [[3], [0], [1]]
+
+
 def test_fixed_seat_spy_sits_left_of_learner():
     spy = _SeatSpy(0)
     core = LearnerCore(16, "classic", opponents=[spy, "random", "random"], seat=1, seed=0)

@@ -19,12 +19,12 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
 from cluedo_env.envs.learner_actions import MACRO_SHIFT, NUM_TRIPLES
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
+from training.lean_policy import LeanMaskablePolicy
 
 _S, _W = 6, 6  # suspects, weapons (rooms: the rest of the 21 cards)
 
@@ -46,9 +46,9 @@ class FactoredSuggestionHead(nn.Module):
         return torch.cat([logits[:, :s0], logits[:, s0:s1] + add.reshape(len(latent), NUM_TRIPLES), logits[:, s1:]], 1)
 
 
-class FactoredMaskablePolicy(MaskableActorCriticPolicy):
-    """``MaskableActorCriticPolicy`` with :class:`FactoredSuggestionHead` (``suggest0``: the first suggestion id
-    of the learner's action space, :func:`suggest0_of`)."""
+class FactoredMaskablePolicy(LeanMaskablePolicy):
+    """:class:`~training.lean_policy.LeanMaskablePolicy` with :class:`FactoredSuggestionHead` (``suggest0``: the
+    first suggestion id of the learner's action space, :func:`suggest0_of`)."""
 
     def __init__(self, *args: Any, suggest0: int = A.SUGGEST0, **kwargs: Any) -> None:
         self.suggest0 = int(suggest0)

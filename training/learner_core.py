@@ -231,7 +231,15 @@ class LearnerCore:
         # players[k][s]: the k-th opponent when it sits in absolute seat s (None: fast random).
         self.players: list[dict[int, Any]] = []
         ss = np.random.SeedSequence(seed).spawn(self.P * self.P)
+        # With a random learner seat and one player name for every opponent, seat s is played by one player in
+        # all games where the learner is elsewhere (players[k][s] is the same object for every k): one call per
+        # seat instead of one per (k, seat), and one notebook per game and seat instead of P - 1 of them.
+        shared = (self.seat_mode == "random" and isinstance(specs[0], str) and specs[0] != _FAST_RANDOM
+                  and all(isinstance(x, str) and x == specs[0] for x in specs))  # fmt: skip
         for k, spec in enumerate(specs):
+            if shared and k:
+                self.players.append(self.players[0])
+                continue
             row: dict[int, Any] = {}
             used_obj = False
             for s in range(self.P):
@@ -260,7 +268,11 @@ class LearnerCore:
                 else:
                     raise TypeError(f"opponent {k}: expected a name, an Agent or a policy callable, got {spec!r}")
             self.players.append(row)
-        self._agents = [(s, p) for row in self.players for s, p in row.items() if p is not None and _is_agent(p)]
+        # (row, relative positions it plays): each row is asked once per opponent round, in the games it plays
+        self._groups = [(self.players[0], list(range(self.P - 1)))] if shared else [
+            (row, [k]) for k, row in enumerate(self.players)]  # fmt: skip
+        agents = {id(p): (s, p) for row in self.players for s, p in row.items() if p is not None and _is_agent(p)}
+        self._agents = list(agents.values())  # each player once, for its reset and step hooks
         self._agents += list(self.advisors.items())  # reset and step hooks like the opponents
         self._all_fast = not self.advisors and all(p is None for row in self.players for p in row.values())
         self._opp_rng = np.random.default_rng(self._seed_seq.spawn(1)[0])
@@ -522,8 +534,8 @@ class LearnerCore:
                 return player.actions(eng.observe(player=s, idx=idx), eng.legal_action_mask[idx])
             return player.act(self.views[s], idx)
 
-        for k, row in enumerate(self.players):  # row: the players of the k-th seat after the learner's
-            sel = pending & (rel == k)
+        for row, ks in self._groups:  # row: the players of the k-th seats after the learner's, k in ks
+            sel = pending & (rel == ks[0] if len(ks) == 1 else rel < self.P - 1)  # (rel P - 1: the learner)
             if sel.any():
                 act_by_seat(actor, row, act, acts, where=sel)
         mine = np.flatnonzero(pending & (actor == self.seat))  # advised: the advisor plays the learner's seat

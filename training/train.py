@@ -24,8 +24,14 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
 * ``ppo``: MaskablePPO keyword arguments (``n_steps``, ``batch_size``, ``learning_rate`` ...);
   ``net_arch`` becomes ``policy_kwargs``.
 * ``total_timesteps``, ``seed``, ``run_dir``.
-* ``policy``: ``mlp`` (sb3-contrib's ``MlpPolicy``), or ``factored``: the same network with per-card scores
-  added to the 324 suggestion logits (:mod:`training.factored_policy`; not with ``env.advisor``).
+* ``policy``: ``mlp`` (sb3-contrib's ``MlpPolicy`` network, with the leaner masked distribution of
+  :mod:`training.lean_policy`), or ``factored``: the same network with per-card scores added to the 324
+  suggestion logits (:mod:`training.factored_policy`; not with ``env.advisor``).
+* ``precision``: ``float32`` (default) or ``bfloat16``: the policy's hidden layers run under CPU autocast while
+  training (float32 weights, heads and losses; :mod:`training.lean_policy`). Several times cheaper matrix
+  products on CPUs with AMX or AVX512-BF16; elsewhere slower (a warning says so). Checkpoints stay float32.
+* ``torch_threads``: torch's intra-op threads (collection forward passes and the PPO update; the env and the
+  players are single-threaded numba and numpy). ``null``: torch's default.
 * ``init_from``: a checkpoint whose policy weights start a new run (curriculum: e.g. the vs-random
   model continued against heuristic players). Same rules, action space and ``net_arch`` required;
   the step count and the PPO settings are this config's. Ignored on ``--resume``. With ``policy: factored``
@@ -62,6 +68,7 @@ import json
 import math
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +128,7 @@ DEFAULTS: dict[str, Any] = {
     "torch_threads": None,
     "init_from": None,
     "policy": "mlp",
+    "precision": "float32",
 }
 
 
@@ -217,6 +225,7 @@ def validate_train_config(cfg: dict) -> None:
     if cfg["torch_threads"] is not None:
         integer("torch_threads", cfg["torch_threads"], 1, 1024)
     _need(cfg["policy"] in ("mlp", "factored"), "policy", cfg["policy"], "mlp or factored")
+    _need(cfg["precision"] in ("float32", "bfloat16"), "precision", cfg["precision"], "float32 or bfloat16")
     if cfg["init_from"] is not None and not isinstance(cfg["init_from"], (str, Path)):
         _need(False, "init_from", cfg["init_from"], "a checkpoint path or null")
     env = cfg["env"]
@@ -594,7 +603,9 @@ class Trainer:
             ppo = dict(cfg["ppo"])
             net_arch = ppo.pop("net_arch")
             arch = {"pi": list(net_arch), "vf": list(net_arch)}
-            policy, kwargs = "MlpPolicy", {"net_arch": arch}
+            from training.lean_policy import LeanMaskablePolicy
+
+            policy, kwargs = LeanMaskablePolicy, {"net_arch": arch}
             if cfg["policy"] == "factored":
                 from training.factored_policy import FactoredMaskablePolicy, suggest0_of
 
@@ -614,6 +625,7 @@ class Trainer:
                 except RuntimeError as exc:
                     raise CheckpointError(f"init_from {cfg['init_from']}: network does not match net_arch "
                                           f"{net_arch} ({exc})") from exc  # fmt: skip
+        self._set_precision(model)
         model.cluedo_meta = make_meta(self.config, cfg["env"]["macro_moves"], self.raw_env.core.obs_size,
                                       macro_accuse=cfg["env"]["macro_accuse"], belief=cfg["env"]["belief"],
                                       observation=cfg["env"]["observation"], advisor=cfg["env"]["advisor"],
@@ -623,6 +635,22 @@ class Trainer:
         self.next_checkpoint = (model.num_timesteps // every + 1) * every if every else math.inf
         self.next_eval = (model.num_timesteps // ev + 1) * ev if ev else math.inf
         return model
+
+    def _set_precision(self, model) -> None:
+        """``precision`` applies to this run's training, not to the checkpoint (saved float32, plays float32)."""
+        from training.lean_policy import LeanMaskablePolicy, fast_bfloat16
+
+        precision = self.cfg["precision"]
+        if precision == "float32":
+            return
+        if not isinstance(model.policy, LeanMaskablePolicy):
+            raise TrainConfigError(f"precision {precision}: the checkpoint's policy is "
+                                   f"{type(model.policy).__name__}, which has only float32 (train a new run, or "
+                                   f"start one from it with init_from)")  # fmt: skip
+        if not fast_bfloat16():
+            warnings.warn("precision bfloat16: this CPU has no AMX or AVX512-BF16, so bfloat16 is emulated and "
+                          "slower than float32", stacklevel=2)  # fmt: skip
+        model.policy.set_precision(precision)
 
     # ------------------------------------------------------------ checkpoints
     def checkpoint(self, model) -> Path:

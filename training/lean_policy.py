@@ -1,0 +1,169 @@
+"""The learner's MaskablePPO policy with a cheaper masked distribution and optional bfloat16 layers.
+
+Why: profiling a PPO update of the learner (8,192-row minibatches, 359 actions, compact observation,
+``scripts/bench_ppo_update.py``) showed most of its time outside the network: sb3-contrib's
+``MaskableCategorical`` builds a torch ``Categorical`` twice per call (validating its arguments, a
+``logsumexp`` each time), then masks with ``torch.where`` and normalises again. This module computes the same
+distribution with one ``log_softmax`` of the masked logits:
+
+- log-probabilities, entropy and modes are those of sb3-contrib's distribution (masked logits near -1e8 as
+  there, so a row with no legal action is uniform as there), to float32 rounding: ``tests/test_lean_policy.py``
+  compares both on random logits and masks;
+- samples follow the same probabilities but are drawn by inverse CDF (one uniform per row), which costs a
+  fraction of ``torch.multinomial``; a seeded run is reproducible, but draws differ from sb3-contrib's.
+
+``set_precision(torch.bfloat16)`` runs the hidden layers (``mlp_extractor``: the first layer holds most of the
+arithmetic) under CPU autocast, with float32 weights, float32 outputs of every layer that follows (the action and
+value heads), and float32 losses. On CPUs with AMX or AVX512-BF16 (Intel Sapphire Rapids and later, AMD Zen 4 and
+later) this makes the matrix products several times cheaper; elsewhere bfloat16 is emulated and slower, and
+:func:`fast_bfloat16` says so. The precision is a property of a training run (``precision`` in a training
+config), not of the checkpoint: saved weights are float32 and a loaded policy plays in float32.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import MlpExtractor
+
+_MASKED_LOGIT = -1e8  # what sb3-contrib gives a masked action (so an all-masked row is uniform, not NaN)
+
+PRECISIONS = {"float32": None, "bfloat16": torch.bfloat16}
+
+
+class LeanMaskedCategorical:
+    """A categorical distribution over the last axis of ``logits`` (N, A), masked by ``apply_masking``.
+
+    ``logits`` holds the normalised log-probabilities (float32), as ``torch.distributions.Categorical.logits``.
+    A mask becomes an additive bias (0 or -1e8): on CPU, ``masked_fill`` and ``where`` with a boolean mask cost
+    about five times an addition, and its gradient is free. A masked action's probability is then exactly 0 in
+    float32, so the entropy needs no mask, and ``probs`` comes from ``softmax`` rather than ``exp(logits)`` (the
+    exponential of -1e8 takes a slow path in torch's CPU kernels, about 20 times slower).
+    """
+
+    def __init__(self, logits: torch.Tensor) -> None:
+        self._raw = logits.float()  # (N, A) float32, also when the layers ran in bfloat16
+        self._set(self._raw)
+
+    def _set(self, logits: torch.Tensor) -> None:
+        self._masked = logits
+        self.logits = torch.log_softmax(logits, dim=-1)
+        self._probs: torch.Tensor | None = None
+
+    @property
+    def probs(self) -> torch.Tensor:
+        if self._probs is None:
+            self._probs = torch.softmax(self._masked, dim=-1)
+        return self._probs
+
+    def apply_masking(self, masks: torch.Tensor | np.ndarray | None) -> None:
+        if masks is None:
+            self._set(self._raw)
+            return
+        if isinstance(masks, np.ndarray):  # numpy converts bool to float about 5x faster than torch
+            legal = torch.from_numpy(np.ascontiguousarray(masks, dtype=np.float32))
+        else:
+            legal = torch.as_tensor(masks).to(torch.float32)
+        legal = legal.to(self._raw.device).reshape(self._raw.shape)
+        self._set(self._raw + (legal - 1.0) * -_MASKED_LOGIT)
+
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        return self.logits.gather(-1, actions.long().reshape(-1, 1)).reshape(actions.shape)
+
+    def entropy(self) -> torch.Tensor:
+        return -(self.probs * self.logits).sum(-1)  # masked actions: probability exactly 0, so they add 0
+
+    def sample(self) -> torch.Tensor:
+        """One action per row, by inverse CDF on float64 cumulative probabilities (one uniform per row, from
+        torch's generator): a masked action (probability 0) is never drawn."""
+        cdf = self.probs.double().cumsum(-1)  # (N, A)
+        u = torch.rand((len(cdf), 1), dtype=torch.float64, device=cdf.device) * cdf[:, -1:]
+        out = torch.searchsorted(cdf, u, right=True).clamp_(max=cdf.shape[1] - 1)  # first index with cdf > u
+        zero = self.probs.gather(1, out) == 0  # only when u rounded up to the total: take the likeliest action
+        if bool(zero.any()):
+            out[zero] = self.probs[zero.reshape(-1)].argmax(-1)
+        return out.reshape(-1)
+
+    def mode(self) -> torch.Tensor:
+        return torch.argmax(self.logits, dim=-1)
+
+
+class LeanMaskableCategoricalDistribution(MaskableCategoricalDistribution):
+    """sb3-contrib's distribution wrapper, holding a :class:`LeanMaskedCategorical`."""
+
+    distribution: LeanMaskedCategorical  # type: ignore[assignment]
+
+    def proba_distribution(self, action_logits: torch.Tensor) -> LeanMaskableCategoricalDistribution:
+        self.distribution = LeanMaskedCategorical(action_logits.reshape(-1, self.action_dim))
+        return self
+
+    def mode(self) -> torch.Tensor:
+        return self.distribution.mode()
+
+
+class MixedMlpExtractor(MlpExtractor):
+    """SB3's ``MlpExtractor`` (same layers, same parameter names) whose layers can run under CPU autocast."""
+
+    autocast_dtype: torch.dtype | None = None
+
+    def _mixed(self, net: torch.nn.Module, features: torch.Tensor) -> torch.Tensor:
+        if self.autocast_dtype is None:
+            return net(features)
+        with torch.autocast(features.device.type, dtype=self.autocast_dtype):
+            return net(features).float()
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return self._mixed(self.policy_net, features)
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return self._mixed(self.value_net, features)
+
+
+class LeanMaskablePolicy(MaskableActorCriticPolicy):
+    """``MaskableActorCriticPolicy`` with :class:`LeanMaskedCategorical` and :meth:`set_precision`.
+
+    Same network, same parameter names: a checkpoint of sb3-contrib's ``MlpPolicy`` loads into it
+    (``load_state_dict``) and plays the same.
+    """
+
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = MixedMlpExtractor(self.features_dim, net_arch=self.net_arch,
+                                               activation_fn=self.activation_fn, device=self.device)  # fmt: skip
+
+    def _build(self, lr_schedule) -> None:
+        if not isinstance(self.action_dist, MaskableCategoricalDistribution):
+            raise ValueError(f"LeanMaskablePolicy needs a Discrete action space, not {self.action_space}")
+        self.action_dist = LeanMaskableCategoricalDistribution(int(self.action_space.n))
+        super()._build(lr_schedule)
+
+    def set_precision(self, precision: str) -> None:
+        """``"float32"`` or ``"bfloat16"`` (the hidden layers under autocast; see the module docstring)."""
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision {precision!r}: allowed {', '.join(PRECISIONS)}")
+        self.mlp_extractor.autocast_dtype = PRECISIONS[precision]
+
+    @property
+    def precision(self) -> str:
+        dtype = self.mlp_extractor.autocast_dtype
+        return next(name for name, d in PRECISIONS.items() if d == dtype)
+
+
+def fast_bfloat16() -> bool:
+    """Whether this CPU multiplies bfloat16 matrices in hardware (AMX tiles or AVX512-BF16)."""
+    cpu: Any = getattr(torch, "cpu", None)
+    checks = [getattr(cpu, name, None) for name in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")]
+    return any(bool(check()) for check in checks if callable(check))
+
+
+__all__ = [
+    "PRECISIONS",
+    "LeanMaskableCategoricalDistribution",
+    "LeanMaskablePolicy",
+    "LeanMaskedCategorical",
+    "MixedMlpExtractor",
+    "fast_bfloat16",
+]
