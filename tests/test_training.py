@@ -314,3 +314,22 @@ def test_keep_best_keeps_the_best_evaluated_checkpoint_out_of_the_rotation(tmp_p
     assert len(list((run / "checkpoints").glob("step_*.zip"))) == 1  # the rotation went on without it
     with pytest.raises(TrainConfigError, match="keep_best"):
         Trainer(_tiny(tmp_path / "bad", keep_best="yes"), progress=False)
+
+
+def test_init_from_a_pretrained_player(tmp_path):
+    """``init_from: pretrained:NAME`` starts a run from a player shipped with the package (a curriculum stage);
+    an unknown name is refused before anything is built, naming the shipped ones."""
+    import torch
+
+    from training.pretrained import path_of
+    from training.train import init_path
+
+    assert init_path("pretrained:cards_vs_heuristic") == path_of("cards_vs_heuristic")
+    assert init_path("runs/x/best_model.zip") == Path("runs/x/best_model.zip")
+    with pytest.raises(TrainConfigError, match="unknown pretrained player 'nope'.*pretrained:vs_heuristic"):
+        Trainer(_tiny(tmp_path / "bad", init_from="pretrained:nope"), progress=False)
+    cfg = load_train_config(ROOT / "configs" / "train_cards_vs_heuristic_factored.yaml", run_dir=str(tmp_path / "r"),
+                            init_from="pretrained:cards_vs_heuristic", env={"num_envs": 4})  # fmt: skip
+    model = Trainer(cfg, progress=False)._build()
+    shipped = load_model(path_of("cards_vs_heuristic")).policy.state_dict()
+    assert all(torch.equal(v.float(), shipped[k].float()) for k, v in model.policy.state_dict().items())

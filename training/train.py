@@ -33,9 +33,10 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
 * ``torch_threads``: torch's intra-op threads (collection forward passes and the PPO update; the env and the
   players are single-threaded numba and numpy). ``null``: torch's default.
 * ``init_from``: a checkpoint whose policy weights start a new run (curriculum: e.g. the vs-random
-  model continued against heuristic players). Same rules, action space and ``net_arch`` required;
-  the step count and the PPO settings are this config's. Ignored on ``--resume``. With ``policy: factored``
-  it may be an ``mlp`` checkpoint: its weights, card scores of zero (the same play to start with).
+  model continued against heuristic players), or ``pretrained:NAME`` (a player shipped with the package).
+  Same rules, action space and ``net_arch`` required; the step count and the PPO settings are this config's.
+  Ignored on ``--resume``. With ``policy: factored`` it may be an ``mlp`` checkpoint: its weights, card
+  scores of zero (the same play to start with).
 * ``checkpoint_every`` (learner steps), ``keep_checkpoints``: every K steps the model is written
   to ``run_dir/checkpoints/step_<n>.zip`` and ``run_dir/model.zip`` (temporary file + ``os.replace``),
   then ``run_dir/state.json`` (timesteps, checkpoint, seeds, torch RNG, wall time) the same way;
@@ -318,8 +319,23 @@ def check_run_inputs(cfg: dict, resume: bool) -> None:
         check_writable_dir(cfg["run_dir"], "run_dir")
     except UsageError as exc:
         raise TrainConfigError(str(exc)) from None
-    if cfg["init_from"] and not resume and not Path(cfg["init_from"]).is_file():
-        raise TrainConfigError(f"init_from={str(cfg['init_from'])!r} is not a file (a checkpoint .zip of another run)")
+    if cfg["init_from"] and not resume and not init_path(cfg["init_from"]).is_file():
+        raise TrainConfigError(f"init_from={str(cfg['init_from'])!r} is not a file (a checkpoint .zip of another run, "
+                               f"or pretrained:NAME)")  # fmt: skip
+
+
+def init_path(value: str | Path) -> Path:
+    """The checkpoint file of ``init_from``: a path, or ``pretrained:NAME`` (a player shipped with the package)."""
+    text = str(value)
+    if not text.startswith("pretrained:"):
+        return Path(text)
+    from cluedo_env.errors import UsageError
+    from training.pretrained import path_of
+
+    try:
+        return path_of(text.split(":", 1)[1])
+    except UsageError as exc:
+        raise TrainConfigError(f"init_from: {exc}") from None
 
 
 def rules_config(cfg: dict):
@@ -613,7 +629,7 @@ class Trainer:
             model = MaskablePPO(policy, self.env, seed=cfg["seed"], verbose=0, policy_kwargs=kwargs,
                                 tensorboard_log=str(self.run_dir / "tb"), **ppo)  # fmt: skip
             if cfg["init_from"]:
-                init = load_model(cfg["init_from"], obs_size=self.raw_env.core.obs_size,
+                init = load_model(init_path(cfg["init_from"]), obs_size=self.raw_env.core.obs_size,
                                   n_actions=self.env.action_space.n)  # fmt: skip
                 state = init.policy.state_dict()
                 if cfg["policy"] == "factored" and "action_net.weight" in state:  # an mlp checkpoint: same play
