@@ -7,9 +7,9 @@
 Why: issue 17 sets a target for the training loop itself (>= 6,000 learner steps/s against heuristic players on
 2 cores), and the loop is two different workloads: collection (the env, the opponents, the learner's notebook,
 the policy's forward passes) and the PPO update (the network's forward and backward passes). This runs a
-training config as ``training.train`` builds it (env, policy, PPO settings; no ``init_from`` weights are
-needed, a fresh network costs the same), times each PPO iteration with SB3's rollout callbacks, and prints one
-row per (precision, torch threads):
+training config as ``training.train`` builds it (env, policy, PPO settings; a fresh network unless
+``--keep-init``: the network costs the same, but a trained policy plays longer games), times each PPO
+iteration with SB3's rollout callbacks, and prints one row per (precision, torch threads):
 
 - ``collect s``: rollout collection (``n_steps`` x ``num_envs`` learner steps), per iteration;
 - ``update s``: the rest of the iteration, i.e. the PPO update (``n_epochs`` passes over the rollout);
@@ -36,7 +36,7 @@ from cluedo_env.errors import run_cli  # noqa: E402
 from cluedo_env.options import ArgumentParser  # noqa: E402
 
 
-def bench(config: str, precision: str, threads: int, iterations: int) -> dict:
+def bench(config: str, precision: str, threads: int, iterations: int, keep_init: bool = False) -> dict:
     """One setting: ``iterations`` timed PPO iterations after one warm-up iteration."""
     import torch
     from stable_baselines3.common.callbacks import BaseCallback
@@ -45,7 +45,9 @@ def bench(config: str, precision: str, threads: int, iterations: int) -> dict:
 
     with tempfile.TemporaryDirectory() as tmp:
         over = {"precision": precision} if precision != "float32" else {}  # (so it also runs on older checkouts)
-        cfg = load_train_config(config, run_dir=tmp, torch_threads=threads, init_from=None, **over)
+        if not keep_init:
+            over["init_from"] = None
+        cfg = load_train_config(config, run_dir=tmp, torch_threads=threads, **over)
         trainer = Trainer(cfg, progress=False)
         model = trainer._build()
         torch.set_num_threads(threads)
@@ -80,6 +82,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--precision", nargs="+", choices=["float32", "bfloat16"], default=["float32", "bfloat16"])
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2], help="torch threads (default: 1 2)")
     ap.add_argument("--iterations", type=int, default=3, help="timed PPO iterations per setting (median)")
+    ap.add_argument("--keep-init", action="store_true",
+                    help="start from the config's init_from weights (a trained policy plays longer games than a "
+                         "fresh one, so collection is slower per learner step); default: a fresh network")  # fmt: skip
     args = ap.parse_args(argv)
     import torch
 
@@ -97,7 +102,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     for config in args.config:
         for precision in args.precision:
             for threads in args.threads:
-                r = bench(config, precision, threads, args.iterations)
+                r = bench(config, precision, threads, args.iterations, args.keep_init)
                 rows.append(r)
                 cells = f"{r['collect_s']:9.2f} {r['update_s']:8.2f} {r['steps_per_s']:8.0f}"
                 print(f"{r['config']:44s} {precision:9s} {threads:7d} {r['steps']:6d} {cells} "

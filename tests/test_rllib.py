@@ -257,3 +257,27 @@ def test_checkpoint_plays_through_the_evaluator(vs_bots_run, tmp_path):
     assert entry["player"] == f"rllib:{ckpt}" and entry["games"] == 8
     assert made and sum(a.illegal for a in made) == 0
     assert (tmp_path / "tournament.json").is_file()
+
+
+def test_lean_categorical_equals_torchs_on_masked_logits():
+    """The masked module's action distribution (``LeanTorchCategorical``, log_softmax-normalised) gives torch's
+    ``Categorical`` log-probabilities, entropies and probabilities on logits masked with ``FLOAT_MIN``, and never
+    samples a masked action."""
+    from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+    from training.rllib_module import LeanTorchCategorical
+
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(200, 50, generator=gen) * 3
+    mask = torch.rand(200, 50, generator=gen) < 0.3
+    mask[:, 4] = True
+    masked = torch.where(mask, logits, torch.full_like(logits, FLOAT_MIN))
+    ref = torch.distributions.Categorical(logits=masked, validate_args=False)
+    lean = LeanTorchCategorical.from_logits(masked)
+    actions = torch.multinomial(mask.float(), 1, generator=gen)[:, 0]
+    assert torch.allclose(lean.logp(actions), ref.log_prob(actions), atol=1e-5)
+    assert torch.allclose(lean.entropy(), ref.entropy(), atol=1e-5)
+    assert torch.allclose(lean._dist.probs, ref.probs, atol=1e-6)
+    draws = lean.sample(sample_shape=(20,))
+    assert mask.gather(1, draws.T).all()
+    assert torch.equal(lean.to_deterministic().sample(), masked.argmax(-1))

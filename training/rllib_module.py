@@ -34,6 +34,7 @@ import torch
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
+from ray.rllib.core.distribution.torch.torch_distribution import TorchCategorical
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
@@ -44,6 +45,32 @@ from cluedo_env.envs.learner_actions import LearnerActions
 
 OBS_KEY = "observation"
 MASK_KEY = "action_mask"
+
+
+class _LogSoftmaxCategorical(torch.distributions.Categorical):
+    """torch's ``Categorical`` on logits, normalised with ``log_softmax`` instead of ``logits - logsumexp``.
+
+    Why: masked logits are ``FLOAT_MIN``, and torch's CPU ``exp`` (inside ``logsumexp``) takes a slow path on
+    inputs that underflow, about 20 times slower than on ordinary ones; ``log_softmax`` and ``softmax`` do not.
+    Same values (``tests/test_rllib.py`` compares log-probabilities and entropies with torch's ``Categorical``).
+    """
+
+    def __init__(self, logits: torch.Tensor) -> None:
+        self.logits = torch.log_softmax(logits, dim=-1)
+        self._param = self.logits
+        self._num_events = self.logits.size()[-1]
+        torch.distributions.Distribution.__init__(self, self.logits.size()[:-1], validate_args=False)
+
+
+class LeanTorchCategorical(TorchCategorical):
+    """RLlib's ``TorchCategorical`` over :class:`_LogSoftmaxCategorical` (the masked module's action distribution
+    for exploration, inference and training)."""
+
+    def _get_torch_distribution(self, logits: torch.Tensor | None = None,
+                                probs: torch.Tensor | None = None) -> torch.distributions.Distribution:  # fmt: skip
+        if logits is None:
+            return torch.distributions.Categorical(probs=probs, validate_args=False)
+        return _LogSoftmaxCategorical(logits)
 
 
 def _apply_mask(outs: dict[str, Any], mask: torch.Tensor) -> dict[str, Any]:
@@ -87,6 +114,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
     def setup(self) -> None:
         super().setup()
         self.observation_space = self.observation_space_with_mask
+        self.action_dist_cls = LeanTorchCategorical
 
     def _split(self, batch: dict[str, Any]) -> tuple[torch.Tensor | None, dict[str, Any]]:
         """(mask, batch whose OBS is the float observation), without changing the caller's batch.

@@ -397,6 +397,10 @@ def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = Fal
                "env_steps": er.get("num_env_steps_sampled"), "agent_steps": er.get("num_agent_steps_sampled"),
                "episodes": er.get("num_episodes"), "main_return": _main_return(result),
                "env_steps_lifetime": er.get("num_env_steps_sampled_lifetime")}  # fmt: skip
+        timers = result.get("timers", {})
+        for key, name in (("env_runner_sampling_timer", "sample_s"), ("learner_update_timer", "learn_s")):
+            if isinstance(timers.get(key), (int, float)):  # RLlib's own timers: sampling, and the learner update
+                row[name] = round(float(timers[key]), 2)
         if "league_snapshots" in result:
             row["league_snapshots"] = result["league_snapshots"]
         summary["iterations"].append(row)
