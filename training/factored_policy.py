@@ -9,8 +9,9 @@ layer of the same latent (21 outputs)::
     logit(s, w, r) = mlp_logit(s, w, r) + score[s] + score[6 + w] + score[12 + r]
 
 so that the policy can learn card preferences from every suggestion it makes. Everything else (the latent
-network, the value head, the other actions' logits, masking) is sb3-contrib's ``MaskableActorCriticPolicy``;
-the policy is still learned end to end by PPO, no rule picks the cards. Checkpoints name this class, so they load
+network, the value head, the other actions' logits, masking) is sb3-contrib's ``MaskableActorCriticPolicy``
+with the leaner masked distribution and the bfloat16 option of :mod:`training.lean_policy`; the policy is still
+learned end to end by PPO, no rule picks the cards. Checkpoints name this class, so they load
 with ``training.policy.load_model`` as any other (this module must be importable, as it is in the package).
 """
 
