@@ -1,18 +1,18 @@
 """The learner's MaskablePPO policy with a cheaper masked distribution and optional bfloat16 layers.
 
-Why: profiling a PPO update of the learner (8,192-row minibatches, 359 actions, compact observation,
-``scripts/bench_ppo_update.py``) showed most of its time outside the network: sb3-contrib's
+Why: profiling a PPO update of the learner (8,192-row minibatches, 359 actions, compact observation; the whole
+loop: ``scripts/bench_training.py``) showed most of its time outside the network: sb3-contrib's
 ``MaskableCategorical`` builds a torch ``Categorical`` twice per call (validating its arguments, a
 ``logsumexp`` each time), then masks with ``torch.where`` and normalises again. This module computes the same
 distribution with one ``log_softmax`` of the masked logits:
 
 - log-probabilities, entropy and modes are those of sb3-contrib's distribution (masked logits near -1e8 as
-  there, so a row with no legal action is uniform as there), to float32 rounding: ``tests/test_lean_policy.py``
-  compares both on random logits and masks;
+  there), to float32 rounding: ``tests/test_lean_policy.py`` compares both on random logits and masks (a row
+  with no legal action, which the learner envs never give, is near uniform rather than exactly);
 - samples follow the same probabilities but are drawn by inverse CDF (one uniform per row), which costs a
   fraction of ``torch.multinomial``; a seeded run is reproducible, but draws differ from sb3-contrib's.
 
-``set_precision(torch.bfloat16)`` runs the hidden layers (``mlp_extractor``: the first layer holds most of the
+``set_precision("bfloat16")`` runs the hidden layers (``mlp_extractor``: the first layer holds most of the
 arithmetic) under CPU autocast, with float32 weights, float32 outputs of every layer that follows (the action and
 value heads), and float32 losses. On CPUs with AMX or AVX512-BF16 (Intel Sapphire Rapids and later, AMD Zen 4 and
 later) this makes the matrix products several times cheaper; elsewhere bfloat16 is emulated and slower, and
@@ -30,7 +30,7 @@ from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistrib
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import MlpExtractor
 
-_MASKED_LOGIT = -1e8  # what sb3-contrib gives a masked action (so an all-masked row is uniform, not NaN)
+_MASKED_LOGIT = -1e8  # as sb3-contrib's masked logits (finite: an all-masked row gives no NaN)
 
 PRECISIONS = {"float32": None, "bfloat16": torch.bfloat16}
 
