@@ -669,9 +669,8 @@ def sample_deals_kernel(
     rng: np.random.Generator,
     w: np.ndarray,
     div: np.ndarray,
-) -> int:
-    """The loops of :func:`agents.deal_sampling.sample_deals_reference` over N = n * samples deals; returns
-    how many numbers it drew from ``rng``.
+) -> None:
+    """The loops of :func:`agents.deal_sampling.sample_deals_reference` over N = n * samples deals.
 
     Deal r belongs to game r // samples and starts from its game's ``owner0`` (n, 21) int8 holder
     per card (-1 unplaced) and int64 counters ``cap0`` (n, H) room per holder, ``env_cap0`` (n, 3)
@@ -691,7 +690,6 @@ def sample_deals_kernel(
     H = cap.shape[1]
     E = H - 1
     steps = ratio.shape[1]
-    used = 0
     for r in range(N):
         g = r // samples
         for c in range(owner.shape[1]):
@@ -731,7 +729,6 @@ def sample_deals_kernel(
             if not anyc:
                 continue
             x0, x1, x2 = rng.random(), rng.random(), rng.random()  # three numbers, as the reference draws them
-            used += 3
             for j in range(3):
                 c = cl_cards[g, k, j]
                 v = (x0 if j == 0 else (x1 if j == 1 else x2)) if owner[r, c] < 0 and allowed[g, hk, c] else -1.0
@@ -767,7 +764,6 @@ def sample_deals_kernel(
                     alive[r] = False
                     continue
                 u = rng.random() * tot
-                used += 1
                 cum = 0.0
                 h = 0
                 for j in range(H):
@@ -809,7 +805,6 @@ def sample_deals_kernel(
                         allenv = False
                 if allenv:
                     alive[r] = False
-    return used
 
 
 # ---------------------------------------------------------------------------------------------- witnesses

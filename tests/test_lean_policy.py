@@ -144,8 +144,10 @@ def test_precision_in_a_training_config(tmp_path):
     run = tmp_path / "bf16"
     with warnings.catch_warnings():  # on a CPU without bfloat16 hardware: "emulated and slower", and it still trains
         warnings.simplefilter("ignore")
+        built = Trainer(_tiny(tmp_path / "built", precision="bfloat16"), progress=False)._build()
+        assert built.policy.precision == "bfloat16"  # the run trains in bfloat16 ...
         Trainer(_tiny(run, precision="bfloat16", total_timesteps=256, eval={"games": 0}), progress=False).run()
     model = load_model(run / "model.zip")
-    assert isinstance(model.policy, LeanMaskablePolicy) and model.policy.precision == "float32"  # plays float32
+    assert isinstance(model.policy, LeanMaskablePolicy) and model.policy.precision == "float32"  # ... plays float32
     assert all(p.dtype == torch.float32 for p in model.policy.parameters())
     PolicyAgent(run / "model.zip")  # plays as a checkpoint player

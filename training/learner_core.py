@@ -535,7 +535,7 @@ class LearnerCore:
             return player.act(self.views[s], idx)
 
         for row, ks in self._groups:  # row: the players of the k-th seats after the learner's, k in ks
-            sel = pending & (rel == ks[0] if len(ks) == 1 else rel < self.P - 1)  # (rel P - 1: the learner)
+            sel = pending & np.isin(rel, ks)
             if sel.any():
                 act_by_seat(actor, row, act, acts, where=sel)
         mine = np.flatnonzero(pending & (actor == self.seat))  # advised: the advisor plays the learner's seat
