@@ -41,6 +41,9 @@ from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
 _CAT = (slice(0, WEAPON_CARD0), slice(WEAPON_CARD0, ROOM_CARD0), slice(ROOM_CARD0, NUM_CARDS))
 _OFFSET = np.array([0, WEAPON_CARD0, ROOM_CARD0])
+_CAT_ONEHOT = np.zeros((NUM_CARDS, 3), np.int64)  # (21, 3): card -> its category
+for _c, _sl in enumerate(_CAT):
+    _CAT_ONEHOT[_sl, _c] = 1
 
 
 def _random_true(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -71,12 +74,20 @@ class HeuristicAgent(Agent):
         self.seen[idx] = 0
 
     def _update(self, view: PlayerView, idx: np.ndarray) -> None:
-        """Read the new history records of games ``idx`` into the notebook."""
-        hist_len = view.hist_len.astype(np.int64)
-        since = hist_len.copy()
-        since[idx] = self.seen[idx]
-        rec = view.new_records(since)
-        self.seen[idx] = hist_len[idx]
+        """Read the new history records of games ``idx`` into the notebook.
+
+        Only the records of games ``idx`` are read (as :meth:`agents.notebook.Notebook.update` does); the
+        other games' records wait for their seat's next turn to act there, and give the same notebook then.
+        """
+        hist_len = view.hist_len[idx].astype(np.int64)
+        count = hist_len - self.seen[idx]
+        self.seen[idx] = hist_len
+        total = int(count.sum())
+        if total == 0:
+            return
+        first = np.cumsum(count) - count
+        index = np.arange(total) - np.repeat(first - (hist_len - count), count)
+        rec = view.records(np.repeat(idx, count), index)
         mine = np.flatnonzero(~rec.is_accusation & (rec.player == view.seat))
         if len(mine) == 0:
             return
@@ -98,8 +109,7 @@ class HeuristicAgent(Agent):
     def solution(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(solved (n,) bool, triple index (n,)) for games ``idx``: one open card left per category."""
         op = self.open[idx]
-        counts = np.stack([op[:, s].sum(1) for s in _CAT], 1)
-        solved = (counts == 1).all(1)
+        solved = (op @ _CAT_ONEHOT == 1).all(1)  # one open card per category
         s, w, r = (op[:, sl].argmax(1) for sl in _CAT)
         return solved, A.triple_index(s, w, r)
 
@@ -114,7 +124,7 @@ class HeuristicAgent(Agent):
         if n == 0:
             return np.zeros(0, np.int64)
         self._update(view, idx)
-        mask = view.legal_action_mask[idx]
+        mask = view.legal_action_mask_of(idx)
         phase = view.phase[idx]
         out = np.full(n, -1, np.int64)
         rows = np.arange(n)

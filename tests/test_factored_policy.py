@@ -41,6 +41,14 @@ def test_factored_policy_adds_card_scores_to_suggestions_and_reloads(tmp_path):
         b = again.policy.get_distribution(obs, action_masks=env.action_masks()).distribution.logits
     assert torch.allclose(a, b)
     PolicyAgent(tmp_path / "m.zip")  # plays as a checkpoint player
+    # precision: bfloat16 reaches both parts of the head (the base and the card scores); float32 comes back exactly.
+    model.policy.set_precision("bfloat16")
+    assert head.base.autocast_dtype == head.cards.autocast_dtype == torch.bfloat16
+    with torch.no_grad():
+        low = head(latent)
+    assert low.dtype == torch.float32 and torch.allclose(low, head.base(latent) + diff, atol=0.05)
+    model.policy.set_precision("float32")
+    assert head.base.autocast_dtype is None and head.cards.autocast_dtype is None
 
 
 def test_an_mlp_checkpoint_starts_a_factored_policy_with_the_same_play():

@@ -18,7 +18,7 @@ pytest.importorskip("sb3_contrib")
 
 from sb3_contrib.common.maskable.distributions import MaskableCategorical  # noqa: E402
 
-from training.lean_policy import LeanMaskablePolicy, LeanMaskedCategorical  # noqa: E402
+from training.lean_policy import LeanMaskablePolicy, LeanMaskedCategorical, MixedLinear  # noqa: E402
 
 
 def _logits_and_masks(rows: int = 300, actions: int = 359, seed: int = 0):
@@ -119,6 +119,9 @@ def test_lean_policy_plays_an_mlp_policys_weights_the_same():
 def test_bfloat16_trains_in_float32_outputs_and_stays_close():
     ref, lean, x, masks = _policies("bfloat16")
     assert lean.precision == "bfloat16"
+    # The hidden layers and the action head's product run in bfloat16; the value head (one output) in float32.
+    assert isinstance(lean.action_net, MixedLinear) and lean.action_net.autocast_dtype == torch.bfloat16
+    assert not isinstance(lean.value_net, MixedLinear)
     actions = torch.as_tensor(masks.argmax(1))
     v, lp, ent = lean.evaluate_actions(x, actions, action_masks=masks)
     assert v.dtype == lp.dtype == ent.dtype == torch.float32
@@ -149,5 +152,6 @@ def test_precision_in_a_training_config(tmp_path):
         Trainer(_tiny(run, precision="bfloat16", total_timesteps=256, eval={"games": 0}), progress=False).run()
     model = load_model(run / "model.zip")
     assert isinstance(model.policy, LeanMaskablePolicy) and model.policy.precision == "float32"  # ... plays float32
+    assert all(m.autocast_dtype is None for m in model.policy.modules() if isinstance(m, MixedLinear))
     assert all(p.dtype == torch.float32 for p in model.policy.parameters())
     PolicyAgent(run / "model.zip")  # plays as a checkpoint player

@@ -25,7 +25,7 @@ from torch import nn
 from cluedo_env.envs.learner_actions import MACRO_SHIFT, NUM_TRIPLES
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
-from training.lean_policy import LeanMaskablePolicy
+from training.lean_policy import LeanMaskablePolicy, MixedLinear
 
 _S, _W = 6, 6  # suspects, weapons (rooms: the rest of the 21 cards)
 
@@ -37,7 +37,7 @@ class FactoredSuggestionHead(nn.Module):
         super().__init__()
         self.base = base
         self.suggest0 = int(suggest0)
-        self.cards = nn.Linear(base.in_features, NUM_CARDS)
+        self.cards = MixedLinear(base.in_features, NUM_CARDS)  # low precision with the base under bfloat16
 
     def forward(self, latent: torch.Tensor) -> torch.Tensor:
         logits = self.base(latent)

@@ -13,8 +13,9 @@ distribution with one ``log_softmax`` of the masked logits:
   fraction of ``torch.multinomial``; a seeded run is reproducible, but draws differ from sb3-contrib's.
 
 ``set_precision("bfloat16")`` runs the hidden layers (``mlp_extractor``: the first layer holds most of the
-arithmetic) under CPU autocast, with float32 weights, float32 outputs of every layer that follows (the action and
-value heads), and float32 losses. On CPUs with AMX or AVX512-BF16 (Intel Sapphire Rapids and later, AMD Zen 4 and
+arithmetic) and the action head's products (:class:`MixedLinear`: 256 x 359 weights, the next largest) under CPU
+autocast, with float32 weights, float32 outputs (logits, value), float32 log-softmax and losses; the value head
+(256 x 1) stays float32. On CPUs with AMX or AVX512-BF16 (Intel Sapphire Rapids and later, AMD Zen 4 and
 later) this makes the matrix products several times cheaper; elsewhere bfloat16 is emulated and slower, and
 :func:`fast_bfloat16` says so. The precision is a property of a training run (``precision`` in a training
 config), not of the checkpoint: saved weights are float32 and a loaded policy plays in float32.
@@ -92,10 +93,27 @@ class LeanMaskedCategorical:
         return torch.argmax(self.logits, dim=-1)
 
 
+class MixedLinear(torch.nn.Linear):
+    """``nn.Linear`` (same parameters, same names) whose product runs under CPU autocast when ``autocast_dtype`` is
+    set, with a float32 output: the action head, so that a checkpoint's ``action_net.weight`` is what it was."""
+
+    autocast_dtype: torch.dtype | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.autocast_dtype is None:
+            return super().forward(x)
+        with torch.autocast(x.device.type, dtype=self.autocast_dtype):
+            return super().forward(x).float()
+
+
 class LeanMaskableCategoricalDistribution(MaskableCategoricalDistribution):
-    """sb3-contrib's distribution wrapper, holding a :class:`LeanMaskedCategorical`."""
+    """sb3-contrib's distribution wrapper, holding a :class:`LeanMaskedCategorical`; its action head is a
+    :class:`MixedLinear`."""
 
     distribution: LeanMaskedCategorical  # type: ignore[assignment]
+
+    def proba_distribution_net(self, latent_dim: int) -> torch.nn.Module:
+        return MixedLinear(latent_dim, self.action_dim)
 
     def proba_distribution(self, action_logits: torch.Tensor) -> LeanMaskableCategoricalDistribution:
         self.distribution = LeanMaskedCategorical(action_logits.reshape(-1, self.action_dim))
@@ -115,6 +133,13 @@ class MixedMlpExtractor(MlpExtractor):
             return net(features)
         with torch.autocast(features.device.type, dtype=self.autocast_dtype):
             return net(features).float()
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both latents; under autocast the features are cast to the low precision once for the two networks (the
+        first layer's input is the widest array of an update: autocast would cast it once per network)."""
+        if self.autocast_dtype is not None and features.is_floating_point():
+            features = features.to(self.autocast_dtype)
+        return self.forward_actor(features), self.forward_critic(features)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
         return self._mixed(self.policy_net, features)
@@ -144,7 +169,9 @@ class LeanMaskablePolicy(MaskableActorCriticPolicy):
         """``"float32"`` or ``"bfloat16"`` (the hidden layers under autocast; see the module docstring)."""
         if precision not in PRECISIONS:
             raise ValueError(f"precision {precision!r}: allowed {', '.join(PRECISIONS)}")
-        self.mlp_extractor.autocast_dtype = PRECISIONS[precision]
+        for module in (self.mlp_extractor, *self.modules()):
+            if isinstance(module, (MixedMlpExtractor, MixedLinear)):
+                module.autocast_dtype = PRECISIONS[precision]
 
     @property
     def precision(self) -> str:
@@ -164,6 +191,7 @@ __all__ = [
     "LeanMaskableCategoricalDistribution",
     "LeanMaskablePolicy",
     "LeanMaskedCategorical",
+    "MixedLinear",
     "MixedMlpExtractor",
     "fast_bfloat16",
 ]
