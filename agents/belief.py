@@ -238,7 +238,7 @@ class BeliefRandomAgent(Agent):
         idx = np.asarray(idx, np.int64)
         t = self._ensure(view)
         t.update(idx)
-        mask = view.legal_action_mask[idx]
+        mask = view.legal_action_mask_of(idx)
         legal_acc = mask[:, A.ACCUSE0 :]
         other = mask.copy()
         other[:, A.ACCUSE0 :] = False

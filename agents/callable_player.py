@@ -80,7 +80,7 @@ class CallablePlayer(LearnerInputs, Agent):
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         idx = np.asarray(idx, np.int64)
         obs, accuse = self.learner_inputs(view, idx)
-        engine_mask = view.legal_action_mask[idx]
+        engine_mask = view.legal_action_mask_of(idx)
         mask = self.actions.mask(engine_mask).astype(np.int8)
         if self.batched:
             chosen = self.fn(obs, mask)

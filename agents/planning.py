@@ -23,8 +23,8 @@ API (all batched; ``idx`` are the games where ``view.seat`` is to act)::
     turn_tables(dist, T, reenter) -> (197, 9), (197, 9) float64
         ``S`` and ``S'`` from any distance table (the empty board's, or a reference's).
 
-``mask`` is ``view.legal_action_mask[idx]`` if the caller already has it (saves building
-the (B, 870) mask again); ``rng`` breaks ties between equally good destinations at random
+``mask`` is ``view.legal_action_mask_of(idx)`` if the caller already has it (saves building
+the (n, 870) rows again); ``rng`` breaks ties between equally good destinations at random
 (default: the lowest location id wins, deterministic); ``blocking`` plans around the
 tokens that block (*Blocking* below; default off: the empty board, as the heuristic player,
 the learner's compact observation and the published baselines use it).
@@ -299,7 +299,7 @@ def move_scores(
 
     ``blocking``: expected turns around the tokens that block now (:func:`blocked_travel_turns`)."""
     idx, v = _check(view, idx, room_value)
-    legal = (view.legal_action_mask[idx] if mask is None else mask)[:, A.MOVE0 : A.SUGGEST0]
+    legal = (view.legal_action_mask_of(idx) if mask is None else mask)[:, A.MOVE0 : A.SUGGEST0]
     rows, locs = np.nonzero(legal)
     out = np.full((len(idx), NUM_LOCATIONS), -np.inf)
     if blocking:
@@ -326,7 +326,8 @@ def choose_moves(
     """
     if not blocking:
         idx, v = _check(view, idx, room_value)
-        legal = np.ascontiguousarray((view.legal_action_mask[idx] if mask is None else mask)[:, A.MOVE0 : A.SUGGEST0])
+        full = view.legal_action_mask_of(idx) if mask is None else mask
+        legal = np.ascontiguousarray(full[:, A.MOVE0 : A.SUGGEST0])
         noise = rng.random(legal.shape) if rng is not None else np.zeros((0, 0))
         loc = np.empty(len(idx), np.int64)
         choose_moves_kernel(v, legal, _tables(view.config.dice)[0], noise, rng is not None, _TIE, loc)
@@ -362,7 +363,7 @@ def turn_start_choice(
     then not legal: call this only for START games.
     """
     idx, v = _check(view, idx, room_value)
-    special = (view.legal_action_mask[idx] if mask is None else mask)[:, : A.MOVE0]
+    special = (view.legal_action_mask_of(idx) if mask is None else mask)[:, : A.MOVE0]
     n = len(idx)
     x = view.pos[idx, view.seat].astype(np.int64)
     target = load_board().passage[x].astype(np.int64)

@@ -17,7 +17,7 @@ class RandomAgent(Agent):
         self.rng = np.random.default_rng(seed)
 
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
-        return sample_legal(view.legal_action_mask[idx], self.rng)
+        return sample_legal(view.legal_action_mask_of(idx), self.rng)
 
 
 __all__ = [

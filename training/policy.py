@@ -209,7 +209,7 @@ class PolicyAgent(LearnerInputs, Agent):
                 f"({self.meta['rules'].get('preset')}, {self.meta['rules'].get('players')} players); "
                 f"this game ({cfg.preset}, {cfg.players} players) gives {obs.shape[1]}"
             )
-        mask = view.legal_action_mask[idx]
+        mask = view.legal_action_mask_of(idx)
         legal = self.actions.mask(mask)
         if self.accusation_features:  # accuse only where the expert sampled a best open triple (as in training)
             self._accusation.restrict(legal, idx)

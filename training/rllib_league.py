@@ -102,7 +102,7 @@ class LeagueAgent(LearnerInputs, Agent):
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         idx = np.asarray(idx, np.int64)
         obs, accuse = self.learner_inputs(view, idx)
-        mask = view.legal_action_mask[idx]
+        mask = view.legal_action_mask_of(idx)
         learner_mask = self.actions.mask(mask)
         chosen = np.zeros(len(idx), np.int64)
         version = self.game_version[idx]

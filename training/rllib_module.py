@@ -275,7 +275,7 @@ class RllibAgent(LearnerInputs, Agent):
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         idx = np.asarray(idx, np.int64)
         obs, accuse = self.learner_inputs(view, idx)
-        mask = view.legal_action_mask[idx]
+        mask = view.legal_action_mask_of(idx)
         chosen = module_actions(self.module, obs, self.actions.mask(mask), self.deterministic, self._gen)
         out = self.actions.to_engine(chosen, mask, accuse)
         self.illegal += replace_illegal(out, np.asarray(mask, bool), self._rng)
