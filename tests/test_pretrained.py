@@ -64,6 +64,7 @@ def test_export_writes_a_playable_copy_and_its_card(tmp_path):
     obs = np.random.default_rng(0).integers(0, 3, (64, a.meta["obs_size"])).astype(np.float32)
     mask = np.ones((64, a.meta["n_actions"]), bool)
     assert (a._fn(obs, mask) == b._fn(obs, mask)).all()
+    assert b.model._last_obs is None  # no rollout state shipped (the last observation of every training game)
 
 
 def test_a_broken_index_is_a_checkpoint_error(tmp_path):

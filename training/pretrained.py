@@ -27,6 +27,7 @@ from cluedo_env.files import write_text_atomic
 from training.policy import PolicyAgent, load_model, save_model_atomic
 
 DIRECTORY = Path(__file__).resolve().parent / "pretrained"
+_ROLLOUT_STATE = ("_last_obs", "_last_original_obs", "_last_episode_starts")  # SB3's, needed only to go on training
 INDEX = "index.json"
 
 
@@ -71,12 +72,16 @@ def export(checkpoint: str | os.PathLike, name: str, card: dict[str, Any], direc
 
     The copy keeps what playing needs: the policy's weights (float16) and the checkpoint's
     ``cluedo_meta``. A fresh optimizer replaces the trained one's state (Adam's moments would
-    triple the size and matter only to resume training, which is what the run's own checkpoints are for).
+    triple the size and matter only to resume training, which is what the run's own checkpoints are for),
+    and the rollout state SB3 pickles with a model (the last observation of each training game: 2 MB for
+    2,048 games) is dropped.
     """
     import torch
 
     directory = directory or DIRECTORY
     model = load_model(checkpoint)
+    for attr in _ROLLOUT_STATE:  # the last observations of every training game (2,048 x 958 bytes and more)
+        setattr(model, attr, None)
     policy = model.policy
     policy.optimizer = policy.optimizer_class(policy.parameters(), lr=1e-4, **policy.optimizer_kwargs)
     policy.to(torch.float16)
