@@ -57,7 +57,7 @@ def vs_bots_run(cluster, tmp_path_factory):
     run_dir = str(tmp_path_factory.mktemp("rl"))
     cfg = load_config("configs/rllib_vs_heuristic_belief.yaml", iterations=2, run_dir=run_dir,
                       opponents=["heuristic", "league", "deducer"], league={"snapshot_every": 1, "max_snapshots": 2},
-                      learner=BELIEF, **TWO_RUNNERS)  # fmt: skip
+                      learner=BELIEF, precision="bfloat16", **TWO_RUNNERS)  # fmt: skip
     return cfg, train(cfg, address=cluster.address, log=lambda *a: None)
 
 
@@ -159,6 +159,7 @@ def test_bad_config_values_name_what_is_allowed():
                             ({"learner": {"observation": "compact"}}, "needs belief=True"),
                             ({"learner": {"observation": "tiny", "belief": True}}, "one of ['full', 'compact']"),
                             ({"learner": {"unplayed_games": "hide"}}, "one of step, skip"),
+                            ({"precision": "half"}, "precision='half' is not allowed (one of float32, bfloat16)"),
                             (selfplay, "not allowed with setup=selfplay")]:  # fmt: skip
         with pytest.raises(TrainConfigError) as err:
             load_config("configs/rllib_vs_random.yaml", **overrides)
@@ -200,6 +201,7 @@ def test_restored_module_masks_its_logits(vs_bots_run):
     cfg, _ = vs_bots_run
     module = load_module(latest_checkpoint(cfg["run_dir"]))
     assert module_options(module) == {"macro_moves": True, "macro_accuse": True, "belief": True, "observation": "full"}
+    assert module.model_config["precision"] == "bfloat16" and module.precision == "float32"  # trained bf16, plays fp32
     venv = make_vector_env({**cfg["env"], "num_envs": 4, "seed": 1, "learner": cfg["learner"], "opponents": "random"})
     obs, _ = venv.reset(seed=1)
     with torch.no_grad():
@@ -281,3 +283,40 @@ def test_lean_categorical_equals_torchs_on_masked_logits():
     draws = lean.sample(sample_shape=(20,))
     assert mask.gather(1, draws.T).all()
     assert torch.equal(lean.to_deterministic().sample(), masked.argmax(-1))
+
+
+def test_bfloat16_module_gives_float32_masked_outputs_close_to_float32():
+    """``precision: bfloat16`` runs the module's networks under autocast: logits and values come back float32,
+    illegal actions exactly ``FLOAT_MIN`` and legal ones the float32 module's logits to bfloat16 rounding; the
+    float32 module's legal logits are its network's own (the additive mask adds exactly 0 there)."""
+    import gymnasium as gym
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+    from training.rllib_module import MaskedPPOTorchRLModule
+
+    D, A = 40, 30
+    spaces = {"observation_space": gym.spaces.Box(0, 127, (D + A,), np.int8), "action_space": gym.spaces.Discrete(A)}
+    torch.manual_seed(0)
+    full = MaskedPPOTorchRLModule(**spaces, model_config={"fcnet_hiddens": [32, 32], "precision": "float32"})
+    low = MaskedPPOTorchRLModule(**spaces, model_config={"fcnet_hiddens": [32, 32], "precision": "bfloat16"})
+    low.load_state_dict(full.state_dict())
+    rng = np.random.default_rng(0)
+    obs = rng.integers(0, 2, (64, D)).astype(np.int8)
+    mask = rng.random((64, A)) < 0.4
+    mask[:, 0] = True
+    batch = {Columns.OBS: torch.as_tensor(np.concatenate([obs, mask.astype(np.int8)], 1))}
+    legal = torch.as_tensor(mask)
+    with torch.no_grad():
+        raw = full.pi(full.encoder({Columns.OBS: torch.as_tensor(obs).float()})["encoder_out"]["actor"])
+        for forward in ("forward_exploration", "forward_inference", "forward_train"):
+            a = getattr(full, forward)(batch)[Columns.ACTION_DIST_INPUTS]
+            b = getattr(low, forward)(batch)[Columns.ACTION_DIST_INPUTS]
+            assert a.dtype == b.dtype == torch.float32
+            assert (a[~legal] == FLOAT_MIN).all() and (b[~legal] == FLOAT_MIN).all()
+            assert torch.equal(a[legal], raw[legal])
+            assert torch.allclose(a[legal], b[legal], atol=0.05)
+        va, vb = full.compute_values(batch), low.compute_values(batch)
+    assert va.dtype == vb.dtype == torch.float32 and torch.allclose(va, vb, atol=0.05)
+    with pytest.raises(ValueError, match="precision='half'"):
+        MaskedPPOTorchRLModule(**spaces, model_config={"fcnet_hiddens": [32], "precision": "half"})

@@ -23,6 +23,7 @@ The path is an algorithm checkpoint (``Algorithm.save_to_path``) or an RLModule 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 from pathlib import Path
@@ -42,6 +43,7 @@ from agents.base import Agent, replace_illegal, sample_legal
 from agents.learner_inputs import LearnerInputs
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions
+from training.lean_policy import PRECISIONS
 
 OBS_KEY = "observation"
 MASK_KEY = "action_mask"
@@ -74,9 +76,12 @@ class LeanTorchCategorical(TorchCategorical):
 
 
 def _apply_mask(outs: dict[str, Any], mask: torch.Tensor) -> dict[str, Any]:
-    """Illegal actions' logits become ``FLOAT_MIN`` (a select, cheaper than adding ``log(mask)``)."""
+    """Illegal actions' logits become ``FLOAT_MIN``: ``logits + (1 - legal) x FLOAT_MIN``, exactly ``FLOAT_MIN`` there
+    (a logit is far below half a unit in the last place of ``FLOAT_MIN``) and the logit itself elsewhere. On CPU an
+    addition costs a fraction of ``torch.where`` with a comparison (1.5 ms against 9 ms for 2,048 x 359 on one core)."""
     logits = outs[Columns.ACTION_DIST_INPUTS]
-    outs[Columns.ACTION_DIST_INPUTS] = torch.where(mask > 0, logits, torch.full_like(logits, FLOAT_MIN))
+    illegal = 1.0 - mask.to(logits.dtype)
+    outs[Columns.ACTION_DIST_INPUTS] = torch.addcmul(logits, illegal, torch.tensor(FLOAT_MIN, dtype=logits.dtype))
     return outs
 
 
@@ -115,6 +120,16 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
         super().setup()
         self.observation_space = self.observation_space_with_mask
         self.action_dist_cls = LeanTorchCategorical
+        self.precision = str((self.model_config or {}).get("precision", "float32"))
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"model_config precision={self.precision!r} (allowed: {', '.join(PRECISIONS)})")
+
+    def _low_precision(self) -> Any:
+        """CPU autocast to bfloat16 for the networks' products when ``model_config["precision"]`` says so (a
+        training run's setting, as ``precision`` in an SB3 config; :func:`load_module` plays float32)."""
+        if self.precision == "bfloat16":
+            return torch.autocast("cpu", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
 
     def _split(self, batch: dict[str, Any]) -> tuple[torch.Tensor | None, dict[str, Any]]:
         """(mask, batch whose OBS is the float observation), without changing the caller's batch.
@@ -126,23 +141,31 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
         if isinstance(obs, dict):
             if OBS_KEY not in obs or MASK_KEY not in obs:
                 raise ValueError(f"a masked module needs Dict observations with keys {OBS_KEY!r} and {MASK_KEY!r}")
-            out[Columns.OBS] = torch.as_tensor(obs[OBS_KEY]).float()
+            out[Columns.OBS] = self._as_input(torch.as_tensor(obs[OBS_KEY]))
             return torch.as_tensor(obs[MASK_KEY]), out
         obs = torch.as_tensor(obs)
         if self._flat_mask and obs.shape[-1] == self._obs_dim + self._flat_mask:
-            out[Columns.OBS] = obs[..., : self._obs_dim].float()
+            out[Columns.OBS] = self._as_input(obs[..., : self._obs_dim])
             return obs[..., self._obs_dim :], out
         if obs.shape[-1] != self._obs_dim:
             raise ValueError(f"observations of width {obs.shape[-1]}; this module takes {self._obs_dim} "
                              f"(+ {self._flat_mask} mask values)")  # fmt: skip
-        out[Columns.OBS] = obs.float()
+        out[Columns.OBS] = self._as_input(obs)
         return None, out
+
+    def _as_input(self, obs: torch.Tensor) -> torch.Tensor:
+        """The networks' input: float32, or straight to bfloat16 under that precision (the int8 observation's
+        values are exact in both; one conversion instead of a float32 copy that autocast converts again)."""
+        return obs.to(torch.bfloat16) if self.precision == "bfloat16" else obs.float()
 
     def _masked(self, forward: Any, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         mask, batch = self._split(batch)
         if mask is None:
             raise ValueError("a masked module needs the action mask with the observations")
-        return _apply_mask(forward(batch, **kwargs), mask)
+        with self._low_precision():
+            outs = forward(batch, **kwargs)
+        outs = {k: v.float() if torch.is_tensor(v) and v.is_floating_point() else v for k, v in outs.items()}
+        return _apply_mask(outs, mask)
 
     def _forward_inference(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         return self._masked(super()._forward_inference, batch, **kwargs)
@@ -155,7 +178,8 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> Any:
         _, batch = self._split(batch)
-        return super().compute_values(batch, embeddings)
+        with self._low_precision():
+            return super().compute_values(batch, embeddings).float()
 
     def obs_batch(self, obs: np.ndarray, mask: np.ndarray) -> Any:
         """The OBS column this module takes for (n, D) observations and (n, A) masks."""
@@ -212,9 +236,13 @@ def module_path(path: str | os.PathLike, module: str = "main") -> Path:
 
 
 def load_module(path: str | os.PathLike, module: str = "main") -> RLModule:
-    """The module from a checkpoint; the path is made absolute (RLlib reads it through pyarrow's
-    filesystem layer, which takes a relative path for a URI with no scheme and fails)."""
-    return RLModule.from_checkpoint(str(module_path(path, module).resolve()))
+    """The module from a checkpoint, playing in float32 whatever precision it was trained in; the path is made
+    absolute (RLlib reads it through pyarrow's filesystem layer, which takes a relative path for a URI with no
+    scheme and fails)."""
+    out = RLModule.from_checkpoint(str(module_path(path, module).resolve()))
+    if hasattr(out, "precision"):
+        out.precision = "float32"
+    return out
 
 
 def module_options(module: RLModule) -> dict[str, Any]:
