@@ -320,3 +320,17 @@ def test_bfloat16_module_gives_float32_masked_outputs_close_to_float32():
     assert va.dtype == vb.dtype == torch.float32 and torch.allclose(va, vb, atol=0.05)
     with pytest.raises(ValueError, match="precision='half'"):
         MaskedPPOTorchRLModule(**spaces, model_config={"fcnet_hiddens": [32], "precision": "half"})
+
+
+def test_every_shipped_rllib_config_loads():
+    """Each ``configs/rllib_*.yaml`` passes the config checks (keys, values, player names) without starting Ray."""
+    from pathlib import Path
+
+    from training.rllib_train import load_config
+
+    paths = sorted((Path(__file__).resolve().parents[1] / "configs").glob("rllib_*.yaml"))
+    assert len(paths) >= 6
+    for path in paths:
+        cfg = load_config(path)
+        assert cfg["precision"] in ("float32", "bfloat16"), path
+    assert load_config(paths[0].parent / "rllib_vs_heuristic_fast.yaml")["precision"] == "bfloat16"
