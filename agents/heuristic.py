@@ -34,16 +34,15 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, replace_illegal, suggestion_room
+from agents.facts import CAT_ONEHOT, CAT_SLICES
 from agents.planning import choose_moves, turn_start_choice
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
-_CAT = (slice(0, WEAPON_CARD0), slice(WEAPON_CARD0, ROOM_CARD0), slice(ROOM_CARD0, NUM_CARDS))
+_CAT = CAT_SLICES
 _OFFSET = np.array([0, WEAPON_CARD0, ROOM_CARD0])
-_CAT_ONEHOT = np.zeros((NUM_CARDS, 3), np.int64)  # (21, 3): card -> its category
-for _c, _sl in enumerate(_CAT):
-    _CAT_ONEHOT[_sl, _c] = 1
+_PER_CATEGORY = CAT_ONEHOT.T.astype(np.int64)  # (21, 3): card -> its category, to count open cards per category
 
 
 def _random_true(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -79,15 +78,9 @@ class HeuristicAgent(Agent):
         Only the records of games ``idx`` are read (as :meth:`agents.notebook.Notebook.update` does); the
         other games' records wait for their seat's next turn to act there, and give the same notebook then.
         """
-        hist_len = view.hist_len[idx].astype(np.int64)
-        count = hist_len - self.seen[idx]
+        hist_len = view.hist_len[idx]
+        rec = view.records_between(idx, self.seen[idx], hist_len)
         self.seen[idx] = hist_len
-        total = int(count.sum())
-        if total == 0:
-            return
-        first = np.cumsum(count) - count
-        index = np.arange(total) - np.repeat(first - (hist_len - count), count)
-        rec = view.records(np.repeat(idx, count), index)
         mine = np.flatnonzero(~rec.is_accusation & (rec.player == view.seat))
         if len(mine) == 0:
             return
@@ -109,7 +102,7 @@ class HeuristicAgent(Agent):
     def solution(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(solved (n,) bool, triple index (n,)) for games ``idx``: one open card left per category."""
         op = self.open[idx]
-        solved = (op @ _CAT_ONEHOT == 1).all(1)  # one open card per category
+        solved = (op @ _PER_CATEGORY == 1).all(1)  # one open card per category
         s, w, r = (op[:, sl].argmax(1) for sl in _CAT)
         return solved, A.triple_index(s, w, r)
 

@@ -263,14 +263,11 @@ class Notebook:
         # The last record of a game being refuted is still incomplete: leave it for later.
         limit = view.hist_len[idx].astype(np.int64) - (view.phase[idx] == A.REFUTE)
         start = np.minimum(self.processed[idx], limit)
-        count = limit - start  # records start .. limit - 1 of each game, as view.new_records gives them
-        first = np.cumsum(count) - count
-        index = np.arange(int(count.sum())) - np.repeat(first - start, count)
-        self.add_records(view.records(np.repeat(idx, count), index))
+        self.add_records(view.records_between(idx, start, limit))
         self.processed[idx] = np.maximum(self.processed[idx], limit)
         env = view.envelope_if_known[idx]
         self.set_envelope(idx, env)
-        changed = _unique(idx[(count > 0) | (env[:, 0] >= 0)])  # games with new records or the envelope seen
+        changed = _unique(idx[(limit > start) | (env[:, 0] >= 0)])  # games with new records or the envelope seen
         if len(changed):
             self.propagate(changed)
 

@@ -58,13 +58,11 @@ class RefuterModel:
 
         ``shown_by_me`` (B, P, 21): the cards we showed each player (the refuter knows we hold them).
         """
-        hl = view.hist_len.astype(np.int64)
-        limit = hl - (view.phase == A.REFUTE)  # the record being refuted is incomplete
-        seen = hl.copy()
-        seen[idx] = np.minimum(self.processed[idx], limit[idx])
-        rec = view.new_records(seen)
-        keep = (rec.index < limit[rec.game]) & ~rec.is_accusation & (rec.player == self.seat)
-        self.processed[idx] = np.maximum(self.processed[idx], limit[idx])
+        idx = np.asarray(idx, np.int64)
+        limit = view.hist_len[idx].astype(np.int64) - (view.phase[idx] == A.REFUTE)  # the one being refuted: incomplete
+        rec = view.records_between(idx, np.minimum(self.processed[idx], limit), limit)
+        keep = ~rec.is_accusation & (rec.player == self.seat)
+        self.processed[idx] = np.maximum(self.processed[idx], limit)
         rows = np.flatnonzero(keep)
         if len(rows) == 0:
             return

@@ -442,3 +442,29 @@ def test_registry_names_the_lazy_players_clearly(name):
     else:
         with pytest.raises(UnknownAgentError, match=f"{name}.*available: .*heuristic"):
             make_agent(name)
+
+
+def test_records_between_gives_the_records_of_each_game_in_its_range():
+    """``PlayerView.records_between(idx, start, stop)``, the one index helper of the notebooks' catch-up reads: the
+    records start..stop-1 of each listed game, game by game in the order of ``idx``, as ``records`` gives them one by
+    one; ``new_records(seen)`` is the whole batch from ``seen``."""
+    cfg = config("classic", players=4)
+    eng = VectorEngine(cfg, 6)
+    eng.reset(3)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        eng.step(eng.sample_random_actions(rng))
+    view = PlayerView(eng, 1)
+    hl = eng.hist_len.astype(np.int64)
+    assert hl.max() >= 3
+    idx = np.array([4, 0, 2])
+    start = np.array([1, 0, 5])
+    stop = np.minimum(hl[idx], np.array([3, 2, 4]))  # the third range is empty
+    rec = view.records_between(idx, start, stop)
+    pairs = [(g, i) for g, a, b in zip(idx, start, stop, strict=True) for i in range(a, b)]
+    assert list(zip(rec.game.tolist(), rec.index.tolist(), strict=True)) == pairs
+    one = view.records(np.array([g for g, _ in pairs]), np.array([i for _, i in pairs]))
+    assert np.array_equal(rec.response, one.response) and np.array_equal(rec.triple, one.triple)
+    seen = np.minimum(hl, 2)
+    whole = view.new_records(seen)
+    assert whole.game.tolist() == [g for g in range(6) for _ in range(seen[g], hl[g])]

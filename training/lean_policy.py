@@ -23,6 +23,7 @@ config), not of the checkpoint: saved weights are float32 and a loaded policy pl
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -179,6 +180,13 @@ class LeanMaskablePolicy(MaskableActorCriticPolicy):
         return next(name for name, d in PRECISIONS.items() if d == dtype)
 
 
+def warn_if_emulated(precision: str) -> None:
+    """Warn where ``precision`` is bfloat16 and this CPU has no hardware for it (emulated: slower than float32)."""
+    if precision == "bfloat16" and not fast_bfloat16():
+        warnings.warn("precision bfloat16: this CPU has no AMX or AVX512-BF16, so bfloat16 is emulated and slower "
+                      "than float32", stacklevel=3)  # fmt: skip
+
+
 def fast_bfloat16() -> bool:
     """Whether this CPU multiplies bfloat16 matrices in hardware (AMX tiles or AVX512-BF16)."""
     cpu: Any = getattr(torch, "cpu", None)
@@ -194,4 +202,5 @@ __all__ = [
     "MixedLinear",
     "MixedMlpExtractor",
     "fast_bfloat16",
+    "warn_if_emulated",
 ]

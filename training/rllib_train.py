@@ -37,7 +37,6 @@ import functools
 import json
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -232,12 +231,9 @@ def selfplay_mapping(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
 
 def module_config(cfg: dict[str, Any]) -> dict[str, Any]:
     """The module's ``model_config``: ``model:`` and the run's ``precision`` (a warning where bfloat16 is emulated)."""
-    if cfg["precision"] == "bfloat16":
-        from training.lean_policy import fast_bfloat16
+    from training.lean_policy import warn_if_emulated
 
-        if not fast_bfloat16():
-            warnings.warn("precision bfloat16: this CPU has no AMX or AVX512-BF16, so bfloat16 is emulated and "
-                          "slower than float32", stacklevel=2)  # fmt: skip
+    warn_if_emulated(cfg["precision"])
     return {**cfg["model"], "precision": cfg["precision"]}
 
 
@@ -540,8 +536,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
     ap.add_argument("--sampler", choices=SAMPLERS, default=None,
                     help="override the config's sampler (vs_bots: rllib = RLlib's env runner, bulk = the bulk one)")
     ap.add_argument("--bench-steps", type=int_in(1, 10**9), default=4000, help="env steps per runner for --bench")
-    ap.add_argument("--precision", choices=["float32", "bfloat16"], default=None,
-                    help="override the config's precision (training.lean_policy.PRECISIONS)")
+    from training.lean_policy import PRECISIONS
+
+    ap.add_argument("--precision", choices=list(PRECISIONS), default=None, help="override the config's precision")
     args = ap.parse_args(argv)
     if args.backend != "rllib":
         from training import train as sb3_train

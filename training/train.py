@@ -69,7 +69,6 @@ import json
 import math
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -654,7 +653,7 @@ class Trainer:
 
     def _set_precision(self, model) -> None:
         """``precision`` applies to this run's training, not to the checkpoint (saved float32, plays float32)."""
-        from training.lean_policy import LeanMaskablePolicy, fast_bfloat16
+        from training.lean_policy import LeanMaskablePolicy, warn_if_emulated
 
         precision = self.cfg["precision"]
         if precision == "float32":
@@ -663,9 +662,7 @@ class Trainer:
             raise TrainConfigError(f"precision {precision}: the checkpoint's policy is "
                                    f"{type(model.policy).__name__}, which has only float32 (train a new run, or "
                                    f"start one from it with init_from)")  # fmt: skip
-        if not fast_bfloat16():
-            warnings.warn("precision bfloat16: this CPU has no AMX or AVX512-BF16, so bfloat16 is emulated and "
-                          "slower than float32", stacklevel=2)  # fmt: skip
+        warn_if_emulated(precision)
         model.policy.set_precision(precision)
 
     # ------------------------------------------------------------ checkpoints

@@ -187,13 +187,17 @@ class PlayerView:
 
     def new_records(self, seen: np.ndarray) -> Records:
         """Every record of every game from index ``seen[g]`` on: catch up after ``seen`` per game."""
-        hl = self._eng.hist_len.astype(np.int64)
-        seen = np.asarray(seen, np.int64)
-        count = np.maximum(hl - seen, 0)
-        game = np.repeat(np.arange(len(hl)), count)
+        return self.records_between(np.arange(self._eng.B), seen, self._eng.hist_len)
+
+    def records_between(self, idx: np.ndarray, start: np.ndarray, stop: np.ndarray) -> Records:
+        """Records ``start[k]`` .. ``stop[k] - 1`` of games ``idx[k]`` (none where ``stop <= start``), game by game
+        in the order of ``idx``: what a player that keeps a notebook has not read yet in the games it acts in."""
+        idx = np.asarray(idx, np.int64)
+        start = np.asarray(start, np.int64)
+        count = np.maximum(np.asarray(stop, np.int64) - start, 0)
         first = np.cumsum(count) - count
-        index = np.arange(int(count.sum())) - np.repeat(first, count) + np.repeat(seen, count)
-        return self.records(game, index)
+        index = np.arange(int(count.sum())) - np.repeat(first - start, count)
+        return self.records(np.repeat(idx, count), index)
 
 
 __all__ = ["HIDDEN", "NOT_ASKED", "PASSED", "PlayerView", "Records"]
