@@ -135,8 +135,6 @@ def test_sampler_key_is_checked():
 
     with pytest.raises(TrainConfigError, match="one of rllib, bulk"):
         load_config("configs/rllib_vs_random.yaml", sampler="fast")
-    with pytest.raises(TrainConfigError, match="bulk sampler is for setup=vs_bots"):
-        load_config("configs/rllib_selfplay.yaml", sampler="bulk")
 
 
 def test_ppo_trains_with_the_bulk_runner_league_and_resume(tmp_path):

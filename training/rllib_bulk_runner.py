@@ -96,20 +96,27 @@ class EpisodeFactory:
 
     def make(self, *, id_: str, observations: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
              extra: dict[str, np.ndarray], terminated: bool, truncated: bool, t_started: int, lookback: int,
-             start_time: float | None = None, last_time: float | None = None) -> SingleAgentEpisode:  # fmt: skip
-        """One episode chunk: ``observations`` has ``lookback + len + 1`` rows, the others ``lookback + len``."""
+             start_time: float | None = None, last_time: float | None = None, agent_id: str | None = None,
+             module_id: str | None = None,
+             multi_agent_episode_id: str | None = None) -> SingleAgentEpisode:  # fmt: skip
+        """One episode chunk: ``observations`` has ``lookback + len + 1`` rows, the others ``lookback + len``.
+
+        ``agent_id``, ``module_id``, ``multi_agent_episode_id``: set for one seat's part of a multi-agent game
+        (batched self-play, :mod:`training.rllib_selfplay_runner`), as a ``MultiAgentEpisode``'s agent episodes
+        have them; the learner then batches the chunk under that module."""
         n_infos = len(observations)
         if not self.fast:
             ep = SingleAgentEpisode(id_=id_, observations=observations, observation_space=self.observation_space,
                                     infos=[{} for _ in range(n_infos)], actions=actions,
                                     action_space=self.action_space, rewards=rewards, terminated=terminated,
                                     truncated=truncated, extra_model_outputs=extra, t_started=t_started,
-                                    len_lookback_buffer=lookback)  # fmt: skip
+                                    len_lookback_buffer=lookback, agent_id=agent_id, module_id=module_id,
+                                    multi_agent_episode_id=multi_agent_episode_id)  # fmt: skip
             ep._start_time, ep._last_step_time = start_time, last_time
             return ep
         none = self._none_struct
         ep = SingleAgentEpisode.__new__(SingleAgentEpisode)
-        ep.id_, ep.agent_id, ep.module_id, ep.multi_agent_episode_id = id_, None, None, None
+        ep.id_, ep.agent_id, ep.module_id, ep.multi_agent_episode_id = id_, agent_id, module_id, multi_agent_episode_id
         ep._observation_space = self.observation_space
         ep.observations = _buffer(observations, lookback, self.observation_space, self._obs_struct)
         ep.infos = _buffer([{} for _ in range(n_infos)], lookback, None, none)
@@ -160,6 +167,40 @@ def episode_layout(ep: SingleAgentEpisode) -> dict[str, Any]:
 
     names = [n for cls in type(ep).__mro__ for n in getattr(cls, "__slots__", ())] + sorted(getattr(ep, "__dict__", {}))
     return {k: plain(getattr(ep, k)) for k in sorted(set(names)) if hasattr(ep, k)}
+
+
+# ------------------------------------------------------------------------------------ actions
+def draw_actions(module: Any, obs: np.ndarray, explore: bool, t: int, gen: torch.Generator,
+                 device: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(actions, logp, dist inputs) of ``module`` for (n, D + A) int8 rows (observation, then the mask).
+
+    One batched forward pass (``forward_exploration`` with RLlib's ``t``, or ``forward_inference`` for
+    ``explore=False``), the module's masked logits, then a draw from them (``explore=False``: the argmax,
+    logp 0, as RLlib's deterministic distribution). Used by both bulk runners.
+    """
+    x = torch.from_numpy(obs)
+    if device is not None and torch.device(device).type != "cpu":  # num_gpus_per_env_runner > 0
+        x = x.to(device)
+    batch = {Columns.OBS: x}
+    with torch.no_grad():
+        if explore:
+            logits = module.forward_exploration(batch, t=t)[Columns.ACTION_DIST_INPUTS].cpu()
+            logp_all = torch.log_softmax(logits, -1)
+            # inverse CDF, in float64 so that u * total < total: the first action whose CDF exceeds the
+            # draw has probability > 0 (a masked one has exactly 0), cheaper than Gumbel noise per action.
+            # exp of a masked log-probability (about -3e38) underflows, and torch's CPU exp takes a slow path
+            # on such inputs (14 ms instead of 2 for 2,048 x 359): clamped at -100 (exp: 4e-44, a normal
+            # float64) the exp is fast, and the masked actions are set to exactly 0 by the mask.
+            legal = torch.from_numpy(obs[:, -logits.shape[1] :]).to(torch.float64)
+            cdf = logp_all.double().clamp_(min=-100.0).exp_().mul_(legal).cumsum_(-1)
+            u = torch.rand((len(cdf), 1), generator=gen, dtype=torch.float64).mul_(cdf[:, -1:])
+            actions = torch.searchsorted(cdf, u, right=True)[:, 0].clamp_(max=cdf.shape[1] - 1)
+            logp = logp_all.gather(-1, actions[:, None])[:, 0]
+        else:
+            logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].cpu()
+            actions = logits.argmax(-1)
+            logp = torch.zeros(len(actions), dtype=torch.float32)  # RLlib's deterministic distribution: 0
+    return actions.numpy(), logp.numpy(), logits.numpy()
 
 
 # ------------------------------------------------------------------------------------ the runner
@@ -224,30 +265,7 @@ class BulkEnvRunner(SingleAgentEnvRunner):
 
     def _actions(self, obs: np.ndarray, explore: bool, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(actions, logp, dist inputs) for (N, D + A) observation rows: one forward pass and a draw."""
-        x = torch.from_numpy(obs)
-        device = getattr(self, "_device", None)
-        if device is not None and torch.device(device).type != "cpu":  # num_gpus_per_env_runner > 0
-            x = x.to(device)
-        batch = {Columns.OBS: x}
-        with torch.no_grad():
-            if explore:
-                logits = self.module.forward_exploration(batch, t=t)[Columns.ACTION_DIST_INPUTS].cpu()
-                logp_all = torch.log_softmax(logits, -1)
-                # inverse CDF, in float64 so that u * total < total: the first action whose CDF exceeds the
-                # draw has probability > 0 (a masked one has exactly 0), cheaper than Gumbel noise per action.
-                # exp of a masked log-probability (about -3e38) underflows, and torch's CPU exp takes a slow path
-                # on such inputs (14 ms instead of 2 for 2,048 x 359): clamped at -100 (exp: 4e-44, a normal
-                # float64) the exp is fast, and the masked actions are set to exactly 0 by the mask.
-                legal = torch.from_numpy(obs[:, -logits.shape[1] :]).to(torch.float64)
-                cdf = logp_all.double().clamp_(min=-100.0).exp_().mul_(legal).cumsum_(-1)
-                u = torch.rand((len(cdf), 1), generator=self._gen, dtype=torch.float64).mul_(cdf[:, -1:])
-                actions = torch.searchsorted(cdf, u, right=True)[:, 0].clamp_(max=cdf.shape[1] - 1)
-                logp = logp_all.gather(-1, actions[:, None])[:, 0]
-            else:
-                logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].cpu()
-                actions = logits.argmax(-1)
-                logp = torch.zeros(len(actions), dtype=torch.float32)  # RLlib's deterministic distribution: 0
-        return actions.numpy(), logp.numpy(), logits.numpy()
+        return draw_actions(self.module, obs, explore, t, self._gen, getattr(self, "_device", None))
 
     def _bulk_sample(self, num_timesteps: int, explore: bool) -> list[SingleAgentEpisode]:
         core = self._core()

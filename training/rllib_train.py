@@ -61,6 +61,8 @@ DEFAULTS: dict[str, Any] = {
         "belief": False,
     },  # fmt: skip
     "league": {"snapshot_every": 0, "max_snapshots": 8},
+    # setup=selfplay: the modules, which of them learn (null: all), and how seats map to them
+    "selfplay": {"policies": ["main"], "train": None, "mapping": "by_seat"},
     "iterations": 10,
     "checkpoint_every": 5,
     "env": {"preset": "classic", "players": 4},
@@ -128,9 +130,6 @@ def validate_config(cfg: dict[str, Any]) -> None:
     if cfg["sampler"] not in SAMPLERS:
         raise TrainConfigError(f"sampler={cfg['sampler']!r} is not allowed (one of {', '.join(SAMPLERS)}: "
                                "rllib: RLlib's SingleAgentEnvRunner; bulk: training.rllib_bulk_runner)")  # fmt: skip
-    if cfg["sampler"] != "rllib" and cfg["setup"] != "vs_bots":
-        raise TrainConfigError(f"sampler={cfg['sampler']!r} is not allowed with setup={cfg['setup']} "
-                               "(the bulk sampler is for setup=vs_bots; use sampler: rllib)")  # fmt: skip
     from training.lean_policy import PRECISIONS
 
     if cfg["precision"] not in PRECISIONS:
@@ -149,7 +148,8 @@ def validate_config(cfg: dict[str, Any]) -> None:
         _validate_learner(cfg, rules)
     elif cfg["opponents"] != DEFAULTS["opponents"]:
         raise TrainConfigError(f"opponents={cfg['opponents']!r} is not allowed with setup=selfplay (every seat is "
-                               "the module 'main'; opponents are for setup=vs_bots)")  # fmt: skip
+                               "a module of selfplay.policies; opponents are for setup=vs_bots)")  # fmt: skip
+    _validate_selfplay(cfg["selfplay"])
     integer("league.snapshot_every", cfg["league"].get("snapshot_every"), 0)
     integer("league.max_snapshots", cfg["league"].get("max_snapshots"), 1, 1000)
     for key, value in cfg["env_runners"].items():
@@ -157,6 +157,28 @@ def validate_config(cfg: dict[str, Any]) -> None:
             integer(f"env_runners.{key}", value, 0 if key == "num_env_runners" else 1, 4096)
     integer("eval.every", cfg["eval"].get("every") or 0, 0)
     integer("eval.games", cfg["eval"].get("games", 200), 1, 10**7)
+
+
+def _validate_selfplay(sp: dict[str, Any]) -> None:
+    """``selfplay:``: module ids, the ones that learn, the seat mapping."""
+    from training.rllib_selfplay_runner import MAPPINGS
+
+    unknown = sorted(set(sp) - set(DEFAULTS["selfplay"]))
+    if unknown:
+        raise TrainConfigError(f"selfplay: unknown key(s) {unknown} (known: {', '.join(DEFAULTS['selfplay'])})")
+    policies = sp["policies"]
+    if not (isinstance(policies, list) and policies and all(isinstance(p, str) and p for p in policies)
+            and len(set(policies)) == len(policies)):  # fmt: skip
+        raise TrainConfigError(f"selfplay.policies={policies!r} is not allowed (a list of distinct module names, "
+                               "e.g. [main] or [main, rival])")  # fmt: skip
+    train = sp["train"]
+    if train is not None and not (isinstance(train, list) and train and set(train) <= set(policies)):
+        raise TrainConfigError(f"selfplay.train={train!r} is not allowed (null for all, or a non-empty list of "
+                               f"selfplay.policies: {policies})")  # fmt: skip
+    if sp["mapping"] not in MAPPINGS:
+        raise TrainConfigError(f"selfplay.mapping={sp['mapping']!r} is not allowed (one of {', '.join(MAPPINGS)}: "
+                               "by_seat: seat k plays policies[k % n]; shuffled: the same after a random "
+                               "permutation of the seats per game)")  # fmt: skip
 
 
 def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
@@ -225,8 +247,26 @@ def register() -> None:
     register_env(ENV_NAME, make_env)
 
 
-def selfplay_mapping(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
-    return "main"
+def selfplay_mapping(cfg: dict[str, Any]) -> Any:
+    """The ``policy_mapping_fn`` of a selfplay config (picklable: it goes to every env runner)."""
+    from training.rllib_selfplay_runner import seat_mapping
+
+    sp = cfg["selfplay"]
+    return functools.partial(seat_mapping, policies=tuple(sp["policies"]), mapping=sp["mapping"],
+                             players=int(cfg["env"].get("players", 4)))  # fmt: skip
+
+
+def flat_spaces(env_config: dict[str, Any]) -> tuple[Any, Any]:
+    """(observation, action) spaces of one seat as the bulk self-play runner feeds its modules: the observation
+    then the legal mask in one int8 row (the layout of the batched vs_bots env)."""
+    import gymnasium as gym
+    import numpy as np
+
+    import cluedo_env
+
+    eng = cluedo_env.raw_env(**dict(env_config)).engine
+    n_act = int(eng.legal_action_mask.shape[1])
+    return gym.spaces.Box(0, 127, (int(eng.observation_size) + n_act,), np.int8), gym.spaces.Discrete(n_act)
 
 
 def module_config(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -278,21 +318,35 @@ def _vs_bots(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
 
 
 def _selfplay(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
-    """Multi-agent PPO on the PettingZoo env: every seat is the shared module ``main``."""
+    """Multi-agent PPO: every seat is a module of ``selfplay.policies`` (``selfplay.mapping``).
+
+    ``sampler: rllib``: RLlib's multi-agent runner on the PettingZoo env, one game per env.
+    ``sampler: bulk``: :class:`training.rllib_selfplay_runner.BulkSelfPlayRunner`, ``num_envs_per_env_runner``
+    games of one engine per runner; the modules take flat rows (:func:`flat_spaces`)."""
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from training.rllib_module import MaskedPPOTorchRLModule
 
     register()
-    specs = {"main": RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=module_config(cfg))}
-    return (
+    sp = cfg["selfplay"]
+    bulk = cfg["sampler"] == "bulk"
+    spaces = dict(zip(("observation_space", "action_space"), flat_spaces(cfg["env"]), strict=True)) if bulk else {}
+    specs = {p: RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=module_config(cfg), **spaces)
+             for p in sp["policies"]}  # fmt: skip
+    config = (
         # RLlib's env check steps an unmasked action_space.sample(), which the bare env rightly rejects
         config.environment(ENV_NAME, env_config=dict(cfg["env"]), disable_env_checking=True)
         .env_runners(**er)  # num_env_runners, num_envs_per_env_runner, rollout_fragment_length, ...
-        .multi_agent(policies=set(specs), policy_mapping_fn=selfplay_mapping, policies_to_train=["main"])
+        .multi_agent(policies=set(specs), policy_mapping_fn=selfplay_mapping(cfg),
+                     policies_to_train=list(sp["train"] or sp["policies"]))  # fmt: skip
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
     )
+    if bulk:
+        from training.rllib_selfplay_runner import BulkSelfPlayRunner
+
+        config = config.env_runners(env_runner_cls=BulkSelfPlayRunner)
+    return config
 
 
 def init_ray(cfg: dict[str, Any], address: str | None = None) -> None:
@@ -492,7 +546,8 @@ def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print)
         c["env_runners"]["num_env_runners"] = n
         frag = c["env_runners"].get("rollout_fragment_length")
         envs = int(c["env_runners"]["num_envs_per_env_runner"])
-        chunk = (int(frag) if isinstance(frag, int) else 200) * (envs if c["setup"] == "vs_bots" else 1)
+        bulk_games = c["setup"] == "vs_bots" or c["sampler"] == "bulk"  # runners that step envs games per call
+        chunk = (int(frag) if isinstance(frag, int) else 200) * (envs if bulk_games else 1)
         if isinstance(frag, int):  # RLlib checks the batch against runners x envs x fragment; the learner is idle
             c["ppo"]["train_batch_size_per_learner"] = frag * envs * max(n, 1)
         algo = build_config(c).build_algo()

@@ -1,0 +1,403 @@
+"""Batched multi-agent self-play for RLlib: every seat of N games is an RLlib module, sampled in bulk.
+
+``setup: selfplay`` with ``sampler: bulk``. RLlib's ``MultiAgentEnvRunner`` steps one PettingZoo game per env
+and pays its per-step bookkeeping (a ``MultiAgentEpisode`` step, the connector pipelines) on every move:
+717-1,504 env steps/s (docs/rllib_scaling.md). :class:`BulkSelfPlayRunner` keeps RLlib's multi-agent runner
+for everything but ``sample(num_timesteps=...)`` (construction, the ``MultiRLModule`` and its weight sync,
+``get_state``/``set_state``, checkpoints) and samples ``num_envs_per_env_runner`` games of one
+:class:`~cluedo_env.engine.vector_engine.VectorEngine` per step:
+
+* **Seats to modules.** When a game starts, RLlib's ``policy_mapping_fn(agent_id, episode)`` maps each seat
+  (``"player_k"``) to a module of the ``MultiRLModule`` (``episode`` is the game's :class:`GameRef`, with the
+  ``id_`` a mapping may hash). Each step, the games are grouped by the module of the seat to act, and each
+  module runs one batched forward pass on its group (:func:`training.rllib_bulk_runner.draw_actions`: masked
+  logits, then a draw). Observations are the engine's own, seat-relative (``VectorEngine.observe``, the
+  PettingZoo env's ``"observation"``) followed by the legal mask: the flat row the masked module takes.
+* **One episode per (game, seat)**, as the agent episodes of RLlib's ``MultiAgentEpisode``: a seat's
+  observations are those at its own decisions; the next observation of a decision is the seat's next
+  decision, or its view of the finished game. The reward of a decision is what the seat received until its
+  next decision (R-E1..R-E4: +1 to the winner, -1 to the others, at the end). Eliminated seats still refute
+  (R-A4), so their episodes go on until the game ends. The chunks are ``SingleAgentEpisode`` objects with
+  ``agent_id``, ``module_id`` and ``multi_agent_episode_id`` set: the learner's connectors batch them under
+  their module, as they do a ``MultiAgentEpisode``'s agent episodes.
+* **Fragments.** At the end of ``sample()``, each seat's last decision is still open (its next observation
+  has not come): it is carried to the next ``sample()``, which starts that seat's next chunk with it (same
+  episode id, ``t_started`` = the steps already returned). So every returned step is a complete transition.
+* **Training** only the modules ``policies_to_train`` names: the others (frozen opponents) act, and their
+  steps are counted in the metrics, but no chunk of theirs is returned.
+* **Metrics**: what RLlib's multi-agent runner logs: env, agent and module steps, episodes, and per finished
+  game its length, return (the sum over seats), per-agent and per-module returns, agent steps and duration.
+
+Per-episode callbacks and custom connector pipelines are refused at construction (as by the single-agent
+bulk runner). ``num_episodes=...`` or ``random_actions=True`` fall back to RLlib's own loop on a one-game
+PettingZoo env (the template env this runner builds for its spaces), after which the bulk games restart.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from ray.rllib.core.columns import Columns
+from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+from ray.rllib.env.single_agent_episode import SingleAgentEpisode
+from ray.rllib.utils.metrics import (
+    ENV_STEP_TIMER,
+    NUM_AGENT_STEPS_SAMPLED,
+    NUM_AGENT_STEPS_SAMPLED_LIFETIME,
+    NUM_ENV_STEPS_SAMPLED,
+    NUM_ENV_STEPS_SAMPLED_LIFETIME,
+    NUM_EPISODES,
+    NUM_EPISODES_LIFETIME,
+    NUM_MODULE_STEPS_SAMPLED,
+    NUM_MODULE_STEPS_SAMPLED_LIFETIME,
+    RLMODULE_INFERENCE_TIMER,
+    WEIGHTS_SEQ_NO,
+)
+
+from training.rllib_bulk_runner import EpisodeFactory, _check_supported, draw_actions
+
+MAPPINGS = ("by_seat", "shuffled")  # ``selfplay.mapping`` in an RLlib config
+
+
+@dataclass(frozen=True)
+class GameRef:
+    """What the bulk runner passes as ``episode`` to ``policy_mapping_fn``: the game's episode id."""
+
+    id_: str
+
+
+def agent_id(seat: int) -> str:
+    """The PettingZoo agent name of ``seat`` (``cluedo_env``'s ``possible_agents``)."""
+    return f"player_{seat}"
+
+
+def seat_of(agent: str) -> int:
+    """The seat of a PettingZoo agent name (``"player_k"`` -> k)."""
+    return int(str(agent).rsplit("_", 1)[1])
+
+
+def seat_mapping(agent: str, episode: Any = None, *, policies: tuple[str, ...] = ("main",),
+                 mapping: str = "by_seat", players: int = 4, **kwargs: Any) -> str:  # fmt: skip
+    """The module of a seat (a ``policy_mapping_fn`` for ``functools.partial``).
+
+    ``by_seat``: seat k plays ``policies[k % len(policies)]``. ``shuffled``: the seats are permuted per game
+    (from a hash of the episode id, so every seat of one game agrees) before the same rule, so each policy
+    plays every seat and, with ``len(policies) <= players``, every policy is in every game.
+    """
+    k = seat_of(agent)
+    if mapping == "shuffled":
+        key = zlib.crc32(str(getattr(episode, "id_", "")).encode())
+        k = int(np.random.default_rng(key).permutation(players)[k])
+    return policies[k % len(policies)]
+
+
+class BulkSelfPlayRunner(MultiAgentEnvRunner):
+    """``MultiAgentEnvRunner`` whose ``sample(num_timesteps=...)`` steps N self-play games in bulk.
+
+    See the module docstring. Selected by ``sampler: bulk`` in a selfplay config
+    (``config.env_runners(env_runner_cls=BulkSelfPlayRunner)``).
+    """
+
+    def __init__(self, *, config: Any, **kwargs: Any) -> None:
+        _check_supported(config)
+        self._games = int(config.num_envs_per_env_runner)
+        super().__init__(config=config, **kwargs)
+        self._gen = torch.Generator()
+        seed = self._seed  # RLlib's: the config's seed and this runner's index
+        self._seed_value = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2**62)
+        self._gen.manual_seed(self._seed_value)
+        self._eng: Any = None
+        self._bulk_needs_reset = True
+        self._id_prefix, self._next_id = uuid.uuid4().hex[:16], 0
+        self._finished: list[tuple] = []  # per finished game: (length, return, agent returns, module returns, ...)
+
+    # ---------------------------------------------------------------- env
+    def make_env(self) -> None:
+        """RLlib's env, with one game only: the template for spaces and connectors (and RLlib's own loop)."""
+        full = self.config
+        one = full.copy(copy_frozen=False)
+        one.num_envs_per_env_runner = 1
+        self.config = one
+        try:
+            super().make_env()
+        finally:
+            self.config = full
+        self._bulk_needs_reset = True
+
+    def sample(self, *, num_timesteps: int | None = None, num_episodes: int | None = None, **kwargs: Any) -> list:
+        """RLlib's ``sample``; by default one rollout fragment of every bulk game (fragment x games steps)."""
+        if num_timesteps is None and num_episodes is None and self.config.batch_mode == "truncate_episodes":
+            num_timesteps = self.config.get_rollout_fragment_length(self.worker_index) * self._games
+        return super().sample(num_timesteps=num_timesteps, num_episodes=num_episodes, **kwargs)
+
+    def _sample(self, *, num_timesteps: int | None = None, num_episodes: int | None = None, explore: bool,
+                random_actions: bool = False, force_reset: bool = False) -> list:  # fmt: skip
+        if num_timesteps is None or random_actions:  # RLlib's own loop; the bulk games restart after it
+            out = super()._sample(num_timesteps=num_timesteps, num_episodes=num_episodes, explore=explore,
+                                  random_actions=random_actions, force_reset=True)  # fmt: skip
+            self._bulk_needs_reset = True
+            return out
+        if force_reset or self._bulk_needs_reset:
+            self._bulk_reset()
+        return self._bulk_sample(int(num_timesteps), bool(explore))
+
+    def _new_id(self) -> str:
+        self._next_id += 1
+        return f"{self._id_prefix}{self._next_id:x}"
+
+    def _bulk_reset(self) -> None:
+        """New games in every row; seats mapped to modules; nothing carried over."""
+        import cluedo_env
+        from cluedo_env.engine.vector_engine import VectorEngine
+
+        rules = cluedo_env.raw_env(**dict(self.config.env_config)).engine.config
+        n, P = self._games, rules.players
+        if self._eng is None or self._eng.B != n or self._eng.config != rules:
+            self._eng = VectorEngine(rules, n, autoreset=False)
+        self._eng.reset(self._seed_value)
+        self._seed_value += 1  # a later reset (a fallback, a new env) deals other games
+        self.P = P
+        self._D = int(self._eng.observation_size)
+        self._A = int(self._eng.legal_action_mask.shape[1])
+        self._module_ids = list(self.module.keys())
+        train = self.config.policies_to_train
+        self._trained = np.array([self._is_trained(mid, train) for mid in self._module_ids], bool)
+        W = self._D + self._A
+        self._game_id = [""] * n  # the game's (multi-agent) episode id
+        self._slot_module = np.zeros((n, P), np.int64)  # index into _module_ids
+        self._slot_id = np.empty((n, P), object)  # each seat's episode id
+        self._slot_t = np.zeros((n, P), np.int64)  # steps of the seat's episode returned so far
+        self._pend = np.zeros((n, P), bool)  # the seat's last decision is still open (carried over)
+        self._pend_obs = np.zeros((n, P, W), np.int8)
+        self._pend_act = np.zeros((n, P), np.int64)
+        self._pend_logp = np.zeros((n, P), np.float32)
+        self._pend_dist = np.zeros((n, P, self._A), np.float32)
+        self._pend_seq = np.zeros((n, P), np.int64)
+        self._acc = np.zeros((n, P), np.float64)  # reward since the seat's last decision
+        self._ret = np.zeros((n, P), np.float64)  # the game's rewards so far, per seat (metrics)
+        self._steps = np.zeros((n, P), np.int64)  # the game's decisions so far, per seat (metrics)
+        self._start = np.full(n, time.perf_counter())
+        self._map_seats(np.arange(n))
+        self._bulk_needs_reset = False
+        # the module's spaces (a flat Box of observation + mask), as the episodes carry them
+        mod = self.module[self._module_ids[0]]
+        self._factory = EpisodeFactory(mod.observation_space, mod.action_space)
+
+    @staticmethod
+    def _is_trained(mid: str, train: Any) -> bool:
+        if train is None:
+            return True
+        if callable(train):
+            return bool(train(mid, None))
+        return mid in train
+
+    def _map_seats(self, games: np.ndarray) -> None:
+        """New episode ids and modules for the seats of ``games`` (new games)."""
+        index = {m: i for i, m in enumerate(self._module_ids)}
+        fn = self.config.policy_mapping_fn
+        for g in games.tolist():
+            ref = GameRef(self._new_id())
+            self._game_id[g] = ref.id_
+            for s in range(self.P):
+                mid = fn(agent_id(s), ref)
+                if mid not in index:
+                    raise ValueError(f"policy_mapping_fn mapped {agent_id(s)} to {mid!r}, which is not a module of "
+                                     f"this MultiRLModule ({', '.join(self._module_ids)})")  # fmt: skip
+                self._slot_module[g, s] = index[mid]
+                self._slot_id[g, s] = self._new_id()
+        self._slot_t[games] = 0
+        self._pend[games] = False
+        self._acc[games] = 0.0
+        self._ret[games] = 0.0
+        self._steps[games] = 0
+        self._start[games] = time.perf_counter()
+
+    # ---------------------------------------------------------------- sampling
+    def _bulk_sample(self, num_timesteps: int, explore: bool) -> list[SingleAgentEpisode]:
+        eng, n, P, D, A = self._eng, self._games, self.P, self._D, self._A
+        steps = max(1, math.ceil(num_timesteps / n))
+        W = D + A
+        obs = np.empty((steps, n, W), np.int8)  # [k, g]: what the seat to act in game g saw at step k
+        actor = np.empty((steps, n), np.int64)
+        act = np.empty((steps, n), np.int64)
+        logp = np.empty((steps, n), np.float32)
+        dist = np.empty((steps, n, A), np.float32)
+        prev_rew = np.empty((steps, n), np.float32)  # reward of the acting seat's previous decision
+        # per game ended: (step, game, terminated, truncated, final obs (P, W), final rewards (P,), then its seats'
+        # modules, episode ids, game id, open decisions and steps returned, as they were before the new game)
+        ends: list[tuple] = []
+        runners = self.config.num_env_runners or 1
+        t_global = (self.num_env_steps_sampled_lifetime // runners) * runners
+        rows = np.arange(n)
+        view = np.empty((n, D), np.int8)
+        modules = [self.module[m] for m in self._module_ids]
+        device = getattr(self, "_device", None)
+        agent_steps = np.zeros(P, np.int64)
+        module_steps = np.zeros(len(modules), np.int64)
+        stamp = np.empty(steps + 1)
+        t_module = t_env = 0.0
+        stamp[0] = time.perf_counter()
+        for k in range(steps):
+            t0 = time.perf_counter()
+            a = eng.actor.astype(np.int64)
+            actor[k] = a
+            eng.observe(player=a, out=view)
+            obs[k, :, :D] = view
+            obs[k, :, D:] = eng.legal_action_mask
+            prev_rew[k] = self._acc[rows, a]
+            self._acc[rows, a] = 0.0
+            slot_mod = self._slot_module[rows, a]
+            for m in np.unique(slot_mod).tolist():
+                sel = np.flatnonzero(slot_mod == m)
+                x, lp, lg = draw_actions(modules[m], obs[k, sel] if len(sel) < n else obs[k], explore,
+                                         t_global + k * n * runners, self._gen, device)  # fmt: skip
+                act[k, sel], logp[k, sel], dist[k, sel] = x, lp, lg
+                module_steps[m] += len(sel)
+            agent_steps += np.bincount(a, minlength=P)
+            t1 = time.perf_counter()
+            res = eng.step(act[k])
+            self._acc += res.rewards
+            self._ret += res.rewards
+            self._steps[rows, a] += 1
+            over = np.flatnonzero(res.terminated | res.truncated)
+            if len(over):
+                finals = np.empty((len(over), P, W), np.int8)
+                finals[:, :, D:] = 0
+                finals[:, :, D] = 1  # a finished game's last observation allows only action 0 (as the envs show it)
+                for s in range(P):
+                    finals[:, s, :D] = eng.observe(player=s, idx=over)
+                now = time.perf_counter()
+                for j, g in enumerate(over.tolist()):
+                    ends.append((k, g, bool(res.terminated[g]), bool(res.truncated[g]) and not res.terminated[g],
+                                 finals[j], self._acc[g].copy(), self._slot_module[g].copy(),
+                                 self._slot_id[g].copy(), self._game_id[g], self._pend[g].copy(),
+                                 self._slot_t[g].copy()))  # fmt: skip
+                    self._finished.append((int(self._steps[g].sum()), self._ret[g].copy(), self._steps[g].copy(),
+                                           self._slot_module[g].copy(), now - float(self._start[g])))  # fmt: skip
+                eng.reset_games(over)
+                self._map_seats(over)
+            stamp[k + 1] = t2 = time.perf_counter()
+            t_module += t1 - t0
+            t_env += t2 - t1
+        episodes = self._episodes(obs, actor, act, logp, dist, prev_rew, ends, stamp)
+        ts = n * steps
+        self.metrics.log_value(RLMODULE_INFERENCE_TIMER, t_module / steps)
+        self.metrics.log_value(ENV_STEP_TIMER, t_env / steps)
+        self._log_env_steps(metric=self._metrics_num_env_steps_sampled, num_steps=ts)
+        self._log_counts(ts, len(ends), agent_steps, module_steps)
+        return episodes
+
+    def _episodes(self, obs, actor, act, logp, dist, prev_rew, ends, stamp) -> list[SingleAgentEpisode]:
+        """Each seat's chunk of the fragment: complete transitions only (see the module docstring)."""
+        steps, n = actor.shape
+        P = self.P
+        seq_now = int(self._weights_seq_no)
+        by_game: dict[int, list[tuple]] = {}
+        for e in ends:
+            by_game.setdefault(e[1], []).append(e)
+        out: list[SingleAgentEpisode] = []
+        for g in range(n):
+            col = actor[:, g]
+            start = 0
+            for e in [*by_game.get(g, []), None]:
+                stop = steps if e is None else e[0] + 1  # this game's steps: start .. stop - 1
+                seats = col[start:stop]
+                for s in range(P):
+                    ks = start + np.flatnonzero(seats == s)
+                    self._seat_chunk(out, g, s, ks, e, start == 0, obs, act, logp, dist, prev_rew, stamp, seq_now)
+                start = stop
+        return out
+
+    def _seat_chunk(self, out, g, s, ks, end, first, obs, act, logp, dist, prev_rew, stamp, seq_now) -> None:
+        """Seat ``s``'s decisions ``ks`` in one game of row ``g`` (``end``: that game ended in this fragment)."""
+        pend, slot_t = (self._pend, self._slot_t) if end is None else (end[9][None], end[10][None])
+        gi = g if end is None else 0
+        carried = first and bool(pend[gi, s])  # an open decision from the last fragment (same game)
+        m = len(ks) + int(carried)
+        if m == 0:
+            return  # the seat did not act in this game (yet)
+        if end is None:
+            module, sid, gid = int(self._slot_module[g, s]), self._slot_id[g, s], self._game_id[g]
+        else:
+            module, sid, gid = int(end[6][s]), end[7][s], end[8]
+        n_done = m if end is not None else m - 1  # complete transitions
+        if n_done > 0 and self._trained[module]:
+            o = obs[ks, g]
+            a, lp, d = act[ks, g], logp[ks, g], dist[ks, g]
+            r = prev_rew[ks[1:], g] if len(ks) > 1 else np.zeros(0, np.float32)
+            seq = np.full(len(ks), seq_now, np.int64)
+            if carried:
+                o = np.concatenate([self._pend_obs[g, s][None], o])
+                a = np.concatenate([self._pend_act[g, s : s + 1], a])
+                lp = np.concatenate([self._pend_logp[g, s : s + 1], lp])
+                d = np.concatenate([self._pend_dist[g, s][None], d])
+                seq = np.concatenate([self._pend_seq[g, s : s + 1], seq])
+                if len(ks):
+                    r = np.concatenate([prev_rew[ks[:1], g], r])
+            if end is not None:
+                o = np.concatenate([o, end[4][s][None]])
+                r = np.concatenate([r, np.float32([end[5][s]])])
+            t0 = int(slot_t[gi, s]) if first else 0
+            last = int(ks[-1]) + 1 if len(ks) else 0
+            out.append(self._factory.make(
+                id_=sid, observations=o, actions=a[:n_done], rewards=r.astype(np.float32), lookback=0,
+                extra={Columns.ACTION_DIST_INPUTS: d[:n_done], Columns.ACTION_LOGP: lp[:n_done],
+                       WEIGHTS_SEQ_NO: seq[:n_done]},
+                terminated=end is not None and end[2], truncated=end is not None and end[3], t_started=t0,
+                start_time=float(stamp[int(ks[0]) if len(ks) else 0]), last_time=float(stamp[last]),
+                agent_id=agent_id(s), module_id=self._module_ids[module], multi_agent_episode_id=gid,
+            ))  # fmt: skip
+        if end is None:  # the last decision stays open: the next fragment starts the seat's chunk with it
+            k = int(ks[-1]) if len(ks) else -1
+            if k >= 0:
+                self._pend_obs[g, s] = obs[k, g]
+                self._pend_act[g, s] = act[k, g]
+                self._pend_logp[g, s] = logp[k, g]
+                self._pend_dist[g, s] = dist[k, g]
+                self._pend_seq[g, s] = seq_now
+            self._pend[g, s] = True
+            if first:
+                self._slot_t[g, s] += n_done
+            else:
+                self._slot_t[g, s] = n_done
+
+    # ---------------------------------------------------------------- metrics
+    def _log_counts(self, env_steps: int, episodes: int, agent_steps: np.ndarray, module_steps: np.ndarray) -> None:
+        """The step and episode counters RLlib's multi-agent runner logs (``_increase_sampled_metrics``)."""
+        log = self.metrics.log_value
+        log(NUM_ENV_STEPS_SAMPLED, env_steps, reduce="sum")
+        log(NUM_ENV_STEPS_SAMPLED_LIFETIME, env_steps, reduce="lifetime_sum", with_throughput=True)
+        log(NUM_EPISODES, episodes, reduce="sum")
+        log(NUM_EPISODES_LIFETIME, episodes, reduce="lifetime_sum")
+        for s, c in enumerate(agent_steps.tolist()):
+            if c:
+                log((NUM_AGENT_STEPS_SAMPLED, agent_id(s)), c, reduce="sum")
+                log((NUM_AGENT_STEPS_SAMPLED_LIFETIME, agent_id(s)), c, reduce="lifetime_sum")
+        for m, c in enumerate(module_steps.tolist()):
+            if c:
+                log((NUM_MODULE_STEPS_SAMPLED, self._module_ids[m]), c, reduce="sum")
+                log((NUM_MODULE_STEPS_SAMPLED_LIFETIME, self._module_ids[m]), c, reduce="lifetime_sum")
+
+    def get_metrics(self) -> Any:
+        """Episode metrics of the newest finished games (RLlib's window per runner), then RLlib's reduce."""
+        if self._finished:
+            win = max(1, math.ceil(self.config.metrics_num_episodes_for_smoothing / (self.config.num_env_runners or 1)))
+            for length, ret, steps, mods, sec in self._finished[-win:]:
+                agents = {agent_id(s): float(ret[s]) for s in range(len(ret))}
+                modules: dict[str, float] = {}
+                for s, m in enumerate(mods.tolist()):
+                    modules[self._module_ids[m]] = modules.get(self._module_ids[m], 0.0) + float(ret[s])
+                self._log_episode_metrics(length, float(ret.sum()), sec, agents, modules,
+                                          {agent_id(s): int(c) for s, c in enumerate(steps.tolist())})  # fmt: skip
+            self._finished.clear()
+        return super().get_metrics()
+
+
+__all__ = ["MAPPINGS", "BulkSelfPlayRunner", "GameRef", "agent_id", "seat_mapping", "seat_of"]
