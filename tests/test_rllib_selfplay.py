@@ -246,7 +246,7 @@ def test_ppo_trains_bulk_selfplay_resumes_and_plays(tmp_path):
         ray.shutdown()
     import training.rllib_module  # noqa: F401 - registers rllib:
 
-    config = make_config("cards", players=4)
+    config = make_config("classic", players=4)
     players = [make_agent(f"rllib:{ckpt}", seed=0), *(make_agent("random", seed=s) for s in (1, 2, 3))]
     records = play_games(config, players, 8, batch_size=8, seed=0)
     assert len(records) == 8 and players[0].illegal == 0
