@@ -318,6 +318,19 @@ def test_bfloat16_module_gives_float32_masked_outputs_close_to_float32():
             assert torch.allclose(a[legal], b[legal], atol=0.05)
         va, vb = full.compute_values(batch), low.compute_values(batch)
     assert va.dtype == vb.dtype == torch.float32 and torch.allclose(va, vb, atol=0.05)
+
+    def critic(*args, **kwargs):
+        raise AssertionError("acting ran the critic's encoder")
+
+    # a critic with its own encoder (vf_share_layers: false): acting reads the actor's network only, same logits
+    sep = MaskedPPOTorchRLModule(**spaces, model_config={"fcnet_hiddens": [32, 32], "vf_share_layers": False})
+    with torch.no_grad():
+        raw = sep.pi(sep.encoder({Columns.OBS: torch.as_tensor(obs).float()})["encoder_out"]["actor"])
+        sep.encoder.critic_encoder.forward = critic
+        for forward in ("forward_exploration", "forward_inference"):
+            assert torch.equal(getattr(sep, forward)(batch)[Columns.ACTION_DIST_INPUTS][legal], raw[legal])
+        with pytest.raises(AssertionError, match="critic"):
+            sep.forward_train(batch)
     with pytest.raises(ValueError, match="precision='half'"):
         MaskedPPOTorchRLModule(**spaces, model_config={"fcnet_hiddens": [32], "precision": "half"})
 

@@ -36,6 +36,7 @@ from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPP
 from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.distribution.torch.torch_distribution import TorchCategorical
+from ray.rllib.core.models.base import ENCODER_OUT
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
@@ -168,10 +169,20 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
         return _apply_mask(outs, mask)
 
     def _forward_inference(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        return self._masked(super()._forward_inference, batch, **kwargs)
+        return self._masked(self._acting_forward, batch, **kwargs)
 
     def _forward_exploration(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        return self._masked(super()._forward_exploration, batch, **kwargs)
+        return self._masked(self._acting_forward, batch, **kwargs)
+
+    def _acting_forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """The logits only, through the actor's encoder: RLlib's ``_forward`` also runs the critic's encoder when
+        the module was built with one (as RLlib's multi-agent env runners build the modules of a multi-agent
+        spec: ``inference_only`` is not passed to them), a second network whose output acting never reads."""
+        enc = self.encoder
+        actor = getattr(enc, "actor_encoder", None)
+        if actor is None or getattr(enc, "critic_encoder", None) is None or self.is_stateful():
+            return super()._forward(batch, **kwargs)
+        return {Columns.ACTION_DIST_INPUTS: self.pi(actor(batch)[ENCODER_OUT])}
 
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         return self._masked(super()._forward_train, batch, **kwargs)

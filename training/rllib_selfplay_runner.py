@@ -35,6 +35,7 @@ PettingZoo env (the template env this runner builds for its spaces), after which
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import uuid
@@ -93,9 +94,20 @@ def seat_mapping(agent: str, episode: Any = None, *, policies: tuple[str, ...] =
     """
     k = seat_of(agent)
     if mapping == "shuffled":
-        key = zlib.crc32(str(getattr(episode, "id_", "")).encode())
-        k = int(np.random.default_rng(key).permutation(players)[k])
+        k = _permutation(zlib.crc32(str(getattr(episode, "id_", "")).encode()), players)[k]
     return policies[k % len(policies)]
+
+
+@functools.lru_cache(maxsize=8192)
+def _permutation(key: int, n: int) -> tuple[int, ...]:
+    """The permutation of range(n) numbered ``key % n!`` (Lehmer code): cheap, and the same for every seat of a
+    game (the mapping is asked once per seat)."""
+    pool, out = list(range(n)), []
+    key %= math.factorial(n)
+    for i in range(n, 0, -1):
+        j, key = divmod(key, math.factorial(i - 1))
+        out.append(pool.pop(j))
+    return tuple(out)
 
 
 class BulkSelfPlayRunner(MultiAgentEnvRunner):
@@ -295,24 +307,41 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
         return episodes
 
     def _episodes(self, obs, actor, act, logp, dist, prev_rew, ends, stamp) -> list[SingleAgentEpisode]:
-        """Each seat's chunk of the fragment: complete transitions only (see the module docstring)."""
+        """Each seat's chunk of the fragment: complete transitions only (see the module docstring).
+
+        The decisions are grouped by (row, seat, game of the row): a stable sort keeps each group in time order.
+        """
         steps, n = actor.shape
         P = self.P
         seq_now = int(self._weights_seq_no)
-        by_game: dict[int, list[tuple]] = {}
+        by_row: dict[int, list[tuple]] = {}
+        count = np.zeros((steps + 1, n), np.int64)
         for e in ends:
-            by_game.setdefault(e[1], []).append(e)
+            by_row.setdefault(e[1], []).append(e)
+            count[e[0] + 1, e[1]] += 1
+        game = np.cumsum(count, 0)[:steps]  # (steps, n): games of the row ended before step k
+        span = int(game.max()) + 1
+        rows = np.broadcast_to(np.arange(n), (steps, n))
+        key = ((rows * P + actor) * span + game).ravel()  # decision k * n + g
+        order = np.argsort(key, kind="stable")
+        cuts = np.flatnonzero(np.diff(key[order])) + 1
         out: list[SingleAgentEpisode] = []
-        for g in range(n):
-            col = actor[:, g]
-            start = 0
-            for e in [*by_game.get(g, []), None]:
-                stop = steps if e is None else e[0] + 1  # this game's steps: start .. stop - 1
-                seats = col[start:stop]
-                for s in range(P):
-                    ks = start + np.flatnonzero(seats == s)
-                    self._seat_chunk(out, g, s, ks, e, start == 0, obs, act, logp, dist, prev_rew, stamp, seq_now)
-                start = stop
+        first = game == 0
+        acted = np.zeros((n, P), bool)  # the seat decided in the row's first game of this fragment
+        acted[rows[first], actor[first]] = True
+        # first, seats whose open decision was their last in a game that ended (before a new game's decisions
+        # of the same seat replace the open one)
+        for g, row_ends in by_row.items():
+            for s in np.flatnonzero(row_ends[0][9] & ~acted[g]).tolist():
+                self._seat_chunk(out, g, s, np.zeros(0, np.int64), row_ends[0], True, obs, act, logp, dist,
+                                 prev_rew, stamp, seq_now)  # fmt: skip
+        for group in np.split(order, cuts):
+            g = int(group[0] % n)
+            j = int(game.flat[group[0]])
+            row_ends = by_row.get(g, ())
+            end = row_ends[j] if j < len(row_ends) else None
+            self._seat_chunk(out, g, int(actor.flat[group[0]]), group // n, end, j == 0, obs, act, logp, dist,
+                             prev_rew, stamp, seq_now)  # fmt: skip
         return out
 
     def _seat_chunk(self, out, g, s, ks, end, first, obs, act, logp, dist, prev_rew, stamp, seq_now) -> None:
