@@ -534,11 +534,14 @@ def breakdown(cfg: dict[str, Any], steps: int = 4000, log=print) -> dict[str, An
     return row
 
 
-def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print) -> list[dict[str, Any]]:
+def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print,
+          checkpoint: str | Path | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Sampling throughput (env steps/s over all runners) with N remote env runners, the learner idle.
 
     Each runner samples ``steps`` env steps in ``sample()`` calls of one rollout fragment each
-    (``rollout_fragment_length`` x ``num_envs_per_env_runner`` steps), as training does.
+    (``rollout_fragment_length`` x ``num_envs_per_env_runner`` steps), as training does. ``checkpoint``: the
+    runners act with that run's modules (an algorithm checkpoint of the same config) instead of fresh ones: an
+    untrained module accuses at once, so its games (episodes) last 1-3 steps, which a learning run soon leaves.
     """
     rows = []
     for n in runners:
@@ -550,8 +553,12 @@ def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print)
         chunk = (int(frag) if isinstance(frag, int) else 200) * (envs if bulk_games else 1)
         if isinstance(frag, int):  # RLlib checks the batch against runners x envs x fragment; the learner is idle
             c["ppo"]["train_batch_size_per_learner"] = frag * envs * max(n, 1)
+            c["ppo"]["minibatch_size"] = min(int(c["ppo"]["minibatch_size"]), frag * envs * max(n, 1))
         algo = build_config(c).build_algo()
         group = algo.env_runner_group
+        if checkpoint is not None:
+            algo.restore_from_path(str(Path(checkpoint).resolve()))
+            group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
 
         def sample(r, k=steps, chunk=chunk):
             n = 0
@@ -566,7 +573,8 @@ def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print)
         counts = group.foreach_env_runner(sample, local_env_runner=not remote)
         dt = time.perf_counter() - t0
         total = int(sum(counts))
-        row = {"num_env_runners": n, "num_envs_per_env_runner": envs, "env_steps": total, "seconds": round(dt, 3),
+        row = {"num_env_runners": n, "num_envs_per_env_runner": envs, "modules": str(checkpoint or "fresh"),
+               "env_steps": total, "seconds": round(dt, 3),
                "env_steps_per_s": round(total / dt, 1), "per_runner": round(total / dt / max(n, 1), 1)}  # fmt: skip
         log(json.dumps(row))
         rows.append(row)
@@ -591,6 +599,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
     ap.add_argument("--sampler", choices=SAMPLERS, default=None,
                     help="override the config's sampler (vs_bots: rllib = RLlib's env runner, bulk = the bulk one)")
     ap.add_argument("--bench-steps", type=int_in(1, 10**9), default=4000, help="env steps per runner for --bench")
+    ap.add_argument("--bench-from", default=None, metavar="CHECKPOINT",
+                    help="--bench with the modules of this checkpoint of the config (a trained policy's games)")
     from training.lean_policy import PRECISIONS
 
     ap.add_argument("--precision", choices=list(PRECISIONS), default=None, help="override the config's precision")
@@ -612,10 +622,13 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
         raise TrainConfigError(str(exc)) from None
     if args.resume and not resume_candidates(cfg["run_dir"]):
         raise CheckpointError(f"--resume: no checkpoint in {cfg['run_dir']} (start without --resume)")
+    if args.bench_from and not Path(args.bench_from).is_dir():
+        raise CheckpointError(f"--bench-from {args.bench_from}: no such checkpoint folder (an algorithm checkpoint, "
+                              "e.g. runs/NAME/checkpoints/iter_000064)")  # fmt: skip
     if args.bench:
         init_ray(cfg, args.address)
         parts = breakdown(cfg, args.bench_steps) if cfg["setup"] == "vs_bots" else None
-        return {"breakdown": parts, "bench": bench(cfg, args.bench, args.bench_steps)}
+        return {"breakdown": parts, "bench": bench(cfg, args.bench, args.bench_steps, checkpoint=args.bench_from)}
     return train(cfg, address=args.address, resume=args.resume)
 
 
