@@ -117,10 +117,15 @@ def _joined(chunks):
     return np.concatenate(obs), np.concatenate(act), np.concatenate(rew), chunks[-1]
 
 
-def test_seat_episodes_are_the_games_the_engine_played():
+SHUFFLED_BOT = {"policies": ["main"], "train": None, "mapping": "shuffled", "bots": ["heuristic"]}
+
+
+@pytest.mark.parametrize("selfplay", [SMALL["selfplay"], SHUFFLED_BOT], ids=["two_modules", "module_and_bot"])
+def test_seat_episodes_are_the_games_the_engine_played(selfplay):
     from training.rllib_selfplay_runner import GameRef, seat_mapping
 
-    runner = _runner()
+    names = tuple(selfplay["policies"]) + tuple(selfplay.get("bots", ()))
+    runner = _runner(selfplay=selfplay)
     _less_accusing(runner)
     log = _log_engine(runner)
     n, P = runner._games, 4
@@ -130,7 +135,7 @@ def test_seat_episodes_are_the_games_the_engine_played():
     n_act = int(runner.module["main"].action_space.n)
     groups: dict = {}
     for c in chunks:
-        assert len(c) > 0 and c.agent_id.startswith("player_") and c.module_id in ("main", "rival")
+        assert len(c) > 0 and c.agent_id.startswith("player_") and c.module_id in selfplay["policies"]
         groups.setdefault(c.id_, []).append(c)
     expected = _expected(log, n, P)
     seen = set()
@@ -140,9 +145,8 @@ def test_seat_episodes_are_the_games_the_engine_played():
         assert key not in seen
         seen.add(key)
         assert all((c.multi_agent_episode_id, c.agent_id, c.module_id) == (*key, first.module_id) for c in chunks_of)
-        players = 4
-        assert first.module_id == seat_mapping(first.agent_id, GameRef(key[0]), policies=("main", "rival"),
-                                               mapping="shuffled", players=players)  # fmt: skip
+        assert first.module_id == seat_mapping(first.agent_id, GameRef(key[0]), policies=names, mapping="shuffled",
+                                               players=4)  # fmt: skip
         obs, act, rew, last = _joined(chunks_of)
         e_obs, e_act, e_rew, e_term, e_trunc, finished = expected[key]
         assert last.is_done == finished and last.is_terminated == e_term and last.is_truncated == e_trunc
@@ -150,11 +154,14 @@ def test_seat_episodes_are_the_games_the_engine_played():
         np.testing.assert_array_equal(obs, e_obs)
         np.testing.assert_array_equal(rew, e_rew)
         assert (obs[np.arange(len(act)), obs.shape[1] - n_act + act] == 1).all()  # every action legal
-    # every seat that acted and finished a transition has its episode; nothing else is returned
-    assert seen == {k for k, v in expected.items() if len(v[1])}
+    # every module seat that acted and finished a transition has its episode; nothing else (bots) is returned
+    modules = {k for k, v in expected.items() if len(v[1])
+               and seat_mapping(k[1], GameRef(k[0]), policies=names, mapping="shuffled", players=4) != "heuristic"}
+    assert seen == modules and len(modules) < len(expected) if "bots" in selfplay else seen == modules
     # finished games: +1 for the winner, -1 for the others (R-E1..R-E4), as the engine paid them
     winners = [int(np.argmax(r["rew"][g])) for r in log for g in range(n) if r["term"][g] and r["rew"][g].max() > 0]
-    assert len(set(winners)) >= 2, "games won by different seats (else a seat mix-up could go unseen)"
+    if "bots" not in selfplay:  # (heuristic bots take ~50 turns a game: none ends here)
+        assert len(set(winners)) >= 2, "games won by different seats (else a seat mix-up could go unseen)"
     for r in log:
         for g in np.flatnonzero(r["term"]):
             assert sorted(r["rew"][g].tolist()) in ([-1.0] * 3 + [1.0], [-1.0] * 4)
@@ -172,7 +179,16 @@ def test_seat_episodes_are_the_games_the_engine_played():
     metrics = runner.get_metrics()
     assert metrics["num_env_steps_sampled_lifetime"].peek() == 4 * 12 * n
     module_steps = {m: v.peek() for m, v in metrics["num_module_steps_sampled_lifetime"].items()}
-    assert set(module_steps) == {"main", "rival"} and sum(module_steps.values()) == 4 * 12 * n
+    decided: dict = {}  # decisions per module or bot, from the log
+    for r in log:
+        for g in range(n):
+            name = seat_mapping(f"player_{r['actor'][g]}", GameRef(r["gids"][g]), policies=names, mapping="shuffled",
+                                players=4)  # fmt: skip
+            decided[name] = decided.get(name, 0) + 1
+    assert module_steps == {m: decided[m] for m in selfplay["policies"]}
+    if "bots" in selfplay:
+        assert decided["heuristic"] > 0
+        assert all(agent.fallbacks == 0 for agents in runner._bots for agent in agents if hasattr(agent, "fallbacks"))
     games = sum(bool(r["term"][g] or r["trunc"][g]) for r in log for g in range(n))
     assert metrics["num_episodes_lifetime"].peek() == games
 
@@ -210,12 +226,16 @@ def test_selfplay_config_is_checked():
         ({"policies": ["a", "a"]}, "distinct module names"),
         ({"policies": ["a"], "train": ["b"]}, "selfplay.train=\\['b'\\] is not allowed"),
         ({"teams": 2}, "unknown key"),
+        ({"bots": ["main"]}, "must differ from the module names"),
+        ({"bots": ["nobody"]}, "'nobody' is not a usable player"),
     ):
         with pytest.raises(TrainConfigError, match=match):
-            load_config(path, selfplay={**SMALL["selfplay"], **bad})
+            load_config(path, sampler="bulk", selfplay={**SMALL["selfplay"], **bad})
     with pytest.raises(TrainConfigError, match="opponents are for setup=vs_bots"):
         load_config(path, opponents="heuristic")
     assert load_config(path, sampler="bulk")["sampler"] == "bulk"
+    with pytest.raises(TrainConfigError, match="selfplay.bots needs sampler: bulk"):
+        load_config(path, selfplay={"bots": ["heuristic"]})
 
 
 def test_ppo_trains_bulk_selfplay_resumes_and_plays(tmp_path):

@@ -25,6 +25,11 @@ for everything but ``sample(num_timesteps=...)`` (construction, the ``MultiRLMod
   episode id, ``t_started`` = the steps already returned). So every returned step is a complete transition.
 * **Training** only the modules ``policies_to_train`` names: the others (frozen opponents) act, and their
   steps are counted in the metrics, but no chunk of theirs is returned.
+* **Bots in seats** (``selfplay.bots``: player names for :func:`agents.registry.make_agent`, such as
+  ``heuristic``, ``deducer``, ``ckpt:PATH``): the mapping may give a seat a bot instead of a module. One
+  batched player per (seat, bot) plays the games where that seat is that bot, through its seat's
+  :class:`~cluedo_env.engine.views.PlayerView` (what the seat may know, nothing more), as the vs_bots
+  opponents do. Bots return no steps; their returns appear in the per-module metrics under their names.
 * **Metrics**: what RLlib's multi-agent runner logs: env, agent and module steps, episodes, and per finished
   game its length, return (the sum over seats), per-agent and per-module returns, agent steps and duration.
 
@@ -62,9 +67,16 @@ from ray.rllib.utils.metrics import (
     WEIGHTS_SEQ_NO,
 )
 
+from agents.base import Agent
 from training.rllib_bulk_runner import EpisodeFactory, _check_supported, draw_actions
 
 MAPPINGS = ("by_seat", "shuffled")  # ``selfplay.mapping`` in an RLlib config
+BOTS_KEY = "selfplay_bots"  # the env_config key that carries ``selfplay.bots`` to the runners
+
+
+def rules_env_config(env_config: dict[str, Any]) -> dict[str, Any]:
+    """The rules part of a self-play ``env_config`` (the PettingZoo env's keyword arguments)."""
+    return {k: v for k, v in dict(env_config).items() if k != BOTS_KEY}
 
 
 @dataclass(frozen=True)
@@ -86,7 +98,8 @@ def seat_of(agent: str) -> int:
 
 def seat_mapping(agent: str, episode: Any = None, *, policies: tuple[str, ...] = ("main",),
                  mapping: str = "by_seat", players: int = 4, **kwargs: Any) -> str:  # fmt: skip
-    """The module of a seat (a ``policy_mapping_fn`` for ``functools.partial``).
+    """The module (or bot) of a seat (a ``policy_mapping_fn`` for ``functools.partial``); ``policies``: the names a
+    seat may get, the modules then the bots.
 
     ``by_seat``: seat k plays ``policies[k % len(policies)]``. ``shuffled``: the seats are permuted per game
     (from a hash of the episode id, so every seat of one game agrees) before the same rule, so each policy
@@ -169,7 +182,7 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
         import cluedo_env
         from cluedo_env.engine.vector_engine import VectorEngine
 
-        rules = cluedo_env.raw_env(**dict(self.config.env_config)).engine.config
+        rules = cluedo_env.raw_env(**rules_env_config(self.config.env_config)).engine.config
         n, P = self._games, rules.players
         if self._eng is None or self._eng.B != n or self._eng.config != rules:
             self._eng = VectorEngine(rules, n, autoreset=False)
@@ -180,10 +193,13 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
         self._A = int(self._eng.legal_action_mask.shape[1])
         self._module_ids = list(self.module.keys())
         train = self.config.policies_to_train
-        self._trained = np.array([self._is_trained(mid, train) for mid in self._module_ids], bool)
+        bots = list(dict(self.config.env_config).get(BOTS_KEY) or [])
+        self._n_modules = len(self._module_ids)
+        self._trained = np.array([self._is_trained(mid, train) for mid in self._module_ids] + [False] * len(bots))
+        self._make_bots(bots, rules)
         W = self._D + self._A
         self._game_id = [""] * n  # the game's (multi-agent) episode id
-        self._slot_module = np.zeros((n, P), np.int64)  # index into _module_ids
+        self._slot_module = np.zeros((n, P), np.int64)  # index into _names (the modules, then the bots)
         self._slot_id = np.empty((n, P), object)  # each seat's episode id
         self._slot_t = np.zeros((n, P), np.int64)  # steps of the seat's episode returned so far
         self._pend = np.zeros((n, P), bool)  # the seat's last decision is still open (carried over)
@@ -202,6 +218,23 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
         mod = self.module[self._module_ids[0]]
         self._factory = EpisodeFactory(mod.observation_space, mod.action_space)
 
+    def _make_bots(self, specs: list[str], rules: Any) -> None:
+        """One batched player per (seat, bot spec), each behind its seat's view; names join the module ids."""
+        import training.policy  # noqa: F401 - registers ckpt: players in this (env runner) process
+        import training.rllib_module  # noqa: F401 - registers rllib: players
+        from agents.registry import make_agent
+        from cluedo_env.engine.views import PlayerView
+
+        self._names = self._module_ids + list(specs)
+        self._views = [PlayerView(self._eng, s) for s in range(rules.players)]
+        base = self._seed_value * 7919
+        self._bots = [[make_agent(spec, seed=base + 101 * s + b) for b, spec in enumerate(specs)]
+                      for s in range(rules.players)]  # fmt: skip
+        everything = np.arange(self._games)
+        for s, agents in enumerate(self._bots):
+            for agent in agents:
+                agent.reset(self._views[s], everything)
+
     @staticmethod
     def _is_trained(mid: str, train: Any) -> bool:
         if train is None:
@@ -211,8 +244,8 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
         return mid in train
 
     def _map_seats(self, games: np.ndarray) -> None:
-        """New episode ids and modules for the seats of ``games`` (new games)."""
-        index = {m: i for i, m in enumerate(self._module_ids)}
+        """New episode ids and modules (or bots) for the seats of ``games`` (new games)."""
+        index = {m: i for i, m in enumerate(self._names)}
         fn = self.config.policy_mapping_fn
         for g in games.tolist():
             ref = GameRef(self._new_id())
@@ -220,8 +253,8 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
             for s in range(self.P):
                 mid = fn(agent_id(s), ref)
                 if mid not in index:
-                    raise ValueError(f"policy_mapping_fn mapped {agent_id(s)} to {mid!r}, which is not a module of "
-                                     f"this MultiRLModule ({', '.join(self._module_ids)})")  # fmt: skip
+                    raise ValueError(f"policy_mapping_fn mapped {agent_id(s)} to {mid!r}, which is neither a module "
+                                     f"of this MultiRLModule nor a bot ({', '.join(self._names)})")  # fmt: skip
                 self._slot_module[g, s] = index[mid]
                 self._slot_id[g, s] = self._new_id()
         self._slot_t[games] = 0
@@ -230,6 +263,10 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
         self._ret[games] = 0.0
         self._steps[games] = 0
         self._start[games] = time.perf_counter()
+        if getattr(self, "_bots", None) and self._bots[0]:
+            for s, agents in enumerate(self._bots):
+                for agent in agents:
+                    agent.reset(self._views[s], games)
 
     # ---------------------------------------------------------------- sampling
     def _bulk_sample(self, num_timesteps: int, explore: bool) -> list[SingleAgentEpisode]:
@@ -250,6 +287,9 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
         rows = np.arange(n)
         view = np.empty((n, D), np.int8)
         modules = [self.module[m] for m in self._module_ids]
+        n_mod = self._n_modules
+        hooks = [(self._views[s], agent.observe_step) for s, agents in enumerate(self._bots) for agent in agents
+                 if type(agent).observe_step is not Agent.observe_step]  # fmt: skip
         device = getattr(self, "_device", None)
         agent_steps = np.zeros(P, np.int64)
         module_steps = np.zeros(len(modules), np.int64)
@@ -268,6 +308,9 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
             slot_mod = self._slot_module[rows, a]
             for m in np.unique(slot_mod).tolist():
                 sel = np.flatnonzero(slot_mod == m)
+                if m >= n_mod:  # a bot: each seat's player for its games
+                    self._bot_actions(m - n_mod, a, sel, act[k])
+                    continue
                 x, lp, lg = draw_actions(modules[m], obs[k, sel] if len(sel) < n else obs[k], explore,
                                          t_global + k * n * runners, self._gen, device)  # fmt: skip
                 act[k, sel], logp[k, sel], dist[k, sel] = x, lp, lg
@@ -275,6 +318,8 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
             agent_steps += np.bincount(a, minlength=P)
             t1 = time.perf_counter()
             res = eng.step(act[k])
+            for view, hook in hooks:
+                hook(view)
             self._acc += res.rewards
             self._ret += res.rewards
             self._steps[rows, a] += 1
@@ -305,6 +350,15 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
         self._log_env_steps(metric=self._metrics_num_env_steps_sampled, num_steps=ts)
         self._log_counts(ts, len(ends), agent_steps, module_steps)
         return episodes
+
+    def _bot_actions(self, b: int, actor: np.ndarray, games: np.ndarray, out: np.ndarray) -> None:
+        """``out[games]``: bot ``b``'s actions where it plays the seat to act (the one seat-dispatch loop)."""
+        from agents.runner import act_by_seat
+
+        players = {s: agents[b] for s, agents in enumerate(self._bots)}
+        where = np.zeros(len(actor), bool)
+        where[games] = True
+        act_by_seat(actor, players, lambda player, s, idx: player.act(self._views[s], idx), out, where=where)
 
     def _episodes(self, obs, actor, act, logp, dist, prev_rew, ends, stamp) -> list[SingleAgentEpisode]:
         """Each seat's chunk of the fragment: complete transitions only (see the module docstring).
@@ -346,6 +400,8 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
 
     def _seat_chunk(self, out, g, s, ks, end, first, obs, act, logp, dist, prev_rew, stamp, seq_now) -> None:
         """Seat ``s``'s decisions ``ks`` in one game of row ``g`` (``end``: that game ended in this fragment)."""
+        if not self._trained[int(self._slot_module[g, s]) if end is None else int(end[6][s])]:
+            return  # a frozen module or a bot: nothing returned, nothing carried
         pend, slot_t = (self._pend, self._slot_t) if end is None else (end[9][None], end[10][None])
         gi = g if end is None else 0
         carried = first and bool(pend[gi, s])  # an open decision from the last fragment (same game)
@@ -357,7 +413,7 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
         else:
             module, sid, gid = int(end[6][s]), end[7][s], end[8]
         n_done = m if end is not None else m - 1  # complete transitions
-        if n_done > 0 and self._trained[module]:
+        if n_done > 0:
             o = obs[ks, g]
             a, lp, d = act[ks, g], logp[ks, g], dist[ks, g]
             r = prev_rew[ks[1:], g] if len(ks) > 1 else np.zeros(0, np.float32)
@@ -422,11 +478,12 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
                 agents = {agent_id(s): float(ret[s]) for s in range(len(ret))}
                 modules: dict[str, float] = {}
                 for s, m in enumerate(mods.tolist()):
-                    modules[self._module_ids[m]] = modules.get(self._module_ids[m], 0.0) + float(ret[s])
+                    modules[self._names[m]] = modules.get(self._names[m], 0.0) + float(ret[s])
                 self._log_episode_metrics(length, float(ret.sum()), sec, agents, modules,
                                           {agent_id(s): int(c) for s, c in enumerate(steps.tolist())})  # fmt: skip
             self._finished.clear()
         return super().get_metrics()
 
 
-__all__ = ["MAPPINGS", "BulkSelfPlayRunner", "GameRef", "agent_id", "seat_mapping", "seat_of"]
+__all__ = ["BOTS_KEY", "MAPPINGS", "BulkSelfPlayRunner", "GameRef", "agent_id", "rules_env_config", "seat_mapping",
+           "seat_of"]  # fmt: skip

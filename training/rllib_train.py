@@ -62,7 +62,7 @@ DEFAULTS: dict[str, Any] = {
     },  # fmt: skip
     "league": {"snapshot_every": 0, "max_snapshots": 8},
     # setup=selfplay: the modules, which of them learn (null: all), and how seats map to them
-    "selfplay": {"policies": ["main"], "train": None, "mapping": "by_seat"},
+    "selfplay": {"policies": ["main"], "train": None, "mapping": "by_seat", "bots": []},
     "iterations": 10,
     "checkpoint_every": 5,
     "env": {"preset": "classic", "players": 4},
@@ -149,7 +149,7 @@ def validate_config(cfg: dict[str, Any]) -> None:
     elif cfg["opponents"] != DEFAULTS["opponents"]:
         raise TrainConfigError(f"opponents={cfg['opponents']!r} is not allowed with setup=selfplay (every seat is "
                                "a module of selfplay.policies; opponents are for setup=vs_bots)")  # fmt: skip
-    _validate_selfplay(cfg["selfplay"])
+    _validate_selfplay(cfg)
     integer("league.snapshot_every", cfg["league"].get("snapshot_every"), 0)
     integer("league.max_snapshots", cfg["league"].get("max_snapshots"), 1, 1000)
     for key, value in cfg["env_runners"].items():
@@ -159,10 +159,11 @@ def validate_config(cfg: dict[str, Any]) -> None:
     integer("eval.games", cfg["eval"].get("games", 200), 1, 10**7)
 
 
-def _validate_selfplay(sp: dict[str, Any]) -> None:
-    """``selfplay:``: module ids, the ones that learn, the seat mapping."""
+def _validate_selfplay(cfg: dict[str, Any]) -> None:
+    """``selfplay:``: module ids, the ones that learn, the seat mapping, bots."""
     from training.rllib_selfplay_runner import MAPPINGS
 
+    sp = cfg["selfplay"]
     unknown = sorted(set(sp) - set(DEFAULTS["selfplay"]))
     if unknown:
         raise TrainConfigError(f"selfplay: unknown key(s) {unknown} (known: {', '.join(DEFAULTS['selfplay'])})")
@@ -175,10 +176,23 @@ def _validate_selfplay(sp: dict[str, Any]) -> None:
     if train is not None and not (isinstance(train, list) and train and set(train) <= set(policies)):
         raise TrainConfigError(f"selfplay.train={train!r} is not allowed (null for all, or a non-empty list of "
                                f"selfplay.policies: {policies})")  # fmt: skip
+    bots = sp["bots"]
+    if not (isinstance(bots, list) and all(isinstance(b, str) and b for b in bots)):
+        raise TrainConfigError(f"selfplay.bots={bots!r} is not allowed (a list of player names, e.g. [heuristic])")
+    if set(bots) & set(policies) or len(set(bots)) != len(bots):
+        raise TrainConfigError(f"selfplay.bots={bots!r}: a bot name must differ from the module names {policies} "
+                               "and from the other bots")  # fmt: skip
+    if bots and cfg["setup"] == "selfplay" and cfg["sampler"] != "bulk":
+        raise TrainConfigError("selfplay.bots needs sampler: bulk (RLlib's multi-agent runner plays modules only)")
+    for spec in bots:
+        try:
+            _make_player(spec)
+        except Exception as exc:  # noqa: BLE001 - unknown names, unreadable checkpoints: all config errors here
+            raise TrainConfigError(f"selfplay.bots: {spec!r} is not a usable player ({exc})") from None
     if sp["mapping"] not in MAPPINGS:
         raise TrainConfigError(f"selfplay.mapping={sp['mapping']!r} is not allowed (one of {', '.join(MAPPINGS)}: "
-                               "by_seat: seat k plays policies[k % n]; shuffled: the same after a random "
-                               "permutation of the seats per game)")  # fmt: skip
+                               "by_seat: seat k plays (policies + bots)[k % n]; shuffled: the same after a "
+                               "random permutation of the seats per game)")  # fmt: skip
 
 
 def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
@@ -237,8 +251,9 @@ def make_env(env_config: dict[str, Any]):
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
     import cluedo_env
+    from training.rllib_selfplay_runner import rules_env_config
 
-    return PettingZooEnv(cluedo_env.raw_env(**dict(env_config)))
+    return PettingZooEnv(cluedo_env.raw_env(**rules_env_config(env_config)))
 
 
 def register() -> None:
@@ -252,8 +267,8 @@ def selfplay_mapping(cfg: dict[str, Any]) -> Any:
     from training.rllib_selfplay_runner import seat_mapping
 
     sp = cfg["selfplay"]
-    return functools.partial(seat_mapping, policies=tuple(sp["policies"]), mapping=sp["mapping"],
-                             players=int(cfg["env"].get("players", 4)))  # fmt: skip
+    return functools.partial(seat_mapping, policies=tuple(sp["policies"]) + tuple(sp["bots"]),
+                             mapping=sp["mapping"], players=int(cfg["env"].get("players", 4)))  # fmt: skip
 
 
 def flat_spaces(env_config: dict[str, Any]) -> tuple[Any, Any]:
@@ -327,6 +342,7 @@ def _selfplay(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from training.rllib_module import MaskedPPOTorchRLModule
+    from training.rllib_selfplay_runner import BOTS_KEY
 
     register()
     sp = cfg["selfplay"]
@@ -336,7 +352,7 @@ def _selfplay(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
              for p in sp["policies"]}  # fmt: skip
     config = (
         # RLlib's env check steps an unmasked action_space.sample(), which the bare env rightly rejects
-        config.environment(ENV_NAME, env_config=dict(cfg["env"]), disable_env_checking=True)
+        config.environment(ENV_NAME, env_config={**cfg["env"], BOTS_KEY: list(sp["bots"])}, disable_env_checking=True)
         .env_runners(**er)  # num_env_runners, num_envs_per_env_runner, rollout_fragment_length, ...
         .multi_agent(policies=set(specs), policy_mapping_fn=selfplay_mapping(cfg),
                      policies_to_train=list(sp["train"] or sp["policies"]))  # fmt: skip
