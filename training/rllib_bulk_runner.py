@@ -203,8 +203,27 @@ def draw_actions(module: Any, obs: np.ndarray, explore: bool, t: int, gen: torch
     return actions.numpy(), logp.numpy(), logits.numpy()
 
 
-# ------------------------------------------------------------------------------------ the runner
-class BulkEnvRunner(SingleAgentEnvRunner):
+# ------------------------------------------------------------------------------------ the runners
+class BulkSampling:
+    """``_sample`` of both bulk runners (mixed in before RLlib's runner class): ``num_timesteps=...`` runs the
+    bulk loop (``_bulk_reset`` first where needed, then ``_bulk_sample``); anything else (``num_episodes``,
+    ``random_actions``) falls back to RLlib's own loop, after which the bulk games restart."""
+
+    _bulk_needs_reset: bool
+
+    def _sample(self, *, num_timesteps: int | None = None, num_episodes: int | None = None, explore: bool,
+                random_actions: bool = False, force_reset: bool = False) -> list:  # fmt: skip
+        if num_timesteps is None or random_actions:
+            out = super()._sample(num_timesteps=num_timesteps, num_episodes=num_episodes,  # type: ignore[misc]
+                                  explore=explore, random_actions=random_actions, force_reset=True)  # fmt: skip
+            self._bulk_needs_reset = True
+            return out
+        if force_reset or self._bulk_needs_reset:
+            self._bulk_reset()
+        return self._bulk_sample(int(num_timesteps), bool(explore))
+
+
+class BulkEnvRunner(BulkSampling, SingleAgentEnvRunner):
     """``SingleAgentEnvRunner`` whose ``sample(num_timesteps=...)`` steps the Cluedo vector env in bulk.
 
     See the module docstring. Selected by ``sampler: bulk`` in a vs_bots config
@@ -252,17 +271,6 @@ class BulkEnvRunner(SingleAgentEnvRunner):
         self._factory = EpisodeFactory(self.env.single_observation_space, self.env.single_action_space)
 
     # ---------------------------------------------------------------- sampling
-    def _sample(self, *, num_timesteps: int | None = None, num_episodes: int | None = None, explore: bool,
-                random_actions: bool = False, force_reset: bool = False) -> list[SingleAgentEpisode]:  # fmt: skip
-        if num_timesteps is None or random_actions:  # RLlib's own loop; the bulk loop restarts the games after it
-            out = super()._sample(num_timesteps=num_timesteps, num_episodes=num_episodes, explore=explore,
-                                  random_actions=random_actions, force_reset=True)  # fmt: skip
-            self._bulk_needs_reset = True
-            return out
-        if force_reset or self._bulk_needs_reset:
-            self._bulk_reset()
-        return self._bulk_sample(int(num_timesteps), bool(explore))
-
     def _actions(self, obs: np.ndarray, explore: bool, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(actions, logp, dist inputs) for (N, D + A) observation rows: one forward pass and a draw."""
         return draw_actions(self.module, obs, explore, t, self._gen, getattr(self, "_device", None))
@@ -433,4 +441,5 @@ def _check_supported(config: Any) -> None:
 EPISODE_METRICS = (EPISODE_LEN_MEAN, EPISODE_RETURN_MEAN, EPISODE_DURATION_SEC_MEAN, EPISODE_LEN_MIN,
                    EPISODE_RETURN_MIN, EPISODE_LEN_MAX, EPISODE_RETURN_MAX)  # fmt: skip
 
-__all__ = ["EPISODE_METRICS", "BulkEnvRunner", "EpisodeFactory", "check_episode_layout", "episode_layout"]
+__all__ = ["EPISODE_METRICS", "BulkEnvRunner", "BulkSampling", "EpisodeFactory", "check_episode_layout",
+           "draw_actions", "episode_layout"]  # fmt: skip

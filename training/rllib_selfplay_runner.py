@@ -68,7 +68,7 @@ from ray.rllib.utils.metrics import (
 )
 
 from agents.base import Agent
-from training.rllib_bulk_runner import EpisodeFactory, _check_supported, draw_actions
+from training.rllib_bulk_runner import BulkSampling, EpisodeFactory, _check_supported, draw_actions
 
 MAPPINGS = ("by_seat", "shuffled")  # ``selfplay.mapping`` in an RLlib config
 BOTS_KEY = "selfplay_bots"  # the env_config key that carries ``selfplay.bots`` to the runners
@@ -123,7 +123,7 @@ def _permutation(key: int, n: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-class BulkSelfPlayRunner(MultiAgentEnvRunner):
+class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
     """``MultiAgentEnvRunner`` whose ``sample(num_timesteps=...)`` steps N self-play games in bulk.
 
     See the module docstring. Selected by ``sampler: bulk`` in a selfplay config
@@ -161,17 +161,6 @@ class BulkSelfPlayRunner(MultiAgentEnvRunner):
         if num_timesteps is None and num_episodes is None and self.config.batch_mode == "truncate_episodes":
             num_timesteps = self.config.get_rollout_fragment_length(self.worker_index) * self._games
         return super().sample(num_timesteps=num_timesteps, num_episodes=num_episodes, **kwargs)
-
-    def _sample(self, *, num_timesteps: int | None = None, num_episodes: int | None = None, explore: bool,
-                random_actions: bool = False, force_reset: bool = False) -> list:  # fmt: skip
-        if num_timesteps is None or random_actions:  # RLlib's own loop; the bulk games restart after it
-            out = super()._sample(num_timesteps=num_timesteps, num_episodes=num_episodes, explore=explore,
-                                  random_actions=random_actions, force_reset=True)  # fmt: skip
-            self._bulk_needs_reset = True
-            return out
-        if force_reset or self._bulk_needs_reset:
-            self._bulk_reset()
-        return self._bulk_sample(int(num_timesteps), bool(explore))
 
     def _new_id(self) -> str:
         self._next_id += 1
