@@ -193,6 +193,41 @@ def test_seat_episodes_are_the_games_the_engine_played(selfplay):
     assert metrics["num_episodes_lifetime"].peek() == games
 
 
+def test_learner_inputs_seat_episodes_follow_the_engine():
+    """Modules on the vs_bots learner's inputs (belief features, compact observation, macro moves and accusation):
+    each seat's chunks hold its decisions in order, in the learner's space: same count, rewards and ends as the
+    engine log, every action legal under the chunk's own mask and the one the engine received (mapped back)."""
+    from cluedo_env.envs.learner_actions import LearnerActions, engine_to_macro
+    from cluedo_env.rules import actions as A
+    from training.rllib_selfplay_runner import input_sizes
+
+    opts = {"belief": True, "observation": "compact", "macro_moves": True, "macro_accuse": True}
+    runner = _runner(learner=opts, selfplay=SHUFFLED_BOT)
+    log = _log_engine(runner)
+    n, P = runner._games, 4
+    chunks = [c for _ in range(4) for c in runner.sample(explore=True)]
+    width, n_act = input_sizes(runner._eng.config, opts)
+    assert (runner._D, runner._A) == (width, n_act) and n_act == LearnerActions(True, True).n
+    expected = _expected(log, n, P)
+    groups: dict = {}
+    for c in chunks:
+        groups.setdefault((c.multi_agent_episode_id, c.agent_id), []).append(c)
+    assert groups
+    accuse_id = LearnerActions(True, True).accuse_id
+    for key, chunks_of in groups.items():
+        obs, act, rew, last = _joined(chunks_of)
+        _, e_act, e_rew, e_term, e_trunc, finished = expected[key]
+        assert obs.shape[1] == width + n_act and len(act) == len(e_act)
+        assert (obs[np.arange(len(act)), width + act] == 1).all()  # legal in the learner's space
+        np.testing.assert_array_equal(rew, e_rew)
+        assert last.is_done == finished and last.is_terminated == e_term and last.is_truncated == e_trunc
+        is_move = (e_act >= A.MOVE0) & (e_act < A.SUGGEST0)
+        is_accuse = e_act >= A.ACCUSE0
+        assert ((act == accuse_id) == is_accuse).all()  # the macro accusation became an engine accusation
+        plain = ~is_move & ~is_accuse
+        np.testing.assert_array_equal(act[plain], engine_to_macro(e_act[plain]))
+
+
 def test_frozen_modules_act_but_return_no_steps():
     runner = _runner(selfplay={"policies": ["main", "rival"], "train": ["main"], "mapping": "by_seat"})
     eps = runner.sample(explore=True) + runner.sample(explore=True)
@@ -236,6 +271,12 @@ def test_selfplay_config_is_checked():
     assert load_config(path, sampler="bulk")["sampler"] == "bulk"
     with pytest.raises(TrainConfigError, match="selfplay.bots needs sampler: bulk"):
         load_config(path, selfplay={"bots": ["heuristic"]})
+    with pytest.raises(TrainConfigError, match="belief features and macro actions in self-play need sampler: bulk"):
+        load_config(path, learner={"belief": True})
+    with pytest.raises(TrainConfigError, match=r"\['shaping'\] do not apply to setup=selfplay"):
+        load_config(path, sampler="bulk", learner={"belief": True, "shaping": {"kind": "triples"}})
+    with pytest.raises(TrainConfigError, match="macro_accuse=true needs learner.belief=true"):
+        load_config(path, sampler="bulk", learner={"macro_accuse": True})
 
 
 def test_ppo_trains_bulk_selfplay_resumes_and_plays(tmp_path):

@@ -68,15 +68,42 @@ from ray.rllib.utils.metrics import (
 )
 
 from agents.base import Agent
+from agents.learner_inputs import LearnerInputs
 from training.rllib_bulk_runner import BulkSampling, EpisodeFactory, _check_supported, draw_actions
 
 MAPPINGS = ("by_seat", "shuffled")  # ``selfplay.mapping`` in an RLlib config
 BOTS_KEY = "selfplay_bots"  # the env_config key that carries ``selfplay.bots`` to the runners
+INPUTS_KEY = "selfplay_learner"  # ... and the modules' inputs (``learner:`` belief, observation, macro actions)
+INPUT_OPTIONS = ("belief", "observation", "macro_moves", "macro_accuse")  # what self-play modules may take
 
 
 def rules_env_config(env_config: dict[str, Any]) -> dict[str, Any]:
     """The rules part of a self-play ``env_config`` (the PettingZoo env's keyword arguments)."""
-    return {k: v for k, v in dict(env_config).items() if k != BOTS_KEY}
+    return {k: v for k, v in dict(env_config).items() if k not in (BOTS_KEY, INPUTS_KEY)}
+
+
+def input_sizes(rules: Any, options: dict[str, Any]) -> tuple[int, int]:
+    """(observation width, action count) of a seat's module inputs: the engine's observation and 870 actions, or
+    the vs_bots learner's inputs for these ``options`` (belief features, compact observation, macro actions)."""
+    from cluedo_env.engine import observation as O
+    from cluedo_env.envs.learner_actions import num_actions
+    from cluedo_env.rules import actions as A
+
+    if not any(options.get(k) for k in ("belief", "macro_moves", "macro_accuse")):
+        return O.size(rules), A.NUM_ACTIONS
+    from agents.learner_inputs import learner_obs_size
+
+    width = learner_obs_size(rules, O.size(rules), bool(options.get("belief")), options.get("observation", "full"))
+    return width, num_actions(bool(options.get("macro_moves")), bool(options.get("macro_accuse")))
+
+
+class _SeatInputs(LearnerInputs):
+    """One seat's learner inputs in every game of the runner (its own notebook when ``belief``)."""
+
+    def __init__(self, options: dict[str, Any], seed: int) -> None:
+        self.use_belief = bool(options.get("belief"))
+        self.observation = str(options.get("observation", "full"))
+        self.seed = seed
 
 
 @dataclass(frozen=True)
@@ -178,8 +205,14 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         self._eng.reset(self._seed_value)
         self._seed_value += 1  # a later reset (a fallback, a new env) deals other games
         self.P = P
-        self._D = int(self._eng.observation_size)
-        self._A = int(self._eng.legal_action_mask.shape[1])
+        options = dict(dict(self.config.env_config).get(INPUTS_KEY) or {})
+        self._D, self._A = input_sizes(rules, options)
+        self._plain = not any(options.get(k) for k in ("belief", "macro_moves", "macro_accuse"))
+        if not self._plain:
+            from cluedo_env.envs.learner_actions import LearnerActions
+
+            self._actions = LearnerActions(bool(options.get("macro_moves")), bool(options.get("macro_accuse")))
+            self._inputs = [_SeatInputs(options, self._seed_value * 7919 + 13 * s + 5) for s in range(P)]
         self._module_ids = list(self.module.keys())
         train = self.config.policies_to_train
         bots = list(dict(self.config.env_config).get(BOTS_KEY) or [])
@@ -256,6 +289,9 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
             for s, agents in enumerate(self._bots):
                 for agent in agents:
                     agent.reset(self._views[s], games)
+        if not self._plain:
+            for s, inputs in enumerate(self._inputs):
+                inputs.reset(self._views[s], games)
 
     # ---------------------------------------------------------------- sampling
     def _bulk_sample(self, num_timesteps: int, explore: bool) -> list[SingleAgentEpisode]:
@@ -289,12 +325,16 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
             t0 = time.perf_counter()
             a = eng.actor.astype(np.int64)
             actor[k] = a
-            eng.observe(player=a, out=view)
-            obs[k, :, :D] = view
-            obs[k, :, D:] = eng.legal_action_mask
             prev_rew[k] = self._acc[rows, a]
             self._acc[rows, a] = 0.0
             slot_mod = self._slot_module[rows, a]
+            if self._plain:  # the engine's observation and actions
+                eng.observe(player=a, out=view)
+                obs[k, :, :D] = view
+                obs[k, :, D:] = eng.legal_action_mask
+                to_engine = None
+            else:  # each seat's learner inputs, where a module plays it
+                to_engine = self._learner_rows(a, np.flatnonzero(slot_mod < n_mod), obs[k])
             for m in np.unique(slot_mod).tolist():
                 sel = np.flatnonzero(slot_mod == m)
                 if m >= n_mod:  # a bot: each seat's player for its games
@@ -304,9 +344,14 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
                                          t_global + k * n * runners, self._gen, device)  # fmt: skip
                 act[k, sel], logp[k, sel], dist[k, sel] = x, lp, lg
                 module_steps[m] += len(sel)
+            engine_act = act[k]
+            if to_engine is not None:
+                engine_act = act[k].copy()
+                for idx, emask, accuse in to_engine:
+                    engine_act[idx] = self._actions.to_engine(act[k, idx], emask, accuse)
             agent_steps += np.bincount(a, minlength=P)
             t1 = time.perf_counter()
-            res = eng.step(act[k])
+            res = eng.step(engine_act)
             for view, hook in hooks:
                 hook(view)
             self._acc += res.rewards
@@ -318,7 +363,8 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
                 finals[:, :, D:] = 0
                 finals[:, :, D] = 1  # a finished game's last observation allows only action 0 (as the envs show it)
                 for s in range(P):
-                    finals[:, s, :D] = eng.observe(player=s, idx=over)
+                    finals[:, s, :D] = (eng.observe(player=s, idx=over) if self._plain
+                                        else self._inputs[s].learner_inputs(self._views[s], over)[0])  # fmt: skip
                 now = time.perf_counter()
                 for j, g in enumerate(over.tolist()):
                     ends.append((k, g, bool(res.terminated[g]), bool(res.truncated[g]) and not res.terminated[g],
@@ -339,6 +385,23 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         self._log_env_steps(metric=self._metrics_num_env_steps_sampled, num_steps=ts)
         self._log_counts(ts, len(ends), agent_steps, module_steps)
         return episodes
+
+    def _learner_rows(self, actor: np.ndarray, games: np.ndarray, out: np.ndarray) -> list[tuple]:
+        """Fill ``out[games]`` with each acting seat's learner inputs (observation, then the mask in the learner's
+        action space); return, per seat, (games, engine masks, macro accusation chooser) to map actions back."""
+        D = self._D
+        back = []
+        for s in range(self.P):
+            idx = games[actor[games] == s]
+            if len(idx) == 0:
+                continue
+            view = self._views[s]
+            x, accuse = self._inputs[s].learner_inputs(view, idx)
+            emask = view.legal_action_mask_of(idx)
+            out[idx, :D] = x
+            out[idx, D:] = self._actions.mask(emask)
+            back.append((idx, emask, accuse))
+        return back
 
     def _bot_actions(self, b: int, actor: np.ndarray, games: np.ndarray, out: np.ndarray) -> None:
         """``out[games]``: bot ``b``'s actions where it plays the seat to act (the one seat-dispatch loop)."""
@@ -474,5 +537,7 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         return super().get_metrics()
 
 
-__all__ = ["BOTS_KEY", "MAPPINGS", "BulkSelfPlayRunner", "GameRef", "agent_id", "rules_env_config", "seat_mapping",
-           "seat_of"]  # fmt: skip
+__all__ = [
+    "BOTS_KEY", "INPUTS_KEY", "INPUT_OPTIONS", "MAPPINGS", "BulkSelfPlayRunner", "GameRef", "agent_id", "input_sizes",
+    "rules_env_config", "seat_mapping", "seat_of",
+]  # fmt: skip

@@ -184,6 +184,8 @@ def _validate_selfplay(cfg: dict[str, Any]) -> None:
                                "and from the other bots")  # fmt: skip
     if bots and cfg["setup"] == "selfplay" and cfg["sampler"] != "bulk":
         raise TrainConfigError("selfplay.bots needs sampler: bulk (RLlib's multi-agent runner plays modules only)")
+    if cfg["setup"] == "selfplay":
+        _validate_selfplay_inputs(cfg)
     for spec in bots:
         try:
             _make_player(spec)
@@ -193,6 +195,45 @@ def _validate_selfplay(cfg: dict[str, Any]) -> None:
         raise TrainConfigError(f"selfplay.mapping={sp['mapping']!r} is not allowed (one of {', '.join(MAPPINGS)}: "
                                "by_seat: seat k plays (policies + bots)[k % n]; shuffled: the same after a "
                                "random permutation of the seats per game)")  # fmt: skip
+
+
+def _validate_selfplay_inputs(cfg: dict[str, Any]) -> None:
+    """``learner:`` in a selfplay config: the modules' inputs only (belief, observation, macro actions), with
+    ``sampler: bulk``; the learner-env options of vs_bots (seat, shaping, gates ...) do not apply."""
+    from agents.compact_observation import check_observation
+    from cluedo_env.rules.config import ConfigError
+    from training.rllib_selfplay_runner import INPUT_OPTIONS
+    from training.rllib_vector import LEARNER_DEFAULTS
+
+    learner = cfg["learner"]
+    other = sorted(k for k, v in learner.items()
+                   if k not in INPUT_OPTIONS and (k not in LEARNER_DEFAULTS or v != LEARNER_DEFAULTS[k]))  # fmt: skip
+    if other:
+        raise TrainConfigError(f"learner: {other} do not apply to setup=selfplay (its modules' inputs: "
+                               f"{', '.join(INPUT_OPTIONS)})")  # fmt: skip
+    for key in ("belief", "macro_moves", "macro_accuse"):
+        if not isinstance(learner.get(key, False), bool):
+            raise TrainConfigError(f"learner.{key}={learner[key]!r} is not allowed (true or false)")
+    if learner.get("macro_accuse") and not learner.get("belief"):
+        raise TrainConfigError("learner.macro_accuse=true needs learner.belief=true "
+                               "(the macro accusation accuses the belief's best triple)")  # fmt: skip
+    try:
+        check_observation(learner.get("observation", "full"), bool(learner.get("belief")))
+    except ConfigError as exc:
+        raise TrainConfigError(f"learner: {exc}") from None
+    if selfplay_inputs(cfg) and cfg["sampler"] != "bulk":
+        raise TrainConfigError("learner: belief features and macro actions in self-play need sampler: bulk "
+                               "(RLlib's multi-agent runner feeds the PettingZoo observation)")  # fmt: skip
+
+
+def selfplay_inputs(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The self-play modules' input options (empty: the engine's observation and actions)."""
+    from training.rllib_selfplay_runner import INPUT_OPTIONS
+
+    learner = cfg["learner"]
+    if not any(learner.get(k) for k in ("belief", "macro_moves", "macro_accuse")):
+        return {}
+    return {k: learner.get(k, "full" if k == "observation" else False) for k in INPUT_OPTIONS}
 
 
 def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
@@ -271,17 +312,19 @@ def selfplay_mapping(cfg: dict[str, Any]) -> Any:
                              mapping=sp["mapping"], players=int(cfg["env"].get("players", 4)))  # fmt: skip
 
 
-def flat_spaces(env_config: dict[str, Any]) -> tuple[Any, Any]:
+def flat_spaces(cfg: dict[str, Any]) -> tuple[Any, Any]:
     """(observation, action) spaces of one seat as the bulk self-play runner feeds its modules: the observation
-    then the legal mask in one int8 row (the layout of the batched vs_bots env)."""
+    (the engine's, or the learner inputs of ``learner:``) then the legal mask, in one int8 row (the layout of the
+    batched vs_bots env)."""
     import gymnasium as gym
     import numpy as np
 
     import cluedo_env
+    from training.rllib_selfplay_runner import input_sizes
 
-    eng = cluedo_env.raw_env(**dict(env_config)).engine
-    n_act = int(eng.legal_action_mask.shape[1])
-    return gym.spaces.Box(0, 127, (int(eng.observation_size) + n_act,), np.int8), gym.spaces.Discrete(n_act)
+    rules = cluedo_env.raw_env(**dict(cfg["env"])).engine.config
+    width, n_act = input_sizes(rules, selfplay_inputs(cfg))
+    return gym.spaces.Box(0, 127, (width + n_act,), np.int8), gym.spaces.Discrete(n_act)
 
 
 def module_config(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -342,17 +385,20 @@ def _selfplay(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from training.rllib_module import MaskedPPOTorchRLModule
-    from training.rllib_selfplay_runner import BOTS_KEY
+    from training.rllib_selfplay_runner import BOTS_KEY, INPUTS_KEY
 
     register()
     sp = cfg["selfplay"]
     bulk = cfg["sampler"] == "bulk"
-    spaces = dict(zip(("observation_space", "action_space"), flat_spaces(cfg["env"]), strict=True)) if bulk else {}
-    specs = {p: RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=module_config(cfg), **spaces)
+    spaces = dict(zip(("observation_space", "action_space"), flat_spaces(cfg), strict=True)) if bulk else {}
+    inputs = selfplay_inputs(cfg)
+    model = {**module_config(cfg), "cluedo": inputs} if inputs else module_config(cfg)  # read by rllib: players
+    specs = {p: RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=model, **spaces)
              for p in sp["policies"]}  # fmt: skip
     config = (
         # RLlib's env check steps an unmasked action_space.sample(), which the bare env rightly rejects
-        config.environment(ENV_NAME, env_config={**cfg["env"], BOTS_KEY: list(sp["bots"])}, disable_env_checking=True)
+        config.environment(ENV_NAME, env_config={**cfg["env"], BOTS_KEY: list(sp["bots"]), INPUTS_KEY: inputs},
+                           disable_env_checking=True)  # fmt: skip
         .env_runners(**er)  # num_env_runners, num_envs_per_env_runner, rollout_fragment_length, ...
         .multi_agent(policies=set(specs), policy_mapping_fn=selfplay_mapping(cfg),
                      policies_to_train=list(sp["train"] or sp["policies"]))  # fmt: skip
