@@ -228,6 +228,27 @@ def test_learner_inputs_seat_episodes_follow_the_engine():
         np.testing.assert_array_equal(act[plain], engine_to_macro(e_act[plain]))
 
 
+def test_bots_that_follow_every_step_get_their_seat_view():
+    """A bot with an ``observe_step`` hook (as ``ckpt:`` players and the tournament's wrappers have) is called with
+    its seat's view after every engine step, and sampling goes on (a regression: the hook loop once overwrote the
+    observation buffer)."""
+    from agents.heuristic import HeuristicAgent
+    from agents.registry import register_agent
+
+    seen = []
+
+    class Following(HeuristicAgent):
+        def observe_step(self, view):
+            seen.append(view.seat)
+
+    register_agent("following_heuristic", lambda seed=None, **kw: Following(seed=seed, **kw), replace=True)
+    runner = _runner(selfplay={"policies": ["main"], "train": None, "mapping": "by_seat",
+                               "bots": ["following_heuristic"]})  # fmt: skip
+    eps = runner.sample(explore=True) + runner.sample(explore=True)
+    assert eps and {e.module_id for e in eps} == {"main"}
+    assert len(seen) == 2 * 12 * 4 and set(seen) == {0, 1, 2, 3}  # every step, each seat's bot, its own view
+
+
 def test_frozen_modules_act_but_return_no_steps():
     runner = _runner(selfplay={"policies": ["main", "rival"], "train": ["main"], "mapping": "by_seat"})
     eps = runner.sample(explore=True) + runner.sample(explore=True)
@@ -275,6 +296,8 @@ def test_selfplay_config_is_checked():
         load_config(path, learner={"belief": True})
     with pytest.raises(TrainConfigError, match=r"\['shaping'\] do not apply to setup=selfplay"):
         load_config(path, sampler="bulk", learner={"belief": True, "shaping": {"kind": "triples"}})
+    with pytest.raises(TrainConfigError, match="num_learners > 1 is not allowed"):
+        load_config(path, sampler="bulk", learners={"num_learners": 2})
     with pytest.raises(TrainConfigError, match="macro_accuse=true needs learner.belief=true"):
         load_config(path, sampler="bulk", learner={"macro_accuse": True})
 

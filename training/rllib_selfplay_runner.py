@@ -159,6 +159,9 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
 
     def __init__(self, *, config: Any, **kwargs: Any) -> None:
         _check_supported(config)
+        if config._learner_connector is not None:  # continued chunks carry no lookback step (RLlib's cut() keeps 1)
+            raise ValueError("BulkSelfPlayRunner: a custom learner connector may read the lookback step that its "
+                             "continued chunks do not carry (use sampler: rllib)")  # fmt: skip
         self._games = int(config.num_envs_per_env_runner)
         super().__init__(config=config, **kwargs)
         self._gen = torch.Generator()
@@ -214,6 +217,10 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
             self._actions = LearnerActions(bool(options.get("macro_moves")), bool(options.get("macro_accuse")))
             self._inputs = [_SeatInputs(options, self._seed_value * 7919 + 13 * s + 5) for s in range(P)]
         self._module_ids = list(self.module.keys())
+        stateful = [m for m in self._module_ids if self.module[m].is_stateful()]
+        if stateful:  # the bulk draw passes no recurrent state, and chunks of one seat may share a batch key
+            raise ValueError(f"BulkSelfPlayRunner samples stateless modules only; {stateful} are stateful "
+                             "(use sampler: rllib)")  # fmt: skip
         train = self.config.policies_to_train
         bots = list(dict(self.config.env_config).get(BOTS_KEY) or [])
         self._n_modules = len(self._module_ids)
@@ -352,8 +359,8 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
             agent_steps += np.bincount(a, minlength=P)
             t1 = time.perf_counter()
             res = eng.step(engine_act)
-            for view, hook in hooks:
-                hook(view)
+            for seat_view, hook in hooks:
+                hook(seat_view)
             self._acc += res.rewards
             self._ret += res.rewards
             self._steps[rows, a] += 1

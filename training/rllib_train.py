@@ -186,6 +186,10 @@ def _validate_selfplay(cfg: dict[str, Any]) -> None:
         raise TrainConfigError("selfplay.bots needs sampler: bulk (RLlib's multi-agent runner plays modules only)")
     if cfg["setup"] == "selfplay":
         _validate_selfplay_inputs(cfg)
+        if cfg["sampler"] == "bulk" and int(cfg["learners"].get("num_learners") or 0) > 1:
+            raise TrainConfigError("learners.num_learners > 1 is not allowed with setup=selfplay, sampler: bulk "
+                                   "(RLlib shards episodes with SingleAgentEpisode.slice, which drops the seat's "
+                                   "agent and module ids; use 0 or 1 learner)")  # fmt: skip
     for spec in bots:
         try:
             _make_player(spec)
