@@ -166,6 +166,16 @@ def test_bad_config_values_name_what_is_allowed():
         assert text in str(err.value), (overrides, str(err.value))
 
 
+def test_bench_from_a_missing_checkpoint_is_a_clear_error(tmp_path):
+    """``--bench-from`` names an algorithm checkpoint; a wrong path fails before Ray starts, saying what to give."""
+    from cluedo_env.errors import CheckpointError
+    from training.rllib_train import main
+
+    with pytest.raises(CheckpointError, match="--bench-from .*no such checkpoint folder"):
+        main(["--config", "configs/rllib_selfplay_bulk.yaml", "--run-dir", str(tmp_path), "--bench", "1",
+              "--bench-from", str(tmp_path / "nope")])  # fmt: skip
+
+
 def test_runners_on_both_nodes_and_league_snapshots(vs_bots_run, cluster):
     cfg, summary = vs_bots_run
     nodes = summary["env_runner_nodes"]
