@@ -249,6 +249,31 @@ def test_bots_that_follow_every_step_get_their_seat_view():
     assert len(seen) == 2 * 12 * 4 and set(seen) == {0, 1, 2, 3}  # every step, each seat's bot, its own view
 
 
+def test_league_seats_play_frozen_snapshots_of_main():
+    """``selfplay.bots: [league]``: seats played by frozen copies of ``main`` taken by the snapshot callback (random
+    legal moves before the first), one snapshot per game; only ``main`` returns steps."""
+    from training.rllib_league import add_snapshot
+
+    runner = _runner(selfplay={"policies": ["main"], "train": None, "mapping": "by_seat", "bots": ["league"]},
+                     league={"snapshot_every": 1, "max_snapshots": 2})  # fmt: skip
+    first = runner.sample(explore=True)
+    assert first and {e.module_id for e in first} == {"main"}
+    assert [add_snapshot(runner, 2) for _ in range(3)] == [1, 2, 2]  # the oldest dropped beyond max_snapshots
+    pool = runner._league_pool
+    frozen = pool.modules[pool.versions()[-1]]
+    main = runner.module["main"]
+    pairs = zip(frozen.parameters(), main.parameters(), strict=True)
+    assert frozen is not main and all(torch.equal(a, b) for a, b in pairs)
+    with torch.no_grad():
+        next(main.parameters()).add_(1.0)  # training main later does not move its snapshots
+    assert not torch.equal(next(frozen.parameters()), next(main.parameters()))
+    runner._eng.reset_games(np.arange(runner._games))  # new games: league seats draw a snapshot each
+    runner._map_seats(np.arange(runner._games))
+    drawn = np.concatenate([agents[0].game_version for agents in runner._bots])
+    assert set(drawn.tolist()) <= set(pool.versions()) and len(drawn)
+    assert runner.sample(explore=True)
+
+
 def test_frozen_modules_act_but_return_no_steps():
     runner = _runner(selfplay={"policies": ["main", "rival"], "train": ["main"], "mapping": "by_seat"})
     eps = runner.sample(explore=True) + runner.sample(explore=True)
@@ -296,6 +321,8 @@ def test_selfplay_config_is_checked():
         load_config(path, learner={"belief": True})
     with pytest.raises(TrainConfigError, match=r"\['shaping'\] do not apply to setup=selfplay"):
         load_config(path, sampler="bulk", learner={"belief": True, "shaping": {"kind": "triples"}})
+    with pytest.raises(TrainConfigError, match="include 'league' but league.snapshot_every is 0"):
+        load_config(path, sampler="bulk", selfplay={"bots": ["league"]})
     with pytest.raises(TrainConfigError, match="num_learners > 1 is not allowed"):
         load_config(path, sampler="bulk", learners={"num_learners": 2})
     with pytest.raises(TrainConfigError, match="macro_accuse=true needs learner.belief=true"):

@@ -130,10 +130,17 @@ def league_pools(env: Any) -> list[LeaguePool]:
 
 
 def add_snapshot(env_runner: Any, max_snapshots: int) -> int:
-    """On an env runner: freeze its module into its env's league pools; returns the pool size."""
+    """On an env runner: freeze its learning module into its league pools; returns the pool size.
+
+    A vs_bots runner's pools are its env's league seats and its module is the learner's; a runner with its own
+    league (the bulk self-play runner) says which pools and module through ``league()``."""
+    if hasattr(env_runner, "league"):
+        pools, module = env_runner.league()
+    else:
+        pools, module = league_pools(env_runner.env), env_runner.module
     size = 0
-    for pool in league_pools(env_runner.env):
-        pool.add(env_runner.module, max_snapshots)
+    for pool in pools:
+        pool.add(module, max_snapshots)
         size = len(pool)
     return size
 

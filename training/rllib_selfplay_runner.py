@@ -73,13 +73,15 @@ from training.rllib_bulk_runner import BulkSampling, EpisodeFactory, _check_supp
 
 MAPPINGS = ("by_seat", "shuffled")  # ``selfplay.mapping`` in an RLlib config
 BOTS_KEY = "selfplay_bots"  # the env_config key that carries ``selfplay.bots`` to the runners
+LEAGUE = "league"  # a bot name: frozen snapshots of the first module (training.rllib_league), one per game
+LEAGUE_OF_KEY = "selfplay_league_of"  # the env_config key naming the module the league snapshots
 INPUTS_KEY = "selfplay_learner"  # ... and the modules' inputs (``learner:`` belief, observation, macro actions)
 INPUT_OPTIONS = ("belief", "observation", "macro_moves", "macro_accuse")  # what self-play modules may take
 
 
 def rules_env_config(env_config: dict[str, Any]) -> dict[str, Any]:
     """The rules part of a self-play ``env_config`` (the PettingZoo env's keyword arguments)."""
-    return {k: v for k, v in dict(env_config).items() if k not in (BOTS_KEY, INPUTS_KEY)}
+    return {k: v for k, v in dict(env_config).items() if k not in (BOTS_KEY, INPUTS_KEY, LEAGUE_OF_KEY)}
 
 
 def input_sizes(rules: Any, options: dict[str, Any]) -> tuple[int, int]:
@@ -257,12 +259,34 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         self._names = self._module_ids + list(specs)
         self._views = [PlayerView(self._eng, s) for s in range(rules.players)]
         base = self._seed_value * 7919
-        self._bots = [[make_agent(spec, seed=base + 101 * s + b) for b, spec in enumerate(specs)]
-                      for s in range(rules.players)]  # fmt: skip
+        if not hasattr(self, "_league_pool"):  # kept across resets: the snapshots taken so far
+            from training.rllib_league import LeaguePool
+
+            self._league_pool = LeaguePool()
+
+        def make(spec: str, seed: int) -> Agent:
+            if spec != LEAGUE:
+                return make_agent(spec, seed=seed)
+            from training.rllib_league import LeagueAgent
+
+            opts = dict(dict(self.config.env_config).get(INPUTS_KEY) or {})
+            return LeagueAgent(seed=seed, pool=self._league_pool, **{k: opts[k] for k in INPUT_OPTIONS if k in opts})
+
+        self._bots = [[make(spec, base + 101 * s + b) for b, spec in enumerate(specs)] for s in range(rules.players)]
         everything = np.arange(self._games)
         for s, agents in enumerate(self._bots):
             for agent in agents:
                 agent.reset(self._views[s], everything)
+
+    def league(self) -> tuple[list, Any]:
+        """(league pools, the module to snapshot): for :func:`training.rllib_league.add_snapshot`. The snapshot is
+        the first module of ``selfplay.policies`` (``main``) as this runner holds it (just synced)."""
+        if not hasattr(self, "_league_pool"):
+            from training.rllib_league import LeaguePool
+
+            self._league_pool = LeaguePool()
+        of = dict(self.config.env_config).get(LEAGUE_OF_KEY) or next(iter(self.module.keys()))
+        return [self._league_pool], self.module[of]
 
     @staticmethod
     def _is_trained(mid: str, train: Any) -> bool:
@@ -545,6 +569,6 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
 
 
 __all__ = [
-    "BOTS_KEY", "INPUTS_KEY", "INPUT_OPTIONS", "MAPPINGS", "BulkSelfPlayRunner", "GameRef", "agent_id", "input_sizes",
-    "rules_env_config", "seat_mapping", "seat_of",
+    "BOTS_KEY", "INPUTS_KEY", "INPUT_OPTIONS", "LEAGUE", "LEAGUE_OF_KEY", "MAPPINGS", "BulkSelfPlayRunner",
+    "GameRef", "agent_id", "input_sizes", "rules_env_config", "seat_mapping", "seat_of",
 ]  # fmt: skip

@@ -190,7 +190,12 @@ def _validate_selfplay(cfg: dict[str, Any]) -> None:
             raise TrainConfigError("learners.num_learners > 1 is not allowed with setup=selfplay, sampler: bulk "
                                    "(RLlib shards episodes with SingleAgentEpisode.slice, which drops the seat's "
                                    "agent and module ids; use 0 or 1 learner)")  # fmt: skip
+    if "league" in bots and not cfg["league"].get("snapshot_every"):
+        raise TrainConfigError("selfplay.bots include 'league' but league.snapshot_every is 0 (set how many "
+                               "iterations apart the frozen snapshots of the first module are taken)")  # fmt: skip
     for spec in bots:
+        if spec == "league":  # frozen snapshots of selfplay.policies[0], built by the runner
+            continue
         try:
             _make_player(spec)
         except Exception as exc:  # noqa: BLE001 - unknown names, unreadable checkpoints: all config errors here
@@ -389,7 +394,7 @@ def _selfplay(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from training.rllib_module import MaskedPPOTorchRLModule
-    from training.rllib_selfplay_runner import BOTS_KEY, INPUTS_KEY
+    from training.rllib_selfplay_runner import BOTS_KEY, INPUTS_KEY, LEAGUE_OF_KEY
 
     register()
     sp = cfg["selfplay"]
@@ -401,7 +406,8 @@ def _selfplay(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
              for p in sp["policies"]}  # fmt: skip
     config = (
         # RLlib's env check steps an unmasked action_space.sample(), which the bare env rightly rejects
-        config.environment(ENV_NAME, env_config={**cfg["env"], BOTS_KEY: list(sp["bots"]), INPUTS_KEY: inputs},
+        config.environment(ENV_NAME, env_config={**cfg["env"], BOTS_KEY: list(sp["bots"]), INPUTS_KEY: inputs,
+                                                 LEAGUE_OF_KEY: sp["policies"][0]},
                            disable_env_checking=True)  # fmt: skip
         .env_runners(**er)  # num_env_runners, num_envs_per_env_runner, rollout_fragment_length, ...
         .multi_agent(policies=set(specs), policy_mapping_fn=selfplay_mapping(cfg),
@@ -412,6 +418,11 @@ def _selfplay(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
         from training.rllib_selfplay_runner import BulkSelfPlayRunner
 
         config = config.env_runners(env_runner_cls=BulkSelfPlayRunner)
+    if "league" in sp["bots"]:
+        from training import rllib_league
+
+        config = config.callbacks(on_train_result=rllib_league.snapshot_callback(
+            int(cfg["league"]["snapshot_every"]), int(cfg["league"]["max_snapshots"])))  # fmt: skip
     return config
 
 
