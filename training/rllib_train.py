@@ -206,11 +206,27 @@ def _validate_selfplay(cfg: dict[str, Any]) -> None:
                                "random permutation of the seats per game)")  # fmt: skip
 
 
+def _check_inputs(learner: dict[str, Any], flags: tuple[str, ...]) -> None:
+    """The learner-input keys both setups share: ``flags`` are booleans, the macro accusation needs belief
+    features, and the observation is one the belief setting allows."""
+    from agents.compact_observation import check_observation
+    from cluedo_env.rules.config import ConfigError
+
+    for key in flags:
+        if key in learner and not isinstance(learner[key], bool):
+            raise TrainConfigError(f"learner.{key}={learner[key]!r} is not allowed (true or false)")
+    if learner.get("macro_accuse") and not learner.get("belief"):
+        raise TrainConfigError("learner.macro_accuse=true needs learner.belief=true "
+                               "(the macro accusation accuses the belief's best triple)")  # fmt: skip
+    try:
+        check_observation(learner.get("observation", "full"), bool(learner.get("belief")))
+    except ConfigError as exc:
+        raise TrainConfigError(f"learner: {exc}") from None
+
+
 def _validate_selfplay_inputs(cfg: dict[str, Any]) -> None:
     """``learner:`` in a selfplay config: the modules' inputs only (belief, observation, macro actions), with
     ``sampler: bulk``; the learner-env options of vs_bots (seat, shaping, gates ...) do not apply."""
-    from agents.compact_observation import check_observation
-    from cluedo_env.rules.config import ConfigError
     from training.rllib_selfplay_runner import INPUT_OPTIONS
     from training.rllib_vector import LEARNER_DEFAULTS
 
@@ -220,16 +236,7 @@ def _validate_selfplay_inputs(cfg: dict[str, Any]) -> None:
     if other:
         raise TrainConfigError(f"learner: {other} do not apply to setup=selfplay (its modules' inputs: "
                                f"{', '.join(INPUT_OPTIONS)})")  # fmt: skip
-    for key in ("belief", "macro_moves", "macro_accuse"):
-        if not isinstance(learner.get(key, False), bool):
-            raise TrainConfigError(f"learner.{key}={learner[key]!r} is not allowed (true or false)")
-    if learner.get("macro_accuse") and not learner.get("belief"):
-        raise TrainConfigError("learner.macro_accuse=true needs learner.belief=true "
-                               "(the macro accusation accuses the belief's best triple)")  # fmt: skip
-    try:
-        check_observation(learner.get("observation", "full"), bool(learner.get("belief")))
-    except ConfigError as exc:
-        raise TrainConfigError(f"learner: {exc}") from None
+    _check_inputs(learner, ("belief", "macro_moves", "macro_accuse"))
     if selfplay_inputs(cfg) and cfg["sampler"] != "bulk":
         raise TrainConfigError("learner: belief features and macro actions in self-play need sampler: bulk "
                                "(RLlib's multi-agent runner feeds the PettingZoo observation)")  # fmt: skip
@@ -247,7 +254,6 @@ def selfplay_inputs(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
     """``learner:`` and ``opponents`` of the vs_bots setup: what was wrong and what is allowed."""
-    from agents.compact_observation import check_observation
     from cluedo_env.rules.config import ConfigError
     from training.learner_core import UNPLAYED_MODES
     from training.rllib_vector import LEARNER_DEFAULTS, opponent_specs
@@ -262,16 +268,7 @@ def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
     if learner.get("unplayed_games", "step") not in UNPLAYED_MODES:
         raise TrainConfigError(f"learner.unplayed_games={learner['unplayed_games']!r} is not allowed "
                                f"(one of {', '.join(UNPLAYED_MODES)})")  # fmt: skip
-    for key in ("macro_moves", "macro_accuse", "belief", "end_on_elimination"):
-        if key in learner and not isinstance(learner[key], bool):
-            raise TrainConfigError(f"learner.{key}={learner[key]!r} is not allowed (true or false)")
-    if learner.get("macro_accuse") and not learner.get("belief"):
-        raise TrainConfigError("learner.macro_accuse=true needs learner.belief=true "
-                               "(the macro accusation accuses the belief's best triple)")  # fmt: skip
-    try:
-        check_observation(learner.get("observation", "full"), bool(learner.get("belief")))
-    except ConfigError as exc:
-        raise TrainConfigError(f"learner: {exc}") from None
+    _check_inputs(learner, ("macro_moves", "macro_accuse", "belief", "end_on_elimination"))
     try:
         specs = opponent_specs(cfg["opponents"], rules.players)
     except ConfigError as exc:
