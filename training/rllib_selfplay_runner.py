@@ -2,9 +2,9 @@
 
 ``setup: selfplay`` with ``sampler: bulk``. RLlib's ``MultiAgentEnvRunner`` steps one PettingZoo game per env
 and pays its per-step bookkeeping (a ``MultiAgentEpisode`` step, the connector pipelines) on every move:
-717-1,504 env steps/s (docs/rllib_scaling.md). :class:`BulkSelfPlayRunner` keeps RLlib's multi-agent runner
-for everything but ``sample(num_timesteps=...)`` (construction, the ``MultiRLModule`` and its weight sync,
-``get_state``/``set_state``, checkpoints) and samples ``num_envs_per_env_runner`` games of one
+~330 env steps/s (docs/rllib_scaling.md, "Batched self-play"). :class:`BulkSelfPlayRunner` keeps RLlib's
+multi-agent runner for everything but ``sample(num_timesteps=...)`` (construction, the ``MultiRLModule`` and its
+weight sync, ``get_state``/``set_state``, checkpoints) and samples ``num_envs_per_env_runner`` games of one
 :class:`~cluedo_env.engine.vector_engine.VectorEngine` per step:
 
 * **Seats to modules.** When a game starts, RLlib's ``policy_mapping_fn(agent_id, episode)`` maps each seat
@@ -12,7 +12,10 @@ for everything but ``sample(num_timesteps=...)`` (construction, the ``MultiRLMod
   ``id_`` a mapping may hash). Each step, the games are grouped by the module of the seat to act, and each
   module runs one batched forward pass on its group (:func:`training.rllib_bulk_runner.draw_actions`: masked
   logits, then a draw). Observations are the engine's own, seat-relative (``VectorEngine.observe``, the
-  PettingZoo env's ``"observation"``) followed by the legal mask: the flat row the masked module takes.
+  PettingZoo env's ``"observation"``) followed by the legal mask: the flat row the masked module takes. With
+  ``learner:`` input options each seat sees instead what the vs_bots learner sees (its own notebook's belief
+  features, the compact observation, macro actions mapped back to engine actions), one
+  :class:`~agents.learner_inputs.LearnerInputs` per seat.
 * **One episode per (game, seat)**, as the agent episodes of RLlib's ``MultiAgentEpisode``: a seat's
   observations are those at its own decisions; the next observation of a decision is the seat's next
   decision, or its view of the finished game. The reward of a decision is what the seat received until its
@@ -30,6 +33,8 @@ for everything but ``sample(num_timesteps=...)`` (construction, the ``MultiRLMod
   batched player per (seat, bot) plays the games where that seat is that bot, through its seat's
   :class:`~cluedo_env.engine.views.PlayerView` (what the seat may know, nothing more), as the vs_bots
   opponents do. Bots return no steps; their returns appear in the per-module metrics under their names.
+  The bot ``league`` plays frozen snapshots of the first module (:mod:`training.rllib_league`'s pool and
+  snapshot callback; the pool lives in this runner).
 * **Metrics**: what RLlib's multi-agent runner logs: env, agent and module steps, episodes, and per finished
   game its length, return (the sum over seats), per-agent and per-module returns, agent steps and duration.
 
@@ -46,7 +51,7 @@ import time
 import uuid
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -69,7 +74,10 @@ from ray.rllib.utils.metrics import (
 
 from agents.base import Agent
 from agents.learner_inputs import LearnerInputs
+from cluedo_env.envs.aec import agent_name as agent_id
+from cluedo_env.envs.aec import agent_seat as seat_of
 from training.rllib_bulk_runner import BulkSampling, EpisodeFactory, _check_supported, draw_actions
+from training.rllib_league import LeaguePool
 
 MAPPINGS = ("by_seat", "shuffled")  # ``selfplay.mapping`` in an RLlib config
 BOTS_KEY = "selfplay_bots"  # the env_config key that carries ``selfplay.bots`` to the runners
@@ -85,13 +93,14 @@ def rules_env_config(env_config: dict[str, Any]) -> dict[str, Any]:
 
 
 def input_sizes(rules: Any, options: dict[str, Any]) -> tuple[int, int]:
-    """(observation width, action count) of a seat's module inputs: the engine's observation and 870 actions, or
-    the vs_bots learner's inputs for these ``options`` (belief features, compact observation, macro actions)."""
+    """(observation width, action count) of a seat's module inputs: the engine's observation and 870 actions
+    (``options`` empty), or the vs_bots learner's inputs for these ``options`` (belief features, compact
+    observation, macro actions)."""
     from cluedo_env.engine import observation as O
     from cluedo_env.envs.learner_actions import num_actions
     from cluedo_env.rules import actions as A
 
-    if not any(options.get(k) for k in ("belief", "macro_moves", "macro_accuse")):
+    if not options:
         return O.size(rules), A.NUM_ACTIONS
     from agents.learner_inputs import learner_obs_size
 
@@ -108,21 +117,27 @@ class _SeatInputs(LearnerInputs):
         self.seed = seed
 
 
+class _Ended(NamedTuple):
+    """A game that ended in a fragment, with its seats' state as it was before the row's new game replaced it."""
+
+    step: int  # the fragment step whose action ended it
+    game: int  # its row
+    terminated: bool
+    truncated: bool
+    finals: np.ndarray  # (P, W) each seat's view of the finished game (then a mask allowing action 0 only)
+    rewards: np.ndarray  # (P,) what each seat received since its last decision (the end rewards, R-E1..R-E4)
+    modules: np.ndarray  # (P,) each seat's module (index into the names)
+    seat_ids: np.ndarray  # (P,) each seat's episode id
+    game_id: str
+    open: np.ndarray  # (P,) bool: the seat's decision from an earlier fragment was still open
+    returned: np.ndarray  # (P,) steps of each seat's episode returned before this fragment
+
+
 @dataclass(frozen=True)
 class GameRef:
     """What the bulk runner passes as ``episode`` to ``policy_mapping_fn``: the game's episode id."""
 
     id_: str
-
-
-def agent_id(seat: int) -> str:
-    """The PettingZoo agent name of ``seat`` (``cluedo_env``'s ``possible_agents``)."""
-    return f"player_{seat}"
-
-
-def seat_of(agent: str) -> int:
-    """The seat of a PettingZoo agent name (``"player_k"`` -> k)."""
-    return int(str(agent).rsplit("_", 1)[1])
 
 
 def seat_mapping(agent: str, episode: Any = None, *, policies: tuple[str, ...] = ("main",),
@@ -174,6 +189,7 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         self._bulk_needs_reset = True
         self._id_prefix, self._next_id = uuid.uuid4().hex[:16], 0
         self._finished: list[tuple] = []  # per finished game: (length, return, agent returns, module returns, ...)
+        self._league_pool = LeaguePool()  # the snapshots the league bot plays, kept across resets
 
     # ---------------------------------------------------------------- env
     def make_env(self) -> None:
@@ -212,7 +228,7 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         self.P = P
         options = dict(dict(self.config.env_config).get(INPUTS_KEY) or {})
         self._D, self._A = input_sizes(rules, options)
-        self._plain = not any(options.get(k) for k in ("belief", "macro_moves", "macro_accuse"))
+        self._plain = not options  # the engine's observation and actions
         if not self._plain:
             from cluedo_env.envs.learner_actions import LearnerActions
 
@@ -259,10 +275,6 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         self._names = self._module_ids + list(specs)
         self._views = [PlayerView(self._eng, s) for s in range(rules.players)]
         base = self._seed_value * 7919
-        if not hasattr(self, "_league_pool"):  # kept across resets: the snapshots taken so far
-            from training.rllib_league import LeaguePool
-
-            self._league_pool = LeaguePool()
 
         def make(spec: str, seed: int) -> Agent:
             if spec != LEAGUE:
@@ -273,18 +285,10 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
             return LeagueAgent(seed=seed, pool=self._league_pool, **{k: opts[k] for k in INPUT_OPTIONS if k in opts})
 
         self._bots = [[make(spec, base + 101 * s + b) for b, spec in enumerate(specs)] for s in range(rules.players)]
-        everything = np.arange(self._games)
-        for s, agents in enumerate(self._bots):
-            for agent in agents:
-                agent.reset(self._views[s], everything)
 
     def league(self) -> tuple[list, Any]:
         """(league pools, the module to snapshot): for :func:`training.rllib_league.add_snapshot`. The snapshot is
         the first module of ``selfplay.policies`` (``main``) as this runner holds it (just synced)."""
-        if not hasattr(self, "_league_pool"):
-            from training.rllib_league import LeaguePool
-
-            self._league_pool = LeaguePool()
         of = dict(self.config.env_config).get(LEAGUE_OF_KEY) or next(iter(self.module.keys()))
         return [self._league_pool], self.module[of]
 
@@ -316,10 +320,9 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         self._ret[games] = 0.0
         self._steps[games] = 0
         self._start[games] = time.perf_counter()
-        if getattr(self, "_bots", None) and self._bots[0]:
-            for s, agents in enumerate(self._bots):
-                for agent in agents:
-                    agent.reset(self._views[s], games)
+        for s, agents in enumerate(self._bots):  # the bots and the seats' notebooks start the new games too
+            for agent in agents:
+                agent.reset(self._views[s], games)
         if not self._plain:
             for s, inputs in enumerate(self._inputs):
                 inputs.reset(self._views[s], games)
@@ -335,9 +338,7 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         logp = np.empty((steps, n), np.float32)
         dist = np.empty((steps, n, A), np.float32)
         prev_rew = np.empty((steps, n), np.float32)  # reward of the acting seat's previous decision
-        # per game ended: (step, game, terminated, truncated, final obs (P, W), final rewards (P,), then its seats'
-        # modules, episode ids, game id, open decisions and steps returned, as they were before the new game)
-        ends: list[tuple] = []
+        ends: list[_Ended] = []
         runners = self.config.num_env_runners or 1
         t_global = (self.num_env_steps_sampled_lifetime // runners) * runners
         rows = np.arange(n)
@@ -398,10 +399,10 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
                                         else self._inputs[s].learner_inputs(self._views[s], over)[0])  # fmt: skip
                 now = time.perf_counter()
                 for j, g in enumerate(over.tolist()):
-                    ends.append((k, g, bool(res.terminated[g]), bool(res.truncated[g]) and not res.terminated[g],
-                                 finals[j], self._acc[g].copy(), self._slot_module[g].copy(),
-                                 self._slot_id[g].copy(), self._game_id[g], self._pend[g].copy(),
-                                 self._slot_t[g].copy()))  # fmt: skip
+                    ends.append(_Ended(k, g, bool(res.terminated[g]), bool(res.truncated[g]) and not res.terminated[g],
+                                       finals[j], self._acc[g].copy(), self._slot_module[g].copy(),
+                                       self._slot_id[g].copy(), self._game_id[g], self._pend[g].copy(),
+                                       self._slot_t[g].copy()))  # fmt: skip
                     self._finished.append((int(self._steps[g].sum()), self._ret[g].copy(), self._steps[g].copy(),
                                            self._slot_module[g].copy(), now - float(self._start[g])))  # fmt: skip
                 eng.reset_games(over)
@@ -451,11 +452,11 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         steps, n = actor.shape
         P = self.P
         seq_now = int(self._weights_seq_no)
-        by_row: dict[int, list[tuple]] = {}
+        by_row: dict[int, list[_Ended]] = {}
         count = np.zeros((steps + 1, n), np.int64)
         for e in ends:
-            by_row.setdefault(e[1], []).append(e)
-            count[e[0] + 1, e[1]] += 1
+            by_row.setdefault(e.game, []).append(e)
+            count[e.step + 1, e.game] += 1
         game = np.cumsum(count, 0)[:steps]  # (steps, n): games of the row ended before step k
         span = int(game.max()) + 1
         rows = np.broadcast_to(np.arange(n), (steps, n))
@@ -469,7 +470,7 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         # first, seats whose open decision was their last in a game that ended (before a new game's decisions
         # of the same seat replace the open one)
         for g, row_ends in by_row.items():
-            for s in np.flatnonzero(row_ends[0][9] & ~acted[g]).tolist():
+            for s in np.flatnonzero(row_ends[0].open & ~acted[g]).tolist():
                 self._seat_chunk(out, g, s, np.zeros(0, np.int64), row_ends[0], True, obs, act, logp, dist,
                                  prev_rew, stamp, seq_now)  # fmt: skip
         for group in np.split(order, cuts):
@@ -483,18 +484,18 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
 
     def _seat_chunk(self, out, g, s, ks, end, first, obs, act, logp, dist, prev_rew, stamp, seq_now) -> None:
         """Seat ``s``'s decisions ``ks`` in one game of row ``g`` (``end``: that game ended in this fragment)."""
-        if not self._trained[int(self._slot_module[g, s]) if end is None else int(end[6][s])]:
+        if end is None:  # the row's current game
+            module, sid, gid = int(self._slot_module[g, s]), self._slot_id[g, s], self._game_id[g]
+            was_open, returned = bool(self._pend[g, s]), int(self._slot_t[g, s])
+        else:
+            module, sid, gid = int(end.modules[s]), end.seat_ids[s], end.game_id
+            was_open, returned = bool(end.open[s]), int(end.returned[s])
+        if not self._trained[module]:
             return  # a frozen module or a bot: nothing returned, nothing carried
-        pend, slot_t = (self._pend, self._slot_t) if end is None else (end[9][None], end[10][None])
-        gi = g if end is None else 0
-        carried = first and bool(pend[gi, s])  # an open decision from the last fragment (same game)
+        carried = first and was_open  # an open decision from the last fragment (same game)
         m = len(ks) + int(carried)
         if m == 0:
             return  # the seat did not act in this game (yet)
-        if end is None:
-            module, sid, gid = int(self._slot_module[g, s]), self._slot_id[g, s], self._game_id[g]
-        else:
-            module, sid, gid = int(end[6][s]), end[7][s], end[8]
         n_done = m if end is not None else m - 1  # complete transitions
         if n_done > 0:
             o = obs[ks, g]
@@ -510,15 +511,16 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
                 if len(ks):
                     r = np.concatenate([prev_rew[ks[:1], g], r])
             if end is not None:
-                o = np.concatenate([o, end[4][s][None]])
-                r = np.concatenate([r, np.float32([end[5][s]])])
-            t0 = int(slot_t[gi, s]) if first else 0
+                o = np.concatenate([o, end.finals[s][None]])
+                r = np.concatenate([r, np.float32([end.rewards[s]])])
+            t0 = returned if first else 0
             last = int(ks[-1]) + 1 if len(ks) else 0
             out.append(self._factory.make(
                 id_=sid, observations=o, actions=a[:n_done], rewards=r.astype(np.float32), lookback=0,
                 extra={Columns.ACTION_DIST_INPUTS: d[:n_done], Columns.ACTION_LOGP: lp[:n_done],
                        WEIGHTS_SEQ_NO: seq[:n_done]},
-                terminated=end is not None and end[2], truncated=end is not None and end[3], t_started=t0,
+                terminated=end is not None and end.terminated, truncated=end is not None and end.truncated,
+                t_started=t0,
                 start_time=float(stamp[int(ks[0]) if len(ks) else 0]), last_time=float(stamp[last]),
                 agent_id=agent_id(s), module_id=self._module_ids[module], multi_agent_episode_id=gid,
             ))  # fmt: skip
@@ -570,5 +572,5 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
 
 __all__ = [
     "BOTS_KEY", "INPUTS_KEY", "INPUT_OPTIONS", "LEAGUE", "LEAGUE_OF_KEY", "MAPPINGS", "BulkSelfPlayRunner",
-    "GameRef", "agent_id", "input_sizes", "rules_env_config", "seat_mapping", "seat_of",
+    "GameRef", "input_sizes", "rules_env_config", "seat_mapping",
 ]  # fmt: skip

@@ -18,9 +18,13 @@ Setups (``setup:`` in the YAML):
   ``precision: bfloat16`` (or ``--precision bfloat16``) runs the module's networks under CPU autocast in the
   env runners and the learner (float32 weights, logits, values and losses; a checkpoint plays float32), as
   ``precision`` does in an SB3 config: several times cheaper products on CPUs with AMX or AVX512-BF16.
-* ``selfplay``: the PettingZoo AEC env in RLlib's ``PettingZooEnv`` wrapper (``"cluedo_v0"``; the bare
-  env raises ``IllegalActionError`` on an illegal action, so a masking bug stops training loudly);
-  every seat is played by the one shared module ``main``. One game per env, one move per step.
+* ``selfplay``: every seat is a module of ``selfplay.policies`` (mapped ``by_seat`` or ``shuffled`` per game;
+  ``selfplay.train``: those that learn). ``sampler: rllib``: the PettingZoo AEC env in RLlib's ``PettingZooEnv``
+  wrapper (``"cluedo_v0"``; the bare env raises ``IllegalActionError`` on an illegal action, so a masking bug
+  stops training loudly), one game per env, one move per step. ``sampler: bulk``:
+  :class:`training.rllib_selfplay_runner.BulkSelfPlayRunner`, ``num_envs_per_env_runner`` games of one engine
+  per runner; there ``selfplay.bots`` may seat rule-based players or ``league`` (frozen snapshots of the first
+  module), and ``learner:`` (belief, observation, macro actions) gives every seat the vs_bots learner's inputs.
 
 Scale-out keys: ``env_runners.num_env_runners``, ``env_runners.num_envs_per_env_runner``,
 ``env_runners.num_cpus_per_env_runner``, ``learners.num_learners``, ``learners.num_gpus_per_learner``.
@@ -161,7 +165,7 @@ def validate_config(cfg: dict[str, Any]) -> None:
 
 def _validate_selfplay(cfg: dict[str, Any]) -> None:
     """``selfplay:``: module ids, the ones that learn, the seat mapping, bots."""
-    from training.rllib_selfplay_runner import MAPPINGS
+    from training.rllib_selfplay_runner import LEAGUE, MAPPINGS
 
     sp = cfg["selfplay"]
     unknown = sorted(set(sp) - set(DEFAULTS["selfplay"]))
@@ -190,11 +194,11 @@ def _validate_selfplay(cfg: dict[str, Any]) -> None:
             raise TrainConfigError("learners.num_learners > 1 is not allowed with setup=selfplay, sampler: bulk "
                                    "(RLlib shards episodes with SingleAgentEpisode.slice, which drops the seat's "
                                    "agent and module ids; use 0 or 1 learner)")  # fmt: skip
-    if "league" in bots and not cfg["league"].get("snapshot_every"):
+    if LEAGUE in bots and not cfg["league"].get("snapshot_every"):
         raise TrainConfigError("selfplay.bots include 'league' but league.snapshot_every is 0 (set how many "
                                "iterations apart the frozen snapshots of the first module are taken)")  # fmt: skip
     for spec in bots:
-        if spec == "league":  # frozen snapshots of selfplay.policies[0], built by the runner
+        if spec == LEAGUE:  # frozen snapshots of selfplay.policies[0], built by the runner
             continue
         try:
             _make_player(spec)
@@ -243,7 +247,8 @@ def _validate_selfplay_inputs(cfg: dict[str, Any]) -> None:
 
 
 def selfplay_inputs(cfg: dict[str, Any]) -> dict[str, Any]:
-    """The self-play modules' input options (empty: the engine's observation and actions)."""
+    """The self-play modules' input options; empty (the engine's observation and actions) unless belief features or
+    macro actions are on: the one test of that, which the runner reads as "options or not"."""
     from training.rllib_selfplay_runner import INPUT_OPTIONS
 
     learner = cfg["learner"]
@@ -391,7 +396,7 @@ def _selfplay(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from training.rllib_module import MaskedPPOTorchRLModule
-    from training.rllib_selfplay_runner import BOTS_KEY, INPUTS_KEY, LEAGUE_OF_KEY
+    from training.rllib_selfplay_runner import BOTS_KEY, INPUTS_KEY, LEAGUE, LEAGUE_OF_KEY
 
     register()
     sp = cfg["selfplay"]
@@ -415,7 +420,7 @@ def _selfplay(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
         from training.rllib_selfplay_runner import BulkSelfPlayRunner
 
         config = config.env_runners(env_runner_cls=BulkSelfPlayRunner)
-    if "league" in sp["bots"]:
+    if LEAGUE in sp["bots"]:
         from training import rllib_league
 
         config = config.callbacks(on_train_result=rllib_league.snapshot_callback(

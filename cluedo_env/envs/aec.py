@@ -122,7 +122,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
             raise ValueError(f"render_mode={render_mode!r} is not one of {self.metadata['render_modes']}")
         self.render_mode = render_mode
         P = self.config.players
-        self.possible_agents = [f"player_{p}" for p in range(P)]
+        self.possible_agents = [agent_name(p) for p in range(P)]
         self.agent_name_mapping = {agent: p for p, agent in enumerate(self.possible_agents)}
         if render_viewer is not None and render_viewer not in self.agent_name_mapping:
             raise ValueError(f"render_viewer={render_viewer!r} must be None or one of {self.possible_agents}")
@@ -282,6 +282,17 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
         state = self.__dict__.copy()
         state["_window"] = None  # a window does not travel; the next render opens a new one
         return state
+
+
+def agent_name(seat: int) -> str:
+    """The agent name of ``seat``: ``"player_{seat}"`` (this env's ``possible_agents``; RLlib's self-play runner
+    names seats the same way)."""
+    return f"player_{seat}"
+
+
+def agent_seat(agent: str) -> int:
+    """The seat of an agent name (``"player_k"`` -> k): the inverse of :func:`agent_name`."""
+    return int(str(agent).rsplit("_", 1)[1])
 
 
 def _as_action(action: Any, agent: str) -> int:
