@@ -27,6 +27,10 @@ Play:
 
 Every action is checked against the legal mask; an illegal choice (a bug) falls back to
 a random legal action and is counted in ``fallbacks`` so tests can insist on zero.
+
+The notebook, the accusation and the random choices are compiled (:mod:`agents.heuristic_kernels`), the moves
+are :mod:`agents.planning`'s; :class:`HeuristicReference` is the same player in numpy, the readable statement
+that the tests play against it decision by decision.
 """
 
 from __future__ import annotations
@@ -35,6 +39,16 @@ import numpy as np
 
 from agents.base import Agent, replace_illegal, suggestion_room
 from agents.facts import CAT_ONEHOT, CAT_SLICES
+from agents.heuristic_kernels import (
+    NEED_MOVE,
+    NEED_START,
+    NEED_SUGGEST,
+    act_kernel,
+    all_legal_kernel,
+    draws_needed,
+    random_choices_kernel,
+    read_records_kernel,
+)
 from agents.planning import choose_moves, turn_start_choice
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
@@ -59,6 +73,7 @@ class HeuristicAgent(Agent):
         self.rng = np.random.default_rng(seed)
         self.use_unrefuted = use_unrefuted
         self.open: np.ndarray = np.zeros((0, NUM_CARDS), bool)  # (B, 21) may be in the envelope
+        self.hand: np.ndarray = np.zeros((0, NUM_CARDS), bool)  # (B, 21) own cards (R-S6), read at reset
         self.seen: np.ndarray = np.zeros(0, np.int64)  # (B,) history records already read
         self.fallbacks = 0  # illegal choices replaced by a random legal action (should stay 0)
 
@@ -67,10 +82,70 @@ class HeuristicAgent(Agent):
         B = view.batch_size
         if self.open.shape[0] != B:
             self.open = np.ones((B, NUM_CARDS), bool)
+            self.hand = np.zeros((B, NUM_CARDS), bool)
             self.seen = np.zeros(B, np.int64)
         idx = np.asarray(idx, np.int64)
-        self.open[idx] = ~view.hand[idx]
+        self.hand[idx] = view.hand[idx]
+        self.open[idx] = ~self.hand[idx]
         self.seen[idx] = 0
+
+    def _update(self, view: PlayerView, idx: np.ndarray) -> None:
+        """Read the new history records of games ``idx`` into the notebook.
+
+        Only the records of games ``idx`` are read (as :meth:`agents.notebook.Notebook.update` does); the
+        other games' records wait for their seat's next turn to act there, and give the same notebook then.
+        """
+        hist_len = view.hist_len[idx]
+        rec = view.records_between(idx, self.seen[idx], hist_len)
+        self.seen[idx] = hist_len
+        read_records_kernel(view.seat, rec.game, rec.is_accusation, rec.player, rec.triple, rec.response, self.hand,
+                            self.open, self.use_unrefuted)  # fmt: skip
+
+    def solution(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(solved (n,) bool, triple index (n,)) for games ``idx``: one open card left per category."""
+        op = self.open[idx]
+        solved = (op @ _PER_CATEGORY == 1).all(1)  # one open card per category
+        s, w, r = (op[:, sl].argmax(1) for sl in _CAT)
+        return solved, A.triple_index(s, w, r)
+
+    def room_value(self, idx: np.ndarray) -> np.ndarray:
+        """(n, 9) 1.0 for each room whose card is still open."""
+        return self.open[idx, ROOM_CARD0:].astype(np.float64)
+
+    # -------------------------------------------------------------------- acting
+    def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx, np.int64)
+        n = len(idx)
+        if n == 0:
+            return np.zeros(0, np.int64)
+        self._update(view, idx)
+        mask = view.legal_action_mask_of(idx)
+        phase = view.phase[idx]
+        out, need = np.empty(n, np.int64), np.empty(n, np.int8)
+        act_kernel(idx, phase, mask, self.open, out, need)  # accusations, END_TURN in POST; what is left to do
+        sel = np.flatnonzero(need == NEED_START)
+        if len(sel):
+            out[sel] = turn_start_choice(view, idx[sel], self.room_value(idx[sel]), mask=mask[sel])
+        sel = np.flatnonzero(need == NEED_MOVE)
+        if len(sel):
+            out[sel] = choose_moves(view, idx[sel], self.room_value(idx[sel]), mask=mask[sel], rng=self.rng)
+        board = view.config.has_board
+        u = self.rng.random(draws_needed(need, board))  # suggestions' and refutations' random numbers
+        random_choices_kernel(u, idx, need, mask, self.open, out, board, np.empty(n, np.int64))
+        if type(self)._suggested is not HeuristicAgent._suggested:
+            sel = np.flatnonzero(need == NEED_SUGGEST)
+            self._suggested(idx[sel], out[sel] - A.SUGGEST0)
+        if not all_legal_kernel(out, mask):
+            self.fallbacks += replace_illegal(out, mask, self.rng)
+        return out
+
+    def _suggested(self, idx: np.ndarray, triple: np.ndarray) -> None:
+        """Called with the triple indices the player just chose to suggest in games ``idx`` (a hook for subclasses)."""
+
+
+class HeuristicReference(HeuristicAgent):
+    """:class:`HeuristicAgent` in numpy: the readable statement of its notebook and choices, used by the tests only
+    (they play both side by side; the compiled player must choose the same actions from the same random numbers)."""
 
     def _update(self, view: PlayerView, idx: np.ndarray) -> None:
         """Read the new history records of games ``idx`` into the notebook.
@@ -92,25 +167,13 @@ class HeuristicAgent(Agent):
             if nobody.any():
                 gn = g[nobody]
                 cards = rec.triple[mine[nobody]].astype(np.int64) + _OFFSET  # (k, 3)
-                held = view.hand[gn[:, None], cards]
+                held = self.hand[gn[:, None], cards]
                 for cat in range(3):
                     solve = ~held[:, cat]  # not mine and nobody else's: the envelope's
                     gs, card = gn[solve], cards[solve, cat]
                     self.open[gs, _CAT[cat]] = False
                     self.open[gs, card] = True
 
-    def solution(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(solved (n,) bool, triple index (n,)) for games ``idx``: one open card left per category."""
-        op = self.open[idx]
-        solved = (op @ _PER_CATEGORY == 1).all(1)  # one open card per category
-        s, w, r = (op[:, sl].argmax(1) for sl in _CAT)
-        return solved, A.triple_index(s, w, r)
-
-    def room_value(self, idx: np.ndarray) -> np.ndarray:
-        """(n, 9) 1.0 for each room whose card is still open."""
-        return self.open[idx, ROOM_CARD0:].astype(np.float64)
-
-    # -------------------------------------------------------------------- acting
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         idx = np.asarray(idx, np.int64)
         n = len(idx)
@@ -136,7 +199,9 @@ class HeuristicAgent(Agent):
             out[sel] = choose_moves(view, idx[sel], self.room_value(idx[sel]), mask=mask[sel], rng=self.rng)
         sel = np.flatnonzero(todo & (phase == A.SUGGEST))
         if len(sel):
-            out[sel] = A.SUGGEST0 + self._suggestion(view, idx[sel], mask[sel])
+            triple = self._suggestion(view, idx[sel], mask[sel])
+            out[sel] = A.SUGGEST0 + triple
+            self._suggested(idx[sel], triple)
         sel = np.flatnonzero(todo & (phase == A.REFUTE))
         if len(sel):
             out[sel] = A.SHOW0 + _random_true(mask[sel, A.SHOW0 : A.ACCUSE0], self.rng)
@@ -160,4 +225,5 @@ class HeuristicAgent(Agent):
 
 __all__ = [
     "HeuristicAgent",
+    "HeuristicReference",
 ]

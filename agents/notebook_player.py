@@ -57,11 +57,9 @@ class NotebookAgent(HeuristicAgent):
         when = np.where(value > 0, self.visited[idx], np.iinfo(np.int64).max)
         return np.where(when == when.min(1, keepdims=True), value, 0.0)
 
-    def _suggestion(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        triple = super()._suggestion(view, idx, mask)
+    def _suggested(self, idx: np.ndarray, triple: np.ndarray) -> None:
         self.clock[idx] += 1
         self.visited[idx, triple % NUM_ROOMS] = self.clock[idx]
-        return triple
 
 
 __all__ = ["NotebookAgent"]

@@ -24,7 +24,7 @@ from agents.registry import UnknownAgentError, available_agents, make_agent, reg
 from agents.runner import play_games, seat_actions
 from cluedo_env.engine.reference import Game
 from cluedo_env.engine.vector_engine import VectorEngine
-from cluedo_env.engine.views import PlayerView
+from cluedo_env.engine.views import HIDDEN, PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import ROOM_LOC0
 from cluedo_env.rules.cards import CARD_NAMES, KITCHEN, ROOMS, STUDY, room_id
@@ -356,7 +356,6 @@ def test_random_tie_breaks_pick_only_best_destinations():
     assert picks <= legal and len(picks) > 1
 
 
-
 @pytest.mark.parametrize("seeded", [False, True])
 def test_compiled_move_choice_equals_the_scores_numpy_computes(seeded):
     """choose_moves and turn_start_choice run compiled on the empty board's tables; they must pick what the numpy
@@ -464,7 +463,47 @@ def test_records_between_gives_the_records_of_each_game_in_its_range():
     pairs = [(g, i) for g, a, b in zip(idx, start, stop, strict=True) for i in range(a, b)]
     assert list(zip(rec.game.tolist(), rec.index.tolist(), strict=True)) == pairs
     one = view.records(np.array([g for g, _ in pairs]), np.array([i for _, i in pairs]))
-    assert np.array_equal(rec.response, one.response) and np.array_equal(rec.triple, one.triple)
+    for field in rec._fields:  # the compiled reader gives what the record-by-record reader gives, field by field
+        assert getattr(rec, field).dtype == getattr(one, field).dtype, field
+        assert np.array_equal(getattr(rec, field), getattr(one, field)), field
+    with pytest.raises(IndexError, match="beyond the game's history"):
+        view.records_between(idx[:1], np.array([0]), hl[idx[:1]] + 1)
     seen = np.minimum(hl, 2)
     whole = view.new_records(seen)
     assert whole.game.tolist() == [g for g in range(6) for _ in range(seen[g], hl[g])]
+
+
+def test_records_between_hides_what_each_seat_may_not_see():
+    """Every seat's compiled read of whole histories (accusations, hidden and visible shown cards) equals the
+    record-by-record numpy read, and shows a card only to the suggester and the refuter (R-G7)."""
+    cfg = config("classic", players=4)
+    eng = VectorEngine(cfg, 16, autoreset=False)
+    eng.reset(5)
+    rng = np.random.default_rng(1)
+    for step in range(600):  # random play that accuses only late, so histories hold suggestions and refutations
+        mask = eng.legal_action_mask.copy()
+        if step < 500:
+            quiet = mask.copy()
+            quiet[:, A.ACCUSE0 :] = False
+            mask = np.where(quiet.any(1, keepdims=True), quiet, mask)
+        live = mask.any(1)
+        pick = np.where(mask, rng.random(mask.shape), -1.0).argmax(1)
+        eng.step(np.where(live, pick, -1))
+    hl = eng.hist_len.astype(np.int64)
+    idx = np.arange(16)
+    games, index = np.repeat(idx, hl), np.arange(hl.sum()) - np.repeat(np.cumsum(hl) - hl, hl)
+    kinds = set()
+    for seat in range(4):
+        view = PlayerView(eng, seat)
+        rec = view.records_between(idx, np.zeros(16, np.int64), hl)
+        one = view.records(games, index)
+        for field in rec._fields:
+            assert np.array_equal(getattr(rec, field), getattr(one, field)), (seat, field)
+        raw = eng.hist_response[games, index]
+        shown = (raw >= 0) & ~rec.is_accusation[:, None]
+        sees = (rec.player[:, None] == seat) | (np.arange(4)[None, :] == seat)
+        assert np.array_equal(rec.response[shown & sees], raw[shown & sees])
+        assert (rec.response[shown & ~sees] == HIDDEN).all()
+        kinds |= {"hidden"} if (shown & ~sees).any() else set()
+        kinds |= {"accusation"} if rec.is_accusation.any() else set()
+    assert kinds == {"hidden", "accusation"}  # the games cover both cases

@@ -92,6 +92,11 @@ def test_every_piece_matches_its_source(preset):
             turns = travel_turns(cfg.dice)[my_loc][:, :, None] <= np.array([1, 2, 3, 5]) + 1e-9
             assert np.array_equal(piece(co, pieces["room_turns"]).reshape(-1, 9, 4), turns.astype(np.int8))
             checked_rooms += int((my_loc >= ROOM_LOC0).sum())
+        ar = np.arange(compact.N)  # the compiled encoder gives what its numpy statement gives
+        engine_obs = compact.eng.observe(player=compact.seat, idx=ar)
+        enc = compact.compact
+        want = enc.encode_reference(engine_obs, compact.belief, ar)
+        assert np.array_equal(enc.encode(engine_obs, compact.belief, ar), want)
         acts = sample_legal(full.action_masks(), rng)
         assert np.array_equal(full.action_masks(), compact.action_masks())
         fo = full.step(acts)[0].copy()

@@ -26,7 +26,7 @@ from cluedo_env.rules import privacy
 ensure_fresh()  # before any kernel below is compiled or loaded from numba's cache
 
 from cluedo_env.engine.movement import fill_destinations  # noqa: E402
-from cluedo_env.engine.state import ACCUSATION, ALL_TRIPLES, NO_TRIPLES, NOT_ASKED, PASSED, SUGGESTION  # noqa: E402
+from cluedo_env.engine.state import ACCUSATION, ALL_TRIPLES, HIDDEN, NO_TRIPLES, NOT_ASKED, PASSED, SUGGESTION  # noqa: E402
 from cluedo_env.rules.board import NUM_SQUARES, ROOM_LOC0  # noqa: E402
 from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0  # noqa: E402
 
@@ -667,8 +667,46 @@ def rebuild_summaries(s, rules, b: int) -> None:
                     s.refuted_on[b, seat, c] = min(s.refuted_on[b, seat, c], _CAP) + 1
 
 
+# ===================================================================== one seat's history
+@njit(**KERNEL)
+def history_records(
+    me, idx, start, stop, hist_len, hist_kind, hist_player, hist_triple, hist_correct, hist_response,
+    game, index, is_accusation, player, triple, correct, response,
+) -> int:  # fmt: skip
+    """Seat ``me``'s view of records ``start[k]`` .. ``stop[k] - 1`` of games ``idx[k]``, written into the
+    ``Records`` arrays (engine/views.py) in that order: an accusation's responses read "not asked", and a shown
+    card the seat may not see (R-G7) reads ``HIDDEN``. Returns -1, or the first k whose range is beyond its game's
+    history or whose game is not in the batch (nothing is read for it)."""
+    m = 0
+    P = hist_response.shape[2]
+    for k in range(idx.shape[0]):
+        b = idx[k]
+        if b < 0 or b >= hist_len.shape[0] or start[k] < 0 or (stop[k] > start[k] and stop[k] > hist_len[b]):
+            return k
+        for h in range(start[k], stop[k]):
+            acc = hist_kind[b, h] == ACCUSATION
+            p = hist_player[b, h]
+            game[m] = b
+            index[m] = h
+            is_accusation[m] = acc
+            player[m] = p
+            for j in range(3):
+                triple[m, j] = hist_triple[b, h, j]
+            correct[m] = hist_correct[b, h] and acc
+            for seat in range(P):
+                r = hist_response[b, h, seat]
+                if acc:
+                    r = NOT_ASKED
+                elif r >= 0 and not may_see_shown_card(me, p, seat):
+                    r = HIDDEN
+                response[m, seat] = r
+            m += 1
+    return -1
+
+
 __all__ = [
     "first_illegal",
+    "history_records",
     "is_legal",
     "may_see_shown_card",
     "new_games",

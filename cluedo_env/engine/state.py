@@ -80,6 +80,7 @@ from cluedo_env.rules.config import RulesConfig
 
 # History records and responses.
 NOT_ASKED, PASSED = -1, -2
+HIDDEN = -3  # in a seat's view of a response (engine/views.py): a card was shown that this seat did not see
 SUGGESTION, ACCUSATION = 1, 2
 # A game records at most one suggestion a turn and one accusation a player, so max_turns + P
 # records always suffice; the slack lets hand-made positions (tests, analysis) that put a few
