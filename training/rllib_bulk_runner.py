@@ -266,7 +266,8 @@ class BulkEnvRunner(BulkSampling, SingleAgentEnvRunner):
         self._carry_t = np.zeros(n, np.int64)  # its steps so far
         self._carry_ret = np.zeros(n, np.float64)  # its return so far
         self._carry_start = np.full(n, time.perf_counter())
-        self._carry_lookback: dict[str, Any] | None = None  # the last step of each row (lookback buffer)
+        # the last step of each row (a continued episode's lookback): obs, action, logp, dist inputs, reward
+        self._carry_lookback: tuple[np.ndarray, ...] | None = None
         self._bulk_needs_reset = False
         self._factory = EpisodeFactory(self.env.single_observation_space, self.env.single_action_space)
 
@@ -282,11 +283,18 @@ class BulkEnvRunner(BulkSampling, SingleAgentEnvRunner):
         d = int(core.obs_size)
         width = self._bulk_obs.shape[1]
         n_act = width - d
-        obs = np.empty((n, steps + 1, width), np.int8)  # obs[i, k]: what game i's k-th action saw; k=steps: next
-        act = np.empty((n, steps), np.int64)
-        logp = np.empty((n, steps), np.float32)
-        dist = np.empty((n, steps, n_act), np.float32)
-        rew = np.empty((n, steps), np.float32)
+        # Slot 0 of the step arrays (``*_x``) holds each row's last step of the previous fragment (the lookback of
+        # a continued episode), so an episode chunk is one slice of them, not a concatenation per episode.
+        obs_x = np.empty((n, steps + 2, width), np.int8)
+        act_x = np.empty((n, steps + 1), np.int64)
+        logp_x = np.empty((n, steps + 1), np.float32)
+        dist_x = np.empty((n, steps + 1, n_act), np.float32)
+        rew_x = np.empty((n, steps + 1), np.float32)
+        lb = self._carry_lookback
+        if lb is not None:
+            obs_x[:, 0], act_x[:, 0], logp_x[:, 0], dist_x[:, 0], rew_x[:, 0] = lb
+        obs = obs_x[:, 1:]  # obs[i, k]: what game i's k-th action saw; k=steps: the next
+        act, logp, dist, rew = act_x[:, 1:], logp_x[:, 1:], dist_x[:, 1:], rew_x[:, 1:]
         term = np.empty((n, steps), bool)
         trunc = np.empty((n, steps), bool)
         ended = np.empty((n, steps), bool)
@@ -316,7 +324,7 @@ class BulkEnvRunner(BulkSampling, SingleAgentEnvRunner):
             t_module += t1 - t0
             t_env += t2 - t1
         self._bulk_obs = np.ascontiguousarray(obs[:, steps])
-        episodes = self._episodes(obs, act, logp, dist, rew, term, trunc, ended, finals, stamp)
+        episodes = self._episodes(obs_x, act_x, logp_x, dist_x, rew_x, term, trunc, ended, finals, stamp)
         ts = n * steps
         self.metrics.log_value(RLMODULE_INFERENCE_TIMER, t_module / steps)
         self.metrics.log_value(ENV_STEP_TIMER, t_env / steps)
@@ -324,44 +332,40 @@ class BulkEnvRunner(BulkSampling, SingleAgentEnvRunner):
         self._increase_sampled_metrics(ts, int(ended.sum()))
         return episodes
 
-    def _episodes(self, obs, act, logp, dist, rew, term, trunc, ended, finals, stamp) -> list[SingleAgentEpisode]:
-        """The fragment's episode chunks: finished ones first (as RLlib returns them), then the cut ones."""
-        n, steps = act.shape
+    def _episodes(self, obs_x, act_x, logp_x, dist_x, rew_x, term, trunc, ended, finals,
+                  stamp) -> list[SingleAgentEpisode]:  # fmt: skip
+        """The fragment's episode chunks: finished ones first (as RLlib returns them), then the cut ones.
+
+        ``*_x``: the fragment's steps after a slot 0 holding the previous fragment's last step (step k is slot
+        k + 1; ``obs_x`` has one more, the next observation)."""
+        n, steps = ended.shape
         make = self._factory.make
-        seq = np.full(steps + 1, self._weights_seq_no, np.int64)
-        lb = self._carry_lookback
+        seq = np.full(steps + 2, self._weights_seq_no, np.int64)
+        has_lookback = self._carry_lookback is not None
         done: list[SingleAgentEpisode] = []
         cut: list[SingleAgentEpisode] = []
         fin_order, fin_len, fin_ret, fin_sec = [], [], [], []
-        new_lookback = {"obs": obs[:, steps - 1].copy(), "act": act[:, -1].copy(), "rew": rew[:, -1].copy(),
-                        "logp": logp[:, -1].copy(), "dist": dist[:, -1].copy()}  # fmt: skip
-        cum = np.cumsum(rew, 1, dtype=np.float64)
+        new_lookback = (obs_x[:, steps].copy(), act_x[:, -1].copy(), logp_x[:, -1].copy(), dist_x[:, -1].copy(),
+                        rew_x[:, -1].copy())  # fmt: skip
+        cum = np.cumsum(rew_x[:, 1:], 1, dtype=np.float64)
+        any_end = ended.any(1)
         for i in range(n):
-            ends = np.flatnonzero(ended[i])
             start = 0
-            for e in [*ends.tolist(), None]:
+            for e in [*(np.flatnonzero(ended[i]).tolist() if any_end[i] else ()), None]:
                 stop = steps if e is None else e + 1
                 if stop <= start:
                     continue  # the row's game ended at the last step: the next fragment starts its next episode
                 carried = start == 0 and self._carry_id[i] is not None
+                lookback = 1 if carried and has_lookback else 0
+                lo = start + 1 - lookback  # first slot of the chunk (the lookback step included)
                 ep_obs = (
-                    obs[i, start : stop + 1]
+                    obs_x[i, lo : stop + 2]
                     if e is None
-                    else np.concatenate([obs[i, start:stop], finals[i, e : e + 1]])
+                    else np.concatenate([obs_x[i, lo : stop + 1], finals[i, e : e + 1]])
                 )
-                ep_act, ep_rew = act[i, start:stop], rew[i, start:stop]
-                extra = {Columns.ACTION_DIST_INPUTS: dist[i, start:stop], Columns.ACTION_LOGP: logp[i, start:stop],
-                         WEIGHTS_SEQ_NO: seq[: stop - start]}  # fmt: skip
-                lookback = 0
-                if carried and lb is not None:
-                    lookback = 1
-                    ep_obs = np.concatenate([lb["obs"][i][None], ep_obs])
-                    ep_act = np.concatenate([lb["act"][i : i + 1], ep_act])
-                    ep_rew = np.concatenate([lb["rew"][i : i + 1], ep_rew])
-                    dist_inputs = np.concatenate([lb["dist"][i][None], extra[Columns.ACTION_DIST_INPUTS]])
-                    extra = {Columns.ACTION_DIST_INPUTS: dist_inputs,
-                             Columns.ACTION_LOGP: np.concatenate([lb["logp"][i : i + 1], extra[Columns.ACTION_LOGP]]),
-                             WEIGHTS_SEQ_NO: seq[: stop - start + 1]}  # fmt: skip
+                chunk = slice(lo, stop + 1)  # the chunk's steps
+                extra = {Columns.ACTION_DIST_INPUTS: dist_x[i, chunk], Columns.ACTION_LOGP: logp_x[i, chunk],
+                         WEIGHTS_SEQ_NO: seq[: stop + 1 - lo]}  # fmt: skip
                 if carried:
                     id_ = self._carry_id[i]
                 else:  # unique per runner (a random prefix) without a uuid4() per episode
@@ -369,7 +373,7 @@ class BulkEnvRunner(BulkSampling, SingleAgentEnvRunner):
                     id_ = f"{self._id_prefix}{self._next_id:x}"
                 t_started = int(self._carry_t[i]) if carried else 0
                 began = float(self._carry_start[i]) if carried else float(stamp[start])
-                ep = make(id_=id_, observations=ep_obs, actions=ep_act, rewards=ep_rew, extra=extra,
+                ep = make(id_=id_, observations=ep_obs, actions=act_x[i, chunk], rewards=rew_x[i, chunk], extra=extra,
                           terminated=e is not None and bool(term[i, e]),
                           truncated=e is not None and bool(trunc[i, e]) and not bool(term[i, e]),
                           t_started=t_started, lookback=lookback, start_time=began,
