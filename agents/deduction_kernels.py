@@ -1415,3 +1415,108 @@ def deal_information_kernel(
             else:
                 none = min(max(1.0 - cs0, 0.0), 1.0) * min(max(1.0 - cs1, 0.0), 1.0) * min(max(1.0 - cs2, 0.0), 1.0)
                 out[i, t] = _ent(none) + ent_shown - cond_sum
+
+
+# ---------------------------------------------------------------------------------------------- notebook propagation
+@njit(**KERNEL)
+def propagate_front_kernel(
+    idx: np.ndarray,
+    has: np.ndarray,
+    no: np.ndarray,
+    size: np.ndarray,
+    cl_holder: np.ndarray,
+    cl_cards: np.ndarray,
+    cl_live: np.ndarray,
+    acc_cards: np.ndarray,
+    acc_live: np.ndarray,
+    exact: bool,
+    exact_triples: int,
+    wvalid: np.ndarray,
+    witness: np.ndarray,
+    hb: np.ndarray,
+    nb: np.ndarray,
+    sz: np.ndarray,
+    clh: np.ndarray,
+    cl_mask: np.ndarray,
+    cl_live_rows: np.ndarray,
+    acc_mask: np.ndarray,
+    acc_live_rows: np.ndarray,
+    bad: np.ndarray,
+    unknown: np.ndarray,
+    valid: np.ndarray,
+    snap: np.ndarray,
+    unit: np.ndarray,
+) -> int:
+    """The start of :meth:`agents.notebook.Notebook.propagate` for games ``idx`` in one call; returns how many rows
+    still need a witness (sampling or search, left to Python).
+
+    The notebook's arrays (``has`` .. ``acc_live``, ``wvalid``, ``witness``) are read. Written, per row: the facts
+    as bitmasks (``hb`` .. ``acc_live_rows``, a :class:`agents.facts.FactBits`: :meth:`Notebook.bits`) closed by
+    :func:`fixpoint_kernel` (``bad`` where contradictory); then with ``exact`` the open envelope cells
+    ``unknown`` (n, 21) (none in a contradictory row, or where more than ``exact_triples`` >= 0 solution
+    hypotheses are left) and ``valid`` (n, 21) where a stored witness still holds (:func:`check_witnesses_kernel`),
+    as ``Notebook._exact_envelope`` computes them. Scratch of the fixpoint: ``snap`` (2, H), ``unit`` (K,).
+    """
+    n, H = hb.shape
+    E = H - 1
+    pack_rows_kernel(idx, has, no, cl_cards, acc_cards, hb, nb, cl_mask, acc_mask)
+    for i in range(n):
+        g = idx[i]
+        for h in range(H):
+            sz[i, h] = size[g, h]
+        for k in range(cl_live.shape[1]):
+            clh[i, k] = cl_holder[g, k]
+            cl_live_rows[i, k] = cl_live[g, k]
+        for k in range(acc_live.shape[1]):
+            acc_live_rows[i, k] = acc_live[g, k]
+        bad[i] = False
+    fixpoint_kernel(hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows, 100, bad, snap, unit)
+    if not exact:
+        return 0
+    for i in range(n):
+        open_env = ~hb[i, E] & ~nb[i, E] & _FULL
+        if bad[i]:
+            open_env = 0
+        if exact_triples >= 0:
+            triples = 1
+            for cat in range(3):
+                triples *= _popcount(~nb[i, E] & _CAT[cat])
+            if triples > exact_triples:
+                open_env = 0
+        for c in range(_C):
+            unknown[i, c] = (open_env >> c) & 1 == 1
+            valid[i, c] = wvalid[idx[i], c] and unknown[i, c]
+    check_witnesses_kernel(idx, nb, cl_holder, cl_cards, cl_live_rows, acc_cards, acc_live_rows, witness, valid)
+    todo = 0
+    for i in range(n):
+        for c in range(_C):
+            if unknown[i, c] and not valid[i, c]:
+                todo += 1
+                break
+    return todo
+
+
+@njit(**KERNEL)
+def propagate_back_kernel(
+    idx: np.ndarray,
+    hb: np.ndarray,
+    nb: np.ndarray,
+    cl_live_rows: np.ndarray,
+    acc_live_rows: np.ndarray,
+    bad_rows: np.ndarray,
+    has: np.ndarray,
+    no: np.ndarray,
+    cl_live: np.ndarray,
+    acc_live: np.ndarray,
+    bad: np.ndarray,
+) -> None:
+    """The end of :meth:`agents.notebook.Notebook.propagate`: the rows' closed facts back into games ``idx`` of the
+    notebook (cells, live flags; ``bad`` or-ed)."""
+    unpack_rows_kernel(idx, hb, nb, has, no)
+    for i in range(idx.shape[0]):
+        g = idx[i]
+        for k in range(cl_live.shape[1]):
+            cl_live[g, k] = cl_live_rows[i, k]
+        for k in range(acc_live.shape[1]):
+            acc_live[g, k] = acc_live_rows[i, k]
+        bad[g] = bad[g] or bad_rows[i]

@@ -49,6 +49,8 @@ from agents.deduction_kernels import (
     clause_slots_needed,
     envelope_known_kernel,
     pack_rows_kernel,
+    propagate_back_kernel,
+    propagate_front_kernel,
     register_witnesses_kernel,
     unpack_rows_kernel,
 )
@@ -307,11 +309,43 @@ class Notebook:
         )
 
     def propagate(self, idx: np.ndarray) -> None:
-        """Close the facts of games ``idx`` (:func:`fixpoint_bits`, then exact envelope facts if ``exact``)."""
+        """Close the facts of games ``idx`` (:func:`fixpoint_bits`, then exact envelope facts if ``exact``).
+
+        Without probing, the packing, the fixpoint, the choice of the envelope cells to decide and the check of
+        the stored witnesses run in one compiled call (:func:`agents.deduction_kernels.propagate_front_kernel`),
+        and the write-back in another: a notebook propagates on nearly every action of its player, and these
+        steps were two dozen numpy calls. Only the rows still without a witness go on to sampling and search
+        (:meth:`_witness_or_search`, shared with the probing path)."""
         idx = np.asarray(idx, np.int64)
         if len(idx) == 0:
             return
         self.version[idx] += 1
+        if self.probe_cells:
+            self.propagate_reference(idx)
+            return
+        n, H, K = len(idx), self.P + 1, self.cl_live.shape[1]
+        i64 = np.int64
+        bits = FactBits(np.empty((n, H), i64), np.empty((n, H), i64), np.empty((n, H), i64), np.empty((n, K), i64),
+                        np.empty((n, K), i64), np.empty((n, K), bool), np.empty((n, self.P), i64),
+                        np.empty((n, self.P), bool))  # fmt: skip
+        bad, unknown, valid = np.empty(n, bool), np.empty((n, NUM_CARDS), bool), np.empty((n, NUM_CARDS), bool)
+        todo = propagate_front_kernel(
+            idx, self.has, self.no, self.size, self.cl_holder, self.cl_cards, self.cl_live, self.acc_cards,
+            self.acc_live, self.exact, -1 if self.exact_triples is None else int(self.exact_triples), self.wvalid,
+            self.witness, *bits, bad, unknown, valid, np.zeros((2, H), i64), np.zeros(K, i64),
+        )  # fmt: skip
+        if self.exact:
+            if todo:
+                bad |= self._witness_or_search(idx, bits, unknown, valid)
+            self.wvalid[idx] = valid
+        propagate_back_kernel(idx, bits.hb, bits.nb, bits.cl_live, bits.acc_live, bad, self.has, self.no,
+                              self.cl_live, self.acc_live, self.bad)  # fmt: skip
+
+    def propagate_reference(self, idx: np.ndarray) -> None:
+        """:meth:`propagate` step by step in numpy (and the path with probing): :meth:`bits`, :func:`fixpoint_bits`
+        or :func:`probe`, :meth:`_exact_envelope`, then the write-back. The tests compare it with the compiled path.
+        """
+        idx = np.asarray(idx, np.int64)
         if self.probe_cells:
             facts = self.arrays(idx)
             bad = probe(facts, cells=self.probe_cells)
@@ -334,6 +368,9 @@ class Notebook:
         card forced into the envelope (:func:`sample_deals`), then from :func:`search_envelope`, which also proves
         the impossible cells. ``bits`` are the facts of games ``idx`` after :func:`fixpoint_bits`,
         updated in place. Returns new contradiction flags (none in a consistent game).
+
+        The numpy statement of what :func:`agents.deduction_kernels.propagate_front_kernel` decides before the
+        sampling (:meth:`propagate_reference`).
         """
         hb, nb = bits.hb, bits.nb
         E = self.E
@@ -342,17 +379,27 @@ class Notebook:
         if self.exact_triples is not None:  # only where few envelope hypotheses are left
             triples = np.bitwise_count(~nb[:, E, None] & CAT_BITS).astype(np.int64).prod(1)
             open_env[triples > self.exact_triples] = 0
-        new_bad = np.zeros(len(idx), bool)
         live = np.flatnonzero(open_env)
         if len(live) == 0:
             self.wvalid[idx] = False
-            return new_bad
+            return np.zeros(len(idx), bool)
         unknown = np.zeros((len(idx), NUM_CARDS), bool)
         unknown[live] = unpack(open_env[live])
         valid = self.wvalid[idx] & unknown
         check_witnesses_kernel(
             idx, nb, self.cl_holder, self.cl_cards, bits.cl_live, self.acc_cards, bits.acc_live, self.witness, valid
         )
+        new_bad = self._witness_or_search(idx, bits, unknown, valid)
+        self.wvalid[idx] = valid
+        return new_bad
+
+    def _witness_or_search(self, idx: np.ndarray, bits: FactBits, unknown: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        """The open envelope cells ``unknown`` (n, 21) of games ``idx`` without a valid witness (``valid``, updated in
+        place): witnesses from sampled deals, then the search, which proves the rest impossible (``bits`` updated in
+        place). Returns new contradiction flags (none in a consistent game)."""
+        hb, nb = bits.hb, bits.nb
+        E = self.E
+        new_bad = np.zeros(len(idx), bool)
         need = unknown & ~valid
         todo = np.flatnonzero(need.any(1))
         if len(todo) and self.witness_samples:
@@ -382,7 +429,6 @@ class Notebook:
             new_bad[todo] = fixpoint_bits(sub)
             bits.hb[todo], bits.nb[todo] = sub.hb, sub.nb
             bits.cl_live[todo], bits.acc_live[todo] = sub.cl_live, sub.acc_live
-        self.wvalid[idx] = valid
         return new_bad
 
     def _register(

@@ -176,6 +176,37 @@ def test_add_records_kernel_matches_reference(preset: str, players: int, monkeyp
     assert calls[0] > 20
 
 
+@pytest.mark.parametrize(("preset", "players", "options"), [("classic", 4, {}), ("cards", 3, {}),
+                                                           ("cards", 5, {"exact_triples": None}),
+                                                           ("cards", 4, {"exact": False})])  # fmt: skip
+def test_propagate_kernels_match_the_numpy_statement(preset: str, players: int, options: dict,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The notebook's compiled propagation (packing, fixpoint, the envelope cells to decide, stored witnesses, the
+    write-back) leaves every array, and the random stream, as :meth:`Notebook.propagate_reference` does."""
+    calls = [0, 0]
+    kernel = Notebook.propagate
+
+    def both(self: Notebook, idx):
+        twin = copy.deepcopy(self)
+        kernel(self, idx)
+        twin.version[np.asarray(idx, np.int64)] += 1
+        Notebook.propagate_reference(twin, idx)
+        a, b = _notebook_arrays(self), _notebook_arrays(twin)
+        assert a.keys() == b.keys()
+        for k in a:
+            assert a[k].shape == b[k].shape and (a[k] == b[k]).all(), k
+        assert self.rng.bit_generator.state == twin.rng.bit_generator.state
+        calls[0] += 1
+        calls[1] += int(self.wvalid[idx].any()) if self.exact else 1
+        return None
+
+    monkeypatch.setattr(Notebook, "propagate", both)
+    config = RulesConfig.from_preset(preset, players=players, max_turns=80)
+    agents = [DeducerAgent(seed=s, notebook_options=options) for s in range(players)]
+    play_games(config, agents, 24, batch_size=12, seed=5)
+    assert calls[0] > 20 and calls[1] > 5  # witnesses were stored and checked
+
+
 @pytest.mark.parametrize("players", [3, 4, 6])
 @pytest.mark.parametrize("k", [1, 3])
 def test_candidates_kernel_matches_reference(players: int, k: int) -> None:
