@@ -268,9 +268,11 @@ class LearnerCore:
                 else:
                     raise TypeError(f"opponent {k}: expected a name, an Agent or a policy callable, got {spec!r}")
             self.players.append(row)
-        # (row, relative positions it plays): each row is asked once per opponent round, in the games it plays
-        self._groups = [(self.players[0], list(range(self.P - 1)))] if shared else [
-            (row, [k]) for k, row in enumerate(self.players)]  # fmt: skip
+        # (row, the relative positions it plays as a (P,) bool table): each row is asked once per opponent round,
+        # in the games it plays (the table is indexed by each game's actor's position after the learner)
+        rows = self.players[:1] if shared else self.players
+        positions = [list(range(self.P - 1))] if shared else [[k] for k in range(len(self.players))]
+        self._groups = [(row, np.isin(np.arange(self.P), ks)) for row, ks in zip(rows, positions, strict=True)]
         agents = {id(p): (s, p) for row in self.players for s, p in row.items() if p is not None and _is_agent(p)}
         self._agents = list(agents.values())  # each player once, for its reset and step hooks
         self._agents += list(self.advisors.items())  # reset and step hooks like the opponents
@@ -534,8 +536,8 @@ class LearnerCore:
                 return player.actions(eng.observe(player=s, idx=idx), eng.legal_action_mask[idx])
             return player.act(self.views[s], idx)
 
-        for row, ks in self._groups:  # row: the players of the k-th seats after the learner's, k in ks
-            sel = pending & np.isin(rel, ks)
+        for row, plays in self._groups:  # row: the players of the k-th seats after the learner's, where plays[k]
+            sel = pending & plays[rel]
             if sel.any():
                 act_by_seat(actor, row, act, acts, where=sel)
         mine = np.flatnonzero(pending & (actor == self.seat))  # advised: the advisor plays the learner's seat
