@@ -36,6 +36,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from agents.base import Agent, sample_legal
+from agents.deduction_kernels import belief_features_kernel
 from agents.facts import CAT_SLICES
 from agents.notebook import Notebook
 from cluedo_env.engine.views import PlayerView
@@ -134,9 +135,18 @@ class BeliefTracker:
     def features(self, idx: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """(n, belief_size) int8 features of games ``idx`` (call :meth:`update` first)."""
         idx = np.asarray(idx, np.int64)
-        n, H = len(idx), self.P + 1
         if out is None:
-            out = np.empty((n, self.size), np.int8)
+            out = np.empty((len(idx), self.size), np.int8)
+        for s, rows, gi in self._by_seat(idx):  # compiled: one call per seat (features_reference: the statement)
+            nb = self._notebook(s)
+            belief_features_kernel(nb.has, nb.no, nb.bad, gi, rows, self._order[s], out)
+        return out
+
+    def features_reference(self, idx: np.ndarray) -> np.ndarray:
+        """:meth:`features` in numpy: the readable statement, used by the tests only."""
+        idx = np.asarray(idx, np.int64)
+        n, H = len(idx), self.P + 1
+        out = np.empty((n, self.size), np.int8)
         hw = H * NUM_CARDS
         for s, rows, gi in self._by_seat(idx):
             nb = self._notebook(s)

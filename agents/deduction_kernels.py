@@ -32,6 +32,7 @@ _C = 21  # cards
 _FULL = (1 << 21) - 1
 _W0, _R0 = 6, 12  # first weapon, first room card
 _ROOM_CARDS = np.arange(_R0, NUM_CARDS).reshape(1, NUM_CARDS - _R0)  # (1, 9) the room cards, as a candidate row
+_FIRST_OF = (0, _W0, _R0, _C)  # first card of each category, then the end
 _CAT = ((1 << 6) - 1, ((1 << 12) - 1) ^ ((1 << 6) - 1), _FULL ^ ((1 << 12) - 1))  # bits of each category
 _TINY = 1e-12
 # Slack of the log-free upper bounds (_h2_or_below): a triple is skipped only if its bound loses by more than
@@ -1520,3 +1521,33 @@ def propagate_back_kernel(
         for k in range(acc_live.shape[1]):
             acc_live[g, k] = acc_live_rows[i, k]
         bad[g] = bad[g] or bad_rows[i]
+
+
+# ---------------------------------------------------------------------------------------------- learner features
+@njit(**KERNEL)
+def belief_features_kernel(
+    has: np.ndarray, no: np.ndarray, bad: np.ndarray, gi: np.ndarray, rows: np.ndarray, order: np.ndarray,
+    out: np.ndarray,
+) -> None:  # fmt: skip
+    """:meth:`agents.belief.BeliefTracker.features` of one seat's notebook: for games ``gi`` (k,), into rows ``rows``
+    of ``out`` (n, 2 H 21 + 4) int8, the cells ``has`` then ``no`` (B, H, 21) with holders in ``order`` (H,), then
+    per category whether its envelope card is proved, then "solved" (three proved and no contradiction)."""
+    H = order.shape[0]
+    E = has.shape[1] - 1
+    hw = H * _C
+    for j in range(gi.shape[0]):
+        g, r = gi[j], rows[j]
+        for a in range(H):
+            h = order[a]
+            for c in range(_C):
+                out[r, a * _C + c] = has[g, h, c]
+                out[r, hw + a * _C + c] = no[g, h, c]
+        proved = 0
+        for cat in range(3):
+            found = False
+            for c in range(_FIRST_OF[cat], _FIRST_OF[cat + 1]):
+                if has[g, E, c]:
+                    found = True
+                    proved += 1
+            out[r, 2 * hw + cat] = found
+        out[r, 2 * hw + 3] = proved == 3 and not bad[g]
