@@ -114,9 +114,11 @@ class BeliefTracker:
 
     def _by_seat(self, idx: np.ndarray):
         seats = self.seat[idx]
-        for s in np.unique(seats):
-            sel = seats == s
-            yield int(s), np.flatnonzero(sel), idx[sel]
+        if len(seats) and seats.min() < 0:
+            raise ValueError(f"games {idx[seats < 0][:5].tolist()} are not tracked: reset them first")
+        for s in np.flatnonzero(np.bincount(seats, minlength=self.P)):  # the seats present, in order
+            rows = np.flatnonzero(seats == s)
+            yield int(s), rows, idx[rows]
 
     def reset(self, idx: np.ndarray, seats: np.ndarray | int) -> None:
         """Games ``idx`` start anew, tracked for ``seats`` (one per game, or one for all)."""

@@ -161,6 +161,7 @@ class CompactObservation:
                 dst.append(np.arange(q.offset, q.offset + q.size))
         self._src, self._dst = np.concatenate(src), np.concatenate(dst)
         self._board = config.has_board
+        self._belief_offset = self.pieces[belief_layout(config.players)[0][0]].offset  # the belief features' slots
         # The board's slots for the kernel: token rows, my token, token_room, room_turns (offsets; 0 without a board).
         self._board_slots = (0, 0, 0, 0, 0)
         self._turns = np.zeros((0, 0), np.int8)
@@ -211,7 +212,7 @@ class CompactObservation:
     def _notebook_slots(self, tracker: BeliefTracker, idx: np.ndarray, out: np.ndarray) -> None:
         """The belief features and ``envelope_prob``, from ``tracker`` (already updated for ``idx``)."""
         n = len(out)
-        first = self.pieces[belief_layout(self.config.players)[0][0]].offset
+        first = self._belief_offset
         tracker.features(idx, out=out[:, first : first + tracker.size])
         p = self.pieces["envelope_prob"]
         prob = tracker.envelope_probabilities(idx)[:, :, None] > PROB_LEVELS  # (n, 21, 4)

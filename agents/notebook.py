@@ -267,7 +267,7 @@ class Notebook:
         start = np.minimum(self.processed[idx], limit)
         self.add_records(view.records_between(idx, start, limit))
         self.processed[idx] = np.maximum(self.processed[idx], limit)
-        env = view.envelope_if_known[idx]
+        env = view.envelope_if_known_of(idx)
         self.set_envelope(idx, env)
         changed = _unique(idx[(limit > start) | (env[:, 0] >= 0)])  # games with new records or the envelope seen
         if len(changed):

@@ -128,8 +128,13 @@ class PlayerView:
     @property
     def envelope_if_known(self) -> np.ndarray:
         """(B, 3) card ids of the solution for games where this seat has accused (R-A2), else -1."""
-        known = self._eng.accused_at[:, self.seat] >= 0
-        return np.where(known[:, None], self._eng.envelope, -1)
+        return self.envelope_if_known_of(np.arange(self._eng.B))
+
+    def envelope_if_known_of(self, idx: np.ndarray) -> np.ndarray:
+        """(n, 3) rows ``idx`` of :attr:`envelope_if_known` (a new array), without the whole batch's."""
+        idx = np.asarray(idx, np.int64)
+        known = self._eng.accused_at[idx, self.seat] >= 0
+        return np.where(known[:, None], self._eng.envelope[idx], -1)
 
     @property
     def legal_action_mask(self) -> np.ndarray:
