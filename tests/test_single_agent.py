@@ -227,3 +227,31 @@ def test_macro_moves():
         moved += len(mv)
         core.step(a)
     assert moved > 0
+
+
+@pytest.mark.parametrize("end_on_elimination", [False, True])
+def test_final_observation_is_the_finished_games_last_view(end_on_elimination):
+    """A game whose episode ends during the opponents' rounds waits, untouched, until the step's other games are at
+    the learner's turn; its final observation is then built and the game restarts. The final observation must be
+    the learner's view of the finished game itself (its exported state), whichever way it ended."""
+    from cluedo_env.engine.vector_engine import VectorEngine
+
+    core = LearnerCore(16, "classic", seed=3, opponents="heuristic", seat="random",
+                       end_on_elimination=end_on_elimination)  # fmt: skip
+    core.keep_final_snapshots = True
+    core.reset(seed=3)
+    rng = np.random.default_rng(0)
+    checked = rewarded = 0
+    for _ in range(300):
+        _, rew, term, trunc, ended = core.step(sample_legal(core.action_masks(), rng))
+        for i in np.flatnonzero(ended):
+            snapshot, seat = core.final_snapshots[int(i)]
+            eng = VectorEngine(core.config, 1, autoreset=False)
+            eng.import_game(0, snapshot)
+            assert eng.phase[0] == A.OVER or eng.eliminated[0, seat]
+            assert np.array_equal(core.final_obs[i], eng.observe(player=seat, idx=np.array([0]))[0])
+            assert not np.array_equal(core.final_obs[i], core.observe()[i])  # the next game is shown already
+            rewarded += int(rew[i] != 0)
+            checked += 1
+    assert checked > 20 and rewarded > 0
+    assert core.episodes == checked  # each ended episode counted once, however long it waited
