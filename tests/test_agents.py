@@ -507,3 +507,30 @@ def test_records_between_hides_what_each_seat_may_not_see():
         kinds |= {"hidden"} if (shown & ~sees).any() else set()
         kinds |= {"accusation"} if rec.is_accusation.any() else set()
     assert kinds == {"hidden", "accusation"}  # the games cover both cases
+
+
+def test_legal_action_mask_of_is_the_rows_of_the_seat_mask():
+    """``PlayerView.legal_action_mask_of(idx)`` (compiled) gives rows ``idx`` of ``legal_action_mask``: the engine's
+    legal actions where the seat is to act (as refuter or on its turn), all False elsewhere and once a game is over."""
+    cfg = config("classic", players=4)
+    eng = VectorEngine(cfg, 32, autoreset=False)
+    eng.reset(2)
+    rng = np.random.default_rng(3)
+    phases = set()
+    for step in range(150):
+        for seat in range(4):
+            view = PlayerView(eng, seat)
+            idx = rng.permutation(32)[: rng.integers(1, 33)]
+            idx = np.concatenate([idx, idx[:2]])  # repeated games too
+            assert np.array_equal(view.legal_action_mask_of(idx), view.legal_action_mask[idx])
+        phases |= set(eng.phase.tolist())
+        mask = eng.legal_action_mask.copy()
+        if step < 120:  # no accusations yet, so the games suggest and refute
+            quiet = mask.copy()
+            quiet[:, A.ACCUSE0 :] = False
+            mask = np.where(quiet.any(1, keepdims=True), quiet, mask)
+        pick = np.where(mask, rng.random(mask.shape), -1.0).argmax(1)
+        eng.step(np.where(mask.any(1), pick, -1))
+    assert {A.START, A.MOVE, A.SUGGEST, A.REFUTE, A.OVER} <= phases
+    with pytest.raises(IndexError, match="outside the batch"):
+        PlayerView(eng, 0).legal_action_mask_of(np.array([32]))

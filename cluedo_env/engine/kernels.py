@@ -667,6 +667,25 @@ def rebuild_summaries(s, rules, b: int) -> None:
                     s.refuted_on[b, seat, c] = min(s.refuted_on[b, seat, c], _CAP) + 1
 
 
+# ===================================================================== one seat's legal actions
+@njit(**KERNEL)
+def seat_mask_rows(seat, idx, phase, refuter, current, mask, out) -> None:
+    """Rows ``idx`` of the legal mask ``mask`` (B, A) into ``out`` (n, A), all False where ``seat`` is not the one to
+    act (the refuter in REFUTE, else the player whose turn it is; nobody once the game is over)."""
+    u = np.uint64
+    for i in range(idx.shape[0]):
+        b = idx[i]
+        o = out[i]
+        actor = refuter[b] if phase[b] == _REFUTE else current[b]
+        if actor == seat and phase[b] != _OVER:
+            m = mask[b]
+            for a in range(u(mask.shape[1])):
+                o[a] = m[a]
+        else:
+            for a in range(u(mask.shape[1])):
+                o[a] = False
+
+
 # ===================================================================== one seat's history
 @njit(**KERNEL)
 def history_records(
@@ -707,6 +726,7 @@ def history_records(
 __all__ = [
     "first_illegal",
     "history_records",
+    "seat_mask_rows",
     "is_legal",
     "may_see_shown_card",
     "new_games",

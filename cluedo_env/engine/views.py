@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from cluedo_env.engine.kernels import history_records
+from cluedo_env.engine.kernels import history_records, seat_mask_rows
 from cluedo_env.engine.state import HIDDEN, NOT_ASKED, PASSED
-from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import Board
 from cluedo_env.rules.config import RulesConfig
 from cluedo_env.rules.privacy import may_see_shown_card
@@ -149,11 +148,12 @@ class PlayerView:
         """
         eng = self._eng
         idx = np.asarray(idx, np.int64)
-        phase = eng.phase[idx]
-        actor = np.where(phase == A.REFUTE, eng.refuter[idx], eng.current[idx])
-        mine = (actor == self.seat) & (phase != A.OVER)
-        out = eng.legal_action_mask[idx]
-        return np.logical_and(out, mine[:, None], out=out)
+        if len(idx) and (idx.min() < 0 or idx.max() >= eng.B):
+            raise IndexError(f"games {idx.tolist()[:5]}... outside the batch of {eng.B}")
+        mask = eng.legal_action_mask
+        out = np.empty((len(idx), mask.shape[1]), bool)
+        seat_mask_rows(self.seat, idx, eng.phase, eng.refuter, eng.current, mask, out)  # compiled: one pass
+        return out
 
     @property
     def hist_len(self) -> np.ndarray:
