@@ -160,3 +160,40 @@ def test_ppo_trains_with_the_bulk_runner_league_and_resume(tmp_path):
         assert latest_checkpoint(cfg["run_dir"]).name == "iter_000003"
     finally:
         ray.shutdown()
+
+
+def test_draw_actions_never_draws_a_masked_action(monkeypatch):
+    """The bulk runners' draw (inverse CDF in float32): actions follow the masked softmax, masked actions are never
+    drawn, and a draw that rounds up to the total (u = 1) takes the last legal action, not a masked one."""
+    from training.rllib_bulk_runner import draw_actions
+
+    n, A, D = 4000, 12, 3
+    rng = np.random.default_rng(0)
+    mask = (rng.random((n, A)) < 0.4).astype(np.int8)
+    mask[:, 1] = 1
+    mask[:, -1] = 0  # the last action is never legal: a draw past the end must not land there
+    logits = torch.from_numpy(rng.normal(size=(n, A)).astype(np.float32))
+
+    class Stub:
+        def forward_exploration(self, batch, t):
+            legal = torch.from_numpy(mask).float()
+            return {Columns.ACTION_DIST_INPUTS: logits + (1 - legal) * -3.4e38}
+
+    obs = np.concatenate([np.zeros((n, D), np.int8), mask], 1)
+    gen = torch.Generator().manual_seed(0)
+    actions, logp, _ = draw_actions(Stub(), obs, True, 0, gen)
+    assert (mask[np.arange(n), actions] == 1).all()
+    probs = torch.softmax(logits + (1 - torch.from_numpy(mask).float()) * -3.4e38, -1).numpy()
+    np.testing.assert_allclose(logp, np.log(probs[np.arange(n), actions]), rtol=1e-5, atol=1e-5)
+    # frequencies: the first row's distribution, drawn many times
+    rows = np.zeros((n, A + D), np.int8)
+    rows[:] = obs[0]
+    logits[:] = logits[0]
+    mask[:] = mask[0]
+    actions, _, _ = draw_actions(Stub(), rows, True, 0, gen)
+    freq = np.bincount(actions, minlength=A) / n
+    np.testing.assert_allclose(freq, probs[0], atol=0.03)
+    # u = 1: past the last legal action
+    monkeypatch.setattr(torch, "rand", lambda shape, generator=None, dtype=None: torch.ones(shape))
+    actions, _, _ = draw_actions(Stub(), rows, True, 0, gen)
+    assert (actions == np.flatnonzero(mask[0])[-1]).all()
