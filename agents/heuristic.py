@@ -50,7 +50,7 @@ from agents.heuristic_kernels import (
     read_records_kernel,
 )
 from agents.planning import choose_moves, turn_start_choice
-from cluedo_env.engine.views import PlayerView
+from cluedo_env.engine.views import PlayerView, Records
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
@@ -98,6 +98,11 @@ class HeuristicAgent(Agent):
         hist_len = view.hist_len[idx]
         rec = view.records_between(idx, self.seen[idx], hist_len)
         self.seen[idx] = hist_len
+        self._read(view, rec)
+
+    def _read(self, view: PlayerView, rec: Records) -> None:
+        """Cross off the cards the records show this seat, and solve the categories of its unrefuted suggestions
+        (compiled: :func:`agents.heuristic_kernels.read_records_kernel`)."""
         read_records_kernel(view.seat, rec.game, rec.is_accusation, rec.player, rec.triple, rec.response, self.hand,
                             self.open, self.use_unrefuted)  # fmt: skip
 
@@ -147,15 +152,7 @@ class HeuristicReference(HeuristicAgent):
     """:class:`HeuristicAgent` in numpy: the readable statement of its notebook and choices, used by the tests only
     (they play both side by side; the compiled player must choose the same actions from the same random numbers)."""
 
-    def _update(self, view: PlayerView, idx: np.ndarray) -> None:
-        """Read the new history records of games ``idx`` into the notebook.
-
-        Only the records of games ``idx`` are read (as :meth:`agents.notebook.Notebook.update` does); the
-        other games' records wait for their seat's next turn to act there, and give the same notebook then.
-        """
-        hist_len = view.hist_len[idx]
-        rec = view.records_between(idx, self.seen[idx], hist_len)
-        self.seen[idx] = hist_len
+    def _read(self, view: PlayerView, rec: Records) -> None:
         mine = np.flatnonzero(~rec.is_accusation & (rec.player == view.seat))
         if len(mine) == 0:
             return
