@@ -106,13 +106,6 @@ class HeuristicAgent(Agent):
         read_records_kernel(view.seat, rec.game, rec.is_accusation, rec.player, rec.triple, rec.response, self.hand,
                             self.open, self.use_unrefuted)  # fmt: skip
 
-    def solution(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(solved (n,) bool, triple index (n,)) for games ``idx``: one open card left per category."""
-        op = self.open[idx]
-        solved = (op @ _PER_CATEGORY == 1).all(1)  # one open card per category
-        s, w, r = (op[:, sl].argmax(1) for sl in _CAT)
-        return solved, A.triple_index(s, w, r)
-
     def room_value(self, idx: np.ndarray) -> np.ndarray:
         """(n, 9) 1.0 for each room whose card is still open."""
         return self.open[idx, ROOM_CARD0:].astype(np.float64)
@@ -151,6 +144,13 @@ class HeuristicAgent(Agent):
 class HeuristicReference(HeuristicAgent):
     """:class:`HeuristicAgent` in numpy: the readable statement of its notebook and choices, used by the tests only
     (they play both side by side; the compiled player must choose the same actions from the same random numbers)."""
+
+    def solution(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(solved (n,) bool, triple index (n,)) for games ``idx``: one open card left per category."""
+        op = self.open[idx]
+        solved = (op @ _PER_CATEGORY == 1).all(1)  # one open card per category
+        s, w, r = (op[:, sl].argmax(1) for sl in _CAT)
+        return solved, A.triple_index(s, w, r)
 
     def _read(self, view: PlayerView, rec: Records) -> None:
         mine = np.flatnonzero(~rec.is_accusation & (rec.player == view.seat))

@@ -726,13 +726,13 @@ def history_records(
 __all__ = [
     "first_illegal",
     "history_records",
-    "seat_mask_rows",
     "is_legal",
     "may_see_shown_card",
     "new_games",
     "rebuild_summaries",
     "sample_full_game",
     "sample_uniform",
+    "seat_mask_rows",
     "step",
     "update_legal",
 ]
