@@ -17,8 +17,8 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from cluedo_env.engine.kernels import all_legal_rows, suggestion_room_rows
 from cluedo_env.engine.views import PlayerView
-from cluedo_env.rules import actions as A
 
 
 class Agent(ABC):
@@ -50,18 +50,19 @@ def suggestion_room(mask: np.ndarray) -> np.ndarray:
     On the board a suggestion names the room the player stands in (R-G1), so the mask already says
     which room that is: players read it here instead of re-deriving the rule from positions.
     """
-    legal = np.asarray(mask)[:, A.SUGGEST0 : A.SHOW0]
-    room = A.triple_of(legal.argmax(1).astype(np.int64))[2]
-    return np.where(legal.any(1), room, -1)
+    mask = np.ascontiguousarray(mask, bool)
+    out = np.empty(len(mask), np.int64)
+    suggestion_room_rows(mask, out)
+    return out
 
 
 def replace_illegal(out: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
     """Replace, in place, every action of ``out`` that ``mask`` (n, A) does not allow by a random
     legal one; return how many were replaced (a player's safety net, counted so tests can demand 0)."""
+    if all_legal_rows(out, mask):  # compiled: the usual case, every choice legal
+        return 0
     rows = np.arange(len(out))
     ok = (out >= 0) & mask[rows, np.clip(out, 0, mask.shape[1] - 1)]
-    if ok.all():
-        return 0
     bad = np.flatnonzero(~ok)
     out[bad] = sample_legal(mask[bad], rng)
     return len(bad)

@@ -69,6 +69,8 @@ from agents.deduction_kernels import (
     best_suggestion_kernel,
     candidates_kernel,
     deal_information_kernel,
+    proved_accusations_kernel,
+    refute_kernel,
     room_values_kernel,
     unpack_rows_kernel,
 )
@@ -187,6 +189,8 @@ class DeducerAgent(Agent):
         self.fallbacks = 0
         self._rv: np.ndarray | None = None  # (B, 9) room values of the current turn
         self._rv_turn = np.zeros(0, np.int64)
+        self._order_rows = np.zeros((0, 0), np.int64)  # cached rows of _order
+        self._card_rows = (np.zeros((0, NUM_SUSPECTS), np.int64), np.zeros((0, NUM_WEAPONS), np.int64))
         self._pcache: tuple | None = None  # (notebook, has_board, prob (B, H, 21), version (B,), key (B,))
 
     # ------------------------------------------------------------------ notebook
@@ -301,7 +305,15 @@ class DeducerAgent(Agent):
         return out
 
     def accusations(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """(n,) ACCUSE action where the solution is proved and the accusation is open now, else -1."""
+        """(n,) ACCUSE action where the solution is proved and the accusation is open now, else -1 (compiled:
+        :func:`agents.deduction_kernels.proved_accusations_kernel`)."""
+        nb = self.notebook
+        out = np.empty(len(idx), np.int64)
+        proved_accusations_kernel(nb.has, nb.bad, idx, mask, view.phase[idx], out)
+        return out
+
+    def accusations_reference(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """:meth:`accusations` in numpy: the readable statement, used by the tests only."""
         nb = self.notebook
         env = nb.envelope_known(idx)
         solved = nb.solved(idx)
@@ -311,19 +323,47 @@ class DeducerAgent(Agent):
         return np.where(solved & legal & (view.phase[idx] != A.REFUTE), action, -1)
 
     def refute(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """(n,) SHOW action: the named card that teaches the suggester least (:mod:`agents.refutation`)."""
+        """(n,) SHOW action: the named card that teaches the suggester least (:mod:`agents.refutation`), from the
+        notebook's own marginals (rough is enough; no sampling here). Compiled
+        (:func:`agents.deduction_kernels.refute_kernel`); :meth:`refute_reference` is the numpy statement."""
+        nb = self.notebook
+        n, H = len(idx), nb.P + 1
+        suggester = view.current[idx].astype(np.int64)  # whose suggestion is refuted: the player whose turn it is
+        noise = self.rng.random((n, NUM_CARDS))  # the reference's tie-break numbers, in its order
+        out = np.empty(n, np.int64)
+        refute_kernel(nb.has, nb.no, nb.size, nb.shown_by_me, nb.shown_to, idx, suggester, mask, noise, out,
+                      np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)))  # fmt: skip
+        return out
+
+    def refute_reference(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """:meth:`refute` in numpy (:mod:`agents.refutation`): the readable statement, used by the tests only."""
         nb = self.notebook
         legal = mask[:, A.SHOW0 : A.ACCUSE0]
-        suggester = view.current[idx].astype(np.int64)  # whose suggestion is refuted: the player whose turn it is
+        suggester = view.current[idx].astype(np.int64)
         seen = nb.shown_by_me[idx, suggester]  # (n, 21)
         to_others = nb.shown_by_me[idx].any(1) & ~seen
-        left = suggester_candidates(nb, nb.marginals(idx), idx, suggester)  # rough is enough; no sampling here
+        left = suggester_candidates(nb, nb.marginals(idx), idx, suggester)
         return A.SHOW0 + choose_refutation(legal, seen, to_others, left, self.rng)
 
     # ------------------------------------------------------------------ suggestions
     def _order(self, view: PlayerView, n: int) -> np.ndarray:
+        """(n, P - 1) int64 C-contiguous: the seats asked in turn after this one (R-G5), one row per game (rows of
+        one cached array: the kernels read it, nobody writes it)."""
         P = view.num_players
-        return np.broadcast_to((view.seat + np.arange(1, P)) % P, (n, P - 1))
+        cache = self._order_rows
+        if cache.shape[0] < n or cache.shape[1] != P - 1 or (P > 1 and cache[0, 0] != (view.seat + 1) % P):
+            cache = self._order_rows = np.ascontiguousarray(
+                np.broadcast_to((view.seat + np.arange(1, P)) % P, (max(n, view.batch_size), P - 1)), np.int64
+            )
+        return cache[:n]
+
+    def _every_card_rows(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """((n, 6), (n, 6)) int64: every suspect card and every weapon card, one row per game (cached, read only)."""
+        if self._card_rows[0].shape[0] < n:
+            rows = max(n, 2 * self._card_rows[0].shape[0])
+            self._card_rows = (np.tile(np.arange(NUM_SUSPECTS), (rows, 1)),
+                               np.tile(WEAPON_CARD0 + np.arange(NUM_WEAPONS), (rows, 1)))  # fmt: skip
+        return self._card_rows[0][:n], self._card_rows[1][:n]
 
     def _candidates(self, prob: np.ndarray, k: int) -> list[np.ndarray]:
         """Per category, (n, k + 1) card ids: the k cards most uncertain to be the envelope's and the best blank.
@@ -398,8 +438,7 @@ class DeducerAgent(Agent):
         if self._envelope_only(view, idx):  # the score is the envelope information alone: compiled
             if view.config.has_board:
                 room = suggestion_room(mask).clip(0, NUM_ROOMS - 1)
-                cs = np.tile(np.arange(NUM_SUSPECTS), (n, 1))
-                cw = np.tile(WEAPON_CARD0 + np.arange(NUM_WEAPONS), (n, 1))
+                cs, cw = self._every_card_rows(n)
                 cr = (ROOM_CARD0 + room)[:, None]
             else:
                 cs, cw, cr = self._candidates(prob, self.shortlist)
@@ -409,7 +448,7 @@ class DeducerAgent(Agent):
             memo = np.empty(noise.shape[1])
             reps = np.empty((3, max(cs.shape[1], cw.shape[1], cr.shape[1])), np.int64)
             best_suggestion_kernel(
-                np.ascontiguousarray(prob, np.float64), cs, cw, cr, np.ascontiguousarray(self._order(view, n)),
+                np.ascontiguousarray(prob, np.float64), cs, cw, cr, self._order(view, n),
                 view.config.refutation == "all", legal, noise, best, pre, memo, reps,
             )  # fmt: skip
             return np.where(best >= 0, A.SUGGEST0 + best, -1)
@@ -462,7 +501,7 @@ class DeducerAgent(Agent):
         if self._envelope_only(view, idx):  # compiled, same values
             value = np.empty((n, NUM_ROOMS))
             room_values_kernel(
-                np.ascontiguousarray(prob, np.float64), cs, cw, np.ascontiguousarray(self._order(view, n)),
+                np.ascontiguousarray(prob, np.float64), cs, cw, self._order(view, n),
                 view.config.refutation == "all", value, np.empty((3 * (view.num_players - 1) + 2, NUM_CARDS)),
                 np.empty((3, max(cs.shape[1], cw.shape[1], NUM_ROOMS)), np.int64),
             )  # fmt: skip

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
 KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy"}
@@ -40,6 +41,8 @@ _TINY = 1e-12
 # scores give.
 _MARGIN = 1e-12
 assert (_C, _W0, _R0) == (NUM_CARDS, WEAPON_CARD0, ROOM_CARD0)
+_REFUTE_PHASE, _SHOW0, _ACCUSE0 = 3, 525, 546  # the refutation phase, the first SHOW and ACCUSE actions
+assert (_REFUTE_PHASE, _SHOW0, _ACCUSE0) == (A.REFUTE, A.SHOW0, A.ACCUSE0)
 
 
 @njit(**INLINE)
@@ -178,6 +181,49 @@ def fixpoint_kernel(
 
 
 # ---------------------------------------------------------------------------------------------- marginals
+@njit(**INLINE)
+def _marginals_game(
+    has: np.ndarray, no: np.ndarray, size: np.ndarray, g: int, out: np.ndarray, i: int, w: np.ndarray
+) -> None:
+    """Row i of ``out`` (n, H, 21) float64: :func:`agents.deal_sampling.marginals_reference` of game g
+    (``has``, ``no`` (B, H, 21) bool, ``size`` (B, H) int64); scratch ``w`` (H, 21) float64."""
+    H, C = has.shape[1], has.shape[2]
+    E = H - 1
+    for h in range(E):
+        held = 0
+        cand = 0
+        for c in range(C):
+            held += has[g, h, c]
+            cand += (not has[g, h, c]) and (not no[g, h, c])
+        slots = float(max(size[g, h] - held, 0))
+        wh = slots / max(cand, 1)
+        for c in range(C):
+            w[h, c] = wh if (not has[g, h, c]) and (not no[g, h, c]) else 0.0
+    for k in range(3):
+        lo = 0 if k == 0 else (_W0 if k == 1 else _R0)
+        hi = _W0 if k == 0 else (_R0 if k == 1 else _C)
+        cnt = 0
+        open_ = True
+        for c in range(lo, hi):
+            cnt += (not has[g, E, c]) and (not no[g, E, c])
+            if has[g, E, c]:
+                open_ = False
+        for c in range(lo, hi):
+            u = (not has[g, E, c]) and (not no[g, E, c])
+            w[E, c] = 1.0 / max(cnt, 1) if u and open_ else 0.0
+    for c in range(C):
+        total = w[0, c]
+        for h in range(1, H):
+            total += w[h, c]
+        for h in range(H):
+            if has[g, h, c]:
+                out[i, h, c] = 1.0
+            elif total > 0:
+                out[i, h, c] = w[h, c] / total
+            else:
+                out[i, h, c] = 0.0
+
+
 @njit(**KERNEL)
 def marginals_kernel(
     has: np.ndarray, no: np.ndarray, size: np.ndarray, idx: np.ndarray, out: np.ndarray, w: np.ndarray
@@ -187,44 +233,8 @@ def marginals_kernel(
     ``has``, ``no`` (B, H, 21) bool, ``size`` (B, H) int64 of which rows ``idx`` (n,) are read (row i of
     ``out`` is game ``idx[i]``); scratch ``w`` (H, 21) float64.
     """
-    n = idx.shape[0]
-    H, C = has.shape[1], has.shape[2]
-    E = H - 1
-    for i in range(n):
-        g = idx[i]
-        for h in range(E):
-            held = 0
-            cand = 0
-            for c in range(C):
-                held += has[g, h, c]
-                cand += (not has[g, h, c]) and (not no[g, h, c])
-            slots = float(max(size[g, h] - held, 0))
-            wh = slots / max(cand, 1)
-            for c in range(C):
-                w[h, c] = wh if (not has[g, h, c]) and (not no[g, h, c]) else 0.0
-        for k in range(3):
-            lo = 0 if k == 0 else (_W0 if k == 1 else _R0)
-            hi = _W0 if k == 0 else (_R0 if k == 1 else _C)
-            cnt = 0
-            open_ = True
-            for c in range(lo, hi):
-                cnt += (not has[g, E, c]) and (not no[g, E, c])
-                if has[g, E, c]:
-                    open_ = False
-            for c in range(lo, hi):
-                u = (not has[g, E, c]) and (not no[g, E, c])
-                w[E, c] = 1.0 / max(cnt, 1) if u and open_ else 0.0
-        for c in range(C):
-            total = w[0, c]
-            for h in range(1, H):
-                total += w[h, c]
-            for h in range(H):
-                if has[g, h, c]:
-                    out[i, h, c] = 1.0
-                elif total > 0:
-                    out[i, h, c] = w[h, c] / total
-                else:
-                    out[i, h, c] = 0.0
+    for i in range(idx.shape[0]):
+        _marginals_game(has, no, size, idx[i], out, i, w)
 
 
 # ---------------------------------------------------------------------------------------------- suggestion value
@@ -1551,3 +1561,99 @@ def belief_features_kernel(
                     proved += 1
             out[r, 2 * hw + cat] = found
         out[r, 2 * hw + 3] = proved == 3 and not bad[g]
+
+
+# ---------------------------------------------------------------------------------------------- deducer's choices
+_MIN_LEFT = 1.25  # agents.refutation.MIN_LEFT
+_CATEGORY_SIZE = (6.0, 6.0, 9.0)  # agents.refutation.CATEGORY_SIZE
+
+
+@njit(**KERNEL)
+def refute_kernel(
+    has: np.ndarray, no: np.ndarray, size: np.ndarray, shown_by_me: np.ndarray, shown_to: np.ndarray, idx: np.ndarray,
+    suggester: np.ndarray, mask: np.ndarray, noise: np.ndarray, out: np.ndarray, prob: np.ndarray, w: np.ndarray,
+) -> None:  # fmt: skip
+    """The notebook players' refutation (:mod:`agents.refutation`), compiled: ``out`` (n,) int64 the SHOW action of
+    :func:`~agents.refutation.choose_refutation` on :func:`~agents.refutation.suggester_candidates`, from the
+    notebook's own marginals (``has``, ``no`` (B, H, 21), ``size`` (B, H)), in games ``idx`` (n,) refuting
+    ``suggester`` (n,) int64, among the named cards ``mask`` (n, 870) bool allows, with ``noise`` (n, 21) uniform
+    numbers (the reference's ``rng.random(legal.shape)``). ``shown_by_me`` (B, P, 21) bool, ``shown_to`` (B, P)
+    int64: the notebook's. Scratch ``prob`` (1, H, 21), ``w`` (H, 21) float64.
+
+    The same operations as the reference, except that each category's sum of the suggester's probabilities is
+    added card by card (numpy's matrix product may add in another order: the last bit can differ).
+    """
+    for i in range(idx.shape[0]):
+        g, s = idx[i], suggester[i]
+        _marginals_game(has, no, size, g, prob, 0, w)
+        mine_total = 0
+        for c in range(_C):
+            mine_total += shown_by_me[g, s, c]
+        others = max(shown_to[g, s] - mine_total, 0) / 3.0
+        b0, b1, b2 = 0.0, 0.0, 0.0
+        for k in range(3):
+            own = 0.0
+            by_me = 0.0
+            for c in range(_FIRST_OF[k], _FIRST_OF[k + 1]):
+                own += prob[0, s, c]
+                by_me += shown_by_me[g, s, c]
+            left = max(_CATEGORY_SIZE[k] - own - by_me - others, _MIN_LEFT)
+            bits = np.log2(left / (left - 1.0))
+            if k == 0:
+                b0 = bits
+            elif k == 1:
+                b1 = bits
+            else:
+                b2 = bits
+        best = 0
+        top = -np.inf
+        for c in range(_C):
+            if not mask[i, _SHOW0 + c]:
+                continue
+            seen = shown_by_me[g, s, c]
+            to_others = False
+            if not seen:
+                for p in range(shown_by_me.shape[1]):
+                    if shown_by_me[g, p, c]:
+                        to_others = True
+                        break
+            leak = 0.0 if seen else (b0 if c < _W0 else (b1 if c < _R0 else b2))
+            score = -leak + 1e-3 * to_others + 1e-6 * noise[i, c]
+            if score > top:
+                top = score
+                best = c
+        out[i] = _SHOW0 + best
+
+
+@njit(**KERNEL)
+def proved_accusations_kernel(
+    has: np.ndarray, bad: np.ndarray, idx: np.ndarray, mask: np.ndarray, phase: np.ndarray, out: np.ndarray
+) -> None:
+    """``out`` (n,) int64: the ACCUSE action of the proved solution of games ``idx`` where the notebook (``has``
+    (B, H, 21), envelope = holder H - 1; ``bad`` (B,)) proves all three envelope cards, the accusation is legal in
+    ``mask`` (n, 870) and the phase (``phase`` (n,)) is not a refutation; else -1
+    (:meth:`agents.deducer.DeducerAgent.accusations`)."""
+    E = has.shape[1] - 1
+    for i in range(idx.shape[0]):
+        g = idx[i]
+        out[i] = -1
+        count = 0
+        e0, e1, e2 = 0, _W0, _R0  # an unproved category reads as its first card (as the reference's)
+        for k in range(3):
+            found = False
+            for c in range(_FIRST_OF[k], _FIRST_OF[k + 1]):
+                if has[g, E, c]:
+                    count += 1
+                    if not found:
+                        found = True
+                        if k == 0:
+                            e0 = c
+                        elif k == 1:
+                            e1 = c
+                        else:
+                            e2 = c
+        if count != 3 or bad[g] or phase[i] == _REFUTE_PHASE:
+            continue
+        action = _ACCUSE0 + (e0 * 6 + (e1 - _W0)) * 9 + (e2 - _R0)
+        if mask[i, action]:
+            out[i] = action

@@ -44,7 +44,6 @@ from agents.heuristic_kernels import (
     NEED_START,
     NEED_SUGGEST,
     act_kernel,
-    all_legal_kernel,
     draws_needed,
     random_choices_kernel,
     read_records_kernel,
@@ -133,8 +132,7 @@ class HeuristicAgent(Agent):
         if type(self)._suggested is not HeuristicAgent._suggested:
             sel = np.flatnonzero(need == NEED_SUGGEST)
             self._suggested(idx[sel], out[sel] - A.SUGGEST0)
-        if not all_legal_kernel(out, mask):
-            self.fallbacks += replace_illegal(out, mask, self.rng)
+        self.fallbacks += replace_illegal(out, mask, self.rng)
         return out
 
     def _suggested(self, idx: np.ndarray, triple: np.ndarray) -> None:

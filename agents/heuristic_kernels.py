@@ -186,16 +186,7 @@ def random_choices_kernel(u: np.ndarray, idx: np.ndarray, need: np.ndarray, mask
             out[i] = _SHOW0 + pick
 
 
-@njit(**KERNEL)
-def all_legal_kernel(out: np.ndarray, mask: np.ndarray) -> bool:
-    """Whether every action of ``out`` (n,) is legal in its row of ``mask`` (n, 870)."""
-    for i in range(out.shape[0]):
-        if out[i] < 0 or out[i] >= mask.shape[1] or not mask[i, out[i]]:
-            return False
-    return True
-
-
 __all__ = [
-    "NEED_MOVE", "NEED_NONE", "NEED_REFUTE", "NEED_START", "NEED_SUGGEST", "act_kernel", "all_legal_kernel",
+    "NEED_MOVE", "NEED_NONE", "NEED_REFUTE", "NEED_START", "NEED_SUGGEST", "act_kernel",
     "draws_needed", "random_choices_kernel", "read_records_kernel",
 ]  # fmt: skip

@@ -686,6 +686,29 @@ def seat_mask_rows(seat, idx, phase, refuter, current, mask, out) -> None:
                 o[a] = False
 
 
+# ===================================================================== players' masks: legality, the room named
+@njit(**KERNEL)
+def all_legal_rows(out: np.ndarray, mask: np.ndarray) -> bool:
+    """Whether every action ``out[i]`` (n,) int64 is legal in row i of ``mask`` (n, A) bool (a player's check of
+    its own choices, :func:`agents.base.replace_illegal`)."""
+    for i in range(out.shape[0]):
+        if out[i] < 0 or out[i] >= mask.shape[1] or not mask[i, out[i]]:
+            return False
+    return True
+
+
+@njit(**KERNEL)
+def suggestion_room_rows(mask: np.ndarray, out: np.ndarray) -> None:
+    """``out`` (n,) int64: the room (0..8) of the first legal suggestion in each row of ``mask`` (n, A) bool, -1
+    where none is legal. On the board every legal suggestion names the room the player stands in (R-G1)."""
+    for i in range(mask.shape[0]):
+        out[i] = -1
+        for a in range(_SUGGEST0, _SHOW0):
+            if mask[i, a]:
+                out[i] = (a - _SUGGEST0) % NUM_ROOMS
+                break
+
+
 # ===================================================================== one seat's history
 @njit(**KERNEL)
 def history_records(
@@ -724,6 +747,7 @@ def history_records(
 
 
 __all__ = [
+    "all_legal_rows",
     "first_illegal",
     "history_records",
     "is_legal",
@@ -734,5 +758,6 @@ __all__ = [
     "sample_uniform",
     "seat_mask_rows",
     "step",
+    "suggestion_room_rows",
     "update_legal",
 ]

@@ -1,0 +1,117 @@
+"""The deducer's compiled choices (agents/deduction_kernels.py: refutations, proved accusations) equal their numpy
+statements (:meth:`agents.deducer.DeducerAgent.refute_reference`, ``accusations_reference``), decision by decision,
+random numbers included, over whole games on each preset.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import config
+
+from agents.base import replace_illegal, suggestion_room
+from agents.deducer import DeducerAgent
+from agents.deduction_kernels import refute_kernel
+from agents.notebook import Notebook
+from agents.refutation import choose_refutation, suggester_candidates
+from agents.runner import play_games
+from cluedo_env.rules import actions as A
+
+
+class CheckedDeducer(DeducerAgent):
+    """A deducer that answers with its compiled choices after checking them against the numpy statements."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.refutations = self.seen_choices = self.proved = 0
+
+    def refute(self, view, idx, mask):
+        state = self.rng.bit_generator.state
+        a = super().refute(view, idx, mask)
+        after = self.rng.bit_generator.state
+        self.rng.bit_generator.state = state
+        b = self.refute_reference(view, idx, mask)
+        assert np.array_equal(a, b), (idx[a != b], a[a != b], b[a != b])
+        assert self.rng.bit_generator.state == after  # the same random numbers drawn
+        legal = mask[:, A.SHOW0 : A.ACCUSE0]
+        self.refutations += int((legal.sum(1) > 1).sum())  # a real choice between cards
+        seen = self.notebook.shown_by_me[idx, view.current[idx].astype(np.int64)]
+        self.seen_choices += int(((legal & seen).any(1) & (legal & ~seen).any(1)).sum())
+        return a
+
+    def accusations(self, view, idx, mask):
+        a = super().accusations(view, idx, mask)
+        b = self.accusations_reference(view, idx, mask)
+        assert np.array_equal(a, b), (idx[a != b], a[a != b], b[a != b])
+        self.proved += int((a >= 0).sum())
+        return a
+
+
+@pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("classic", 6), ("cards", 3), ("cards", 5)])
+def test_compiled_refutations_and_accusations_equal_their_statements(preset, players):
+    cfg = config(preset, players=players)
+    agents = [CheckedDeducer(seed=s) for s in range(players)]
+    records = play_games(cfg, agents, 96, batch_size=32, seed=3)
+    assert len(records) == 96
+    assert sum(a.refutations for a in agents) > 20  # choices between several cards were compared
+    if cfg.has_board:  # ... some between a card the suggester saw and one it did not (rare in the card game)
+        assert sum(a.seen_choices for a in agents) > 0
+    assert sum(a.proved for a in agents) > 0  # proved accusations were compared
+
+
+def test_compiled_refutation_equals_its_statement_on_random_notebooks():
+    """Arbitrary notebook contents (many cards seen by the suggester or shown to others, several legal cards)."""
+    rng = np.random.default_rng(5)
+    B, P, n = 64, 4, 48
+    nb = Notebook(B, P, seat=1)
+    nb.has[:] = rng.random(nb.has.shape) < 0.15
+    nb.no[:] = (rng.random(nb.no.shape) < 0.4) & ~nb.has
+    nb.size[:] = rng.integers(3, 6, nb.size.shape)
+    nb.shown_by_me[:] = rng.random(nb.shown_by_me.shape) < 0.2
+    nb.shown_to[:] = rng.integers(0, 9, nb.shown_to.shape)
+    idx = rng.choice(B, n, replace=False).astype(np.int64)
+    suggester = rng.choice([0, 2, 3], n).astype(np.int64)
+    mask = np.zeros((n, A.NUM_ACTIONS), bool)
+    mask[:, A.SHOW0 : A.ACCUSE0] = rng.random((n, 21)) < 0.15
+    mask[np.arange(n), A.SHOW0 + rng.integers(0, 21, n)] = True  # at least one card to show
+    noise = rng.random((n, 21))
+    out = np.empty(n, np.int64)
+    refute_kernel(nb.has, nb.no, nb.size, nb.shown_by_me, nb.shown_to, idx, suggester, mask, noise, out,
+                  np.empty((1, P + 1, 21)), np.empty((P + 1, 21)))  # fmt: skip
+    seen = nb.shown_by_me[idx, suggester]
+    to_others = nb.shown_by_me[idx].any(1) & ~seen
+    left = suggester_candidates(nb, nb.marginals(idx), idx, suggester)
+    ref = A.SHOW0 + choose_refutation(mask[:, A.SHOW0 : A.ACCUSE0], seen, to_others, left, _Fixed(noise))
+    assert np.array_equal(out, ref)
+    legal = mask[:, A.SHOW0 : A.ACCUSE0]
+    assert ((legal & seen).any(1) & (legal & ~seen).any(1)).sum() > 5  # the seen-card rule was exercised
+    chose_seen = seen[np.arange(n), out - A.SHOW0]
+    assert chose_seen[(legal & seen).any(1)].all()  # a card the suggester has seen, whenever there is one
+
+
+class _Fixed:
+    """A stand-in generator whose ``random`` returns given numbers (the reference's tie-break noise)."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+
+    def random(self, shape):
+        assert tuple(shape) == self.values.shape
+        return self.values
+
+
+def test_suggestion_room_and_replace_illegal_on_hand_made_masks():
+    mask = np.zeros((4, A.NUM_ACTIONS), bool)
+    mask[0, A.SUGGEST0 + A.triple_index(2, 3, 5)] = True  # the room of the legal suggestions (R-G1)
+    mask[0, A.SUGGEST0 + A.triple_index(4, 1, 5)] = True
+    mask[1, A.ROLL] = True  # no suggestion legal
+    mask[2, A.SUGGEST0 + A.triple_index(0, 0, 8)] = True
+    mask[3, A.SUGGEST0] = True
+    assert suggestion_room(mask).tolist() == [5, -1, 8, 0]
+    rng = np.random.default_rng(0)
+    out = np.array([A.SUGGEST0 + A.triple_index(2, 3, 5), A.ROLL, A.SUGGEST0 + A.triple_index(0, 0, 8), A.SUGGEST0])
+    assert replace_illegal(out, mask, rng) == 0
+    out[1] = A.END_TURN  # illegal: replaced by the one legal action
+    out[3] = -1  # no action: replaced
+    assert replace_illegal(out, mask, rng) == 2
+    assert out[1] == A.ROLL and out[3] == A.SUGGEST0
