@@ -69,6 +69,7 @@ from agents.deduction_kernels import (
     best_suggestion_kernel,
     candidates_kernel,
     deal_information_kernel,
+    naive_probabilities_kernel,
     proved_accusations_kernel,
     refute_kernel,
     room_values_kernel,
@@ -238,7 +239,10 @@ class DeducerAgent(Agent):
         stale = (version[idx] != nb.version[idx]) | (stamp[idx] != key)
         if stale.any():
             g = idx[stale]
-            prob[g] = self._probabilities(view, g)
+            if self._compiled_probabilities():
+                self._probabilities_into(view, g, prob)
+            else:
+                prob[g] = self._probabilities(view, g)
             version[g] = nb.version[g]
             stamp[g] = key[stale]
         return prob[idx]
@@ -248,8 +252,37 @@ class DeducerAgent(Agent):
         naive-player model applies yet."""
         return (view.turn_count[idx] >= self.naive_model_rounds * view.num_players).astype(np.int64)
 
+    def _compiled_probabilities(self) -> bool:
+        """Whether :meth:`_probabilities` is the deducer's own (the naive-player model as :meth:`model_bits` states
+        it): then :meth:`_probabilities_into` computes the same numbers in one compiled call."""
+        cls = type(self)
+        return (
+            self.naive_model
+            and cls._probabilities is DeducerAgent._probabilities
+            and cls.model_bits is DeducerAgent.model_bits
+        )
+
+    def _probabilities_into(self, view: PlayerView, idx: np.ndarray, out: np.ndarray) -> None:
+        """``out[idx]`` = :meth:`_probabilities` of games ``idx`` (the deducer's own model), compiled:
+        :func:`agents.deduction_kernels.naive_probabilities_kernel`."""
+        nb = self.notebook
+        H, P, K = nb.P + 1, nb.P, nb.cl_live.shape[1]
+        i64 = np.int64
+        late = view.turn_count[idx] >= self.naive_model_rounds * view.num_players
+        naive_probabilities_kernel(
+            idx, idx, nb.seat, view.config.has_board, late, float(self.naive_mix), nb.has, nb.no, nb.size, nb.named,
+            nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live, out,
+            np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
+            np.empty((1, K), i64), np.empty((1, K), bool), np.empty((1, P), i64), np.empty((1, P), bool),
+            np.empty((1, P), i64), np.empty(1, bool), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64),
+            np.empty((1, H, NUM_CARDS), bool), np.empty((1, H, NUM_CARDS), bool), np.empty((1, H, NUM_CARDS)),
+            np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)), np.zeros((0, P, NUM_CARDS), bool),
+            np.zeros(1, i64),
+        )  # fmt: skip
+
     def _probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
-        """:meth:`probabilities`, computed."""
+        """:meth:`probabilities`, computed (the numpy statement; :meth:`_probabilities_into` is the compiled path
+        of the deducer's own model)."""
         if not self.naive_model:
             return self.notebook.marginals(idx)
         bits = self.model_bits(view, idx)

@@ -1657,3 +1657,66 @@ def proved_accusations_kernel(
         action = _ACCUSE0 + (e0 * 6 + (e1 - _W0)) * 9 + (e2 - _R0)
         if mask[i, action]:
             out[i] = action
+
+
+@njit(**KERNEL)
+def naive_probabilities_kernel(
+    idx: np.ndarray, dest: np.ndarray, seat: int, has_board: bool, allow: np.ndarray, mix: float,
+    has: np.ndarray, no: np.ndarray, size: np.ndarray, named: np.ndarray, cl_holder: np.ndarray,
+    cl_cards: np.ndarray, cl_live: np.ndarray, acc_cards: np.ndarray, acc_live: np.ndarray, out: np.ndarray,
+    hb: np.ndarray, nb: np.ndarray, sz: np.ndarray, clh: np.ndarray, clm: np.ndarray, cll: np.ndarray,
+    accm: np.ndarray, accl: np.ndarray, extra: np.ndarray, used: np.ndarray, bad: np.ndarray, snap: np.ndarray,
+    unit: np.ndarray, has1: np.ndarray, no1: np.ndarray, model: np.ndarray, own: np.ndarray, w: np.ndarray,
+    no_extra: np.ndarray, zero: np.ndarray,
+) -> None:  # fmt: skip
+    """The deducer's holder probabilities with the naive-player model (:meth:`agents.deducer.DeducerAgent.
+    _probabilities`, the numpy statement), game by game: ``out[dest[i]]`` (H, 21) float64 for game ``idx[i]``.
+
+    The notebook's facts (``has``, ``no`` (B, H, 21), ``size`` (B, H), the clauses, ``named`` (B, P, 21)) plus
+    what naive opponents' suggestions say (:func:`assumed_no_kernel`, where ``allow[i]``), closed by
+    :func:`fixpoint_kernel` (the notebook's own facts where that contradicts itself); their marginals, mixed
+    as ``mix * model + (1 - mix) * own`` with the notebook's own marginals (``mix >= 1``: the model's alone).
+    The same operations as the statement, so the same numbers. Scratch, one game each: ``hb``, ``nb``, ``sz``
+    (1, H) int64, ``clh``, ``clm`` (1, K) int64, ``cll`` (1, K) bool, ``accm`` (1, P) int64, ``accl`` (1, P)
+    bool, ``extra`` (1, P) int64, ``used``, ``bad`` (1,) bool, ``snap`` (2, H) int64, ``unit`` (K,) int64,
+    ``has1``, ``no1`` (1, H, 21) bool, ``model``, ``own`` (1, H, 21) float64, ``w`` (H, 21) float64; constant
+    ``no_extra`` (0, P, 21) bool (no extra facts), ``zero`` (1,) int64 = 0.
+    """
+    H = has.shape[1]
+    P = named.shape[1]
+    K = cl_live.shape[1]
+    for i in range(idx.shape[0]):
+        g = idx[i]
+        one = idx[i : i + 1]
+        assumed_no_kernel(one, seat, has_board, True, has, no, named, allow[i : i + 1], no_extra, extra, used)
+        ok = used[0]
+        if ok:
+            pack_rows_kernel(one, has, no, cl_cards, acc_cards, hb, nb, clm, accm)
+            for h in range(H):
+                sz[0, h] = size[g, h]
+            for k in range(K):
+                clh[0, k] = cl_holder[g, k]
+                cll[0, k] = cl_live[g, k]
+            for a in range(acc_live.shape[1]):
+                accl[0, a] = acc_live[g, a]
+            for p in range(P):  # the assumed "holds not" facts
+                nb[0, p] |= extra[0, p]
+            bad[0] = False
+            fixpoint_kernel(hb, nb, sz, clh, clm, cll, accm, accl, 100, bad, snap, unit)
+            ok = not bad[0]
+        if ok:
+            unpack_rows_kernel(zero, hb, nb, has1, no1)
+            _marginals_game(has1, no1, sz, 0, model, 0, w)
+        else:  # the notebook's own facts
+            _marginals_game(has, no, size, g, model, 0, w)
+        d = dest[i]
+        if mix >= 1.0:
+            for h in range(H):
+                for c in range(_C):
+                    out[d, h, c] = model[0, h, c]
+            continue
+        _marginals_game(has, no, size, g, own, 0, w)
+        rest = 1.0 - mix
+        for h in range(H):
+            for c in range(_C):
+                out[d, h, c] = model[0, h, c] * mix + own[0, h, c] * rest

@@ -1,6 +1,7 @@
-"""The deducer's compiled choices (agents/deduction_kernels.py: refutations, proved accusations) equal their numpy
-statements (:meth:`agents.deducer.DeducerAgent.refute_reference`, ``accusations_reference``), decision by decision,
-random numbers included, over whole games on each preset.
+"""The deducer's compiled choices and probabilities (agents/deduction_kernels.py: refutations, proved accusations,
+the naive-player model's probabilities) equal their numpy statements (:meth:`agents.deducer.DeducerAgent.
+refute_reference`, ``accusations_reference``, ``_probabilities``), decision by decision, random numbers included,
+over whole games on each preset.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from agents.base import replace_illegal, suggestion_room
 from agents.deducer import DeducerAgent
 from agents.deduction_kernels import refute_kernel
 from agents.notebook import Notebook
+from agents.opponent_model import assumed_bits
 from agents.refutation import choose_refutation, suggester_candidates
 from agents.runner import play_games
 from cluedo_env.rules import actions as A
@@ -23,7 +25,8 @@ class CheckedDeducer(DeducerAgent):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.refutations = self.seen_choices = self.proved = 0
+        self.refutations = self.seen_choices = self.proved = self.probability_rows = 0
+        self.modelled = 0
 
     def refute(self, view, idx, mask):
         state = self.rng.bit_generator.state
@@ -38,6 +41,15 @@ class CheckedDeducer(DeducerAgent):
         seen = self.notebook.shown_by_me[idx, view.current[idx].astype(np.int64)]
         self.seen_choices += int(((legal & seen).any(1) & (legal & ~seen).any(1)).sum())
         return a
+
+    def _probabilities_into(self, view, idx, out):
+        super()._probabilities_into(view, idx, out)
+        ref = self._probabilities(view, idx)
+        assert np.array_equal(out[idx], ref)  # bit for bit
+        self.probability_rows += len(idx)
+        late = view.turn_count[idx] >= self.naive_model_rounds * view.num_players
+        self.modelled += int(assumed_bits(self.notebook, idx, view.config.has_board, late)[1].sum())
+        return None
 
     def accusations(self, view, idx, mask):
         a = super().accusations(view, idx, mask)
@@ -57,6 +69,8 @@ def test_compiled_refutations_and_accusations_equal_their_statements(preset, pla
     if cfg.has_board:  # ... some between a card the suggester saw and one it did not (rare in the card game)
         assert sum(a.seen_choices for a in agents) > 0
     assert sum(a.proved for a in agents) > 0  # proved accusations were compared
+    assert sum(a.modelled for a in agents) > 100  # probabilities where the naive-player model added facts
+    assert sum(a.probability_rows for a in agents) > 500
 
 
 def test_compiled_refutation_equals_its_statement_on_random_notebooks():
