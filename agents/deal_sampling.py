@@ -24,7 +24,7 @@ from agents.deduction_kernels import (
 from agents.facts import CAT_SLICES, CATEGORY, Facts, pack
 from cluedo_env.rules.cards import NUM_CARDS
 
-_QUOTIENTS = np.arange(NUM_CARDS + 1.0)[:, None] / np.maximum(np.arange(NUM_CARDS + 1.0), 1.0)  # a / b, a, b <= 21
+QUOTIENTS = np.arange(NUM_CARDS + 1.0)[:, None] / np.maximum(np.arange(NUM_CARDS + 1.0), 1.0)  # a / b, a, b <= 21
 
 
 def marginals(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
@@ -107,6 +107,14 @@ def sample_deals(
     )
 
 
+def random_clause_order(rng: np.random.Generator, live: np.ndarray) -> np.ndarray:
+    """(S,) int64: the clause slots ``live`` (K,) bool marks, in random order (``rng.permutation``; nothing is drawn
+    where there are no clause slots): the order in which sampled deals satisfy the clauses first."""
+    if len(live) == 0:
+        return np.zeros(0, np.int64)
+    return rng.permutation(np.flatnonzero(live)).astype(np.int64)
+
+
 def sample_deals_bits(
     hb: np.ndarray,
     nb: np.ndarray,
@@ -137,15 +145,12 @@ def sample_deals_bits(
     order = np.ascontiguousarray(order_all[:, :steps])
     owner, alive, ratio = np.empty((N, C), np.int8), np.empty(N, bool), np.empty((N, steps))
     counters = (np.empty((N, H), i64), np.empty((N, 3), i64), np.empty(N, i64), np.empty((N, 3), i64))
-    if clauses_first and cl_live.shape[1]:
-        clause_order = rng.permutation(np.flatnonzero(cl_live.any(0))).astype(i64)
-    else:
-        clause_order = np.zeros(0, i64)
+    clause_order = random_clause_order(rng, cl_live.any(0)) if clauses_first else np.zeros(0, i64)
     # The kernel draws its random numbers from ``rng`` itself, in the reference's order.
     sample_deals_kernel(
         *start, owner, *counters, alive, ratio, allowed, order, M, np.asarray(cl_holder, i64),
         np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live), clause_order, np.asarray(acc_cards, i64),
-        np.ascontiguousarray(acc_live), rng, np.empty((2, H)), _QUOTIENTS,
+        np.ascontiguousarray(acc_live), rng, np.empty((2, H)), QUOTIENTS,
     )  # fmt: skip
     alive = alive.reshape(n, M)
     if clauses_first:  # every weight log q = 0: what deal_weights gives, 1 / (live deals) each

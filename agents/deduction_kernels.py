@@ -1202,6 +1202,100 @@ def register_witnesses_kernel(
                     valid[rows[r], c] = True
 
 
+@njit(**KERNEL)
+def witness_rows_kernel(
+    unknown: np.ndarray, valid: np.ndarray, cl_live: np.ndarray, rows: np.ndarray, cards: np.ndarray,
+    live_cols: np.ndarray,
+) -> int:  # fmt: skip
+    """The envelope cells still to witness: (row, card) where ``unknown`` and not ``valid`` (n, 21) bool, in
+    row-major order (``np.nonzero``'s) into ``rows``, ``cards`` (n * 21,) int64; returns how many. ``live_cols``
+    (K,) bool: the clause slots live (``cl_live`` (n, K)) in some of those rows."""
+    for k in range(cl_live.shape[1]):
+        live_cols[k] = False
+    m = 0
+    for i in range(unknown.shape[0]):
+        some = False
+        for c in range(_C):
+            if unknown[i, c] and not valid[i, c]:
+                rows[m] = i
+                cards[m] = c
+                m += 1
+                some = True
+        if some:
+            for k in range(cl_live.shape[1]):
+                live_cols[k] |= cl_live[i, k]
+    return m
+
+
+@njit(**KERNEL)
+def witness_sample_kernel(
+    idx: np.ndarray, rows: np.ndarray, cards: np.ndarray, hb: np.ndarray, nb: np.ndarray, size: np.ndarray,
+    cl_holder: np.ndarray, cl_cards: np.ndarray, cl_live: np.ndarray, acc_cards: np.ndarray, acc_live: np.ndarray,
+    samples: int, clause_order: np.ndarray, rng: np.random.Generator, witness: np.ndarray, valid: np.ndarray,
+    unknown: np.ndarray, fh: np.ndarray, fn: np.ndarray, fs: np.ndarray, gh: np.ndarray, gc: np.ndarray,
+    gl: np.ndarray, ga: np.ndarray, gal: np.ndarray, owner0: np.ndarray, cap0: np.ndarray, env_cap0: np.ndarray,
+    unk_total0: np.ndarray, unk_cat0: np.ndarray, order: np.ndarray, allowed: np.ndarray, key: np.ndarray,
+    owner: np.ndarray, cap: np.ndarray, env_cap: np.ndarray, unk_total: np.ndarray, unk_cat: np.ndarray,
+    alive: np.ndarray, ratio: np.ndarray, w: np.ndarray, div: np.ndarray,
+) -> int:  # fmt: skip
+    """:meth:`agents.notebook.Notebook._witness_or_search`'s sampling in one call: for each cell (``rows[j]``,
+    ``cards[j]``) of :func:`witness_rows_kernel` (R of them, the first dimension of the scratch below), ``samples``
+    deals of the facts ``hb``, ``nb``, ``size`` (n, H) of row ``rows[j]`` (game ``idx[rows[j]]``) with the card
+    forced into the envelope, clauses first in ``clause_order`` (:func:`sample_deals_kernel`, the same random
+    numbers as :func:`agents.deal_sampling.sample_deals_bits` with ``clauses_first``); each live deal becomes the
+    witness of its envelope cards (:func:`register_witnesses_kernel`; ``witness`` (B, 21, 21), ``valid`` (n, 21)
+    in place). Returns how many rows still have an ``unknown`` (n, 21) cell without a valid witness.
+
+    Scratch, one row per cell: the gathered facts ``fh``, ``fn``, ``fs`` (R, H) int64, clauses ``gh`` (R, K)
+    int64, ``gc`` (R, K, 3) int64, ``gl`` (R, K) bool, accusations ``ga`` (R, P, 3) int64, ``gal`` (R, P) bool;
+    then :func:`sample_setup_kernel`'s and :func:`sample_deals_kernel`'s arrays (``ratio`` (R * samples, 21)).
+    """
+    R = owner0.shape[0]
+    H = hb.shape[1]
+    E = H - 1
+    for j in range(R):
+        i = rows[j]
+        g = idx[i]
+        for h in range(H):
+            fh[j, h] = hb[i, h]
+            fn[j, h] = nb[i, h]
+            fs[j, h] = size[i, h]
+        fh[j, E] |= np.int64(1) << cards[j]
+        for k in range(gl.shape[1]):
+            gh[j, k] = cl_holder[g, k]
+            gl[j, k] = cl_live[i, k]
+            for x in range(3):
+                gc[j, k, x] = cl_cards[g, k, x]
+        for a in range(gal.shape[1]):
+            gal[j, a] = acc_live[i, a]
+            for x in range(3):
+                ga[j, a, x] = acc_cards[g, a, x]
+    steps = sample_setup_kernel(fh, fn, fs, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, allowed, key)
+    sample_deals_kernel(
+        owner0, cap0, env_cap0, unk_total0, unk_cat0, owner, cap, env_cap, unk_total, unk_cat, alive,
+        ratio[:, :steps], allowed, order[:, :steps], samples, gh, gc, gl, clause_order, ga, gal, rng, w, div,
+    )  # fmt: skip
+    for j in range(R):  # register_witnesses_kernel, deal by deal in order
+        i = rows[j]
+        g = idx[i]
+        for m in range(samples):
+            r = j * samples + m
+            if not alive[r]:
+                continue
+            for c in range(_C):
+                if owner[r, c] == E:
+                    for x in range(_C):
+                        witness[g, c, x] = owner[r, x]
+                    valid[i, c] = True
+    left = 0
+    for i in range(unknown.shape[0]):
+        for c in range(_C):
+            if unknown[i, c] and not valid[i, c]:
+                left += 1
+                break
+    return left
+
+
 # ---------------------------------------------------------------------------------------------- notebook cells
 @njit(**KERNEL)
 def pack_rows_kernel(

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deal_sampling import marginals_rows, sample_deals_bits
+from agents.deal_sampling import QUOTIENTS, marginals_rows, random_clause_order, sample_deals_bits
 from agents.deduction import fixpoint_bits, probe, search_envelope
 from agents.deduction_kernels import (
     add_records_kernel,
@@ -53,6 +53,8 @@ from agents.deduction_kernels import (
     propagate_front_kernel,
     register_witnesses_kernel,
     unpack_rows_kernel,
+    witness_rows_kernel,
+    witness_sample_kernel,
 )
 from agents.facts import CAT_BITS, ENVELOPE_SIZE, FULL, POW2, FactBits, Facts, unpack
 from cluedo_env.engine.views import HIDDEN, PASSED, PlayerView, Records
@@ -70,6 +72,7 @@ def _unique(a: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(a[1:], a[:-1], out=keep[1:])
     return a[keep]
+
 
 class Notebook:
     """Seat ``seat``'s knowledge of every game of a batch of ``batch_size`` games with ``players`` players.
@@ -397,26 +400,12 @@ class Notebook:
         """The open envelope cells ``unknown`` (n, 21) of games ``idx`` without a valid witness (``valid``, updated in
         place): witnesses from sampled deals, then the search, which proves the rest impossible (``bits`` updated in
         place). Returns new contradiction flags (none in a consistent game)."""
-        hb, nb = bits.hb, bits.nb
-        E = self.E
         new_bad = np.zeros(len(idx), bool)
+        left = 1
+        if self.witness_samples:
+            left = self._sample_witnesses(idx, bits, unknown, valid)
         need = unknown & ~valid
-        todo = np.flatnonzero(need.any(1))
-        if len(todo) and self.witness_samples:
-            # Deals sampled with each unwitnessed card forced into the envelope, clauses satisfied first.
-            rows, cards = np.nonzero(need[todo])
-            rows = todo[rows]
-            gi = idx[rows]
-            forced_h = hb[rows]
-            forced_h[:, E] |= POW2[cards]
-            owner, _, alive = sample_deals_bits(
-                forced_h, nb[rows], bits.size[rows], self.cl_holder[gi], self.cl_cards[gi], bits.cl_live[rows],
-                self.acc_cards[gi], bits.acc_live[rows], samples=self.witness_samples, rng=self.rng,
-                clauses_first=True,
-            )  # fmt: skip
-            self._register(idx, rows, owner, alive, valid)
-            need = unknown & ~valid
-            todo = np.flatnonzero(need.any(1))
+        todo = np.flatnonzero(need.any(1)) if left else np.zeros(0, np.int64)
         if len(todo):
             sub = bits.take(todo)
             decided, witness, witnessed = search_envelope(
@@ -430,6 +419,55 @@ class Notebook:
             bits.hb[todo], bits.nb[todo] = sub.hb, sub.nb
             bits.cl_live[todo], bits.acc_live[todo] = sub.cl_live, sub.acc_live
         return new_bad
+
+    def _sample_witnesses(self, idx: np.ndarray, bits: FactBits, unknown: np.ndarray, valid: np.ndarray) -> int:
+        """Deals sampled with each unwitnessed card forced into the envelope, clauses satisfied first, stored as
+        witnesses (``valid`` updated in place); returns how many rows still have an open cell without one.
+
+        Compiled (:func:`agents.deduction_kernels.witness_rows_kernel`, then ``witness_sample_kernel``): the same
+        deals, from the same random numbers, as :meth:`_sample_witnesses_reference`."""
+        n, H = bits.hb.shape
+        K, P, M = bits.cl_live.shape[1], self.P, self.witness_samples
+        i64 = np.int64
+        rows, cards, live_cols = np.empty(n * NUM_CARDS, i64), np.empty(n * NUM_CARDS, i64), np.empty(K, bool)
+        R = witness_rows_kernel(unknown, valid, bits.cl_live, rows, cards, live_cols)
+        if R == 0:
+            return 0
+        clause_order = random_clause_order(self.rng, live_cols)
+        N = R * M
+        return witness_sample_kernel(
+            idx, rows, cards, bits.hb, bits.nb, np.ascontiguousarray(bits.size, i64), self.cl_holder, self.cl_cards,
+            bits.cl_live, self.acc_cards, bits.acc_live, M, clause_order, self.rng, self.witness, valid, unknown,
+            np.empty((R, H), i64), np.empty((R, H), i64), np.empty((R, H), i64), np.empty((R, K), i64),
+            np.empty((R, K, 3), i64), np.empty((R, K), bool), np.empty((R, P, 3), i64), np.empty((R, P), bool),
+            np.empty((R, NUM_CARDS), np.int8), np.empty((R, H), i64), np.empty((R, 3), i64), np.empty(R, i64),
+            np.empty((R, 3), i64), np.empty((R, NUM_CARDS), i64), np.empty((R, H, NUM_CARDS), bool),
+            np.empty(NUM_CARDS, i64), np.empty((N, NUM_CARDS), np.int8), np.empty((N, H), i64), np.empty((N, 3), i64),
+            np.empty(N, i64), np.empty((N, 3), i64), np.empty(N, bool), np.empty((N, NUM_CARDS)), np.empty((2, H)),
+            QUOTIENTS,
+        )  # fmt: skip
+
+    def _sample_witnesses_reference(
+        self, idx: np.ndarray, bits: FactBits, unknown: np.ndarray, valid: np.ndarray
+    ) -> int:
+        """:meth:`_sample_witnesses` step by step: :func:`agents.deal_sampling.sample_deals_bits` on the cells,
+        then :meth:`_register` (the tests compare the two)."""
+        E = self.E
+        need = unknown & ~valid
+        todo = np.flatnonzero(need.any(1))
+        if len(todo) == 0:
+            return 0
+        rows, cards = np.nonzero(need[todo])
+        rows = todo[rows]
+        gi = idx[rows]
+        forced_h = bits.hb[rows]
+        forced_h[:, E] |= POW2[cards]
+        owner, _, alive = sample_deals_bits(
+            forced_h, bits.nb[rows], bits.size[rows], self.cl_holder[gi], self.cl_cards[gi], bits.cl_live[rows],
+            self.acc_cards[gi], bits.acc_live[rows], samples=self.witness_samples, rng=self.rng, clauses_first=True,
+        )  # fmt: skip
+        self._register(idx, rows, owner, alive, valid)
+        return int((unknown & ~valid).any(1).sum())
 
     def _register(
         self, idx: np.ndarray, rows: np.ndarray, owner: np.ndarray, alive: np.ndarray, valid: np.ndarray

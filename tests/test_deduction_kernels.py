@@ -207,6 +207,33 @@ def test_propagate_kernels_match_the_numpy_statement(preset: str, players: int, 
     assert calls[0] > 20 and calls[1] > 5  # witnesses were stored and checked
 
 
+@pytest.mark.parametrize(("preset", "players", "samples"), [("classic", 4, 4), ("cards", 3, 4), ("cards", 6, 2)])
+def test_witness_sampling_kernels_match_the_numpy_statement(preset: str, players: int, samples: int,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The compiled witness sampling (the cells to witness, the forced deals, clauses first, the registration) stores
+    the same witnesses, and draws the same random numbers, as :meth:`Notebook._sample_witnesses_reference`."""
+    calls = [0, 0]
+    kernel = Notebook._sample_witnesses
+
+    def both(self: Notebook, idx, bits, unknown, valid):
+        twin, twin_valid = copy.deepcopy(self), valid.copy()
+        left = kernel(self, idx, bits, unknown, valid)
+        want = Notebook._sample_witnesses_reference(twin, idx, bits, unknown, twin_valid)
+        assert left == want
+        assert (valid == twin_valid).all()
+        assert (self.witness == twin.witness).all()
+        assert self.rng.bit_generator.state == twin.rng.bit_generator.state
+        calls[0] += 1
+        calls[1] += int(self.cl_live[idx].any())  # clauses were satisfied first
+        return left
+
+    monkeypatch.setattr(Notebook, "_sample_witnesses", both)
+    config = RulesConfig.from_preset(preset, players=players, max_turns=80)
+    agents = [DeducerAgent(seed=s, notebook_options={"witness_samples": samples}) for s in range(players)]
+    play_games(config, agents, 24, batch_size=12, seed=5)
+    assert calls[0] > 20 and calls[1] > 5
+
+
 @pytest.mark.parametrize("players", [3, 4, 6])
 @pytest.mark.parametrize("k", [1, 3])
 def test_candidates_kernel_matches_reference(players: int, k: int) -> None:
