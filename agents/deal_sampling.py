@@ -150,7 +150,7 @@ def sample_deals_bits(
     sample_deals_kernel(
         *start, owner, *counters, alive, ratio, allowed, order, M, np.asarray(cl_holder, i64),
         np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live), clause_order, np.asarray(acc_cards, i64),
-        np.ascontiguousarray(acc_live), rng, np.empty((2, H)), QUOTIENTS,
+        np.ascontiguousarray(acc_live), rng, np.empty((2, H)), QUOTIENTS, steps,
     )  # fmt: skip
     alive = alive.reshape(n, M)
     if clauses_first:  # every weight log q = 0: what deal_weights gives, 1 / (live deals) each

@@ -680,6 +680,7 @@ def sample_deals_kernel(
     rng: np.random.Generator,
     w: np.ndarray,
     div: np.ndarray,
+    steps: int,
 ) -> None:
     """The loops of :func:`agents.deal_sampling.sample_deals_reference` over N = n * samples deals.
 
@@ -687,9 +688,10 @@ def sample_deals_kernel(
     per card (-1 unplaced) and int64 counters ``cap0`` (n, H) room per holder, ``env_cap0`` (n, 3)
     envelope room per category, ``unk_total0`` (n,) / ``unk_cat0`` (n, 3) unplaced cards. Written:
     ``owner`` (N, 21) int8, the counters per deal (``cap`` (N, H), ``env_cap`` (N, 3), ``unk_total``
-    (N,), ``unk_cat`` (N, 3), scratch), ``alive`` (N,) bool and ``ratio`` (N, steps) float64: the
-    proposal probability of each placement step (1.0 where none). Read: ``allowed`` (n, H, 21)
-    bool (= not ``no``), ``order`` (n, steps) int64 placement order, the clauses as int64 / bool
+    (N,), ``unk_cat`` (N, 3), scratch), ``alive`` (N,) bool and ``ratio`` (N, >= steps) float64: the
+    proposal probability of each placement step (1.0 where none; later columns are not written).
+    Read: ``allowed`` (n, H, 21) bool (= not ``no``), ``order`` (n, >= steps) int64 placement order
+    (``steps``: the most unplaced cards of a game, :func:`sample_setup_kernel`), the clauses as int64 / bool
     arrays, ``clause_order`` (S,) int64 the clause slots to satisfy first (empty: none),
     ``rng`` the generator, drawn from here (``rng.random()``, numba's own calls on the same bit generator)
     in the order the reference's ``rng.random`` calls draw (clause by clause, step by step, deals in
@@ -700,7 +702,6 @@ def sample_deals_kernel(
     N = owner.shape[0]
     H = cap.shape[1]
     E = H - 1
-    steps = ratio.shape[1]
     for r in range(N):
         g = r // samples
         for c in range(owner.shape[1]):
@@ -1272,8 +1273,8 @@ def witness_sample_kernel(
                 ga[j, a, x] = acc_cards[g, a, x]
     steps = sample_setup_kernel(fh, fn, fs, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, allowed, key)
     sample_deals_kernel(
-        owner0, cap0, env_cap0, unk_total0, unk_cat0, owner, cap, env_cap, unk_total, unk_cat, alive,
-        ratio[:, :steps], allowed, order[:, :steps], samples, gh, gc, gl, clause_order, ga, gal, rng, w, div,
+        owner0, cap0, env_cap0, unk_total0, unk_cat0, owner, cap, env_cap, unk_total, unk_cat, alive, ratio,
+        allowed, order, samples, gh, gc, gl, clause_order, ga, gal, rng, w, div, steps,
     )  # fmt: skip
     for j in range(R):  # register_witnesses_kernel, deal by deal in order
         i = rows[j]
