@@ -69,6 +69,7 @@ from agents.deduction_kernels import (
     best_suggestion_kernel,
     candidates_kernel,
     deal_information_kernel,
+    goal_rooms_kernel,
     naive_probabilities_kernel,
     proved_accusations_kernel,
     refute_kernel,
@@ -406,12 +407,12 @@ class DeducerAgent(Agent):
         :meth:`_candidates_reference` draws, in its order).
         """
         n = len(prob)
-        noise = self.rng.random((n, prob.shape[2]))
-        blank_noise = np.concatenate([self.rng.random((n, sl.stop - sl.start)) for sl in CAT_SLICES], 1)
+        noise = self.rng.random(2 * n * NUM_CARDS)  # the reference's draws, in its order, in one call
         out = np.empty((n, 3, k + 1), np.int64)
         candidates_kernel(
-            np.ascontiguousarray(prob, np.float64), self.notebook.seat, k, noise, blank_noise, out, np.empty(NUM_CARDS)
-        )
+            np.ascontiguousarray(prob, np.float64), self.notebook.seat, k, noise[: n * NUM_CARDS],
+            noise[n * NUM_CARDS :], out, np.empty(NUM_CARDS),
+        )  # fmt: skip
         return [out[:, 0], out[:, 1], out[:, 2]]
 
     def _candidates_reference(self, prob: np.ndarray, k: int) -> list[np.ndarray]:
@@ -550,7 +551,14 @@ class DeducerAgent(Agent):
         return self._goal_room(idx, score.reshape(n, m, NUM_ROOMS).max(1))
 
     def _goal_room(self, idx: np.ndarray, value: np.ndarray) -> np.ndarray:
-        """Room values ``value`` (n, 9), except where the solution is proved: its room alone, worth 1."""
+        """Room values ``value`` (n, 9), except where the solution is proved: its room alone, worth 1 (compiled,
+        in place: :func:`agents.deduction_kernels.goal_rooms_kernel`)."""
+        value = np.ascontiguousarray(value, np.float64)
+        goal_rooms_kernel(self.notebook.has, self.notebook.bad, idx, value)
+        return value
+
+    def _goal_room_reference(self, idx: np.ndarray, value: np.ndarray) -> np.ndarray:
+        """:meth:`_goal_room` in numpy: the readable statement, used by the tests only."""
         n = len(idx)
         nb = self.notebook
         solved = nb.solved(idx)

@@ -1059,8 +1059,9 @@ def candidates_kernel(
 ) -> None:
     """:meth:`agents.deducer.DeducerAgent._candidates_reference` into ``out`` (n, 3, k + 1) int64 card ids.
 
-    ``prob`` (n, H, 21) float64; ``noise`` (n, 21) and ``blank_noise`` (n, 21) the uniform numbers the
-    reference draws (the latter category by category). Per category: the ``k`` cards of highest
+    ``prob`` (n, H, 21) float64; ``noise`` (n * 21,) and ``blank_noise`` (n * 21,) the uniform numbers the
+    reference draws, in its order: ``noise`` row by row, ``blank_noise`` category by category (n x 6 suspects, then
+    n x 6 weapons, then n x 9 rooms, each row by row). Per category: the ``k`` cards of highest
     uncertainty ``h2(e) + 0.1 * (entropy of the holder) + 1e-6 * noise``, highest first, then the
     blank (a card nobody can show) of highest ``blank_noise``, or the category's first card if none.
     Scratch ``u`` (21,) float64.
@@ -1070,15 +1071,16 @@ def candidates_kernel(
     h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
         for c in range(C):
-            u[c] = _uncertainty(prob, i, c, E, h_lo, h_hi) + 1e-6 * noise[i, c]
+            u[c] = _uncertainty(prob, i, c, E, h_lo, h_hi) + 1e-6 * noise[i * C + c]
         for cat in range(3):
             lo = 0 if cat == 0 else (_W0 if cat == 1 else _R0)
             hi = _W0 if cat == 0 else (_R0 if cat == 1 else _C)
+            block = n * lo + i * (hi - lo) - lo  # this row's numbers of the category's block, by card id
             best_b = lo
             top_b = -1.0
             for c in range(lo, hi):
                 blank = prob[i, seat, c] > 0.999 or prob[i, E, c] > 0.999
-                v = blank_noise[i, c] if blank else -1.0
+                v = blank_noise[block + c] if blank else -1.0
                 if v > top_b:
                     top_b = v
                     best_b = c
@@ -1815,3 +1817,28 @@ def naive_probabilities_kernel(
         for h in range(H):
             for c in range(_C):
                 out[d, h, c] = model[0, h, c] * mix + own[0, h, c] * rest
+
+
+@njit(**KERNEL)
+def goal_rooms_kernel(has: np.ndarray, bad: np.ndarray, idx: np.ndarray, value: np.ndarray) -> None:
+    """Room values ``value`` (n, 9) float64 in place: where the notebook (``has`` (B, H, 21), ``bad`` (B,)) proves
+    the solution of game ``idx[i]``, its room alone, worth 1; elsewhere negative values read 0
+    (:meth:`agents.deducer.DeducerAgent._goal_room_reference`)."""
+    E = has.shape[1] - 1
+    for i in range(idx.shape[0]):
+        g = idx[i]
+        count = 0
+        room = -1
+        for c in range(_C):
+            if has[g, E, c]:
+                count += 1
+                if c >= _R0 and room < 0:
+                    room = c - _R0
+        if count == 3 and not bad[g]:
+            room = min(max(room, 0), value.shape[1] - 1)
+            for r in range(value.shape[1]):
+                value[i, r] = 1.0 if r == room else 0.0
+        else:
+            for r in range(value.shape[1]):
+                if value[i, r] < 0.0:
+                    value[i, r] = 0.0

@@ -26,7 +26,7 @@ class CheckedDeducer(DeducerAgent):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.refutations = self.seen_choices = self.proved = self.probability_rows = 0
-        self.modelled = 0
+        self.modelled = self.goal_rooms = 0
 
     def refute(self, view, idx, mask):
         state = self.rng.bit_generator.state
@@ -51,6 +51,13 @@ class CheckedDeducer(DeducerAgent):
         self.modelled += int(assumed_bits(self.notebook, idx, view.config.has_board, late)[1].sum())
         return None
 
+    def _goal_room(self, idx, value):
+        want = self._goal_room_reference(idx, value.copy())
+        got = super()._goal_room(idx, value.copy())
+        assert np.array_equal(got, want)
+        self.goal_rooms += int(self.notebook.solved(idx).sum())
+        return got
+
     def accusations(self, view, idx, mask):
         a = super().accusations(view, idx, mask)
         b = self.accusations_reference(view, idx, mask)
@@ -59,9 +66,12 @@ class CheckedDeducer(DeducerAgent):
         return a
 
 
-@pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("classic", 6), ("cards", 3), ("cards", 5)])
-def test_compiled_refutations_and_accusations_equal_their_statements(preset, players):
-    cfg = config(preset, players=players)
+SETTINGS = [("classic", 4, {}), ("classic", 6, {"accusation_in_room": True}), ("cards", 3, {}), ("cards", 5, {})]
+
+
+@pytest.mark.parametrize(("preset", "players", "flags"), SETTINGS)
+def test_compiled_refutations_and_accusations_equal_their_statements(preset, players, flags):
+    cfg = config(preset, players=players, **flags)
     agents = [CheckedDeducer(seed=s) for s in range(players)]
     records = play_games(cfg, agents, 96, batch_size=32, seed=3)
     assert len(records) == 96
@@ -71,6 +81,8 @@ def test_compiled_refutations_and_accusations_equal_their_statements(preset, pla
     assert sum(a.proved for a in agents) > 0  # proved accusations were compared
     assert sum(a.modelled for a in agents) > 100  # probabilities where the naive-player model added facts
     assert sum(a.probability_rows for a in agents) > 500
+    if cfg.accusation_in_room:  # R-A1: a proved solution is accused from its room, so its room is the goal
+        assert sum(a.goal_rooms for a in agents) > 0
 
 
 def test_compiled_refutation_equals_its_statement_on_random_notebooks():
