@@ -127,9 +127,11 @@ def sample_deals_bits(
     samples: int,
     rng: np.random.Generator,
     clauses_first: bool = False,
+    clause_order: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`sample_deals` with the cells as bitmasks ``hb``, ``nb`` (n, H) int64 (:class:`agents.facts.FactBits`),
-    the clauses by card id: what the notebook has at hand (no unpacking)."""
+    the clauses by card id: what the notebook has at hand (no unpacking). ``clause_order`` (with ``clauses_first``):
+    the clause slots to satisfy first, in that order, instead of a new :func:`random_clause_order`."""
     n, H = hb.shape
     C = NUM_CARDS
     M = samples
@@ -145,7 +147,10 @@ def sample_deals_bits(
     order = np.ascontiguousarray(order_all[:, :steps])
     owner, alive, ratio = np.empty((N, C), np.int8), np.empty(N, bool), np.empty((N, steps))
     counters = (np.empty((N, H), i64), np.empty((N, 3), i64), np.empty(N, i64), np.empty((N, 3), i64))
-    clause_order = random_clause_order(rng, cl_live.any(0)) if clauses_first else np.zeros(0, i64)
+    if not clauses_first:
+        clause_order = np.zeros(0, i64)
+    elif clause_order is None:
+        clause_order = random_clause_order(rng, cl_live.any(0))
     # The kernel draws its random numbers from ``rng`` itself, in the reference's order.
     sample_deals_kernel(
         *start, owner, *counters, alive, ratio, allowed, order, M, np.asarray(cl_holder, i64),

@@ -421,37 +421,39 @@ class Notebook:
         return new_bad
 
     def _sample_witnesses(self, idx: np.ndarray, bits: FactBits, unknown: np.ndarray, valid: np.ndarray) -> int:
-        """Deals sampled with each unwitnessed card forced into the envelope, clauses satisfied first, stored as
-        witnesses (``valid`` updated in place); returns how many rows still have an open cell without one.
+        """Witnesses from sampled deals, cell by cell: for each open envelope cell without one (in row-major order),
+        unless an earlier deal of this call already witnesses it, deals with the card forced into the envelope
+        (clauses satisfied first), one at a time, at most ``witness_samples``, until one is consistent; it witnesses
+        each of its envelope cards (``valid`` updated in place). Returns how many rows still have an open cell
+        without a witness.
 
         Compiled (:func:`agents.deduction_kernels.witness_rows_kernel`, then ``witness_sample_kernel``): the same
         deals, from the same random numbers, as :meth:`_sample_witnesses_reference`."""
         n, H = bits.hb.shape
-        K, P, M = bits.cl_live.shape[1], self.P, self.witness_samples
+        K, P = bits.cl_live.shape[1], self.P
         i64 = np.int64
         rows, cards, live_cols = np.empty(n * NUM_CARDS, i64), np.empty(n * NUM_CARDS, i64), np.empty(K, bool)
         R = witness_rows_kernel(unknown, valid, bits.cl_live, rows, cards, live_cols)
         if R == 0:
             return 0
         clause_order = random_clause_order(self.rng, live_cols)
-        N = R * M
         return witness_sample_kernel(
-            idx, rows, cards, bits.hb, bits.nb, np.ascontiguousarray(bits.size, i64), self.cl_holder, self.cl_cards,
-            bits.cl_live, self.acc_cards, bits.acc_live, M, clause_order, self.rng, self.witness, valid, unknown,
-            np.empty((R, H), i64), np.empty((R, H), i64), np.empty((R, H), i64), np.empty((R, K), i64),
-            np.empty((R, K, 3), i64), np.empty((R, K), bool), np.empty((R, P, 3), i64), np.empty((R, P), bool),
-            np.empty((R, NUM_CARDS), np.int8), np.empty((R, H), i64), np.empty((R, 3), i64), np.empty(R, i64),
-            np.empty((R, 3), i64), np.empty((R, NUM_CARDS), i64), np.empty((R, H, NUM_CARDS), bool),
-            np.empty(NUM_CARDS, i64), np.empty((N, NUM_CARDS), np.int8), np.empty((N, H), i64), np.empty((N, 3), i64),
-            np.empty(N, i64), np.empty((N, 3), i64), np.empty(N, bool), np.empty((N, NUM_CARDS)), np.empty((2, H)),
+            idx, rows[:R], cards[:R], bits.hb, bits.nb, np.ascontiguousarray(bits.size, i64), self.cl_holder,
+            self.cl_cards, bits.cl_live, self.acc_cards, bits.acc_live, self.witness_samples, clause_order, self.rng,
+            self.witness, valid, unknown, np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64),
+            np.empty((1, K), i64), np.empty((1, K, 3), i64), np.empty((1, K), bool), np.empty((1, P, 3), i64),
+            np.empty((1, P), bool), np.empty((1, NUM_CARDS), np.int8), np.empty((1, H), i64), np.empty((1, 3), i64),
+            np.empty(1, i64), np.empty((1, 3), i64), np.empty((1, NUM_CARDS), i64), np.empty((1, H, NUM_CARDS), bool),
+            np.empty(NUM_CARDS, i64), np.empty((1, NUM_CARDS), np.int8), np.empty((1, H), i64), np.empty((1, 3), i64),
+            np.empty(1, i64), np.empty((1, 3), i64), np.empty(1, bool), np.empty((1, NUM_CARDS)), np.empty((2, H)),
             QUOTIENTS,
         )  # fmt: skip
 
     def _sample_witnesses_reference(
         self, idx: np.ndarray, bits: FactBits, unknown: np.ndarray, valid: np.ndarray
     ) -> int:
-        """:meth:`_sample_witnesses` step by step: :func:`agents.deal_sampling.sample_deals_bits` on the cells,
-        then :meth:`_register` (the tests compare the two)."""
+        """:meth:`_sample_witnesses` step by step: one :func:`agents.deal_sampling.sample_deals_bits` call per deal
+        (the tests compare the two)."""
         E = self.E
         need = unknown & ~valid
         todo = np.flatnonzero(need.any(1))
@@ -459,14 +461,22 @@ class Notebook:
             return 0
         rows, cards = np.nonzero(need[todo])
         rows = todo[rows]
-        gi = idx[rows]
-        forced_h = bits.hb[rows]
-        forced_h[:, E] |= POW2[cards]
-        owner, _, alive = sample_deals_bits(
-            forced_h, bits.nb[rows], bits.size[rows], self.cl_holder[gi], self.cl_cards[gi], bits.cl_live[rows],
-            self.acc_cards[gi], bits.acc_live[rows], samples=self.witness_samples, rng=self.rng, clauses_first=True,
-        )  # fmt: skip
-        self._register(idx, rows, owner, alive, valid)
+        clause_order = random_clause_order(self.rng, bits.cl_live[rows].any(0))
+        for i, c in zip(rows.tolist(), cards.tolist(), strict=True):
+            if valid[i, c]:  # an earlier deal witnesses it
+                continue
+            g = idx[i : i + 1]
+            forced_h = bits.hb[i : i + 1].copy()
+            forced_h[:, E] |= POW2[c]
+            for _ in range(self.witness_samples):
+                owner, _, alive = sample_deals_bits(
+                    forced_h, bits.nb[i : i + 1], bits.size[i : i + 1], self.cl_holder[g], self.cl_cards[g],
+                    bits.cl_live[i : i + 1], self.acc_cards[g], bits.acc_live[i : i + 1], samples=1, rng=self.rng,
+                    clauses_first=True, clause_order=clause_order,
+                )  # fmt: skip
+                if alive[0, 0]:
+                    self._register(idx, np.array([i]), owner, alive, valid)
+                    break
         return int((unknown & ~valid).any(1).sum())
 
     def _register(
