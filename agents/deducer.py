@@ -69,6 +69,7 @@ from agents.deduction_kernels import (
     best_suggestion_kernel,
     candidates_kernel,
     deal_information_kernel,
+    decision_rows_kernel,
     goal_rooms_kernel,
     naive_probabilities_kernel,
     proved_accusations_kernel,
@@ -308,21 +309,16 @@ class DeducerAgent(Agent):
         n = len(idx)
         mask = view.legal_action_mask_of(idx)
         phase = view.phase[idx]
-        out = np.full(n, -1, np.int64)
-
         accuse = self.accusations(view, idx, mask)  # -1 where not accusing now
-        out[accuse >= 0] = accuse[accuse >= 0]
-        todo = out < 0
-
-        sel = np.flatnonzero(todo & (phase == A.REFUTE))
+        out, rows, counts = np.empty(n, np.int64), np.empty((3, n), np.int64), np.empty(3, np.int64)
+        decision_rows_kernel(phase, accuse, out, rows, counts)  # accusations, END_TURN in POST; the rest by kind
+        sel = rows[0, : counts[0]]
         if len(sel):
             out[sel] = self.refute(view, idx[sel], mask[sel])
-        sel = np.flatnonzero(todo & (phase == A.SUGGEST))
+        sel = rows[1, : counts[1]]
         if len(sel):
             out[sel] = self.suggest(view, idx[sel], mask[sel])
-        sel = np.flatnonzero(todo & (phase == A.POST))
-        out[sel] = A.END_TURN
-        sel = np.flatnonzero(todo & ((phase == A.START) | (phase == A.MOVE)))
+        sel = rows[2, : counts[2]]
         if len(sel):
             value = self._cached_room_values(view, idx[sel])
             start = phase[sel] == A.START
@@ -334,7 +330,6 @@ class DeducerAgent(Agent):
                 out[m] = choose_moves(
                     view, idx[m], value[~start], mask=mask[m], rng=self.rng, blocking=self.blocking_aware
                 )
-
         self.fallbacks += replace_illegal(out, mask, self.rng)
         return out
 

@@ -42,7 +42,10 @@ _TINY = 1e-12
 _MARGIN = 1e-12
 assert (_C, _W0, _R0) == (NUM_CARDS, WEAPON_CARD0, ROOM_CARD0)
 _REFUTE_PHASE, _SHOW0, _ACCUSE0 = 3, 525, 546  # the refutation phase, the first SHOW and ACCUSE actions
+_START_PHASE, _MOVE_PHASE, _SUGGEST_PHASE, _POST_PHASE, _END_TURN = 0, 1, 2, 4, 3
 assert (_REFUTE_PHASE, _SHOW0, _ACCUSE0) == (A.REFUTE, A.SHOW0, A.ACCUSE0)
+assert (_START_PHASE, _MOVE_PHASE, _SUGGEST_PHASE, _POST_PHASE, _END_TURN) == (A.START, A.MOVE, A.SUGGEST, A.POST,
+                                                                              A.END_TURN)  # fmt: skip
 
 
 @njit(**INLINE)
@@ -1842,3 +1845,31 @@ def goal_rooms_kernel(has: np.ndarray, bad: np.ndarray, idx: np.ndarray, value: 
             for r in range(value.shape[1]):
                 if value[i, r] < 0.0:
                     value[i, r] = 0.0
+
+
+@njit(**KERNEL)
+def decision_rows_kernel(phase: np.ndarray, accuse: np.ndarray, out: np.ndarray, rows: np.ndarray,
+                         counts: np.ndarray) -> None:  # fmt: skip
+    """What :meth:`agents.deducer.DeducerAgent.act` decides where, in one pass over its games: ``out`` (n,) int64
+    the accusation ``accuse[i]`` where there is one (>= 0), else END_TURN in POST, else -1; the rows still to
+    decide by kind, in order, in ``rows`` (3, n) int64 (0: refutations, 1: suggestions, 2: START and MOVE), their
+    numbers in ``counts`` (3,) int64. ``phase`` (n,): the games' phases."""
+    counts[0] = counts[1] = counts[2] = 0
+    for i in range(phase.shape[0]):
+        out[i] = -1
+        if accuse[i] >= 0:
+            out[i] = accuse[i]
+            continue
+        p = phase[i]
+        k = -1
+        if p == _POST_PHASE:
+            out[i] = _END_TURN
+        elif p == _REFUTE_PHASE:
+            k = 0
+        elif p == _SUGGEST_PHASE:
+            k = 1
+        elif p == _START_PHASE or p == _MOVE_PHASE:
+            k = 2
+        if k >= 0:
+            rows[k, counts[k]] = i
+            counts[k] += 1

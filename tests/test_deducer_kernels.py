@@ -12,7 +12,7 @@ from helpers import config
 
 from agents.base import replace_illegal, suggestion_room
 from agents.deducer import DeducerAgent
-from agents.deduction_kernels import refute_kernel
+from agents.deduction_kernels import decision_rows_kernel, refute_kernel
 from agents.notebook import Notebook
 from agents.opponent_model import assumed_bits
 from agents.refutation import choose_refutation, suggester_candidates
@@ -141,3 +141,12 @@ def test_suggestion_room_and_replace_illegal_on_hand_made_masks():
     out[3] = -1  # no action: replaced
     assert replace_illegal(out, mask, rng) == 2
     assert out[1] == A.ROLL and out[3] == A.SUGGEST0
+
+
+def test_decision_rows_sort_games_by_what_is_left_to_decide():
+    phase = np.array([A.START, A.POST, A.REFUTE, A.SUGGEST, A.MOVE, A.POST, A.REFUTE, A.SUGGEST], np.int8)
+    accuse = np.array([-1, -1, -1, -1, -1, A.ACCUSE0 + 7, -1, A.ACCUSE0], np.int64)
+    out, rows, counts = np.empty(8, np.int64), np.empty((3, 8), np.int64), np.empty(3, np.int64)
+    decision_rows_kernel(phase, accuse, out, rows, counts)
+    assert out.tolist() == [-1, A.END_TURN, -1, -1, -1, A.ACCUSE0 + 7, -1, A.ACCUSE0]  # an accusation comes first
+    assert [rows[k, : counts[k]].tolist() for k in range(3)] == [[2, 6], [3], [0, 4]]
