@@ -337,6 +337,7 @@ class DeducerAgent(Agent):
         """(n,) ACCUSE action where the solution is proved and the accusation is open now, else -1 (compiled:
         :func:`agents.deduction_kernels.proved_accusations_kernel`)."""
         nb = self.notebook
+        idx = np.asarray(idx, np.int64)
         out = np.empty(len(idx), np.int64)
         proved_accusations_kernel(nb.has, nb.bad, idx, mask, view.phase[idx], out)
         return out
@@ -356,6 +357,7 @@ class DeducerAgent(Agent):
         notebook's own marginals (rough is enough; no sampling here). Compiled
         (:func:`agents.deduction_kernels.refute_kernel`); :meth:`refute_reference` is the numpy statement."""
         nb = self.notebook
+        idx = np.asarray(idx, np.int64)
         n, H = len(idx), nb.P + 1
         suggester = view.current[idx].astype(np.int64)  # whose suggestion is refuted: the player whose turn it is
         noise = self.rng.random((n, NUM_CARDS))  # the reference's tie-break numbers, in its order

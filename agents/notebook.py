@@ -94,8 +94,8 @@ class Notebook:
 
     Options: ``exact`` decides every envelope cell exactly (witnesses and search, default);
     ``probe_cells`` ("envelope", "all" or None) adds failed-literal probing (:func:`agents.deduction.probe`);
-    ``search_rounds`` bounds the search; ``witness_samples`` sampled deals are tried as
-    witnesses before searching.
+    ``search_rounds`` bounds the search; up to ``witness_samples`` sampled deals per open cell are
+    tried as witnesses before searching.
     """
 
     def __init__(

@@ -15,18 +15,22 @@ about the envelope:
 3. ties go to a card already shown to someone else (fewer distinct cards of this hand leak
    over the game), then at random.
 
-Used by :class:`agents.deducer.DeducerAgent` and, through it, :class:`agents.expert.ExpertAgent`.
+Used by :class:`agents.deducer.DeducerAgent` and, through it, :class:`agents.expert.ExpertAgent`, which run it
+compiled (:func:`agents.deduction_kernels.refute_kernel`); these functions are its readable statement, and
+``tests/test_deducer_kernels.py`` checks that both choose the same cards.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from agents.deduction_kernels import _CATEGORY_SIZE, _MIN_LEFT
 from agents.facts import CAT_ONEHOT, CATEGORY
 from agents.notebook import Notebook
 
 CATEGORY_SIZE = CAT_ONEHOT.sum(1).astype(np.float64)  # (3,) 6 suspects, 6 weapons, 9 rooms
 MIN_LEFT = 1.25  # below two candidates the formula explodes; any such card is a big leak anyway
+assert (_MIN_LEFT, _CATEGORY_SIZE) == (MIN_LEFT, tuple(CATEGORY_SIZE))  # the compiled rule's literals
 
 
 def leak_bits(candidates_left: np.ndarray) -> np.ndarray:

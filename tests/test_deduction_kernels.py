@@ -43,8 +43,8 @@ def _copy(bits: FactBits) -> FactBits:
 
 @pytest.fixture(scope="module")
 def caught() -> tuple[list[FactBits], list[Facts]]:
-    """The facts every notebook propagation and witness sampling saw in a few short deducer games
-    (classic 4, cards 3 and 6 players)."""
+    """The facts every notebook propagation saw, and those of the deals its witness sampling forced, in a few short
+    deducer games (classic 4, cards 3 and 6 players)."""
     bits_seen: list[FactBits] = []
     facts_seen: list[Facts] = []
     fixpoint, sample = notebook_module.fixpoint_bits, notebook_module.sample_deals_bits
@@ -57,13 +57,29 @@ def caught() -> tuple[list[FactBits], list[Facts]]:
         facts_seen.append(Facts(unpack(hb), unpack(nb), *(np.array(a, copy=True) for a in args[:6])))
         return sample(hb, nb, *args, **kwargs)
 
+    witness = Notebook._sample_witnesses
+
+    def spy_witness(self: Notebook, idx, bits: FactBits, unknown, valid) -> int:
+        """The facts of the forced deals the witness sampling draws (one row per open cell without a witness)."""
+        rows, cards = np.nonzero(unknown & ~valid)
+        if len(rows):
+            gi = idx[rows]
+            hb = bits.hb[rows].copy()
+            hb[:, self.E] |= POW2[cards]
+            facts_seen.append(Facts(unpack(hb), unpack(bits.nb[rows]), *(np.array(a, copy=True) for a in (
+                bits.size[rows], self.cl_holder[gi], self.cl_cards[gi], bits.cl_live[rows], self.acc_cards[gi],
+                bits.acc_live[rows]))))  # fmt: skip
+        return witness(self, idx, bits, unknown, valid)
+
     notebook_module.fixpoint_bits, notebook_module.sample_deals_bits = spy_fixpoint, spy_sample
+    Notebook._sample_witnesses = spy_witness
     try:
         for preset, players in (("classic", 4), ("cards", 3), ("cards", 6)):
             config = RulesConfig.from_preset(preset, players=players, max_turns=60)
             play_games(config, [make_agent("deducer", seed=s) for s in range(players)], 16, batch_size=16, seed=3)
     finally:
         notebook_module.fixpoint_bits, notebook_module.sample_deals_bits = fixpoint, sample
+        Notebook._sample_witnesses = witness
     return bits_seen, facts_seen
 
 
