@@ -272,7 +272,7 @@ class DeducerAgent(Agent):
         i64 = np.int64
         late = view.turn_count[idx] >= self.naive_model_rounds * view.num_players
         naive_probabilities_kernel(
-            idx, idx, nb.seat, view.config.has_board, late, float(self.naive_mix), nb.has, nb.no, nb.size, nb.named,
+            idx, nb.seat, view.config.has_board, late, float(self.naive_mix), nb.has, nb.no, nb.size, nb.named,
             nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live, out,
             np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
             np.empty((1, K), i64), np.empty((1, K), bool), np.empty((1, P), i64), np.empty((1, P), bool),

@@ -49,6 +49,21 @@ assert (_START_PHASE, _MOVE_PHASE, _SUGGEST_PHASE, _POST_PHASE, _END_TURN) == (A
 
 
 @njit(**INLINE)
+def _triple(c0: int, c1: int, c2: int) -> int:
+    """Triple index of a suspect, a weapon and a room card id (:func:`cluedo_env.rules.actions.cards_triple`)."""
+    return (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)
+
+
+@njit(**INLINE)
+def _envelope_card(has: np.ndarray, g: int, E: int, k: int) -> int:
+    """The first card of category k that ``has`` (B, H, 21) puts in the envelope (holder E) in game g, else -1."""
+    for c in range(_FIRST_OF[k], _FIRST_OF[k + 1]):
+        if has[g, E, c]:
+            return c
+    return -1
+
+
+@njit(**INLINE)
 def _popcount(x: int) -> int:
     """Set bits of a card mask (x < 2**24: int64 arithmetic never overflows)."""
     x = x - ((x >> 1) & 0x555555)
@@ -524,7 +539,7 @@ def best_suggestion_kernel(
                 for b in range(kw):
                     for c in range(kr):
                         c0, c1, c2 = cs[i, a], cw[i, b], cr[i, c]
-                        if legal[i, (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)]:
+                        if legal[i, _triple(c0, c1, c2)]:
                             bound = (pre[HE, c0] + pre[HE, c1] + pre[HE, c2]) + 1e-9 * noise[i, t]
                             if t_first < 0 or bound > bound_first:
                                 t_first = t
@@ -541,7 +556,7 @@ def best_suggestion_kernel(
             v = _envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
             memo[(reps[0, a] * kw + reps[1, b]) * kr + reps[2, c]] = v
             top = v + 1e-9 * noise[i, t_first]
-            best = (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)
+            best = _triple(c0, c1, c2)
             best_t = t_first
         t = 0
         for a in range(ks):
@@ -550,7 +565,7 @@ def best_suggestion_kernel(
                 c1 = cw[i, b]
                 for c in range(kr):
                     c2 = cr[i, c]
-                    x = (c0 * 6 + (c1 - _W0)) * 9 + (c2 - _R0)
+                    x = _triple(c0, c1, c2)
                     if legal[i, x] and t != t_first:
                         skip = False
                         if best >= 0 and not refute_all:
@@ -1182,6 +1197,17 @@ def sample_setup_kernel(
     return steps
 
 
+@njit(**INLINE)
+def _register_deal(deal: np.ndarray, E: int, witness: np.ndarray, g: int, valid: np.ndarray, i: int) -> None:
+    """The consistent ``deal`` (21,) becomes the witness (``witness`` (B, 21, 21) of game g) of each of its envelope
+    cards, which are then ``valid`` (n, 21) in row i."""
+    for c in range(_C):
+        if deal[c] == E:
+            for x in range(_C):
+                witness[g, c, x] = deal[x]
+            valid[i, c] = True
+
+
 @njit(**KERNEL)
 def register_witnesses_kernel(
     idx: np.ndarray,
@@ -1195,17 +1221,11 @@ def register_witnesses_kernel(
     """:meth:`agents.notebook.Notebook._register` in place: every live sampled deal ``owner`` (r, M, 21) becomes the
     witness of each of its envelope cards (``witness`` (B, 21, 21) of game ``idx[rows[r]]``, later deals
     overwriting earlier ones) and sets ``valid`` (n, 21) at (``rows[r]``, card)."""
-    r_, M, C = owner.shape
+    r_, M, _ = owner.shape
     for r in range(r_):
-        g = idx[rows[r]]
         for m in range(M):
-            if not alive[r, m]:
-                continue
-            for c in range(C):
-                if owner[r, m, c] == E:
-                    for x in range(C):
-                        witness[g, c, x] = owner[r, m, x]
-                    valid[rows[r], c] = True
+            if alive[r, m]:
+                _register_deal(owner[r, m], E, witness, idx[rows[r]], valid, rows[r])
 
 
 @njit(**KERNEL)
@@ -1287,11 +1307,7 @@ def witness_sample_kernel(
                 allowed, order, 1, gh, gc, gl, clause_order, ga, gal, rng, w, div, steps,
             )  # fmt: skip
             if alive[0]:
-                for x in range(_C):
-                    if owner[0, x] == E:
-                        for y in range(_C):
-                            witness[g, x, y] = owner[0, y]
-                        valid[i, x] = True
+                _register_deal(owner[0], E, witness, g, valid, i)
                 break
     left = 0
     for i in range(unknown.shape[0]):
@@ -1450,15 +1466,8 @@ def envelope_known_kernel(has: np.ndarray, idx: np.ndarray, E: int, out: np.ndar
     """``out`` (n, 3): per category, the first envelope card (holder ``E``) of ``has`` (B, H, 21) in games ``idx``,
     or -1."""
     for i in range(idx.shape[0]):
-        g = idx[i]
         for k in range(3):
-            lo = 0 if k == 0 else (_W0 if k == 1 else _R0)
-            hi = _W0 if k == 0 else (_R0 if k == 1 else _C)
-            out[i, k] = -1
-            for c in range(lo, hi):
-                if has[g, E, c]:
-                    out[i, k] = c
-                    break
+            out[i, k] = _envelope_card(has, idx[i], E, k)
 
 
 # ---------------------------------------------------------------------------------------------- deal information
@@ -1738,30 +1747,20 @@ def proved_accusations_kernel(
         g = idx[i]
         out[i] = -1
         count = 0
-        e0, e1, e2 = 0, _W0, _R0  # an unproved category reads as its first card (as the reference's)
-        for k in range(3):
-            found = False
-            for c in range(_FIRST_OF[k], _FIRST_OF[k + 1]):
-                if has[g, E, c]:
-                    count += 1
-                    if not found:
-                        found = True
-                        if k == 0:
-                            e0 = c
-                        elif k == 1:
-                            e1 = c
-                        else:
-                            e2 = c
+        for c in range(_C):
+            count += has[g, E, c]
         if count != 3 or bad[g] or phase[i] == _REFUTE_PHASE:
             continue
-        action = _ACCUSE0 + (e0 * 6 + (e1 - _W0)) * 9 + (e2 - _R0)
+        # an unproved category (a contradictory notebook only) reads as its first card, as the reference's
+        e0, e1, e2 = _envelope_card(has, g, E, 0), _envelope_card(has, g, E, 1), _envelope_card(has, g, E, 2)
+        action = _ACCUSE0 + _triple(max(e0, 0), max(e1, _W0), max(e2, _R0))
         if mask[i, action]:
             out[i] = action
 
 
 @njit(**KERNEL)
 def naive_probabilities_kernel(
-    idx: np.ndarray, dest: np.ndarray, seat: int, has_board: bool, allow: np.ndarray, mix: float,
+    idx: np.ndarray, seat: int, has_board: bool, allow: np.ndarray, mix: float,
     has: np.ndarray, no: np.ndarray, size: np.ndarray, named: np.ndarray, cl_holder: np.ndarray,
     cl_cards: np.ndarray, cl_live: np.ndarray, acc_cards: np.ndarray, acc_live: np.ndarray, out: np.ndarray,
     hb: np.ndarray, nb: np.ndarray, sz: np.ndarray, clh: np.ndarray, clm: np.ndarray, cll: np.ndarray,
@@ -1770,7 +1769,7 @@ def naive_probabilities_kernel(
     no_extra: np.ndarray, zero: np.ndarray,
 ) -> None:  # fmt: skip
     """The deducer's holder probabilities with the naive-player model (:meth:`agents.deducer.DeducerAgent.
-    _probabilities`, the numpy statement), game by game: ``out[dest[i]]`` (H, 21) float64 for game ``idx[i]``.
+    _probabilities`, the numpy statement), game by game: ``out[g]`` (H, 21) float64 for each game g of ``idx``.
 
     The notebook's facts (``has``, ``no`` (B, H, 21), ``size`` (B, H), the clauses, ``named`` (B, P, 21)) plus
     what naive opponents' suggestions say (:func:`assumed_no_kernel`, where ``allow[i]``), closed by
@@ -1809,17 +1808,16 @@ def naive_probabilities_kernel(
             _marginals_game(has1, no1, sz, 0, model, 0, w)
         else:  # the notebook's own facts
             _marginals_game(has, no, size, g, model, 0, w)
-        d = dest[i]
         if mix >= 1.0:
             for h in range(H):
                 for c in range(_C):
-                    out[d, h, c] = model[0, h, c]
+                    out[g, h, c] = model[0, h, c]
             continue
         _marginals_game(has, no, size, g, own, 0, w)
         rest = 1.0 - mix
         for h in range(H):
             for c in range(_C):
-                out[d, h, c] = model[0, h, c] * mix + own[0, h, c] * rest
+                out[g, h, c] = model[0, h, c] * mix + own[0, h, c] * rest
 
 
 @njit(**KERNEL)
@@ -1831,14 +1829,10 @@ def goal_rooms_kernel(has: np.ndarray, bad: np.ndarray, idx: np.ndarray, value: 
     for i in range(idx.shape[0]):
         g = idx[i]
         count = 0
-        room = -1
         for c in range(_C):
-            if has[g, E, c]:
-                count += 1
-                if c >= _R0 and room < 0:
-                    room = c - _R0
+            count += has[g, E, c]
         if count == 3 and not bad[g]:
-            room = min(max(room, 0), value.shape[1] - 1)
+            room = min(max(_envelope_card(has, g, E, 2) - _R0, 0), value.shape[1] - 1)
             for r in range(value.shape[1]):
                 value[i, r] = 1.0 if r == room else 0.0
         else:

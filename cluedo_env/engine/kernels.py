@@ -705,7 +705,7 @@ def suggestion_room_rows(mask: np.ndarray, out: np.ndarray) -> None:
         out[i] = -1
         for a in range(_SUGGEST0, _SHOW0):
             if mask[i, a]:
-                out[i] = (a - _SUGGEST0) % NUM_ROOMS
+                out[i] = triple_of(a - _SUGGEST0)[2]
                 break
 
 
