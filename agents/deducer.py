@@ -279,7 +279,7 @@ class DeducerAgent(Agent):
             np.empty((1, P), i64), np.empty(1, bool), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64),
             np.empty((1, H, NUM_CARDS), bool), np.empty((1, H, NUM_CARDS), bool), np.empty((1, H, NUM_CARDS)),
             np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)), np.zeros((0, P, NUM_CARDS), bool),
-            np.zeros(1, i64),
+            np.zeros((0, P), bool), np.zeros(1, i64),
         )  # fmt: skip
 
     def _probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:

@@ -900,43 +900,179 @@ def assumed_no_kernel(
     named: np.ndarray,
     allow: np.ndarray,
     extra_no: np.ndarray,
+    lacks: np.ndarray,
+    deviant: np.ndarray,
+    strong_allows: bool,
     extra: np.ndarray,
     used: np.ndarray,
 ) -> None:
     """The "holds not" facts :func:`agents.opponent_model.assumed_facts_reference` adds, per game ``idx[i]`` of the
     notebook's ``has``, ``no`` (B, H, 21) and ``named`` (B, P, 21) bool.
 
-    ``naive``: every card an opponent named (on the board, not the room) where no opponent has named a card
-    it is known to hold; ``extra_no`` (n, P, 21) bool more of them (shape (0, P, 21): none). Written:
-    ``extra`` (n, P) int64 bitmasks of those not known yet (neither has nor has-not), ``used`` (n,) bool:
-    some, and ``allow[i]``.
+    A table is *strong* where some opponent has named a card it is known to hold (on the board, not the room).
+    ``naive``: every card an opponent named (on the board, not the room) where the table is not strong;
+    ``extra_no`` (n, P, 21) bool more of them (shape (0, P, 21): none); ``lacks`` (B, P, 21) bool, by game, those
+    of refuters (:class:`agents.refuter_model.RefuterModel`) at a strong table, except players marked in
+    ``deviant`` (B, P) bool (shape (0, P, 21): none). Written: ``extra`` (n, P) int64 bitmasks of those not known
+    yet (neither has nor has-not), ``used`` (n,) bool: some, and ``allow[i]`` (or, with ``strong_allows``, a
+    strong table).
     """
     n = idx.shape[0]
     P = named.shape[1]
     more = extra_no.shape[0] > 0
+    refuters = lacks.shape[0] > 0
     hi = _R0 if has_board else _C
     for i in range(n):
         g = idx[i]
-        table = naive
-        if naive:
-            for p in range(P):
-                if p != seat:
-                    for c in range(hi):
-                        if named[g, p, c] and has[g, p, c]:
-                            table = False
+        strong = False
+        for p in range(P):
+            if p != seat:
+                for c in range(hi):
+                    if named[g, p, c] and has[g, p, c]:
+                        strong = True
+        table = naive and not strong
         some = False
         for p in range(P):
+            refuted = refuters and strong and not deviant[g, p]
             x = 0
             for c in range(_C):
                 a = table and p != seat and c < hi and named[g, p, c]
                 if more and extra_no[i, p, c]:
+                    a = True
+                if refuted and lacks[g, p, c]:
                     a = True
                 if a and not no[g, p, c] and not has[g, p, c]:
                     x |= 1 << c
             extra[i, p] = x
             if x != 0:
                 some = True
-        used[i] = some and allow[i]
+        used[i] = some and (allow[i] or (strong_allows and strong))
+
+
+@njit(**KERNEL)
+def assumed_bits_kernel(
+    idx: np.ndarray, seat: int, has_board: bool, naive: bool, allow: np.ndarray, extra_no: np.ndarray,
+    lacks: np.ndarray, deviant: np.ndarray, strong_allows: bool, has: np.ndarray, no: np.ndarray, size: np.ndarray,
+    named: np.ndarray, cl_holder: np.ndarray, cl_cards: np.ndarray, cl_live: np.ndarray, acc_cards: np.ndarray,
+    acc_live: np.ndarray, hb: np.ndarray, nb: np.ndarray, sz: np.ndarray, clh: np.ndarray, clm: np.ndarray,
+    cll: np.ndarray, accm: np.ndarray, accl: np.ndarray, used: np.ndarray, extra: np.ndarray, bad: np.ndarray,
+    snap: np.ndarray, unit: np.ndarray, clh1: np.ndarray,
+) -> None:  # fmt: skip
+    """:func:`agents.opponent_model.assumed_bits` in one pass: row i of the FactBits arrays ``hb``, ``nb``, ``sz``,
+    ``clh``, ``clm``, ``cll``, ``accm``, ``accl`` (n, ...) gets the facts of game ``idx[i]`` (what
+    :func:`pack_rows_kernel` and the notebook's rows give), plus where ``used[i]`` the assumed "holds not" facts
+    (:func:`assumed_no_kernel`, same arguments), closed by :func:`fixpoint_kernel` (100 rounds, as
+    :func:`agents.deduction.fixpoint_bits`); where those contradict themselves, the notebook's own facts and
+    ``used[i]`` False. Scratch: ``extra`` (n, P) int64, ``bad`` (1,) bool, ``snap`` (2, H) int64, ``unit`` (K,)
+    int64, ``clh1`` (1, K) int64 (the clause holders as the fixpoint reads them)."""
+    H = has.shape[1]
+    P = named.shape[1]
+    K = cl_live.shape[1]
+    NA = acc_live.shape[1]
+    assumed_no_kernel(idx, seat, has_board, naive, has, no, named, allow, extra_no, lacks, deviant, strong_allows,
+                      extra, used)  # fmt: skip
+    pack_rows_kernel(idx, has, no, cl_cards, acc_cards, hb, nb, clm, accm)
+    for i in range(idx.shape[0]):
+        g = idx[i]
+        for h in range(H):
+            sz[i, h] = size[g, h]
+        for k in range(K):
+            clh[i, k] = cl_holder[g, k]
+            cll[i, k] = cl_live[g, k]
+        for a in range(NA):
+            accl[i, a] = acc_live[g, a]
+        if not used[i]:
+            continue
+        for p in range(P):
+            nb[i, p] |= extra[i, p]
+        for k in range(K):
+            clh1[0, k] = cl_holder[g, k]
+        bad[0] = False
+        j = slice(i, i + 1)
+        fixpoint_kernel(hb[j], nb[j], sz[j], clh1, clm[j], cll[j], accm[j], accl[j], 100, bad, snap, unit)
+        if bad[0]:  # the model was wrong about someone: the notebook's own facts
+            used[i] = False
+            pack_rows_kernel(idx[j], has, no, cl_cards, acc_cards, hb[j], nb[j], clm[j], accm[j])
+            for k in range(K):
+                cll[i, k] = cl_live[g, k]
+            for a in range(NA):
+                accl[i, a] = acc_live[g, a]
+
+
+# ---------------------------------------------------------------------------------------------- refuter model
+_CATEGORY_SIZE = (6.0, 6.0, 9.0)  # cards per category, as floats (agents.refuter_model.CATEGORY_SIZE)
+
+
+@njit(**KERNEL)
+def refuter_update_kernel(
+    seat: int, game: np.ndarray, is_acc: np.ndarray, player: np.ndarray, triple: np.ndarray, response: np.ndarray,
+    shown_by_me: np.ndarray, hand: np.ndarray, margin: float, shown: np.ndarray, received: np.ndarray,
+    lacks: np.ndarray, deviant: np.ndarray,
+) -> None:  # fmt: skip
+    """:meth:`agents.refuter_model.RefuterModel.update_reference` (the numpy statement) record by record: the
+    records (``game`` (m,), ``is_acc``, ``player``, ``triple`` (m, 3) category indices, ``response`` (m, P), in
+    order within each game) of this ``seat``'s suggestions update ``shown``, ``lacks`` (B, P, 21) bool,
+    ``received`` (B,) int64 and ``deviant`` (B, P) bool in place. ``shown_by_me`` (B, P, 21) bool (shape
+    (0, P, 21): none), ``hand`` (B,) float64 this seat's hand size. The same float operations, in the same order,
+    as the statement, so the same comparisons."""
+    P = response.shape[1]
+    have_mine = shown_by_me.shape[0] > 0
+    for j in range(game.shape[0]):
+        if is_acc[j] or player[j] != seat:
+            continue
+        g = game[j]
+        cards = (np.int64(triple[j, 0]), _W0 + np.int64(triple[j, 1]), _R0 + np.int64(triple[j, 2]))
+        count = 0
+        for k in range(P):
+            c = np.int64(response[j, k])
+            if c < 0:
+                continue
+            count += 1
+            # What refuter k expects of our hand per category: what we showed it, the rest pro rata.
+            m0 = m1 = m2 = 0.0
+            if have_mine:
+                for d in range(_C):
+                    if shown_by_me[g, k, d]:
+                        t = _category(d)
+                        if t == 0:
+                            m0 += 1.0
+                        elif t == 1:
+                            m1 += 1.0
+                        else:
+                            m2 += 1.0
+            rest = hand[g] - (m0 + m1 + m2)
+            share0 = m0 + rest * _CATEGORY_SIZE[0] / _C
+            share1 = m1 + rest * _CATEGORY_SIZE[1] / _C
+            share2 = m2 + rest * _CATEGORY_SIZE[2] / _C
+            new = not shown[g, k, c]
+            named_seen = shown[g, k, cards[0]] or shown[g, k, cards[1]] or shown[g, k, cards[2]]
+            if new and named_seen:
+                deviant[g, k] = True
+            if new and not named_seen:
+                s0 = s1 = s2 = 0.0
+                by_k = 0
+                for d in range(_C):
+                    if shown[g, k, d]:
+                        by_k += 1
+                        t = _category(d)
+                        if t == 0:
+                            s0 += 1.0
+                        elif t == 1:
+                            s1 += 1.0
+                        else:
+                            s2 += 1.0
+                others = max(received[g] - by_k, 0) / 3.0
+                left = (
+                    _CATEGORY_SIZE[0] - share0 - s0 - others,
+                    _CATEGORY_SIZE[1] - share1 - s1 - others,
+                    _CATEGORY_SIZE[2] - share2 - s2 - others,
+                )
+                bar = left[_category(c)] + margin
+                for d in cards:
+                    if d != c and left[_category(d)] >= bar:
+                        lacks[g, k, d] = True
+            shown[g, k, c] = True
+        received[g] += count
 
 
 # ---------------------------------------------------------------------------------------------- notebook intake
@@ -1766,7 +1902,7 @@ def naive_probabilities_kernel(
     hb: np.ndarray, nb: np.ndarray, sz: np.ndarray, clh: np.ndarray, clm: np.ndarray, cll: np.ndarray,
     accm: np.ndarray, accl: np.ndarray, extra: np.ndarray, used: np.ndarray, bad: np.ndarray, snap: np.ndarray,
     unit: np.ndarray, has1: np.ndarray, no1: np.ndarray, model: np.ndarray, own: np.ndarray, w: np.ndarray,
-    no_extra: np.ndarray, zero: np.ndarray,
+    no_extra: np.ndarray, no_deviant: np.ndarray, zero: np.ndarray,
 ) -> None:  # fmt: skip
     """The deducer's holder probabilities with the naive-player model (:meth:`agents.deducer.DeducerAgent.
     _probabilities`, the numpy statement), game by game: ``out[g]`` (H, 21) float64 for each game g of ``idx``.
@@ -1779,7 +1915,7 @@ def naive_probabilities_kernel(
     (1, H) int64, ``clh``, ``clm`` (1, K) int64, ``cll`` (1, K) bool, ``accm`` (1, P) int64, ``accl`` (1, P)
     bool, ``extra`` (1, P) int64, ``used``, ``bad`` (1,) bool, ``snap`` (2, H) int64, ``unit`` (K,) int64,
     ``has1``, ``no1`` (1, H, 21) bool, ``model``, ``own`` (1, H, 21) float64, ``w`` (H, 21) float64; constant
-    ``no_extra`` (0, P, 21) bool (no extra facts), ``zero`` (1,) int64 = 0.
+    ``no_extra`` (0, P, 21) bool (no extra facts), ``no_deviant`` (0, P) bool, ``zero`` (1,) int64 = 0.
     """
     H = has.shape[1]
     P = named.shape[1]
@@ -1787,7 +1923,10 @@ def naive_probabilities_kernel(
     for i in range(idx.shape[0]):
         g = idx[i]
         one = idx[i : i + 1]
-        assumed_no_kernel(one, seat, has_board, True, has, no, named, allow[i : i + 1], no_extra, extra, used)
+        assumed_no_kernel(
+            one, seat, has_board, True, has, no, named, allow[i : i + 1], no_extra, no_extra, no_deviant, False, extra,
+            used,
+        )  # fmt: skip
         ok = used[0]
         if ok:
             pack_rows_kernel(one, has, no, cl_cards, acc_cards, hb, nb, clm, accm)

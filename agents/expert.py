@@ -182,15 +182,13 @@ class ExpertAgent(DeducerAgent):
     def model_bits(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None) -> FactBits:
         """The deducer's (:meth:`DeducerAgent.model_bits`: naive opponents' suggestions), plus, at a table
         of strong players, what their choices of card to show us imply (:mod:`agents.refuter_model`)."""
-        nb = self.notebook
         m = self._refuters(view)
-        strong = strong_players(nb, idx, view.config.has_board)
-        strong[:, nb.seat] = False
-        table = strong.any(1)
-        extra = m.lacks[idx] & (table[:, None] & ~m.deviant[idx])[:, :, None] if self.refuter_model else None
         rounds = self.naive_model_rounds if naive_rounds is None else naive_rounds
         late = view.turn_count[idx] >= rounds * view.num_players
-        return assumed_bits(nb, idx, view.config.has_board, late | table, extra, naive=self.naive_model)[0]
+        return assumed_bits(
+            self.notebook, idx, view.config.has_board, late, naive=self.naive_model, strong_allows=True,
+            refuters=(m.lacks, m.deviant) if self.refuter_model else None,
+        )[0]  # fmt: skip
 
     # ------------------------------------------------------------------ probabilities
     def _samples(

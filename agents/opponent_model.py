@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.deduction import fixpoint_bits
-from agents.deduction_kernels import assumed_no_kernel
+from agents.deduction_kernels import assumed_bits_kernel
 from agents.facts import FactBits, Facts, unpack
 from agents.notebook import Notebook
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0
@@ -75,33 +75,32 @@ def assumed_bits(
     allow: np.ndarray | None = None,
     extra_no: np.ndarray | None = None,
     naive: bool = True,
+    refuters: tuple[np.ndarray, np.ndarray] | None = None,
+    strong_allows: bool = False,
 ) -> tuple[FactBits, np.ndarray]:
     """:func:`assumed_facts_reference` on bitmasks (new arrays; the clauses' cards are the notebook's ``cl_cards[idx]``,
-    ``acc_cards[idx]``): the assumed facts found by a compiled loop
-    (:func:`agents.deduction_kernels.assumed_no_kernel`), then closed as there. The same facts as
-    :func:`assumed_facts_reference`."""
+    ``acc_cards[idx]``), in one compiled call (:func:`agents.deduction_kernels.assumed_bits_kernel`: the notebook's
+    facts packed, the assumed facts of :func:`agents.deduction_kernels.assumed_no_kernel`, closed as there). The
+    same facts as :func:`assumed_facts_reference`: players ask for them at nearly every decision, and the dozen numpy
+    calls of the packing, the subsets and the write-back were most of the expert's time outside its sampler."""
     idx = np.asarray(idx, np.int64)
-    n = len(idx)
-    bits = nb.bits(idx)
-    extra = np.empty((n, nb.P), np.int64)
-    used = np.empty(n, bool)
-    assumed_no_kernel(
-        idx, nb.seat, bool(has_board), bool(naive), nb.has, nb.no, nb.named,
-        np.ones(n, bool) if allow is None else np.ascontiguousarray(allow, bool),
-        np.zeros((0, nb.P, NUM_CARDS), bool) if extra_no is None else np.ascontiguousarray(extra_no, bool),
-        extra, used,
+    n, P, K = len(idx), nb.P, nb.cl_live.shape[1]
+    H, i64 = P + 1, np.int64
+    bits = FactBits(
+        np.empty((n, H), i64), np.empty((n, H), i64), np.empty((n, H), nb.size.dtype),
+        np.empty((n, K), nb.cl_holder.dtype), np.empty((n, K), i64), np.empty((n, K), bool), np.empty((n, P), i64),
+        np.empty((n, P), bool),
     )  # fmt: skip
-    rows = np.flatnonzero(used)
-    if len(rows) == 0:
-        return bits, used
-    sub = bits.take(rows)
-    sub.nb[:, : nb.P] |= extra[rows]
-    bad = fixpoint_bits(sub)
-    good = ~bad
-    ok = rows[good]
-    bits.hb[ok], bits.nb[ok] = sub.hb[good], sub.nb[good]
-    bits.cl_live[ok], bits.acc_live[ok] = sub.cl_live[good], sub.acc_live[good]
-    used[rows[bad]] = False
+    used = np.empty(n, bool)
+    none = np.zeros((0, P, NUM_CARDS), bool)
+    lacks, deviant = refuters if refuters is not None else (none, np.zeros((0, P), bool))
+    allow = np.ones(n, bool) if allow is None else np.ascontiguousarray(allow, bool)
+    assumed_bits_kernel(
+        idx, nb.seat, bool(has_board), bool(naive), allow,
+        none if extra_no is None else np.ascontiguousarray(extra_no, bool), lacks, deviant, bool(strong_allows),
+        nb.has, nb.no, nb.size, nb.named, nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live, *bits,
+        used, np.empty((n, P), i64), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64), np.empty((1, K), i64),
+    )  # fmt: skip
     return bits, used
 
 
@@ -112,12 +111,16 @@ def assumed_facts_reference(
     allow: np.ndarray | None = None,
     extra_no: np.ndarray | None = None,
     naive: bool = True,
+    refuters: tuple[np.ndarray, np.ndarray] | None = None,
+    strong_allows: bool = False,
 ) -> tuple[Facts, np.ndarray]:
     """The notebook's facts of games ``idx`` plus the naive-player model's, closed by propagation.
 
     ``allow`` (n,) bool: games where the model may be used (default all); ``extra_no`` (n, P, 21):
-    more assumed "holds not" facts (e.g. :class:`agents.refuter_model.RefuterModel`'s); ``naive``: add the
-    naive-player model's.
+    more assumed "holds not" facts; ``naive``: add the naive-player model's. At a *strong* table (some opponent has
+    named a card it holds, :func:`strong_players`): ``refuters`` = (``lacks`` (B, P, 21), ``deviant`` (B, P)) of
+    :class:`agents.refuter_model.RefuterModel` adds what refuters' choices imply (not for deviant ones), and
+    ``strong_allows`` uses the model there even where ``allow`` is False.
     Returns (facts, used): ``used`` (n,) bool is False where nothing was added or the assumed
     facts were contradictory; there ``facts`` are the notebook's own (copies). The numpy statement, used
     by the tests; players use :func:`assumed_bits` (compiled, the same facts).
@@ -126,10 +129,16 @@ def assumed_facts_reference(
     extra = assumed_no(nb, idx, has_board) if naive else np.zeros((len(idx), nb.P, NUM_CARDS), bool)
     if extra_no is not None:
         extra = extra | extra_no
+    strong = strong_players(nb, idx, has_board)
+    strong[:, nb.seat] = False
+    table = strong.any(1)
+    if refuters is not None:
+        lacks, deviant = refuters
+        extra = extra | (lacks[idx] & (table[:, None] & ~deviant[idx])[:, :, None])
     extra &= ~facts.no[:, : nb.P] & ~facts.has[:, : nb.P]
     used = extra.any((1, 2))
     if allow is not None:
-        used &= allow
+        used &= allow | (table if strong_allows else False)
     rows = np.flatnonzero(used)
     if len(rows) == 0:
         return facts, used

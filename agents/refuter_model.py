@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.deduction_kernels import refuter_update_kernel
 from agents.facts import CAT_ONEHOT, CATEGORY
-from cluedo_env.engine.views import PlayerView
+from cluedo_env.engine.views import PlayerView, Records
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
 
@@ -53,16 +54,35 @@ class RefuterModel:
         self.lacks[idx] = False
         self.deviant[idx] = False
 
+    def _new_records(self, view: PlayerView, idx: np.ndarray) -> Records:
+        """The complete records of games ``idx`` not read yet (the one being refuted is incomplete: left for later)."""
+        limit = view.hist_len[idx].astype(np.int64) - (view.phase[idx] == A.REFUTE)
+        rec = view.records_between(idx, np.minimum(self.processed[idx], limit), limit)
+        self.processed[idx] = np.maximum(self.processed[idx], limit)
+        return rec
+
     def update(self, view: PlayerView, idx: np.ndarray, shown_by_me: np.ndarray | None = None) -> None:
         """Take in the complete records of games ``idx`` not yet seen (our suggestions only).
 
         ``shown_by_me`` (B, P, 21): the cards we showed each player (the refuter knows we hold them).
+        Compiled (:func:`agents.deduction_kernels.refuter_update_kernel`, record by record); :meth:`update_reference`
+        is the numpy statement (the tests check both leave the same arrays).
         """
+        rec = self._new_records(view, np.asarray(idx, np.int64))
+        if len(rec.game) == 0:
+            return
+        refuter_update_kernel(
+            self.seat, rec.game, rec.is_accusation, rec.player, rec.triple, rec.response,
+            np.zeros((0, self.P, NUM_CARDS), bool) if shown_by_me is None else shown_by_me,
+            view.hand_sizes[:, self.seat].astype(np.float64), float(self.margin), self.shown, self.received,
+            self.lacks, self.deviant,
+        )  # fmt: skip
+
+    def update_reference(self, view: PlayerView, idx: np.ndarray, shown_by_me: np.ndarray | None = None) -> None:
+        """:meth:`update` in numpy: the readable statement, used by the tests only."""
         idx = np.asarray(idx, np.int64)
-        limit = view.hist_len[idx].astype(np.int64) - (view.phase[idx] == A.REFUTE)  # the one being refuted: incomplete
-        rec = view.records_between(idx, np.minimum(self.processed[idx], limit), limit)
+        rec = self._new_records(view, idx)
         keep = ~rec.is_accusation & (rec.player == self.seat)
-        self.processed[idx] = np.maximum(self.processed[idx], limit)
         rows = np.flatnonzero(keep)
         if len(rows) == 0:
             return

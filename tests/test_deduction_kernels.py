@@ -30,6 +30,7 @@ from agents.deduction import fixpoint_bits, fixpoint_bits_reference, valid_deals
 from agents.deduction_kernels import check_witnesses_kernel
 from agents.facts import POW2, FactBits, Facts, unpack
 from agents.notebook import Notebook
+from agents.refuter_model import RefuterModel
 from agents.registry import make_agent
 from agents.runner import play_games
 from agents.suggestion_value import envelope_information, envelope_information_reference
@@ -317,9 +318,9 @@ def _decisions(preset: str, players: int, player: str, **overrides) -> list[np.n
     return seen
 
 
-def _assumed_bits_reference(nb, idx, has_board, allow=None, extra_no=None, naive=True):
+def _assumed_bits_reference(nb, idx, has_board, allow=None, extra_no=None, naive=True, **kwargs):
     """:func:`opponent_model.assumed_bits` through the numpy statement."""
-    facts, used = opponent_model.assumed_facts_reference(nb, idx, has_board, allow, extra_no, naive)
+    facts, used = opponent_model.assumed_facts_reference(nb, idx, has_board, allow, extra_no, naive, **kwargs)
     return facts.bits(), used
 
 
@@ -328,18 +329,23 @@ def test_assumed_facts_kernel_matches_reference(preset: str, players: int, monke
     """The compiled opponent model (:func:`opponent_model.assumed_bits`) gives the facts and ``used`` flags of
     :func:`opponent_model.assumed_facts_reference` at every call of seeded games (naive-player model, the
     expert's refuter model and its rounds), at naive and strong tables."""
-    calls = [0, 0]
+    calls = [0, 0, 0]
     kernel = opponent_model.assumed_bits
 
-    def both(nb, idx, has_board, allow=None, extra_no=None, naive=True):
-        bits, used = kernel(nb, idx, has_board, allow, extra_no, naive)
-        want, want_used = opponent_model.assumed_facts_reference(nb, idx, has_board, allow, extra_no, naive)
+    def both(nb, idx, has_board, allow=None, extra_no=None, naive=True, **kwargs):
+        bits, used = kernel(nb, idx, has_board, allow, extra_no, naive, **kwargs)
+        want, want_used = opponent_model.assumed_facts_reference(nb, idx, has_board, allow, extra_no, naive, **kwargs)
         got = bits.facts(nb.cl_cards[idx], nb.acc_cards[idx])
         assert (used == want_used).all()
         for a, b in zip(got, want, strict=True):
-            assert a.shape == b.shape and (a == b).all()
+            assert a.shape == b.shape and a.dtype == b.dtype and (a == b).all()
+        for a, b in zip(bits, want.bits(), strict=True):  # the packed arrays too (masks, dtypes)
+            assert a.dtype == b.dtype and (a == b).all()
         calls[0] += 1
         calls[1] += int(used.sum())
+        if kwargs.get("refuters") is not None:  # rows where a refuter's choice adds a fact
+            lacks, deviant = kwargs["refuters"]
+            calls[2] += int((lacks[idx] & ~nb.no[idx, : nb.P] & ~nb.has[idx, : nb.P]).any((1, 2)).sum())
         return bits, used
 
     monkeypatch.setattr(deducer_module, "assumed_bits", both)
@@ -347,7 +353,31 @@ def test_assumed_facts_kernel_matches_reference(preset: str, players: int, monke
     config = RulesConfig.from_preset(preset, players=players, max_turns=80)
     names = ["expert", "deducer", "heuristic", "expert"][:players]
     play_games(config, [make_agent(n, seed=s) for s, n in enumerate(names)], 32, batch_size=16, seed=7)
-    assert calls[0] > 20 and calls[1] > 20
+    assert calls[0] > 20 and calls[1] > 20 and calls[2] > 0
+
+
+def test_refuter_model_kernel_matches_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled refuter model (:meth:`RefuterModel.update`) leaves the arrays :meth:`RefuterModel.update_reference`
+    leaves, at every call of seeded games (experts against deducers: strong refuters, facts found, deviants too)."""
+    seen = [0, 0]
+    compiled = RefuterModel.update
+
+    def both(self, view, idx, shown_by_me=None):
+        twin = copy.deepcopy(self)
+        compiled(self, view, idx, shown_by_me)
+        RefuterModel.update_reference(twin, view, idx, shown_by_me)
+        for name in ("processed", "shown", "received", "lacks", "deviant"):
+            assert (getattr(self, name) == getattr(twin, name)).all(), name
+        seen[0] += int(self.lacks.sum())
+        seen[1] += int(self.deviant.sum())
+
+    monkeypatch.setattr(RefuterModel, "update", both)
+    for preset, players, names in [("cards", 4, ["expert", "deducer", "deducer", "heuristic"]),
+                                   ("classic", 3, ["expert", "expert", "notebook"]),
+                                   ("cards", 5, ["expert", "deducer", "notebook", "expert", "heuristic"])]:  # fmt: skip
+        config = RulesConfig.from_preset(preset, players=players, max_turns=80)
+        play_games(config, [make_agent(n, seed=s) for s, n in enumerate(names)], 32, batch_size=16, seed=3)
+    assert seen[0] > 0 and seen[1] > 0
 
 
 @pytest.mark.parametrize(
