@@ -211,14 +211,20 @@ class DeducerAgent(Agent):
         idx = np.asarray(idx, np.int64)
         nb.reset(idx, view.hand[idx], view.hand_sizes[idx])
 
-    def model_bits(self, view: PlayerView, idx: np.ndarray) -> FactBits:
-        """The facts probabilities start from, as bitmasks: the notebook's, plus (``naive_model``) what naive
-        opponents' suggestions say about their hands (:func:`agents.opponent_model.assumed_bits`). Never used
-        to accuse."""
-        if not self.naive_model:
-            return self.notebook.bits(idx)
-        late = view.turn_count[idx] >= self.naive_model_rounds * view.num_players
-        return assumed_bits(self.notebook, idx, view.config.has_board, late)[0]
+    def model_options(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None) -> dict:
+        """The options of :func:`agents.opponent_model.assumed_bits` that :meth:`model_bits` uses in games ``idx``:
+        the naive-player model (``naive_model``) from round ``naive_rounds`` (default ``naive_model_rounds``) on.
+        A subclass that assumes more (the expert's refuter model) adds its options here, so the compiled
+        probabilities (:meth:`_probabilities_into`) take them too."""
+        rounds = self.naive_model_rounds if naive_rounds is None else naive_rounds
+        return {"allow": view.turn_count[idx] >= rounds * view.num_players, "naive": self.naive_model}
+
+    def model_bits(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None) -> FactBits:
+        """The facts probabilities start from, as bitmasks: the notebook's, plus what the opponent models assume
+        (:meth:`model_options`; the deducer's: what naive opponents' suggestions say about their hands,
+        :func:`agents.opponent_model.assumed_bits`). Never used to accuse."""
+        opts = self.model_options(view, idx, naive_rounds)
+        return assumed_bits(self.notebook, idx, view.config.has_board, **opts)[0]
 
     def probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         """(n, H, 21) holder probabilities used to score suggestions (the expert refines them).
@@ -255,8 +261,9 @@ class DeducerAgent(Agent):
         return (view.turn_count[idx] >= self.naive_model_rounds * view.num_players).astype(np.int64)
 
     def _compiled_probabilities(self) -> bool:
-        """Whether :meth:`_probabilities` is the deducer's own (the naive-player model as :meth:`model_bits` states
-        it): then :meth:`_probabilities_into` computes the same numbers in one compiled call."""
+        """Whether :meth:`_probabilities` is the deducer's own (the opponent models as :meth:`model_bits` states them,
+        from :meth:`model_options`): then :meth:`_probabilities_into` computes the same numbers in one compiled
+        call."""
         cls = type(self)
         return (
             self.naive_model
@@ -265,21 +272,23 @@ class DeducerAgent(Agent):
         )
 
     def _probabilities_into(self, view: PlayerView, idx: np.ndarray, out: np.ndarray) -> None:
-        """``out[idx]`` = :meth:`_probabilities` of games ``idx`` (the deducer's own model), compiled:
-        :func:`agents.deduction_kernels.naive_probabilities_kernel`."""
+        """``out[idx]`` = :meth:`_probabilities` of games ``idx`` (the opponent models of :meth:`model_options`),
+        compiled: :func:`agents.deduction_kernels.naive_probabilities_kernel`."""
         nb = self.notebook
         H, P, K = nb.P + 1, nb.P, nb.cl_live.shape[1]
         i64 = np.int64
-        late = view.turn_count[idx] >= self.naive_model_rounds * view.num_players
+        opts = self.model_options(view, idx)
+        none = np.zeros((0, P, NUM_CARDS), bool)
+        lacks, deviant = opts.get("refuters") or (none, np.zeros((0, P), bool))
         naive_probabilities_kernel(
-            idx, nb.seat, view.config.has_board, late, float(self.naive_mix), nb.has, nb.no, nb.size, nb.named,
+            idx, nb.seat, view.config.has_board, bool(opts["naive"]), np.ascontiguousarray(opts["allow"], bool), lacks,
+            deviant, bool(opts.get("strong_allows", False)), float(self.naive_mix), nb.has, nb.no, nb.size, nb.named,
             nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live, out,
             np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
             np.empty((1, K), i64), np.empty((1, K), bool), np.empty((1, P), i64), np.empty((1, P), bool),
             np.empty((1, P), i64), np.empty(1, bool), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64),
             np.empty((1, H, NUM_CARDS), bool), np.empty((1, H, NUM_CARDS), bool), np.empty((1, H, NUM_CARDS)),
-            np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)), np.zeros((0, P, NUM_CARDS), bool),
-            np.zeros((0, P), bool), np.zeros(1, i64),
+            np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)), none, np.zeros(1, i64),
         )  # fmt: skip
 
     def _probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
@@ -452,11 +461,12 @@ class DeducerAgent(Agent):
     def _envelope_only(self, view: PlayerView, idx: np.ndarray) -> bool:
         """Whether :meth:`suggestion_scores` is the envelope information alone in games ``idx`` (no deal or leak
         term, not overridden): then suggestions and room values take the compiled path, with the same scores."""
-        return (
-            type(self).suggestion_scores is DeducerAgent.suggestion_scores
-            and not self.leak_weight
-            and not self.deal_weights(view, idx).any()
-        )
+        cls = type(self)
+        if cls.suggestion_scores is not DeducerAgent.suggestion_scores or self.leak_weight:
+            return False
+        if cls.deal_weights is DeducerAgent.deal_weights:  # a constant: no array to build
+            return not self.deal_weight
+        return not self.deal_weights(view, idx).any()
 
     def suggest(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(n,) SUGGEST action with the highest expected information among the legal ones.

@@ -1896,26 +1896,29 @@ def proved_accusations_kernel(
 
 @njit(**KERNEL)
 def naive_probabilities_kernel(
-    idx: np.ndarray, seat: int, has_board: bool, allow: np.ndarray, mix: float,
+    idx: np.ndarray, seat: int, has_board: bool, naive: bool, allow: np.ndarray, lacks: np.ndarray,
+    deviant: np.ndarray, strong_allows: bool, mix: float,
     has: np.ndarray, no: np.ndarray, size: np.ndarray, named: np.ndarray, cl_holder: np.ndarray,
     cl_cards: np.ndarray, cl_live: np.ndarray, acc_cards: np.ndarray, acc_live: np.ndarray, out: np.ndarray,
     hb: np.ndarray, nb: np.ndarray, sz: np.ndarray, clh: np.ndarray, clm: np.ndarray, cll: np.ndarray,
     accm: np.ndarray, accl: np.ndarray, extra: np.ndarray, used: np.ndarray, bad: np.ndarray, snap: np.ndarray,
     unit: np.ndarray, has1: np.ndarray, no1: np.ndarray, model: np.ndarray, own: np.ndarray, w: np.ndarray,
-    no_extra: np.ndarray, no_deviant: np.ndarray, zero: np.ndarray,
+    no_extra: np.ndarray, zero: np.ndarray,
 ) -> None:  # fmt: skip
     """The deducer's holder probabilities with the naive-player model (:meth:`agents.deducer.DeducerAgent.
     _probabilities`, the numpy statement), game by game: ``out[g]`` (H, 21) float64 for each game g of ``idx``.
 
     The notebook's facts (``has``, ``no`` (B, H, 21), ``size`` (B, H), the clauses, ``named`` (B, P, 21)) plus
-    what naive opponents' suggestions say (:func:`assumed_no_kernel`, where ``allow[i]``), closed by
+    what naive opponents' suggestions say (:func:`assumed_no_kernel` with ``naive``, ``allow``, the refuters'
+    ``lacks`` and ``deviant`` and ``strong_allows``, as there: the options of
+    :meth:`agents.deducer.DeducerAgent.model_options`), closed by
     :func:`fixpoint_kernel` (the notebook's own facts where that contradicts itself); their marginals, mixed
     as ``mix * model + (1 - mix) * own`` with the notebook's own marginals (``mix >= 1``: the model's alone).
     The same operations as the statement, so the same numbers. Scratch, one game each: ``hb``, ``nb``, ``sz``
     (1, H) int64, ``clh``, ``clm`` (1, K) int64, ``cll`` (1, K) bool, ``accm`` (1, P) int64, ``accl`` (1, P)
     bool, ``extra`` (1, P) int64, ``used``, ``bad`` (1,) bool, ``snap`` (2, H) int64, ``unit`` (K,) int64,
     ``has1``, ``no1`` (1, H, 21) bool, ``model``, ``own`` (1, H, 21) float64, ``w`` (H, 21) float64; constant
-    ``no_extra`` (0, P, 21) bool (no extra facts), ``no_deviant`` (0, P) bool, ``zero`` (1,) int64 = 0.
+    ``no_extra`` (0, P, 21) bool (no extra facts), ``zero`` (1,) int64 = 0.
     """
     H = has.shape[1]
     P = named.shape[1]
@@ -1924,8 +1927,8 @@ def naive_probabilities_kernel(
         g = idx[i]
         one = idx[i : i + 1]
         assumed_no_kernel(
-            one, seat, has_board, True, has, no, named, allow[i : i + 1], no_extra, no_extra, no_deviant, False, extra,
-            used,
+            one, seat, has_board, naive, has, no, named, allow[i : i + 1], no_extra, lacks, deviant, strong_allows,
+            extra, used,
         )  # fmt: skip
         ok = used[0]
         if ok:
@@ -1952,7 +1955,12 @@ def naive_probabilities_kernel(
                 for c in range(_C):
                     out[g, h, c] = model[0, h, c]
             continue
-        _marginals_game(has, no, size, g, own, 0, w)
+        if ok:
+            _marginals_game(has, no, size, g, own, 0, w)
+        else:  # the model is the notebook's own facts: the same marginals, computed once
+            for h in range(H):
+                for c in range(_C):
+                    own[0, h, c] = model[0, h, c]
         rest = 1.0 - mix
         for h in range(H):
             for c in range(_C):

@@ -103,8 +103,8 @@ import numpy as np
 
 from agents.deal_sampling import holder_weights, sample_deals_bits, triple_weights
 from agents.deducer import DeducerAgent
-from agents.facts import FactBits, unpack
-from agents.opponent_model import assumed_bits, strong_players
+from agents.facts import unpack
+from agents.opponent_model import strong_players
 from agents.refuter_model import RefuterModel
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
@@ -179,16 +179,13 @@ class ExpertAgent(DeducerAgent):
             self._refuters(view).update(view, np.asarray(idx, np.int64), nb.shown_by_me)
         return super().act(view, idx)
 
-    def model_bits(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None) -> FactBits:
-        """The deducer's (:meth:`DeducerAgent.model_bits`: naive opponents' suggestions), plus, at a table
-        of strong players, what their choices of card to show us imply (:mod:`agents.refuter_model`)."""
+    def model_options(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None) -> dict:
+        """The deducer's (:meth:`DeducerAgent.model_options`: naive opponents' suggestions), plus, at a table
+        of strong players, what their choices of card to show us imply (:mod:`agents.refuter_model`), and the
+        models apply there from the start."""
         m = self._refuters(view)
-        rounds = self.naive_model_rounds if naive_rounds is None else naive_rounds
-        late = view.turn_count[idx] >= rounds * view.num_players
-        return assumed_bits(
-            self.notebook, idx, view.config.has_board, late, naive=self.naive_model, strong_allows=True,
-            refuters=(m.lacks, m.deviant) if self.refuter_model else None,
-        )[0]  # fmt: skip
+        refuters = (m.lacks, m.deviant) if self.refuter_model else None
+        return {**super().model_options(view, idx, naive_rounds), "strong_allows": True, "refuters": refuters}
 
     # ------------------------------------------------------------------ probabilities
     def _samples(

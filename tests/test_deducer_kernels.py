@@ -13,6 +13,7 @@ from helpers import config
 from agents.base import replace_illegal, suggestion_room
 from agents.deducer import DeducerAgent
 from agents.deduction_kernels import decision_rows_kernel, refute_kernel
+from agents.expert import ExpertAgent
 from agents.notebook import Notebook
 from agents.opponent_model import assumed_bits
 from agents.refutation import choose_refutation, suggester_candidates
@@ -20,13 +21,33 @@ from agents.runner import play_games
 from cluedo_env.rules import actions as A
 
 
-class CheckedDeducer(DeducerAgent):
+class CheckedProbabilities:
+    """Compiled probabilities (:meth:`DeducerAgent._probabilities_into`) checked bit for bit against the numpy
+    statement (``_probabilities``), counting the rows where the opponent models added facts."""
+
+    probability_rows = modelled = 0
+
+    def _probabilities_into(self, view, idx, out):
+        super()._probabilities_into(view, idx, out)
+        ref = self._probabilities(view, idx)
+        assert np.array_equal(out[idx], ref)  # bit for bit
+        self.probability_rows += len(idx)
+        opts = self.model_options(view, idx)
+        self.modelled += int(assumed_bits(self.notebook, idx, view.config.has_board, **opts)[1].sum())
+        return None
+
+
+class CheckedExpert(CheckedProbabilities, ExpertAgent):
+    """An expert whose deducer-side probabilities (naive-player and refuter models) are checked."""
+
+
+class CheckedDeducer(CheckedProbabilities, DeducerAgent):
     """A deducer that answers with its compiled choices after checking them against the numpy statements."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.refutations = self.seen_choices = self.proved = self.probability_rows = 0
-        self.modelled = self.goal_rooms = 0
+        self.refutations = self.seen_choices = self.proved = 0
+        self.goal_rooms = 0
 
     def refute(self, view, idx, mask):
         state = self.rng.bit_generator.state
@@ -41,15 +62,6 @@ class CheckedDeducer(DeducerAgent):
         seen = self.notebook.shown_by_me[idx, view.current[idx].astype(np.int64)]
         self.seen_choices += int(((legal & seen).any(1) & (legal & ~seen).any(1)).sum())
         return a
-
-    def _probabilities_into(self, view, idx, out):
-        super()._probabilities_into(view, idx, out)
-        ref = self._probabilities(view, idx)
-        assert np.array_equal(out[idx], ref)  # bit for bit
-        self.probability_rows += len(idx)
-        late = view.turn_count[idx] >= self.naive_model_rounds * view.num_players
-        self.modelled += int(assumed_bits(self.notebook, idx, view.config.has_board, late)[1].sum())
-        return None
 
     def _goal_room(self, idx, value):
         want = self._goal_room_reference(idx, value.copy())
@@ -83,6 +95,20 @@ def test_compiled_refutations_and_accusations_equal_their_statements(preset, pla
     assert sum(a.probability_rows for a in agents) > 500
     if cfg.accusation_in_room:  # R-A1: a proved solution is accused from its room, so its room is the goal
         assert sum(a.goal_rooms for a in agents) > 0
+
+
+@pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("cards", 4)])
+def test_the_experts_compiled_probabilities_equal_their_statement(preset, players):
+    """The expert's deducer-side probabilities take its refuter model and strong-table rule into the compiled
+    path: bit for bit the numpy statement, at tables of experts and deducers (strong refuters)."""
+    cfg = config(preset, players=players)
+    agents = [CheckedExpert(seed=0), DeducerAgent(seed=1), CheckedExpert(seed=2), DeducerAgent(seed=3)][:players]
+    play_games(cfg, agents, 48, batch_size=24, seed=5)
+    checked = [a for a in agents if isinstance(a, CheckedExpert)]
+    assert sum(a.probability_rows for a in checked) > 200
+    assert sum(a.modelled for a in checked) > 20
+    refuter_rows = sum(int(a.refuters.lacks.any((1, 2)).sum()) for a in checked)
+    assert refuter_rows > 0  # the refuter model had facts to add
 
 
 def test_compiled_refutation_equals_its_statement_on_random_notebooks():

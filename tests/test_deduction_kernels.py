@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 import agents.deducer as deducer_module
-import agents.expert as expert_module
 import agents.notebook as notebook_module
 from agents import opponent_model
 from agents.deal_sampling import (
@@ -349,7 +348,6 @@ def test_assumed_facts_kernel_matches_reference(preset: str, players: int, monke
         return bits, used
 
     monkeypatch.setattr(deducer_module, "assumed_bits", both)
-    monkeypatch.setattr(expert_module, "assumed_bits", both)
     config = RulesConfig.from_preset(preset, players=players, max_turns=80)
     names = ["expert", "deducer", "heuristic", "expert"][:players]
     play_games(config, [make_agent(n, seed=s) for s, n in enumerate(names)], 32, batch_size=16, seed=7)
@@ -396,7 +394,6 @@ def test_compiled_player_paths_play_as_the_numpy_statements(
     monkeypatch.setattr(Notebook, "add_records", Notebook.add_records_reference)
     monkeypatch.setattr(deducer_module, "information", deducer_module.information_reference)
     monkeypatch.setattr(deducer_module, "assumed_bits", _assumed_bits_reference)
-    monkeypatch.setattr(expert_module, "assumed_bits", _assumed_bits_reference)
     # no probability cache: computed at every call
     monkeypatch.setattr(DeducerAgent, "probabilities", lambda self, view, idx: self._probabilities(view, idx))
     slow = _decisions(preset, players, player, **overrides)
