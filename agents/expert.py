@@ -286,6 +286,8 @@ class ExpertAgent(DeducerAgent):
         bonus = self.strong_deal_weight
         if bonus is None:
             bonus = 0.0 if view.config.has_board else 1.0
+        if bonus == self.deal_weight:  # the same either way (the board, by default): no table to read
+            return np.full(len(idx), float(bonus))
         return np.where(self._strong_table(view, idx), bonus, self.deal_weight)
 
     def _strong_table(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
