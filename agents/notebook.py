@@ -66,7 +66,9 @@ def _unique(a: np.ndarray) -> np.ndarray:
     """``np.unique(a)`` of an int array, without sorting where ``a`` is already non-decreasing (the games a player
     is asked about come sorted, and so do their records): the same array, several times faster."""
     a = np.asarray(a)
-    if len(a) < 2 or not (a[1:] >= a[:-1]).all():
+    if len(a) < 2:  # what np.unique gives (a copy), without its sort
+        return a.ravel().copy()
+    if not (a[1:] >= a[:-1]).all():
         return np.unique(a)
     keep = np.empty(len(a), bool)
     keep[0] = True
