@@ -35,6 +35,7 @@ _W0, _R0 = 6, 12  # first weapon, first room card
 _ROOM_CARDS = np.arange(_R0, NUM_CARDS).reshape(1, NUM_CARDS - _R0)  # (1, 9) the room cards, as a candidate row
 _FIRST_OF = (0, _W0, _R0, _C)  # first card of each category, then the end
 _CAT = ((1 << 6) - 1, ((1 << 12) - 1) ^ ((1 << 6) - 1), _FULL ^ ((1 << 12) - 1))  # bits of each category
+_CATEGORY_SIZE = (6.0, 6.0, 9.0)  # cards per category, as floats (agents.refutation, agents.refuter_model check it)
 _TINY = 1e-12
 # Slack of the log-free upper bounds (_h2_or_below): a triple is skipped only if its bound loses by more than
 # this, far above the rounding of the ~30 terms summed (~1e-15), so the best triple is the one the exact
@@ -61,6 +62,16 @@ def _envelope_card(has: np.ndarray, g: int, E: int, k: int) -> int:
         if has[g, E, c]:
             return c
     return -1
+
+
+@njit(**INLINE)
+def _solved(has: np.ndarray, bad: np.ndarray, g: int, E: int) -> bool:
+    """Game g's notebook proves the solution: three envelope cards and no contradiction (:meth:`agents.notebook.
+    Notebook.solved`, the statement)."""
+    count = 0
+    for c in range(_C):
+        count += has[g, E, c]
+    return count == 3 and not bad[g]
 
 
 @njit(**INLINE)
@@ -1000,9 +1011,6 @@ def assumed_bits_kernel(
 
 
 # ---------------------------------------------------------------------------------------------- refuter model
-_CATEGORY_SIZE = (6.0, 6.0, 9.0)  # cards per category, as floats (agents.refuter_model.CATEGORY_SIZE)
-
-
 @njit(**KERNEL)
 def refuter_update_kernel(
     seat: int, game: np.ndarray, is_acc: np.ndarray, player: np.ndarray, triple: np.ndarray, response: np.ndarray,
@@ -1797,20 +1805,13 @@ def belief_features_kernel(
             for c in range(_C):
                 out[r, a * _C + c] = has[g, h, c]
                 out[r, hw + a * _C + c] = no[g, h, c]
-        proved = 0
         for cat in range(3):
-            found = False
-            for c in range(_FIRST_OF[cat], _FIRST_OF[cat + 1]):
-                if has[g, E, c]:
-                    found = True
-                    proved += 1
-            out[r, 2 * hw + cat] = found
-        out[r, 2 * hw + 3] = proved == 3 and not bad[g]
+            out[r, 2 * hw + cat] = _envelope_card(has, g, E, cat) >= 0
+        out[r, 2 * hw + 3] = _solved(has, bad, g, E)
 
 
 # ---------------------------------------------------------------------------------------------- deducer's choices
 _MIN_LEFT = 1.25  # agents.refutation.MIN_LEFT
-_CATEGORY_SIZE = (6.0, 6.0, 9.0)  # agents.refutation.CATEGORY_SIZE
 
 
 @njit(**KERNEL)
@@ -1882,10 +1883,7 @@ def proved_accusations_kernel(
     for i in range(idx.shape[0]):
         g = idx[i]
         out[i] = -1
-        count = 0
-        for c in range(_C):
-            count += has[g, E, c]
-        if count != 3 or bad[g] or phase[i] == _REFUTE_PHASE:
+        if not _solved(has, bad, g, E) or phase[i] == _REFUTE_PHASE:
             continue
         # an unproved category (a contradictory notebook only) reads as its first card, as the reference's
         e0, e1, e2 = _envelope_card(has, g, E, 0), _envelope_card(has, g, E, 1), _envelope_card(has, g, E, 2)
@@ -1975,10 +1973,7 @@ def goal_rooms_kernel(has: np.ndarray, bad: np.ndarray, idx: np.ndarray, value: 
     E = has.shape[1] - 1
     for i in range(idx.shape[0]):
         g = idx[i]
-        count = 0
-        for c in range(_C):
-            count += has[g, E, c]
-        if count == 3 and not bad[g]:
+        if _solved(has, bad, g, E):
             room = min(max(_envelope_card(has, g, E, 2) - _R0, 0), value.shape[1] - 1)
             for r in range(value.shape[1]):
                 value[i, r] = 1.0 if r == room else 0.0

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deduction_kernels import refuter_update_kernel
+from agents.deduction_kernels import _CATEGORY_SIZE, refuter_update_kernel
 from agents.facts import CAT_ONEHOT, CATEGORY
 from cluedo_env.engine.views import PlayerView, Records
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
 
 CATEGORY_SIZE = CAT_ONEHOT.sum(1).astype(np.float64)  # (3,)
+assert tuple(CATEGORY_SIZE) == _CATEGORY_SIZE  # the compiled update's literals
 
 
 class RefuterModel:

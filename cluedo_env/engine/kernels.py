@@ -668,16 +668,31 @@ def rebuild_summaries(s, rules, b: int) -> None:
 
 
 # ===================================================================== one seat's legal actions
+@njit(**INLINE)
+def _actor(phase, refuter, current, b) -> int:
+    """Who is to act in game b: the refuter in REFUTE, else the player whose turn it is; nobody (-1) once the game
+    is over. The one statement (:attr:`cluedo_env.engine.vector_engine.VectorEngine.actor` reads it here)."""
+    if phase[b] == _OVER:
+        return -1
+    return refuter[b] if phase[b] == _REFUTE else current[b]
+
+
+@njit(**KERNEL)
+def actors(phase, refuter, current, out) -> None:
+    """``out`` (B,) int8: :func:`_actor` of every game."""
+    for b in range(out.shape[0]):
+        out[b] = _actor(phase, refuter, current, b)
+
+
 @njit(**KERNEL)
 def seat_mask_rows(seat, idx, phase, refuter, current, mask, out) -> None:
     """Rows ``idx`` of the legal mask ``mask`` (B, A) into ``out`` (n, A), all False where ``seat`` is not the one to
-    act (the refuter in REFUTE, else the player whose turn it is; nobody once the game is over)."""
+    act (:func:`_actor`)."""
     u = np.uint64
     for i in range(idx.shape[0]):
         b = idx[i]
         o = out[i]
-        actor = refuter[b] if phase[b] == _REFUTE else current[b]
-        if actor == seat and phase[b] != _OVER:
+        if _actor(phase, refuter, current, b) == seat:
             m = mask[b]
             for a in range(u(mask.shape[1])):
                 o[a] = m[a]

@@ -181,9 +181,11 @@ class VectorEngine:
 
     @property
     def actor(self) -> np.ndarray:
-        """(B,) int8: the seat to act in each game (the refuter while refuting); -1 when over."""
-        out = np.where(self.phase == A.REFUTE, self.refuter, self.current)
-        return np.where(self.phase == A.OVER, -1, out).astype(np.int8)
+        """(B,) int8: the seat to act in each game (the refuter while refuting); -1 when over (compiled:
+        :func:`cluedo_env.engine.kernels.actors`, the rule that players' masks use too)."""
+        out = np.empty(self.B, np.int8)
+        K.actors(self.phase, self.refuter, self.current, out)
+        return out
 
     current_player = actor
 
