@@ -1011,6 +1011,22 @@ def assumed_bits_kernel(
 
 
 # ---------------------------------------------------------------------------------------------- refuter model
+@njit(**INLINE)
+def _category_counts(cells: np.ndarray, g: int, k: int) -> tuple[float, float, float]:
+    """How many cards of each category ``cells[g, k]`` (21,) bool marks, as floats (exact)."""
+    n0 = n1 = n2 = 0.0
+    for d in range(_C):
+        if cells[g, k, d]:
+            t = _category(d)
+            if t == 0:
+                n0 += 1.0
+            elif t == 1:
+                n1 += 1.0
+            else:
+                n2 += 1.0
+    return n0, n1, n2
+
+
 @njit(**KERNEL)
 def refuter_update_kernel(
     seat: int, game: np.ndarray, is_acc: np.ndarray, player: np.ndarray, triple: np.ndarray, response: np.ndarray,
@@ -1037,17 +1053,7 @@ def refuter_update_kernel(
                 continue
             count += 1
             # What refuter k expects of our hand per category: what we showed it, the rest pro rata.
-            m0 = m1 = m2 = 0.0
-            if have_mine:
-                for d in range(_C):
-                    if shown_by_me[g, k, d]:
-                        t = _category(d)
-                        if t == 0:
-                            m0 += 1.0
-                        elif t == 1:
-                            m1 += 1.0
-                        else:
-                            m2 += 1.0
+            m0, m1, m2 = _category_counts(shown_by_me, g, k) if have_mine else (0.0, 0.0, 0.0)
             rest = hand[g] - (m0 + m1 + m2)
             share0 = m0 + rest * _CATEGORY_SIZE[0] / _C
             share1 = m1 + rest * _CATEGORY_SIZE[1] / _C
@@ -1057,19 +1063,8 @@ def refuter_update_kernel(
             if new and named_seen:
                 deviant[g, k] = True
             if new and not named_seen:
-                s0 = s1 = s2 = 0.0
-                by_k = 0
-                for d in range(_C):
-                    if shown[g, k, d]:
-                        by_k += 1
-                        t = _category(d)
-                        if t == 0:
-                            s0 += 1.0
-                        elif t == 1:
-                            s1 += 1.0
-                        else:
-                            s2 += 1.0
-                others = max(received[g] - by_k, 0) / 3.0
+                s0, s1, s2 = _category_counts(shown, g, k)
+                others = max(received[g] - (s0 + s1 + s2), 0.0) / 3.0  # exact counts: the same number
                 left = (
                     _CATEGORY_SIZE[0] - share0 - s0 - others,
                     _CATEGORY_SIZE[1] - share1 - s1 - others,
