@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.deduction_kernels import fixpoint_kernel, valid_deals_kernel
+from agents.deduction_kernels import fixpoint_kernel, search_envelope_kernel, valid_deals_kernel
 from agents.facts import CAT_BITS, FULL, POW2, FactBits, Facts, popcount, unpack
 from cluedo_env.rules.cards import NUM_CARDS
 
@@ -195,6 +195,46 @@ def search_envelope(
     rng: np.random.Generator | None = None,
     stats: dict | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`search_envelope_reference` compiled (:func:`agents.deduction_kernels.search_envelope_kernel`, query by
+    query within each round: the same nodes, random numbers, witnesses and proofs). With ``stats`` (per-query
+    outcomes and rounds, for studies) the numpy statement runs instead."""
+    if stats is not None:
+        return search_envelope_reference(facts, query, max_rounds, rng, stats)
+    hb, nb, size = facts.hb, facts.nb, facts.size
+    n, H = hb.shape
+    E = H - 1
+    witness = np.zeros((n, NUM_CARDS, NUM_CARDS), np.int8)
+    witnessed = np.zeros((n, NUM_CARDS), bool)
+    if query is None:
+        query = unpack(~hb[:, E] & ~nb[:, E] & FULL)
+    qg, qc = np.nonzero(query)
+    Q = len(qg)
+    if Q == 0:
+        return np.ones(n, bool), witness, witnessed
+    status = np.empty(Q, np.int8)
+    K, NA, D, i64 = facts.cl_live.shape[1], facts.acc_live.shape[1], NUM_CARDS + 1, np.int64
+    search_envelope_kernel(
+        np.ascontiguousarray(hb, i64), nb, np.asarray(size, i64), np.asarray(facts.cl_holder, i64),
+        np.asarray(facts.cl_mask, i64), np.ascontiguousarray(facts.cl_live), np.asarray(facts.acc_mask, i64),
+        np.ascontiguousarray(facts.acc_live), qg.astype(i64), qc.astype(i64), max_rounds,
+        rng or np.random.default_rng(0), witness, witnessed, status, np.empty((Q, D, H), i64),
+        np.empty((Q, D, H), i64), np.empty((Q, D), i64), np.empty((Q, D, H), bool), np.empty(Q, i64),
+        np.empty(Q, i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
+        np.empty((1, K), i64), np.empty((1, K), bool), np.empty((1, NA), i64), np.empty((1, NA), bool),
+        np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64), np.empty(H),
+    )  # fmt: skip
+    decided = np.ones(n, bool)
+    decided[qg[status == 0]] = False
+    return decided, witness, witnessed
+
+
+def search_envelope_reference(
+    facts: FactBits,
+    query: np.ndarray | None = None,
+    max_rounds: int = 400,
+    rng: np.random.Generator | None = None,
+    stats: dict | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Decide envelope cells of n games exactly, by a batched backtracking search; ``facts.nb`` in place.
 
     ``facts`` as :func:`fixpoint_bits` takes them. One query per envelope cell of ``query``
@@ -213,6 +253,9 @@ def search_envelope(
     for each envelope card found possible, a consistent deal (holder of every card) with it
     in the envelope; witnessed (n, 21) bool: which witness rows are filled). ``stats``, if
     given, receives per query its outcome (1, -1, 0 open) and the round that settled it.
+
+    The numpy statement (the readable search, and the path with ``stats``); :func:`search_envelope` runs it
+    compiled, and the tests check both give the same.
     """
     hb, nb, size = facts.hb, facts.nb, facts.size
     n, H = hb.shape

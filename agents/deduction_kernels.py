@@ -209,6 +209,157 @@ def fixpoint_kernel(
         bad[i] = bad[i] or b
 
 
+# ---------------------------------------------------------------------------------------------- envelope search
+@njit(**INLINE)
+def _search_expand(
+    q: int, d: int, qg: np.ndarray, size: np.ndarray, cl_holder: np.ndarray, cl_mask: np.ndarray,
+    cl_live: np.ndarray, acc_mask: np.ndarray, acc_live: np.ndarray, ch: np.ndarray, cn: np.ndarray,
+    sz1: np.ndarray, clh1: np.ndarray, clm1: np.ndarray, cll1: np.ndarray, accm1: np.ndarray, accl1: np.ndarray,
+    bad1: np.ndarray, snap: np.ndarray, unit: np.ndarray, st_h: np.ndarray, st_n: np.ndarray, br_card: np.ndarray,
+    tried: np.ndarray, depth: np.ndarray, witness: np.ndarray, witnessed: np.ndarray,
+) -> None:  # fmt: skip
+    """The ``expand`` of :func:`agents.deduction.search_envelope_reference` for one child (``ch``, ``cn`` (1, H)
+    int64, propagated in place) of query q, put at depth d: closed by :func:`fixpoint_kernel` on its game's clauses;
+    a complete consistent deal is registered as the witness of each of its envelope cards, an incomplete one stored
+    with the unplaced card of fewest possible holders to branch on next."""
+    g = qg[q]
+    H = ch.shape[1]
+    E = H - 1
+    for h in range(H):
+        sz1[0, h] = size[g, h]
+    for k in range(cl_live.shape[1]):
+        clh1[0, k] = cl_holder[g, k]
+        clm1[0, k] = cl_mask[g, k]
+        cll1[0, k] = cl_live[g, k]
+    for a in range(acc_live.shape[1]):
+        accm1[0, a] = acc_mask[g, a]
+        accl1[0, a] = acc_live[g, a]
+    bad1[0] = False
+    fixpoint_kernel(ch, cn, sz1, clh1, clm1, cll1, accm1, accl1, 100, bad1, snap, unit)
+    if bad1[0]:
+        return
+    located = 0
+    for h in range(H):
+        located |= ch[0, h]
+    if located == _FULL:  # a consistent deal: it witnesses every card it puts in the envelope
+        for c in range(_C):
+            if (ch[0, E] >> c) & 1:
+                for c2 in range(_C):
+                    for h in range(H):
+                        if (ch[0, h] >> c2) & 1:
+                            witness[g, c, c2] = h
+                            break
+                witnessed[g, c] = True
+        return
+    for h in range(H):
+        st_h[q, d, h] = ch[0, h]
+        st_n[q, d, h] = cn[0, h]
+        tried[q, d, h] = False
+    best, top = 0, 1 << 30
+    for c in range(_C):  # the unplaced card with the fewest possible holders (the first of those)
+        if (located >> c) & 1:
+            m = 99
+        else:
+            m = 0
+            for h in range(H):
+                m += 1 - ((cn[0, h] >> c) & 1)
+        if m < top:
+            top = m
+            best = c
+    br_card[q, d] = best
+    depth[q] = d
+
+
+@njit(**KERNEL)
+def search_envelope_kernel(
+    hb: np.ndarray, nb: np.ndarray, size: np.ndarray, cl_holder: np.ndarray, cl_mask: np.ndarray,
+    cl_live: np.ndarray, acc_mask: np.ndarray, acc_live: np.ndarray, qg: np.ndarray, qc: np.ndarray,
+    max_rounds: int, rng: np.random.Generator, witness: np.ndarray, witnessed: np.ndarray, status: np.ndarray,
+    st_h: np.ndarray, st_n: np.ndarray, br_card: np.ndarray, tried: np.ndarray, depth: np.ndarray, go: np.ndarray,
+    ch: np.ndarray, cn: np.ndarray, sz1: np.ndarray, clh1: np.ndarray, clm1: np.ndarray, cll1: np.ndarray,
+    accm1: np.ndarray, accl1: np.ndarray, bad1: np.ndarray, snap: np.ndarray, unit: np.ndarray, key: np.ndarray,
+) -> None:  # fmt: skip
+    """:func:`agents.deduction.search_envelope_reference` (the numpy statement) query by query within each round:
+    the same nodes, the same random numbers from ``rng`` (a round draws H numbers per query that branches, queries
+    in order), the same witnesses (``witness`` (n, 21, 21) int8, ``witnessed`` (n, 21) bool) and the same proofs
+    (``nb`` (n, H) int64 in place). The facts ``hb``, ``nb``, ``size``, ``cl_holder``, ``cl_mask``, ``cl_live``,
+    ``acc_mask``, ``acc_live`` (n, ...) of :class:`agents.facts.FactBits` (int64 holders); queries ``qg``, ``qc``
+    (Q,) int64 game and card. Written: ``status`` (Q,) int8 (1 possible, -1 impossible, 0 open). Scratch: the
+    search state ``st_h``, ``st_n`` (Q, 22, H) int64, ``br_card`` (Q, 22) int64, ``tried`` (Q, 22, H) bool,
+    ``depth``, ``go`` (Q,) int64; one node ``ch``, ``cn`` (1, H) int64; one game's facts ``sz1`` (1, H),
+    ``clh1``, ``clm1`` (1, K) int64, ``cll1`` (1, K) bool, ``accm1`` (1, A) int64, ``accl1`` (1, A) bool, ``bad1``
+    (1,) bool, ``snap`` (2, H) int64, ``unit`` (K,) int64 (:func:`fixpoint_kernel`'s); ``key`` (H,) float64."""
+    Q = qg.shape[0]
+    H = hb.shape[1]
+    E = H - 1
+    for q in range(Q):
+        status[q] = 0
+        depth[q] = -1
+    for q in range(Q):  # the roots: the queried card put in the envelope
+        for h in range(H):
+            ch[0, h] = hb[qg[q], h]
+            cn[0, h] = nb[qg[q], h]
+        ch[0, E] |= 1 << qc[q]
+        _search_expand(q, 0, qg, size, cl_holder, cl_mask, cl_live, acc_mask, acc_live, ch, cn, sz1, clh1, clm1,
+                       cll1, accm1, accl1, bad1, snap, unit, st_h, st_n, br_card, tried, depth, witness,
+                       witnessed)  # fmt: skip
+    for _ in range(max_rounds):
+        n_run = 0
+        for q in range(Q):
+            if status[q] == 0 and witnessed[qg[q], qc[q]]:
+                status[q] = 1
+            if status[q] == 0 and depth[q] < 0:
+                status[q] = -1
+            n_run += status[q] == 0
+        if n_run == 0:
+            break
+        n_go = 0
+        for q in range(Q):  # every holder of the branching card tried: back up
+            if status[q] != 0:
+                continue
+            d = depth[q]
+            card = br_card[q, d]
+            left = False
+            for h in range(H):
+                if ((st_n[q, d, h] >> card) & 1) == 0 and not tried[q, d, h]:
+                    left = True
+            if left:
+                go[n_go] = q
+                n_go += 1
+            else:
+                depth[q] = d - 1
+        for j in range(n_go):  # a holder at random, weighted by its open slots (+ 1/2), then the child
+            q = go[j]
+            d = depth[q]
+            card = br_card[q, d]
+            placed = 0
+            for h in range(H):
+                placed = _popcount(st_h[q, d, h])
+                slots = max(size[qg[q], h] - placed, 0) + 0.5
+                u = rng.random()
+                free = ((st_n[q, d, h] >> card) & 1) == 0 and not tried[q, d, h]
+                key[h] = slots * u if free else -1.0
+            pick = 0
+            for h in range(1, H):
+                if key[h] > key[pick]:
+                    pick = h
+            tried[q, d, pick] = True
+            for h in range(H):
+                ch[0, h] = st_h[q, d, h]
+                cn[0, h] = st_n[q, d, h]
+            ch[0, pick] |= 1 << card
+            _search_expand(q, d + 1, qg, size, cl_holder, cl_mask, cl_live, acc_mask, acc_live, ch, cn, sz1, clh1,
+                           clm1, cll1, accm1, accl1, bad1, snap, unit, st_h, st_n, br_card, tried, depth, witness,
+                           witnessed)  # fmt: skip
+    for q in range(Q):
+        if status[q] == 0 and witnessed[qg[q], qc[q]]:
+            status[q] = 1
+        if status[q] == 0 and depth[q] < 0:
+            status[q] = -1
+        if status[q] == -1:  # no consistent deal puts the card in the envelope
+            nb[qg[q], E] |= 1 << qc[q]
+
+
 # ---------------------------------------------------------------------------------------------- marginals
 @njit(**INLINE)
 def _marginals_game(

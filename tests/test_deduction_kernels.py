@@ -25,7 +25,14 @@ from agents.deal_sampling import (
     triple_weights,
 )
 from agents.deducer import DeducerAgent
-from agents.deduction import fixpoint_bits, fixpoint_bits_reference, valid_deals, valid_deals_reference
+from agents.deduction import (
+    fixpoint_bits,
+    fixpoint_bits_reference,
+    search_envelope,
+    search_envelope_reference,
+    valid_deals,
+    valid_deals_reference,
+)
 from agents.deduction_kernels import check_witnesses_kernel
 from agents.facts import POW2, FactBits, Facts, unpack
 from agents.notebook import Notebook
@@ -481,3 +488,51 @@ def test_best_suggestion_and_room_values_skip_only_losers(players: int, refute_a
     for r in range(9):
         triples = np.concatenate([pairs, np.full((n, 16, 1), rooms[r])], -1)
         assert (values[:, r] == envelope_information(prob, triples, order, refute_all, True).max(1)).all()
+
+
+@pytest.fixture(scope="module")
+def searches() -> list[tuple[FactBits, np.ndarray, dict]]:
+    """The inputs of every envelope search the notebooks ran in a few deducer games (cards 3 and 5, classic 4; no
+    witness sampling, so the search decides every open cell)."""
+    seen: list[tuple[FactBits, np.ndarray, dict]] = []
+    search = notebook_module.search_envelope
+
+    def spy(facts, query=None, max_rounds=400, rng=None, stats=None):
+        seen.append((_copy(facts), np.array(query, copy=True), rng.bit_generator.state))
+        return search(facts, query=query, max_rounds=max_rounds, rng=rng, stats=stats)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(notebook_module, "search_envelope", spy)
+    try:
+        for preset, players in [("cards", 3), ("cards", 5), ("classic", 4)]:
+            config = RulesConfig.from_preset(preset, players=players, max_turns=80)
+            agents = [make_agent("deducer", seed=s, notebook_options={"witness_samples": 0}) for s in range(players)]
+            play_games(config, agents, 24, batch_size=12, seed=9)
+    finally:
+        mp.undo()
+    return seen
+
+
+@pytest.mark.parametrize("max_rounds", [400, 3])
+def test_search_envelope_kernel_matches_reference(searches, max_rounds: int) -> None:
+    """The compiled envelope search decides, witnesses and proves what the numpy statement does, from the same random
+    numbers (the generator ends in the same state), on every search of real games; with 3 rounds, queries stay open
+    (undecided) too."""
+    assert len(searches) > 20
+    proved = opened = witnessed_cells = 0
+    for facts, query, state in searches:
+        got_facts, want_facts = _copy(facts), _copy(facts)
+        rng_a, rng_b = np.random.default_rng(), np.random.default_rng()
+        rng_a.bit_generator.state = rng_b.bit_generator.state = state
+        got = search_envelope(got_facts, query=query, max_rounds=max_rounds, rng=rng_a)
+        want = search_envelope_reference(want_facts, query=query, max_rounds=max_rounds, rng=rng_b)
+        for a, b in zip(got, want, strict=True):
+            assert a.dtype == b.dtype and (a == b).all()
+        assert (got_facts.nb == want_facts.nb).all() and (got_facts.hb == facts.hb).all()
+        assert rng_a.bit_generator.state == rng_b.bit_generator.state
+        proved += int((got_facts.nb != facts.nb).sum())
+        opened += int((~got[0]).sum())
+        witnessed_cells += int(got[2].sum())
+    assert proved > 0 and witnessed_cells > 0
+    if max_rounds == 3:
+        assert opened > 0
