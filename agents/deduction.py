@@ -188,6 +188,19 @@ def probe(facts: Facts, cells: str = "envelope", rounds: int = 3) -> np.ndarray:
     return bad
 
 
+def _search_start(
+    facts: FactBits, query: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A search's queries (game, card) ((Q,), (Q,)): the cells of ``query`` (n, 21), default every open envelope
+    cell; and its empty witness arrays ((n, 21, 21) int8, (n, 21) bool)."""
+    hb, nb = facts.hb, facts.nb
+    n, H = hb.shape
+    if query is None:
+        query = unpack(~hb[:, H - 1] & ~nb[:, H - 1] & FULL)
+    qg, qc = np.nonzero(query)
+    return qg, qc, np.zeros((n, NUM_CARDS, NUM_CARDS), np.int8), np.zeros((n, NUM_CARDS), bool)
+
+
 def search_envelope(
     facts: FactBits,
     query: np.ndarray | None = None,
@@ -202,12 +215,7 @@ def search_envelope(
         return search_envelope_reference(facts, query, max_rounds, rng, stats)
     hb, nb, size = facts.hb, facts.nb, facts.size
     n, H = hb.shape
-    E = H - 1
-    witness = np.zeros((n, NUM_CARDS, NUM_CARDS), np.int8)
-    witnessed = np.zeros((n, NUM_CARDS), bool)
-    if query is None:
-        query = unpack(~hb[:, E] & ~nb[:, E] & FULL)
-    qg, qc = np.nonzero(query)
+    qg, qc, witness, witnessed = _search_start(facts, query)
     Q = len(qg)
     if Q == 0:
         return np.ones(n, bool), witness, witnessed
@@ -261,11 +269,7 @@ def search_envelope_reference(
     n, H = hb.shape
     C = NUM_CARDS
     E = H - 1
-    witness = np.zeros((n, C, C), np.int8)
-    witnessed = np.zeros((n, C), bool)
-    if query is None:
-        query = unpack(~hb[:, E] & ~nb[:, E] & FULL)
-    qg, qc = np.nonzero(query)
+    qg, qc, witness, witnessed = _search_start(facts, query)
     Q = len(qg)
     if Q == 0:
         return np.ones(n, bool), witness, witnessed
