@@ -332,7 +332,6 @@ def search_envelope_kernel(
             q = go[j]
             d = depth[q]
             card = br_card[q, d]
-            placed = 0
             for h in range(H):
                 placed = _popcount(st_h[q, d, h])
                 slots = max(size[qg[q], h] - placed, 0) + 0.5
@@ -1075,9 +1074,9 @@ def assumed_no_kernel(
     ``naive``: every card an opponent named (on the board, not the room) where the table is not strong;
     ``extra_no`` (n, P, 21) bool more of them (shape (0, P, 21): none); ``lacks`` (B, P, 21) bool, by game, those
     of refuters (:class:`agents.refuter_model.RefuterModel`) at a strong table, except players marked in
-    ``deviant`` (B, P) bool (shape (0, P, 21): none). Written: ``extra`` (n, P) int64 bitmasks of those not known
-    yet (neither has nor has-not), ``used`` (n,) bool: some, and ``allow[i]`` (or, with ``strong_allows``, a
-    strong table).
+    ``deviant`` (B, P) bool (``lacks`` of shape (0, P, 21): none). Written: ``extra`` (n, P) int64 bitmasks of
+    those not known yet (neither has nor has-not), ``used`` (n,) bool: some, and ``allow[i]`` (or, with
+    ``strong_allows``, a strong table).
     """
     n = idx.shape[0]
     P = named.shape[1]
@@ -2053,10 +2052,10 @@ def naive_probabilities_kernel(
     _probabilities`, the numpy statement), game by game: ``out[g]`` (H, 21) float64 for each game g of ``idx``.
 
     The notebook's facts (``has``, ``no`` (B, H, 21), ``size`` (B, H), the clauses, ``named`` (B, P, 21)) plus
-    what naive opponents' suggestions say (:func:`assumed_no_kernel` with ``naive``, ``allow``, the refuters'
-    ``lacks`` and ``deviant`` and ``strong_allows``, as there: the options of
-    :meth:`agents.deducer.DeducerAgent.model_options`), closed by
-    :func:`fixpoint_kernel` (the notebook's own facts where that contradicts itself); their marginals, mixed
+    what the opponent models assume, closed (:func:`assumed_bits_kernel` on one game at a time, with ``naive``,
+    ``allow``, the refuters' ``lacks`` and ``deviant`` and ``strong_allows``: the options of
+    :meth:`agents.deducer.DeducerAgent.model_options`; the notebook's own facts where they contradict themselves,
+    or add nothing); their marginals, mixed
     as ``mix * model + (1 - mix) * own`` with the notebook's own marginals (``mix >= 1``: the model's alone).
     The same operations as the statement, so the same numbers. Scratch, one game each: ``hb``, ``nb``, ``sz``
     (1, H) int64, ``clh``, ``clm`` (1, K) int64, ``cll`` (1, K) bool, ``accm`` (1, P) int64, ``accl`` (1, P)
@@ -2065,30 +2064,15 @@ def naive_probabilities_kernel(
     ``no_extra`` (0, P, 21) bool (no extra facts), ``zero`` (1,) int64 = 0.
     """
     H = has.shape[1]
-    P = named.shape[1]
-    K = cl_live.shape[1]
     for i in range(idx.shape[0]):
         g = idx[i]
-        one = idx[i : i + 1]
-        assumed_no_kernel(
-            one, seat, has_board, naive, has, no, named, allow[i : i + 1], no_extra, lacks, deviant, strong_allows,
-            extra, used,
+        j = slice(i, i + 1)
+        assumed_bits_kernel(
+            idx[j], seat, has_board, naive, allow[j], no_extra, lacks, deviant, strong_allows, has, no, size, named,
+            cl_holder, cl_cards, cl_live, acc_cards, acc_live, hb, nb, sz, clh, clm, cll, accm, accl, used, extra, bad,
+            snap, unit, clh,
         )  # fmt: skip
-        ok = used[0]
-        if ok:
-            pack_rows_kernel(one, has, no, cl_cards, acc_cards, hb, nb, clm, accm)
-            for h in range(H):
-                sz[0, h] = size[g, h]
-            for k in range(K):
-                clh[0, k] = cl_holder[g, k]
-                cll[0, k] = cl_live[g, k]
-            for a in range(acc_live.shape[1]):
-                accl[0, a] = acc_live[g, a]
-            for p in range(P):  # the assumed "holds not" facts
-                nb[0, p] |= extra[0, p]
-            bad[0] = False
-            fixpoint_kernel(hb, nb, sz, clh, clm, cll, accm, accl, 100, bad, snap, unit)
-            ok = not bad[0]
+        ok = used[0]  # the assumed facts added something and hold together
         if ok:
             unpack_rows_kernel(zero, hb, nb, has1, no1)
             _marginals_game(has1, no1, sz, 0, model, 0, w)
