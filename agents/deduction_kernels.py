@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.np.random.random_methods import random_interval
 
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
@@ -1929,6 +1930,74 @@ def propagate_back_kernel(
         for k in range(acc_live.shape[1]):
             acc_live[g, k] = acc_live_rows[i, k]
         bad[g] = bad[g] or bad_rows[i]
+
+
+@njit(**INLINE)
+def _permute_live(rng: np.random.Generator, live: np.ndarray, out: np.ndarray) -> int:
+    """``rng.permutation(np.flatnonzero(live))`` (:func:`agents.deal_sampling.random_clause_order`) into ``out[:m]``;
+    returns m. numpy's shuffle (Fisher-Yates from the last slot, numpy's bounded integers, as numba's own
+    ``Generator.shuffle`` draws them), without the array that ``permutation`` allocates: the same order from the
+    same numbers, and nothing drawn for fewer than two slots."""
+    m = 0
+    for k in range(live.shape[0]):
+        if live[k]:
+            out[m] = k
+            m += 1
+    for i in range(m - 1, 0, -1):
+        j = np.intp(random_interval(rng.bit_generator, i))
+        if i != j:
+            t = out[j]
+            out[j] = out[i]
+            out[i] = t
+    return m
+
+
+@njit(**KERNEL)
+def propagate_kernel(
+    idx, has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live, exact, exact_triples, wvalid, witness,
+    bad_games, samples, rng, hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows, bad, unknown, valid,
+    snap, unit, rows, cards, live_cols, clause_order, fh, fn, fs, gh, gc, gl, ga, gal, owner0, cap0, env_cap0,
+    unk_total0, unk_cat0, order, allowed, key, owner, cap, env_cap, unk_total, unk_cat, alive, ratio, w, div,
+) -> int:  # fmt: skip
+    """:meth:`agents.notebook.Notebook.propagate` of games ``idx`` in one call, up to the search: returns 0 when it
+    is done, else the rows whose open envelope cells still lack a witness after sampling (Python then searches
+    them, stores ``valid`` in ``wvalid`` and writes back with :func:`propagate_back_kernel`).
+
+    The steps, each a kernel of its own that the tests compare with its numpy statement:
+    :func:`propagate_front_kernel` (packing, fixpoint, the cells to decide, the stored witnesses), then with
+    ``exact`` and up to ``samples`` forced deals per cell :func:`witness_rows_kernel` and
+    :func:`witness_sample_kernel`, the clauses satisfied first in the order :func:`_permute_live` draws from
+    ``rng``; then the write-back (``valid`` into ``wvalid``; :func:`propagate_back_kernel`, ``bad_games`` or-ed).
+    Why one call: a notebook propagates on nearly every action of its player, and the half-dozen calls with
+    their scratch arrays cost more than the work in most of them. The arguments after ``rng`` are scratch, as
+    those kernels take them (``rows``, ``cards`` (n * 21,), ``live_cols``, ``clause_order`` (K,) int64).
+    """
+    todo = propagate_front_kernel(
+        idx, has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live, exact, exact_triples, wvalid, witness,
+        hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows, bad, unknown, valid, snap, unit,
+    )  # fmt: skip
+    n = idx.shape[0]
+    if exact:
+        if todo:
+            left = 1
+            if samples > 0:
+                R = witness_rows_kernel(unknown, valid, cl_live_rows, rows, cards, live_cols)
+                left = 0
+                if R > 0:
+                    m = _permute_live(rng, live_cols, clause_order)
+                    left = witness_sample_kernel(
+                        idx, rows[:R], cards[:R], hb, nb, sz, cl_holder, cl_cards, cl_live_rows, acc_cards,
+                        acc_live_rows, samples, clause_order[:m], rng, witness, valid, unknown, fh, fn, fs, gh, gc,
+                        gl, ga, gal, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, allowed, key, owner, cap,
+                        env_cap, unk_total, unk_cat, alive, ratio, w, div,
+                    )  # fmt: skip
+            if left:
+                return left
+        for i in range(n):
+            for c in range(_C):
+                wvalid[idx[i], c] = valid[i, c]
+    propagate_back_kernel(idx, hb, nb, cl_live_rows, acc_live_rows, bad, has, no, cl_live, acc_live, bad_games)
+    return 0
 
 
 # ---------------------------------------------------------------------------------------------- learner features

@@ -50,7 +50,7 @@ from agents.deduction_kernels import (
     envelope_known_kernel,
     pack_rows_kernel,
     propagate_back_kernel,
-    propagate_front_kernel,
+    propagate_kernel,
     register_witnesses_kernel,
     unpack_rows_kernel,
     witness_rows_kernel,
@@ -140,6 +140,8 @@ class Notebook:
         self.version = np.zeros(B, np.int64)  # bumped whenever a game's facts may have changed
         self.search_stats: dict | None = None  # set to {} to collect search statistics
         self._compacted: np.ndarray | None = None  # scratch of add_records
+        self._pscratch: tuple | None = None  # scratch of propagate (_propagate_scratch)
+        self._wscratch: tuple | None = None  # scratch of the witness sampler (_witness_scratch)
 
     # ------------------------------------------------------------------ reset
     def reset(self, idx: np.ndarray, hand: np.ndarray, hand_sizes: np.ndarray) -> None:
@@ -316,11 +318,11 @@ class Notebook:
     def propagate(self, idx: np.ndarray) -> None:
         """Close the facts of games ``idx`` (:func:`fixpoint_bits`, then exact envelope facts if ``exact``).
 
-        Without probing, the packing, the fixpoint, the choice of the envelope cells to decide and the check of
-        the stored witnesses run in one compiled call (:func:`agents.deduction_kernels.propagate_front_kernel`),
-        and the write-back in another: a notebook propagates on nearly every action of its player, and these
-        steps were two dozen numpy calls. Only the rows still without a witness go on to sampling and search
-        (:meth:`_witness_or_search`, shared with the probing path)."""
+        Without probing, one compiled call (:func:`agents.deduction_kernels.propagate_kernel`) does the packing, the
+        fixpoint, the choice of the envelope cells to decide, the check of the stored witnesses, the sampled
+        witnesses and the write-back: a notebook propagates on nearly every action of its player, and these steps
+        were a dozen calls. Only rows whose open cells sampling did not witness go on to the search
+        (:meth:`_search_open`, shared with the probing path). :meth:`propagate_reference` is the statement."""
         idx = np.asarray(idx, np.int64)
         if len(idx) == 0:
             return
@@ -328,23 +330,59 @@ class Notebook:
         if self.probe_cells:
             self.propagate_reference(idx)
             return
-        n, H, K = len(idx), self.P + 1, self.cl_live.shape[1]
-        i64 = np.int64
-        bits = FactBits(np.empty((n, H), i64), np.empty((n, H), i64), np.empty((n, H), i64), np.empty((n, K), i64),
-                        np.empty((n, K), i64), np.empty((n, K), bool), np.empty((n, self.P), i64),
-                        np.empty((n, self.P), bool))  # fmt: skip
-        bad, unknown, valid = np.empty(n, bool), np.empty((n, NUM_CARDS), bool), np.empty((n, NUM_CARDS), bool)
-        todo = propagate_front_kernel(
+        n = len(idx)
+        bits, bad, unknown, valid, rows_scratch = self._propagate_scratch(n)
+        left = propagate_kernel(
             idx, self.has, self.no, self.size, self.cl_holder, self.cl_cards, self.cl_live, self.acc_cards,
             self.acc_live, self.exact, -1 if self.exact_triples is None else int(self.exact_triples), self.wvalid,
-            self.witness, *bits, bad, unknown, valid, np.zeros((2, H), i64), np.zeros(K, i64),
+            self.witness, self.bad, int(self.witness_samples), self.rng, *bits, bad, unknown, valid, *rows_scratch,
+            *self._witness_scratch(),
         )  # fmt: skip
-        if self.exact:
-            if todo:
-                bad |= self._witness_or_search(idx, bits, unknown, valid)
+        if left:  # open cells without a witness: the search decides them, then the write-back
+            bad |= self._search_open(idx, bits, unknown, valid)
             self.wvalid[idx] = valid
-        propagate_back_kernel(idx, bits.hb, bits.nb, bits.cl_live, bits.acc_live, bad, self.has, self.no,
-                              self.cl_live, self.acc_live, self.bad)  # fmt: skip
+            propagate_back_kernel(idx, bits.hb, bits.nb, bits.cl_live, bits.acc_live, bad, self.has, self.no,
+                                  self.cl_live, self.acc_live, self.bad)  # fmt: skip
+
+    def _propagate_scratch(self, n: int) -> tuple[FactBits, np.ndarray, np.ndarray, np.ndarray, tuple]:
+        """Scratch of :meth:`propagate` for n rows: the rows' facts as bitmasks, ``bad`` (n,), ``unknown`` and ``valid``
+        (n, 21), then the fixpoint's and the witness rows' arrays. Kept between calls (rows of arrays grown to the
+        largest n asked, rebuilt when the clause slots grow): every array is written before it is read."""
+        H, K, P = self.P + 1, self.cl_live.shape[1], self.P
+        have = self._pscratch
+        if have is None or have[0] < n or have[1] != K:
+            cap = max(n, 2 * have[0] if have is not None and have[1] == K else n)
+            i64 = np.int64
+            rows = (np.empty((cap, H), i64), np.empty((cap, H), i64), np.empty((cap, H), i64), np.empty((cap, K), i64),
+                    np.empty((cap, K), i64), np.empty((cap, K), bool), np.empty((cap, P), i64),
+                    np.empty((cap, P), bool), np.empty(cap, bool), np.empty((cap, NUM_CARDS), bool),
+                    np.empty((cap, NUM_CARDS), bool), np.empty(cap * NUM_CARDS, i64),
+                    np.empty(cap * NUM_CARDS, i64))  # fmt: skip
+            fixed = (np.empty((2, H), i64), np.empty(K, i64), np.empty(K, bool), np.empty(K, i64))
+            have = self._pscratch = (cap, K, rows, fixed)
+        rows, (snap, unit, live_cols, clause_order) = have[2], have[3]
+        r = [a[:n] for a in rows[:11]]
+        cells = n * NUM_CARDS
+        return FactBits(*r[:8]), r[8], r[9], r[10], (snap, unit, rows[11][:cells], rows[12][:cells], live_cols,
+                                                     clause_order)  # fmt: skip
+
+    def _witness_scratch(self) -> tuple[np.ndarray, ...]:
+        """The one-deal scratch of :func:`agents.deduction_kernels.witness_sample_kernel` (after ``unknown``), kept
+        between calls (rebuilt when the clause slots grow), and the quotient table."""
+        H, K, P = self.P + 1, self.cl_live.shape[1], self.P
+        have = self._wscratch
+        if have is None or have[1].shape[1] != K:
+            i64 = np.int64
+            have = self._wscratch = (
+                np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
+                np.empty((1, K, 3), i64), np.empty((1, K), bool), np.empty((1, P, 3), i64), np.empty((1, P), bool),
+                np.empty((1, NUM_CARDS), np.int8), np.empty((1, H), i64), np.empty((1, 3), i64), np.empty(1, i64),
+                np.empty((1, 3), i64), np.empty((1, NUM_CARDS), i64), np.empty((1, H, NUM_CARDS), bool),
+                np.empty(NUM_CARDS, i64), np.empty((1, NUM_CARDS), np.int8), np.empty((1, H), i64),
+                np.empty((1, 3), i64), np.empty(1, i64), np.empty((1, 3), i64), np.empty(1, bool),
+                np.empty((1, NUM_CARDS)), np.empty((2, H)), QUOTIENTS,
+            )  # fmt: skip
+        return have
 
     def propagate_reference(self, idx: np.ndarray) -> None:
         """:meth:`propagate` step by step in numpy (and the path with probing): :meth:`bits`, :func:`fixpoint_bits`
@@ -402,12 +440,20 @@ class Notebook:
         """The open envelope cells ``unknown`` (n, 21) of games ``idx`` without a valid witness (``valid``, updated in
         place): witnesses from sampled deals, then the search, which proves the rest impossible (``bits`` updated in
         place). Returns new contradiction flags (none in a consistent game)."""
-        new_bad = np.zeros(len(idx), bool)
         left = 1
         if self.witness_samples:
             left = self._sample_witnesses(idx, bits, unknown, valid)
+        if not left:
+            return np.zeros(len(idx), bool)
+        return self._search_open(idx, bits, unknown, valid)
+
+    def _search_open(self, idx: np.ndarray, bits: FactBits, unknown: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        """The search (:func:`search_envelope`) of the open envelope cells ``unknown`` (n, 21) of games ``idx`` without
+        a valid witness (``valid``, updated in place); it proves the rest impossible (``bits`` updated in place).
+        Returns new contradiction flags (none in a consistent game)."""
+        new_bad = np.zeros(len(idx), bool)
         need = unknown & ~valid
-        todo = np.flatnonzero(need.any(1)) if left else np.zeros(0, np.int64)
+        todo = np.flatnonzero(need.any(1))
         if len(todo):
             sub = bits.take(todo)
             decided, witness, witnessed = search_envelope(
@@ -431,24 +477,16 @@ class Notebook:
 
         Compiled (:func:`agents.deduction_kernels.witness_rows_kernel`, then ``witness_sample_kernel``): the same
         deals, from the same random numbers, as :meth:`_sample_witnesses_reference`."""
-        n, H = bits.hb.shape
-        K, P = bits.cl_live.shape[1], self.P
-        i64 = np.int64
-        rows, cards, live_cols = np.empty(n * NUM_CARDS, i64), np.empty(n * NUM_CARDS, i64), np.empty(K, bool)
+        n, K = bits.hb.shape[0], bits.cl_live.shape[1]
+        rows, cards, live_cols = np.empty(n * NUM_CARDS, np.int64), np.empty(n * NUM_CARDS, np.int64), np.empty(K, bool)
         R = witness_rows_kernel(unknown, valid, bits.cl_live, rows, cards, live_cols)
         if R == 0:
             return 0
         clause_order = random_clause_order(self.rng, live_cols)
         return witness_sample_kernel(
-            idx, rows[:R], cards[:R], bits.hb, bits.nb, np.ascontiguousarray(bits.size, i64), self.cl_holder,
+            idx, rows[:R], cards[:R], bits.hb, bits.nb, np.ascontiguousarray(bits.size, np.int64), self.cl_holder,
             self.cl_cards, bits.cl_live, self.acc_cards, bits.acc_live, self.witness_samples, clause_order, self.rng,
-            self.witness, valid, unknown, np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64),
-            np.empty((1, K), i64), np.empty((1, K, 3), i64), np.empty((1, K), bool), np.empty((1, P, 3), i64),
-            np.empty((1, P), bool), np.empty((1, NUM_CARDS), np.int8), np.empty((1, H), i64), np.empty((1, 3), i64),
-            np.empty(1, i64), np.empty((1, 3), i64), np.empty((1, NUM_CARDS), i64), np.empty((1, H, NUM_CARDS), bool),
-            np.empty(NUM_CARDS, i64), np.empty((1, NUM_CARDS), np.int8), np.empty((1, H), i64), np.empty((1, 3), i64),
-            np.empty(1, i64), np.empty((1, 3), i64), np.empty(1, bool), np.empty((1, NUM_CARDS)), np.empty((2, H)),
-            QUOTIENTS,
+            self.witness, valid, unknown, *self._witness_scratch(),
         )  # fmt: skip
 
     def _sample_witnesses_reference(

@@ -20,6 +20,7 @@ from agents.deal_sampling import (
     holder_weights,
     marginals,
     marginals_reference,
+    random_clause_order,
     sample_deals,
     sample_deals_reference,
     triple_weights,
@@ -33,7 +34,7 @@ from agents.deduction import (
     valid_deals,
     valid_deals_reference,
 )
-from agents.deduction_kernels import check_witnesses_kernel
+from agents.deduction_kernels import _permute_live, check_witnesses_kernel
 from agents.facts import POW2, FactBits, Facts, unpack
 from agents.notebook import Notebook
 from agents.refuter_model import RefuterModel
@@ -234,8 +235,17 @@ def test_propagate_kernels_match_the_numpy_statement(preset: str, players: int, 
 def test_witness_sampling_kernels_match_the_numpy_statement(preset: str, players: int, samples: int,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     """The compiled witness sampling (the cells to witness, the forced deals, clauses first, the registration) stores
-    the same witnesses, and draws the same random numbers, as :meth:`Notebook._sample_witnesses_reference`."""
+    the same witnesses, and draws the same random numbers, as :meth:`Notebook._sample_witnesses_reference`.
+
+    The notebooks propagate by :meth:`Notebook.propagate_reference` here, the path that calls ``_sample_witnesses``;
+    the one-call ``propagate_kernel`` is held to that statement by the test above."""
     calls = [0, 0]
+
+    def by_statement(self: Notebook, idx) -> None:
+        idx = np.asarray(idx, np.int64)
+        self.version[idx] += 1
+        Notebook.propagate_reference(self, idx)
+
     kernel = Notebook._sample_witnesses
 
     def both(self: Notebook, idx, bits, unknown, valid):
@@ -251,10 +261,25 @@ def test_witness_sampling_kernels_match_the_numpy_statement(preset: str, players
         return left
 
     monkeypatch.setattr(Notebook, "_sample_witnesses", both)
+    monkeypatch.setattr(Notebook, "propagate", by_statement)
     config = RulesConfig.from_preset(preset, players=players, max_turns=80)
     agents = [DeducerAgent(seed=s, notebook_options={"witness_samples": samples}) for s in range(players)]
     play_games(config, agents, 24, batch_size=12, seed=5)
     assert calls[0] > 20 and calls[1] > 5
+
+
+def test_clause_order_in_the_kernel_is_numpys_permutation() -> None:
+    """``_permute_live`` (the fused propagation's clause order) gives :func:`random_clause_order`'s order from the same
+    random numbers, and leaves the generator where numpy's ``permutation`` leaves it (none drawn for 0 or 1 slots)."""
+    masks = np.random.default_rng(3)
+    for seed in range(200):
+        K = int(masks.integers(1, 40))
+        live = masks.random(K) < masks.random()
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        out = np.empty(K, np.int64)
+        m = _permute_live(a, live, out)
+        assert out[:m].tolist() == random_clause_order(b, live).tolist()
+        assert a.bit_generator.state == b.bit_generator.state
 
 
 @pytest.mark.parametrize("players", [3, 4, 6])
