@@ -103,7 +103,7 @@ import numpy as np
 
 from agents.deal_sampling import holder_weights, sample_deals_bits, triple_weights
 from agents.deducer import DeducerAgent
-from agents.facts import unpack
+from agents.facts import FactBits, unpack
 from agents.opponent_model import strong_players
 from agents.refuter_model import RefuterModel
 from cluedo_env.engine.views import PlayerView
@@ -189,14 +189,16 @@ class ExpertAgent(DeducerAgent):
 
     # ------------------------------------------------------------------ probabilities
     def _samples(
-        self, idx: np.ndarray, samples: int | None = None, view: PlayerView | None = None, naive_rounds=None
+        self, idx: np.ndarray, samples: int | None = None, view: PlayerView | None = None, naive_rounds=None,
+        bits: FactBits | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Weighted deals of games ``idx``: consistent with the assumed facts (:meth:`model_bits`), or
-        with the notebook's own facts where no ``view`` is given."""
+        """Weighted deals of games ``idx``: consistent with the assumed facts (:meth:`model_bits`, or ``bits`` where
+        the caller has them already), or with the notebook's own facts where no ``view`` is given."""
         if view is None:  # the notebook's facts: sampled from its bitmasks (the same deals as from its arrays)
             owner, w, _ = self.notebook.sample_deals(idx, samples=samples or self.samples, rng=self.rng)
         else:
-            bits = self.model_bits(view, idx, naive_rounds)  # the same deals as sample_deals on these facts as arrays
+            if bits is None:  # the same deals as sample_deals on these facts as arrays
+                bits = self.model_bits(view, idx, naive_rounds)
             nb = self.notebook
             owner, w, _ = sample_deals_bits(
                 bits.hb, bits.nb, bits.size, bits.cl_holder, nb.cl_cards[idx], bits.cl_live, nb.acc_cards[idx],
@@ -240,9 +242,12 @@ class ExpertAgent(DeducerAgent):
             self._prob_version[g] = nb.version[g]
         return self._prob[idx]
 
-    def triple_probabilities(self, idx: np.ndarray, view: PlayerView | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(n, 324) probability of each solution triple (triple index order), and (n,) effective sample size."""
-        owner, w, ess = self._samples(idx, self.accusation_samples, view, self.naive_accuse_rounds)
+    def triple_probabilities(
+        self, idx: np.ndarray, view: PlayerView | None = None, bits: FactBits | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(n, 324) probability of each solution triple (triple index order), and (n,) effective sample size.
+        ``bits``: the assumed facts of games ``idx`` (:meth:`model_bits` with ``naive_accuse_rounds``), if known."""
+        owner, w, ess = self._samples(idx, self.accusation_samples, view, self.naive_accuse_rounds, bits)
         return triple_weights(owner, w, self.notebook.E), ess
 
     # ------------------------------------------------------------------ accusations
@@ -296,9 +301,14 @@ class ExpertAgent(DeducerAgent):
         live[:, view.seat] = False
         return (self.strong_opponents(view, idx) & live).any(1)
 
-    def hypotheses(self, view: PlayerView, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """((n, 21) bool cards the assumed facts leave possible in the envelope, (n,) solution triples left)."""
-        cand = ~unpack(self.model_bits(view, idx, self.naive_accuse_rounds).nb[:, self.notebook.E])
+    def hypotheses(
+        self, view: PlayerView, idx: np.ndarray, bits: FactBits | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """((n, 21) bool cards the assumed facts leave possible in the envelope, (n,) solution triples left).
+        ``bits``: those facts (:meth:`model_bits` with ``naive_accuse_rounds``), if the caller has them."""
+        if bits is None:
+            bits = self.model_bits(view, idx, self.naive_accuse_rounds)
+        cand = ~unpack(bits.nb[:, self.notebook.E])
         hyp = cand[:, :WEAPON_CARD0].sum(1) * cand[:, WEAPON_CARD0:ROOM_CARD0].sum(1) * cand[:, ROOM_CARD0:].sum(1)
         return cand, hyp
 
@@ -316,7 +326,9 @@ class ExpertAgent(DeducerAgent):
             return out
         # Only worth sampling where few hypotheses are left.
         rows = np.flatnonzero(open_)
-        cand, hyp = self.hypotheses(view, idx[rows])
+        bits = self.model_bits(view, idx[rows], self.naive_accuse_rounds)  # once: the hypotheses and the deals
+        pos = np.arange(len(rows))  # each row's place in ``bits``
+        cand, hyp = self.hypotheses(view, idx[rows], bits)
         if self.accuse_assumed:  # the assumed facts leave one triple: accuse it (no sampling needed)
             one = hyp == 1
             if one.any():
@@ -329,12 +341,13 @@ class ExpertAgent(DeducerAgent):
                 out[r1[ok]] = action[ok]
                 self.risky_accusations += int(ok.sum())
                 keep = ~one
-                rows, hyp = rows[keep], hyp[keep]
-        rows = rows[hyp <= self.max_hypotheses]
+                rows, hyp, pos = rows[keep], hyp[keep], pos[keep]
+        few = hyp <= self.max_hypotheses
+        rows, pos = rows[few], pos[few]
         if len(rows) == 0:
             return out
         g = idx[rows]
-        probs, ess = self.triple_probabilities(g, view)
+        probs, ess = self.triple_probabilities(g, view, bits.take(pos))
         probs = np.where(mask[rows, A.ACCUSE0 :], probs, -1.0)  # only accusations open now
         best = probs.argmax(1)
         p1 = probs[np.arange(len(rows)), best]
