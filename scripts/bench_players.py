@@ -3,6 +3,7 @@
     PYTHONPATH=. .venv/bin/python scripts/bench_players.py     # deducer, expert, heuristic x classic, cards
     PYTHONPATH=. .venv/bin/python scripts/bench_players.py --players deducer --presets classic --games 2048
     PYTHONPATH=. .venv/bin/python scripts/bench_players.py --players deducer --profile    # cProfile, top 30
+    PYTHONPATH=. .venv/bin/python scripts/bench_players.py --players deducer --kernels    # compiled vs Python time
 
 Why: issue 16 sets speed targets for the rule-based players (4 deducers >= 1,000 classic
 games/s and >= 2,000 cards games/s, 4 experts >= 300 classic games/s), at the batch size the
@@ -16,6 +17,8 @@ run single-threaded here, so CPU time is the time one core spends).
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import cProfile
 import os
 import pstats
@@ -23,8 +26,11 @@ import statistics
 import sys
 import time
 
+from numba.core.registry import CPUDispatcher
+
 from agents.registry import make_agent
 from agents.runner import play_games
+from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.rules.config import RulesConfig
 
 
@@ -49,6 +55,65 @@ def _one_run(player: str, preset: str, games: int, batch: int, seed: int) -> tup
     return dt, cpu, decisions[0], wrong
 
 
+@contextlib.contextmanager
+def _timed_kernels(cpu: dict[str, float], calls: collections.Counter):
+    """Time, in process CPU seconds, every call of a compiled kernel from the players' Python code and every engine
+    step, into ``cpu`` / ``calls`` by name.
+
+    Why not cProfile: it charges ~1 us to each of the players' many small Python calls, so it overstates their
+    Python glue by about half; this wraps only the kernels (a few thousand calls), so the rest of the run's CPU
+    time is the glue (numpy calls, allocations, dispatch) as it runs unprofiled. The kernels are rebound where the
+    players' modules imported them (``agents.*`` except the kernel modules, whose kernels call each other compiled)
+    and put back afterwards.
+    """
+    clock = time.process_time
+
+    def timed(name, f):
+        def call(*args, **kwargs):
+            t = clock()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                cpu[name] += clock() - t
+                calls[name] += 1
+
+        return call
+
+    saved, wrappers = [], {}
+    for mname, module in list(sys.modules.items()):
+        if not mname.startswith("agents") or mname.endswith("kernels"):
+            continue
+        for key, value in list(vars(module).items()):
+            if isinstance(value, CPUDispatcher):
+                wrapper = wrappers.setdefault(id(value), timed(value.__name__, value))
+                saved.append((module, key, value))
+                setattr(module, key, wrapper)
+    step = VectorEngine.step
+    VectorEngine.step = timed("engine step (VectorEngine.step)", step)
+    try:
+        yield
+    finally:
+        VectorEngine.step = step
+        for module, key, value in saved:
+            setattr(module, key, value)
+
+
+def _kernel_table(player: str, preset: str, games: int, batch: int, seed: int, top: int) -> None:
+    """One run with :func:`_timed_kernels`: CPU seconds in each kernel, the kernels' total and the rest."""
+    cpu: dict[str, float] = collections.defaultdict(float)
+    calls: collections.Counter = collections.Counter()
+    with _timed_kernels(cpu, calls):
+        _, total, _, _ = _one_run(player, preset, games, batch, seed)
+    inside = sum(cpu.values())
+    print(f"\n## CPU time by kernel: 4 x {player}, {preset}, {games} games at batch {batch}: {total:.3f} s, "
+          f"{games / total:.0f} games/cpu-s")  # fmt: skip
+    print(f"{'kernel':<36}{'cpu s':>8}{'share':>7}{'calls':>8}{'us/call':>9}")
+    for name, t in sorted(cpu.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"{name:<36}{t:>8.3f}{t / total:>7.1%}{calls[name]:>8}{t / calls[name] * 1e6:>9.1f}")
+    print(f"{'all kernels and engine steps':<36}{inside:>8.3f}{inside / total:>7.1%}")
+    print(f"{'the rest (Python, numpy, dispatch)':<36}{total - inside:>8.3f}{(total - inside) / total:>7.1%}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--players", nargs="+", default=["deducer", "expert", "heuristic"])
@@ -59,6 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=64, help="games of the untimed warm-up run")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--profile", action="store_true", help="profile one run per cell with cProfile")
+    ap.add_argument(
+        "--kernels",
+        action="store_true",
+        help="one run per cell with the CPU time of every compiled kernel, and of the rest",
+    )
     ap.add_argument("--top", type=int, default=30, help="profile lines to print")
     args = ap.parse_args(argv)
 
@@ -72,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     for player in args.players:
         for preset in args.presets:
             _one_run(player, preset, args.warmup, min(args.batch, args.warmup), args.seed + 1000)
+            if args.kernels:
+                _kernel_table(player, preset, args.games, args.batch, args.seed, args.top)
+                continue
             if args.profile:
                 prof = cProfile.Profile()
                 prof.enable()
