@@ -70,6 +70,7 @@ from agents.deduction_kernels import (
     candidates_kernel,
     deal_information_kernel,
     decision_rows_kernel,
+    deducer_decisions_kernel,
     goal_rooms_kernel,
     naive_probabilities_kernel,
     proved_accusations_kernel,
@@ -195,6 +196,8 @@ class DeducerAgent(Agent):
         self._order_rows = np.zeros((0, 0), np.int64)  # cached rows of _order
         self._card_rows = (np.zeros((0, NUM_SUSPECTS), np.int64), np.zeros((0, NUM_WEAPONS), np.int64))
         self._pcache: tuple | None = None  # (notebook, has_board, prob (B, H, 21), version (B,), key (B,))
+        self._dscratch: tuple | None = None  # scratch of _decide_compiled
+        self._nscratch: tuple | None = None  # scratch of the naive-model kernel (_naive_scratch)
 
     # ------------------------------------------------------------------ notebook
     def _ensure(self, view: PlayerView) -> Notebook:
@@ -238,12 +241,7 @@ class DeducerAgent(Agent):
         """
         nb = self.notebook
         key = self._probability_key(view, idx)
-        cache = self._pcache
-        if cache is None or cache[0] is not nb or cache[1] != view.config.has_board:
-            B, H = nb.B, nb.P + 1
-            cache = self._pcache = (nb, view.config.has_board, np.zeros((B, H, NUM_CARDS)),
-                                    np.full(B, -1, np.int64), np.zeros(B, np.int64))  # fmt: skip
-        _, _, prob, version, stamp = cache
+        prob, version, stamp = self._probability_cache(view)
         stale = (version[idx] != nb.version[idx]) | (stamp[idx] != key)
         if stale.any():
             g = idx[stale]
@@ -254,6 +252,17 @@ class DeducerAgent(Agent):
             version[g] = nb.version[g]
             stamp[g] = key[stale]
         return prob[idx]
+
+    def _probability_cache(self, view: PlayerView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The cache of :meth:`probabilities`: ``prob`` (B, H, 21) float64, and per game the notebook ``version`` and
+        the key (:meth:`_probability_key`) they were computed at (int64, (B,)); new for a new notebook or preset."""
+        nb = self.notebook
+        cache = self._pcache
+        if cache is None or cache[0] is not nb or cache[1] != view.config.has_board:
+            B, H = nb.B, nb.P + 1
+            cache = self._pcache = (nb, view.config.has_board, np.zeros((B, H, NUM_CARDS)),
+                                    np.full(B, -1, np.int64), np.zeros(B, np.int64))  # fmt: skip
+        return cache[2], cache[3], cache[4]
 
     def _probability_key(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         """(n,) int64: what :meth:`_probabilities` depends on besides the notebook (its ``version``): whether the
@@ -318,18 +327,23 @@ class DeducerAgent(Agent):
         n = len(idx)
         mask = view.legal_action_mask_of(idx)
         phase = view.phase[idx]
-        accuse = self.accusations(view, idx, mask)  # -1 where not accusing now
         out, rows, counts = np.empty(n, np.int64), np.empty((3, n), np.int64), np.empty(3, np.int64)
-        decision_rows_kernel(phase, accuse, out, rows, counts)  # accusations, END_TURN in POST; the rest by kind
-        sel = rows[0, : counts[0]]
+        if self._compiled_decisions(view):
+            self._decide_compiled(view, idx, mask, phase, out, rows, counts)
+            sel = rows[2, : counts[2]]
+            value = self._rv[idx[sel]]
+        else:
+            accuse = self.accusations(view, idx, mask)  # -1 where not accusing now
+            decision_rows_kernel(phase, accuse, out, rows, counts)  # accusations, END_TURN in POST; the rest by kind
+            sel = rows[0, : counts[0]]
+            if len(sel):
+                out[sel] = self.refute(view, idx[sel], mask[sel])
+            sel = rows[1, : counts[1]]
+            if len(sel):
+                out[sel] = self.suggest(view, idx[sel], mask[sel])
+            sel = rows[2, : counts[2]]
+            value = self._cached_room_values(view, idx[sel]) if len(sel) else None
         if len(sel):
-            out[sel] = self.refute(view, idx[sel], mask[sel])
-        sel = rows[1, : counts[1]]
-        if len(sel):
-            out[sel] = self.suggest(view, idx[sel], mask[sel])
-        sel = rows[2, : counts[2]]
-        if len(sel):
-            value = self._cached_room_values(view, idx[sel])
             start = phase[sel] == A.START
             s = sel[start]
             if len(s):
@@ -341,6 +355,77 @@ class DeducerAgent(Agent):
                 )
         self.fallbacks += replace_illegal(out, mask, self.rng)
         return out
+
+    # Methods whose steps :meth:`_decide_compiled` runs compiled: a subclass that overrides one takes the Python path.
+    _COMPILED_STEPS = ("accusations", "refute", "suggest", "probabilities", "_probabilities", "_probability_key",
+                       "model_bits", "model_options", "_cached_room_values", "room_values", "_candidates", "_goal_room",
+                       "suggestion_scores", "deal_weights", "_order", "_envelope_only")  # fmt: skip
+
+    def _compiled_decisions(self, view: PlayerView) -> bool:
+        """Whether :meth:`act` decides in one compiled call (:meth:`_decide_compiled`): this class's own steps
+        (none of ``_COMPILED_STEPS`` overridden), the naive-player model on and the envelope information alone."""
+        cls = type(self)
+        if any(getattr(cls, m) is not getattr(DeducerAgent, m) for m in self._COMPILED_STEPS):
+            return False
+        return bool(self.naive_model) and not self.leak_weight and not self.deal_weight
+
+    def _decide_compiled(
+        self, view: PlayerView, idx: np.ndarray, mask: np.ndarray, phase: np.ndarray, out: np.ndarray,
+        rows: np.ndarray, counts: np.ndarray,
+    ) -> None:  # fmt: skip
+        """The steps of :meth:`act` before the movement, in one call of
+        :func:`agents.deduction_kernels.deducer_decisions_kernel`: the same choices and random numbers as
+        :meth:`accusations`, :meth:`refute`, :meth:`suggest` and :meth:`_cached_room_values` (whose cache ``_rv`` it
+        fills), which remain the readable statement (the tests compare the two paths game by game)."""
+        nb = self.notebook
+        n, B, H, P = len(idx), view.batch_size, nb.P + 1, nb.P
+        if self._rv is None or self._rv.shape[0] != B:
+            self._rv = np.zeros((B, NUM_ROOMS))
+            self._rv_turn = np.full(B, -1, np.int64)
+        prob, pver, pstamp = self._probability_cache(view)
+        k = max(self.shortlist, self.room_shortlist) + 1
+        T = max(NUM_SUSPECTS * NUM_WEAPONS, (self.shortlist + 1) ** 3)
+        scratch = self._dscratch  # kept between calls; the kernel reads only what it wrote in this call
+        if scratch is None or scratch[0] < n or scratch[1] != (H, k, T):
+            cap = max(n, 2 * scratch[0] if scratch is not None and scratch[1] == (H, k, T) else n)
+            i64 = np.int64
+            scratch = self._dscratch = (cap, (H, k, T), (
+                np.empty(cap, i64), np.empty(cap, i64), np.empty((cap, A.NUM_ACTIONS), bool), np.empty(cap, i64),
+                np.empty((cap, H, NUM_CARDS)), np.empty(cap * max(T, 2 * NUM_CARDS)),
+                np.empty((cap, max(T, NUM_CARDS))), np.empty((cap, 3, k), i64), np.empty(cap, i64),
+                np.empty((3 * (P - 1) + 2, NUM_CARDS)), np.empty(T), np.empty((3, max(k, NUM_ROOMS)), i64),
+                np.empty((cap, NUM_ROOMS)), np.empty(NUM_CARDS), np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)),
+                np.empty(cap, i64), np.empty(cap, bool),
+            ))  # fmt: skip
+        turn = np.asarray(view.turn_count[idx], np.int64)
+        late = self._probability_key(view, idx)
+        cs, cw = self._every_card_rows(n)
+        deducer_decisions_kernel(
+            idx, phase, mask, view.current[idx].astype(np.int64), turn, late, nb.seat, nb.has, nb.no, nb.size, nb.bad,
+            nb.named, nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live, nb.shown_by_me, nb.shown_to,
+            nb.version, prob, pver, pstamp, view.config.has_board, True, np.zeros((0, P, NUM_CARDS), bool),
+            np.zeros((0, P), bool), False, float(self.naive_mix), self._order(view, n),
+            view.config.refutation == "all", int(self.shortlist), int(self.room_shortlist), cs, cw, self._rv,
+            self._rv_turn, self.rng, out, rows, counts, *scratch[2], *self._naive_scratch(),
+        )  # fmt: skip
+
+    def _naive_scratch(self) -> tuple[np.ndarray, ...]:
+        """The one-game scratch of :func:`agents.deduction_kernels.naive_probabilities_kernel` (after ``out``), kept
+        between calls (rebuilt when the clause slots grow)."""
+        nb = self.notebook
+        H, P, K = nb.P + 1, nb.P, nb.cl_live.shape[1]
+        have = self._nscratch
+        if have is None or have[3].shape[1] != K or have[0].shape[1] != H:
+            i64 = np.int64
+            have = self._nscratch = (
+                np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
+                np.empty((1, K), i64), np.empty((1, K), bool), np.empty((1, P), i64), np.empty((1, P), bool),
+                np.empty((1, P), i64), np.empty(1, bool), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64),
+                np.empty((1, H, NUM_CARDS), bool), np.empty((1, H, NUM_CARDS), bool), np.empty((1, H, NUM_CARDS)),
+                np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)), np.zeros((0, P, NUM_CARDS), bool),
+                np.zeros(1, i64),
+            )  # fmt: skip
+        return have
 
     def accusations(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(n,) ACCUSE action where the solution is proved and the accusation is open now, else -1 (compiled:

@@ -44,8 +44,9 @@ _TINY = 1e-12
 _MARGIN = 1e-12
 assert (_C, _W0, _R0) == (NUM_CARDS, WEAPON_CARD0, ROOM_CARD0)
 _REFUTE_PHASE, _SHOW0, _ACCUSE0 = 3, 525, 546  # the refutation phase, the first SHOW and ACCUSE actions
+_SUGGEST0 = 201  # the first SUGGEST action
 _START_PHASE, _MOVE_PHASE, _SUGGEST_PHASE, _POST_PHASE, _END_TURN = 0, 1, 2, 4, 3
-assert (_REFUTE_PHASE, _SHOW0, _ACCUSE0) == (A.REFUTE, A.SHOW0, A.ACCUSE0)
+assert (_REFUTE_PHASE, _SHOW0, _ACCUSE0, _SUGGEST0) == (A.REFUTE, A.SHOW0, A.ACCUSE0, A.SUGGEST0)
 assert (_START_PHASE, _MOVE_PHASE, _SUGGEST_PHASE, _POST_PHASE, _END_TURN) == (A.START, A.MOVE, A.SUGGEST, A.POST,
                                                                               A.END_TURN)  # fmt: skip
 
@@ -2208,3 +2209,170 @@ def decision_rows_kernel(phase: np.ndarray, accuse: np.ndarray, out: np.ndarray,
         if k >= 0:
             rows[k, counts[k]] = i
             counts[k] += 1
+
+
+# ---------------------------------------------------------------------------------------------- the deducer's decisions
+@njit(**KERNEL)
+def _probability_rows(
+    idx, late, version, prob, pver, pstamp, stale, allow, seat, has_board, naive, lacks, deviant, strong_allows, mix,
+    has, no, size, named, cl_holder, cl_cards, cl_live, acc_cards, acc_live, hb, nb, sz, clh, clm, cll, accm, accl,
+    extra, used, bad1, snap, unit, has1, no1, model, own, w, no_extra, zero, rows,
+) -> None:  # fmt: skip
+    """:meth:`agents.deducer.DeducerAgent.probabilities` of games ``idx`` (m,) into ``rows`` (m, H, 21): the cache
+    ``prob`` (B, H, 21) with its notebook ``pver`` and key ``pstamp`` (B,) int64 per game; games whose notebook
+    ``version`` or key ``late`` (m,) int64 (the naive model applies) changed are computed again, in order
+    (:func:`naive_probabilities_kernel`, ``allow`` = ``late``). Scratch ``stale`` (m,) int64, ``allow`` (m,) bool,
+    then the naive kernel's."""
+    s = 0
+    for j in range(idx.shape[0]):
+        g = idx[j]
+        if pver[g] != version[g] or pstamp[g] != late[j]:
+            stale[s] = g
+            allow[s] = late[j] != 0
+            s += 1
+            pver[g] = version[g]  # (the games of idx are distinct)
+            pstamp[g] = late[j]
+    if s:
+        naive_probabilities_kernel(
+            stale[:s], seat, has_board, naive, allow[:s], lacks, deviant, strong_allows, mix, has, no, size, named,
+            cl_holder, cl_cards, cl_live, acc_cards, acc_live, prob, hb, nb, sz, clh, clm, cll, accm, accl, extra,
+            used, bad1, snap, unit, has1, no1, model, own, w, no_extra, zero,
+        )  # fmt: skip
+    for j in range(idx.shape[0]):
+        g = idx[j]
+        for h in range(prob.shape[1]):
+            for c in range(_C):
+                rows[j, h, c] = prob[g, h, c]
+
+
+@njit(**INLINE)
+def _draw(rng: np.random.Generator, out: np.ndarray, count: int) -> None:
+    """``out[:count]`` = ``rng.random(count)``: numpy's numbers, in its order."""
+    for j in range(count):
+        out[j] = rng.random()
+
+
+@njit(**KERNEL)
+def deducer_decisions_kernel(
+    idx, phase, mask, suggester, turn, late, seat, has, no, size, bad, named, cl_holder, cl_cards, cl_live, acc_cards,
+    acc_live, shown_by_me, shown_to, version, prob, pver, pstamp, has_board, naive, lacks, deviant, strong_allows, mix,
+    order, refute_all, shortlist, room_shortlist, every_s, every_w, rv, rv_turn, rng, out, rows, counts,
+    accuse, sub, msub, sub2, prows, draws, noise, cand, best, pre, memo, reps, value, u, prob1, w1,
+    stale, allow, hb, nb, sz, clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, has1, no1, model, own, w,
+    no_extra, zero,
+) -> None:  # fmt: skip
+    """:meth:`agents.deducer.DeducerAgent.act` after the notebook's update, up to the movement, in one call: the
+    accusations of proved solutions, END_TURN in POST, the refutations (:func:`refute_kernel`), the suggestions
+    (:func:`best_suggestion_kernel` on the cached probabilities, :func:`_probability_rows`, and on the board every
+    suspect and weapon in the room one stands in, else :func:`candidates_kernel`'s shortlist) and the room values of
+    the games at START or MOVE (cached per turn in ``rv`` (B, 9) / ``rv_turn`` (B,), computed again at START:
+    :func:`room_values_kernel`, :func:`goal_rooms_kernel`).
+
+    ``out`` (n,) int64 gets every action but the START and MOVE ones, whose rows :func:`decision_rows_kernel` leaves
+    in ``rows[2, :counts[2]]`` for the movement planner. Every random number is drawn from ``rng`` where and in the
+    order the Python path draws it (refutation ties, candidate and suggestion ties, rows by kind in order), so the
+    choices and the generator's state are the same. Why one call: these steps were some forty numpy calls and
+    kernel calls per action, about as much time as the kernels' own work at batch 1024.
+
+    Rows: ``idx`` (n,) games, ``phase`` (n,), ``mask`` (n, 870) bool, ``suggester`` (n,) int64 (whose suggestion a
+    refutation answers), ``turn`` (n,) int64 turn counts, ``late`` (n,) int64 whether the naive model applies. The
+    notebook's arrays, the probability cache (``prob``, ``pver``, ``pstamp``), the naive model's options, the
+    seats asked in turn ``order`` (>= n, P - 1), the card rows ``every_s``, ``every_w`` (>= n, 6) int64 of the board's
+    suggestions. The rest is scratch: ``accuse``, ``sub``, ``sub2`` (n,) int64, ``msub`` (n, 870) bool,
+    ``prows`` (n, H, 21), ``draws`` (>= n max(T, 42),), ``noise`` (n, >= max(T, 21)), ``cand`` (n, 3, >= k + 1),
+    ``best`` (n,) int64,
+    ``pre`` (3 (P - 1) + 2, 21), ``memo`` (>= T,), ``reps`` (3, >= max(k + 1, 9)), ``value`` (n, 9), ``u`` (21,), the
+    refutation's ``prob1`` (1, H, 21), ``w1`` (H, 21); then :func:`_probability_rows`'s.
+    """
+    proved_accusations_kernel(has, bad, idx, mask, phase, accuse)
+    decision_rows_kernel(phase, accuse, out, rows, counts)
+    # Refutations: the card that teaches the suggester least; ties by rng.random((k, 21)).
+    k = counts[0]
+    if k:
+        for j in range(k):
+            i = rows[0, j]
+            sub[j] = idx[i]
+            sub2[j] = suggester[i]
+            for a in range(mask.shape[1]):
+                msub[j, a] = mask[i, a]
+        _draw(rng, draws, k * _C)
+        for j in range(k):
+            for c in range(_C):
+                noise[j, c] = draws[j * _C + c]
+        refute_kernel(
+            has, no, size, shown_by_me, shown_to, sub[:k], sub2[:k], msub[:k], noise[:k, :_C], best[:k], prob1, w1
+        )  # fmt: skip
+        for j in range(k):
+            out[rows[0, j]] = best[j]
+    # Suggestions: the legal triple of highest envelope information.
+    k = counts[1]
+    if k:
+        for j in range(k):
+            i = rows[1, j]
+            sub[j] = idx[i]
+            sub2[j] = late[i]
+            for a in range(mask.shape[1]):
+                msub[j, a] = mask[i, a]
+        _probability_rows(
+            sub[:k], sub2[:k], version, prob, pver, pstamp, stale, allow, seat, has_board, naive, lacks, deviant,
+            strong_allows, mix, has, no, size, named, cl_holder, cl_cards, cl_live, acc_cards, acc_live, hb, nb, sz,
+            clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, has1, no1, model, own, w, no_extra, zero,
+            prows[:k],
+        )  # fmt: skip
+        if has_board:  # every suspect and weapon, in the room the mask names (R-G1)
+            for j in range(k):
+                room = -1
+                for a in range(_SUGGEST0, _SHOW0):
+                    if msub[j, a]:
+                        room = (a - _SUGGEST0) % 9
+                        break
+                cand[j, 2, 0] = _R0 + min(max(room, 0), 8)
+            cs, cw, cr = every_s[:k], every_w[:k], cand[:k, 2, :1]
+        else:
+            kk = shortlist + 1
+            _draw(rng, draws, 2 * k * _C)
+            candidates_kernel(
+                prows[:k], seat, shortlist, draws[: k * _C], draws[k * _C : 2 * k * _C], cand[:k, :, :kk], u
+            )  # fmt: skip
+            cs, cw, cr = cand[:k, 0, :kk], cand[:k, 1, :kk], cand[:k, 2, :kk]
+        T = cs.shape[1] * cw.shape[1] * cr.shape[1]
+        _draw(rng, draws, k * T)
+        for j in range(k):
+            for t in range(T):
+                noise[j, t] = draws[j * T + t]
+        best_suggestion_kernel(
+            prows[:k], cs, cw, cr, order[:k], refute_all, msub[:k, _SUGGEST0:_SHOW0], noise[:k, :T], best[:k], pre,
+            memo[:T], reps,
+        )  # fmt: skip
+        for j in range(k):
+            out[rows[1, j]] = _SUGGEST0 + best[j] if best[j] >= 0 else -1
+    # Room values of the games at START (always computed again) or MOVE (the START's, same turn).
+    k = counts[2]
+    m = 0
+    for j in range(k):
+        i = rows[2, j]
+        g = idx[i]
+        if rv_turn[g] != turn[i] or phase[i] == _START_PHASE:
+            sub[m] = g
+            sub2[m] = late[i]
+            best[m] = turn[i]
+            m += 1
+    if m:
+        _probability_rows(
+            sub[:m], sub2[:m], version, prob, pver, pstamp, stale, allow, seat, has_board, naive, lacks, deviant,
+            strong_allows, mix, has, no, size, named, cl_holder, cl_cards, cl_live, acc_cards, acc_live, hb, nb, sz,
+            clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, has1, no1, model, own, w, no_extra, zero,
+            prows[:m],
+        )  # fmt: skip
+        _draw(rng, draws, 2 * m * _C)
+        kk = room_shortlist + 1
+        candidates_kernel(
+            prows[:m], seat, room_shortlist, draws[: m * _C], draws[m * _C : 2 * m * _C], cand[:m, :, :kk], u
+        )  # fmt: skip
+        room_values_kernel(prows[:m], cand[:m, 0, :kk], cand[:m, 1, :kk], order[:m], refute_all, value[:m], pre, reps)
+        goal_rooms_kernel(has, bad, sub[:m], value[:m])
+        for j in range(m):
+            g = sub[j]
+            for r in range(9):
+                rv[g, r] = value[j, r]
+            rv_turn[g] = best[j]
