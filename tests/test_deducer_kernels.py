@@ -6,6 +6,8 @@ over whole games on each preset.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from helpers import config
@@ -95,6 +97,57 @@ def test_compiled_refutations_and_accusations_equal_their_statements(preset, pla
     assert sum(a.probability_rows for a in agents) > 500
     if cfg.accusation_in_room:  # R-A1: a proved solution is accused from its room, so its room is the goal
         assert sum(a.goal_rooms for a in agents) > 0
+
+
+class TwinDeducer(DeducerAgent):
+    """A deducer whose every action is decided twice: by the one-call path (:meth:`DeducerAgent._decide_compiled`)
+    and, on a copy of it, by the Python steps it replaces; both must choose the same actions, draw the same random
+    numbers and leave the same caches."""
+
+    compiled_calls = 0
+
+    def act(self, view, idx):
+        assert self._compiled_decisions(view)
+        twin = copy.deepcopy(self)
+        twin._compiled_decisions = lambda view: False  # the Python steps: accusations, refute, suggest, room values
+        want = DeducerAgent.act(twin, view, idx)
+        got = super().act(view, idx)
+        assert np.array_equal(got, want), (np.asarray(idx)[got != want], got[got != want], want[got != want])
+        assert self.rng.bit_generator.state == twin.rng.bit_generator.state
+        assert self.notebook.rng.bit_generator.state == twin.notebook.rng.bit_generator.state
+        if twin._rv is None:  # no room values yet (the card game has none): none in the one-call path either
+            assert (self._rv_turn == -1).all()
+        else:
+            assert np.array_equal(self._rv, twin._rv) and np.array_equal(self._rv_turn, twin._rv_turn)
+        if twin._pcache is None:  # no probabilities yet: none computed in the one-call path either
+            assert (self._pcache[3] == -1).all()
+        else:
+            for a, b in zip(self._pcache[2:], twin._pcache[2:], strict=True):  # the probability cache, bit for bit
+                assert np.array_equal(a, b)
+        TwinDeducer.compiled_calls += 1
+        return got
+
+
+@pytest.mark.parametrize(("preset", "players", "options"), [("classic", 4, {}), ("classic", 3, {"shortlist": 2}),
+                                                           ("cards", 4, {}), ("cards", 6, {"naive_model_rounds": 1.5}),
+                                                           ("cards", 3, {"room_shortlist": 2})])  # fmt: skip
+def test_one_call_decisions_equal_the_python_steps(preset, players, options):
+    """:func:`agents.deduction_kernels.deducer_decisions_kernel` against the steps it stands for, over whole games
+    (every kind of decision: proved accusations, refutations, suggestions, room values at START and MOVE)."""
+    TwinDeducer.compiled_calls = 0
+    cfg = config(preset, players=players)
+    records = play_games(cfg, [TwinDeducer(seed=s, **options) for s in range(players)], 24, batch_size=12, seed=4)
+    assert len(records) == 24 and TwinDeducer.compiled_calls > 50
+    assert sum(r.winner >= 0 for r in records) > 12  # games were solved: proved accusations were decided
+
+
+def test_subclasses_and_options_that_change_a_step_take_the_python_path():
+    view_free = None  # _compiled_decisions reads only the class and the options
+    assert DeducerAgent(seed=0)._compiled_decisions(view_free)
+    assert not DeducerAgent(seed=0, deal_weight=0.5)._compiled_decisions(view_free)
+    assert not DeducerAgent(seed=0, naive_model=False)._compiled_decisions(view_free)
+    assert not ExpertAgent(seed=0)._compiled_decisions(view_free)
+    assert not CheckedDeducer(seed=0)._compiled_decisions(view_free)
 
 
 @pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("cards", 4)])
