@@ -81,11 +81,12 @@ from agents.deduction_kernels import (
 from agents.facts import CAT_SLICES, FactBits
 from agents.notebook import Notebook
 from agents.opponent_model import assumed_bits
-from agents.planning import choose_moves, turn_start_choice
+from agents.planning import TIE, choose_moves, empty_board_tables, turn_start_choice
 from agents.refutation import choose_refutation, suggester_candidates
 from agents.suggestion_value import envelope_information, h2, public_information
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import NUM_LOCATIONS, load_board
 from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
 
 # The 7 non-empty subsets of the three named cards, and 1/|S| per member.
@@ -330,7 +331,7 @@ class DeducerAgent(Agent):
         out, rows, counts = np.empty(n, np.int64), np.empty((3, n), np.int64), np.empty(3, np.int64)
         if self._compiled_decisions(view):
             self._decide_compiled(view, idx, mask, phase, out, rows, counts)
-            sel = rows[2, : counts[2]]
+            sel = rows[2, : counts[2]] if self.blocking_aware else rows[2, :0]  # moves left to the Python planner
             value = self._rv[idx[sel]]
         else:
             accuse = self.accusations(view, idx, mask)  # -1 where not accusing now
@@ -373,10 +374,11 @@ class DeducerAgent(Agent):
         self, view: PlayerView, idx: np.ndarray, mask: np.ndarray, phase: np.ndarray, out: np.ndarray,
         rows: np.ndarray, counts: np.ndarray,
     ) -> None:  # fmt: skip
-        """The steps of :meth:`act` before the movement, in one call of
-        :func:`agents.deduction_kernels.deducer_decisions_kernel`: the same choices and random numbers as
-        :meth:`accusations`, :meth:`refute`, :meth:`suggest` and :meth:`_cached_room_values` (whose cache ``_rv`` it
-        fills), which remain the readable statement (the tests compare the two paths game by game)."""
+        """The steps of :meth:`act`, in one call of :func:`agents.deduction_kernels.deducer_decisions_kernel`: the
+        same choices and random numbers as :meth:`accusations`, :meth:`refute`, :meth:`suggest`,
+        :meth:`_cached_room_values` (whose cache ``_rv`` it fills) and the empty board's movement planner
+        (:func:`agents.planning.turn_start_choice`, ``choose_moves``), which remain the readable statement (the tests
+        compare the two paths action by action). With ``blocking_aware`` the moves are left to the planner."""
         nb = self.notebook
         n, B, H, P = len(idx), view.batch_size, nb.P + 1, nb.P
         if self._rv is None or self._rv.shape[0] != B:
@@ -385,18 +387,22 @@ class DeducerAgent(Agent):
         prob, pver, pstamp = self._probability_cache(view)
         k = max(self.shortlist, self.room_shortlist) + 1
         T = max(NUM_SUSPECTS * NUM_WEAPONS, (self.shortlist + 1) ** 3)
+        L = NUM_LOCATIONS  # MOVE destinations
         scratch = self._dscratch  # kept between calls; the kernel reads only what it wrote in this call
         if scratch is None or scratch[0] < n or scratch[1] != (H, k, T):
             cap = max(n, 2 * scratch[0] if scratch is not None and scratch[1] == (H, k, T) else n)
             i64 = np.int64
             scratch = self._dscratch = (cap, (H, k, T), (
                 np.empty(cap, i64), np.empty(cap, i64), np.empty((cap, A.NUM_ACTIONS), bool), np.empty(cap, i64),
-                np.empty((cap, H, NUM_CARDS)), np.empty(cap * max(T, 2 * NUM_CARDS)),
-                np.empty((cap, max(T, NUM_CARDS))), np.empty((cap, 3, k), i64), np.empty(cap, i64),
+                np.empty((cap, H, NUM_CARDS)), np.empty(cap * max(T, L, 2 * NUM_CARDS)),
+                np.empty((cap, max(T, L))), np.empty((cap, 3, k), i64), np.empty(cap, i64),
                 np.empty((3 * (P - 1) + 2, NUM_CARDS)), np.empty(T), np.empty((3, max(k, NUM_ROOMS)), i64),
                 np.empty((cap, NUM_ROOMS)), np.empty(NUM_CARDS), np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)),
                 np.empty(cap, i64), np.empty(cap, bool),
             ))  # fmt: skip
+        plan_moves = view.config.has_board and not self.blocking_aware  # else the Python planner moves
+        S, S_roll = empty_board_tables(view.config.dice) if plan_moves else (np.zeros((1, 1)), np.zeros((1, 1)))
+        passage = load_board().passage
         turn = np.asarray(view.turn_count[idx], np.int64)
         late = self._probability_key(view, idx)
         cs, cw = self._every_card_rows(n)
@@ -406,7 +412,8 @@ class DeducerAgent(Agent):
             nb.version, prob, pver, pstamp, view.config.has_board, True, np.zeros((0, P, NUM_CARDS), bool),
             np.zeros((0, P), bool), False, float(self.naive_mix), self._order(view, n),
             view.config.refutation == "all", int(self.shortlist), int(self.room_shortlist), cs, cw, self._rv,
-            self._rv_turn, self.rng, out, rows, counts, *scratch[2], *self._naive_scratch(),
+            self._rv_turn, plan_moves, view.pos, passage, S, S_roll, TIE, self.rng, out, rows, counts, *scratch[2],
+            *self._naive_scratch(),
         )  # fmt: skip
 
     def _naive_scratch(self) -> tuple[np.ndarray, ...]:

@@ -1,4 +1,5 @@
-"""Compiled kernels for the hot parts of the rule-based players: propagation, marginals, suggestion values.
+"""Compiled kernels for the hot parts of the rule-based players: propagation, marginals, suggestion values, the
+movement choice on the empty board's tables, and the deducer's decisions in one call.
 
 Why: profiling four deducers (``scripts/bench_players.py --profile``) showed the time going to
 numpy calls over small per-game arrays: each rule of :func:`agents.deduction.fixpoint_bits`
@@ -45,8 +46,10 @@ _MARGIN = 1e-12
 assert (_C, _W0, _R0) == (NUM_CARDS, WEAPON_CARD0, ROOM_CARD0)
 _REFUTE_PHASE, _SHOW0, _ACCUSE0 = 3, 525, 546  # the refutation phase, the first SHOW and ACCUSE actions
 _SUGGEST0 = 201  # the first SUGGEST action
+_ROLL, _PASSAGE, _STAY, _MOVE0 = 0, 1, 2, 4  # the turn's first actions, the first MOVE
 _START_PHASE, _MOVE_PHASE, _SUGGEST_PHASE, _POST_PHASE, _END_TURN = 0, 1, 2, 4, 3
 assert (_REFUTE_PHASE, _SHOW0, _ACCUSE0, _SUGGEST0) == (A.REFUTE, A.SHOW0, A.ACCUSE0, A.SUGGEST0)
+assert (_ROLL, _PASSAGE, _STAY, _MOVE0) == (A.ROLL, A.PASSAGE, A.STAY, A.MOVE0)
 assert (_START_PHASE, _MOVE_PHASE, _SUGGEST_PHASE, _POST_PHASE, _END_TURN) == (A.START, A.MOVE, A.SUGGEST, A.POST,
                                                                               A.END_TURN)  # fmt: skip
 
@@ -2211,6 +2214,108 @@ def decision_rows_kernel(phase: np.ndarray, accuse: np.ndarray, out: np.ndarray,
             counts[k] += 1
 
 
+# ---------------------------------------------------------------------------------------------- movement choice
+@njit(**INLINE)
+def _arrival_value(v: np.ndarray, i: int, S: np.ndarray, loc: int) -> float:
+    """What reaching location ``loc`` now is worth per turn in game i (:func:`agents.planning._values_from_rows`):
+    ``max(v[i, room] if loc is a room else 0, max_r v[i, r] / (1 + S[loc, r]))``, the same operations."""
+    R = v.shape[1]
+    room0 = S.shape[0] - R
+    f = v[i, 0] / (1.0 + S[loc, 0])
+    for r in range(1, R):
+        x = v[i, r] / (1.0 + S[loc, r])
+        if x > f:
+            f = x
+    now = v[i, loc - room0] if loc >= room0 else 0.0
+    return now if now > f else f
+
+
+@njit(**KERNEL)
+def choose_moves_kernel(
+    v: np.ndarray, legal: np.ndarray, S: np.ndarray, noise: np.ndarray, use_noise: bool, tie: float, out: np.ndarray
+) -> None:
+    """:func:`agents.planning.choose_moves` on the empty board's table, compiled: ``out`` (n,) the chosen location
+    (0..196), -1 where no MOVE is legal.
+
+    ``v`` (n, 9) room values (clipped at 0), ``legal`` (n, 197) bool legal destinations, ``S`` (197, 9) expected
+    turns (:func:`agents.planning.travel_turns`), ``noise`` (n, 197) the uniform numbers that break ties when
+    ``use_noise``. The score of a destination is ``max(v[room] if a room else 0, max_r v[r] / (1 + S[loc, r]))``,
+    the best scores are those within ``tie`` of the maximum, and the pick among them is the one of highest noise
+    (else the first): each step as :func:`agents.planning.move_scores` and ``choose_moves`` compute it, so the
+    same destination.
+    """
+    n, L = legal.shape
+    for i in range(n):
+        best = -np.inf
+        for loc in range(L):
+            if legal[i, loc]:
+                s = _arrival_value(v, i, S, loc)
+                if s > best:
+                    best = s
+        if best == -np.inf:
+            out[i] = -1
+            continue
+        pick = -1
+        key = -1.0
+        for loc in range(L):
+            if legal[i, loc]:
+                s = _arrival_value(v, i, S, loc)
+                if s >= best - tie:
+                    if not use_noise:
+                        pick = loc
+                        break
+                    if pick < 0 or noise[i, loc] > key:
+                        pick = loc
+                        key = noise[i, loc]
+        out[i] = pick
+
+
+@njit(**KERNEL)
+def turn_start_kernel(
+    v: np.ndarray, stay_ok: np.ndarray, passage_ok: np.ndarray, roll_ok: np.ndarray, x: np.ndarray,
+    target: np.ndarray, S: np.ndarray, S_roll: np.ndarray, tie: float, out: np.ndarray,
+) -> None:  # fmt: skip
+    """:func:`agents.planning.turn_start_choice` on the empty board's tables, compiled: ``out`` (n,) 0 stay, 1 the
+    secret passage, 2 roll, 3 none open (end the turn).
+
+    ``v`` (n, 9) room values (clipped at 0); ``stay_ok``, ``passage_ok``, ``roll_ok`` (n,) bool the open options;
+    ``x`` (n,) the seat's location, ``target`` (n,) the passage's room location from there (-1: none); ``S``,
+    ``S_roll`` (197, 9) :func:`agents.planning.turn_tables`. Each value as ``turn_start_choice`` computes it: stay
+    is worth the room's value, the passage what arriving in its room is worth (``choose_moves_kernel``'s score),
+    a roll ``max_r v[r] / S_roll[x, r]``; the best within ``tie`` in that order wins; if nothing is worth
+    anything, roll, else take the passage, else stay.
+    """
+    n, R = v.shape
+    room0 = S.shape[0] - R
+    for i in range(n):
+        room = min(max(x[i] - room0, 0), R - 1)
+        stay = v[i, room] if stay_ok[i] else -np.inf
+        t = max(target[i], 0)
+        take = _arrival_value(v, i, S, t) if (passage_ok[i] and target[i] >= 0) else -np.inf
+        roll = -np.inf
+        if roll_ok[i]:
+            roll = v[i, 0] / S_roll[x[i], 0]
+            for r in range(1, R):
+                y = v[i, r] / S_roll[x[i], r]
+                if y > roll:
+                    roll = y
+        best = stay
+        if take > best:
+            best = take
+        if roll > best:
+            best = roll
+        if best == -np.inf:
+            out[i] = 3
+        elif best <= 0.0:  # nothing worth anything: move on
+            out[i] = 2 if roll_ok[i] else (1 if passage_ok[i] else 0)
+        elif stay >= best - tie:
+            out[i] = 0
+        elif take >= best - tie:
+            out[i] = 1
+        else:
+            out[i] = 2
+
+
 # ---------------------------------------------------------------------------------------------- the deducer's decisions
 @njit(**KERNEL)
 def _probability_rows(
@@ -2256,33 +2361,38 @@ def _draw(rng: np.random.Generator, out: np.ndarray, count: int) -> None:
 def deducer_decisions_kernel(
     idx, phase, mask, suggester, turn, late, seat, has, no, size, bad, named, cl_holder, cl_cards, cl_live, acc_cards,
     acc_live, shown_by_me, shown_to, version, prob, pver, pstamp, has_board, naive, lacks, deviant, strong_allows, mix,
-    order, refute_all, shortlist, room_shortlist, every_s, every_w, rv, rv_turn, rng, out, rows, counts,
+    order, refute_all, shortlist, room_shortlist, every_s, every_w, rv, rv_turn, plan_moves, pos, passage, S, S_roll,
+    tie, rng, out, rows, counts,
     accuse, sub, msub, sub2, prows, draws, noise, cand, best, pre, memo, reps, value, u, prob1, w1,
     stale, allow, hb, nb, sz, clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, has1, no1, model, own, w,
     no_extra, zero,
 ) -> None:  # fmt: skip
-    """:meth:`agents.deducer.DeducerAgent.act` after the notebook's update, up to the movement, in one call: the
-    accusations of proved solutions, END_TURN in POST, the refutations (:func:`refute_kernel`), the suggestions
+    """:meth:`agents.deducer.DeducerAgent.act` after the notebook's update, in one call: the accusations of proved
+    solutions, END_TURN in POST, the refutations (:func:`refute_kernel`), the suggestions
     (:func:`best_suggestion_kernel` on the cached probabilities, :func:`_probability_rows`, and on the board every
     suspect and weapon in the room one stands in, else :func:`candidates_kernel`'s shortlist) and the room values of
     the games at START or MOVE (cached per turn in ``rv`` (B, 9) / ``rv_turn`` (B,), computed again at START:
     :func:`room_values_kernel`, :func:`goal_rooms_kernel`).
 
-    ``out`` (n,) int64 gets every action but the START and MOVE ones, whose rows :func:`decision_rows_kernel` leaves
-    in ``rows[2, :counts[2]]`` for the movement planner. Every random number is drawn from ``rng`` where and in the
-    order the Python path draws it (refutation ties, candidate and suggestion ties, rows by kind in order), so the
-    choices and the generator's state are the same. Why one call: these steps were some forty numpy calls and
-    kernel calls per action, about as much time as the kernels' own work at batch 1024.
+    With ``plan_moves`` the START and MOVE choices follow on the empty board's tables (:func:`turn_start_kernel`,
+    :func:`choose_moves_kernel`, as :func:`agents.planning.turn_start_choice` and ``choose_moves`` call them: the
+    seats' squares ``pos`` (B, P), the secret ``passage`` of each location (197,), ``S``, ``S_roll`` (197, 9), ties
+    within ``tie``), so ``out`` (n,) int64 gets every action; without, it gets all but those, whose rows
+    :func:`decision_rows_kernel` leaves in ``rows[2, :counts[2]]`` for the Python planner (around blocking tokens).
+    Every random number is drawn from ``rng`` where and in the order the Python path draws it (refutation ties,
+    candidate and suggestion ties, move ties; rows by kind, in order), so the choices and the generator's state are
+    the same. Why one call: these steps were some forty numpy calls and kernel calls per action, about as much time
+    as the kernels' own work at batch 1024.
 
     Rows: ``idx`` (n,) games, ``phase`` (n,), ``mask`` (n, 870) bool, ``suggester`` (n,) int64 (whose suggestion a
     refutation answers), ``turn`` (n,) int64 turn counts, ``late`` (n,) int64 whether the naive model applies. The
     notebook's arrays, the probability cache (``prob``, ``pver``, ``pstamp``), the naive model's options, the
     seats asked in turn ``order`` (>= n, P - 1), the card rows ``every_s``, ``every_w`` (>= n, 6) int64 of the board's
-    suggestions. The rest is scratch: ``accuse``, ``sub``, ``sub2`` (n,) int64, ``msub`` (n, 870) bool,
-    ``prows`` (n, H, 21), ``draws`` (>= n max(T, 42),), ``noise`` (n, >= max(T, 21)), ``cand`` (n, 3, >= k + 1),
-    ``best`` (n,) int64,
-    ``pre`` (3 (P - 1) + 2, 21), ``memo`` (>= T,), ``reps`` (3, >= max(k + 1, 9)), ``value`` (n, 9), ``u`` (21,), the
-    refutation's ``prob1`` (1, H, 21), ``w1`` (H, 21); then :func:`_probability_rows`'s.
+    suggestions. The rest is scratch: ``accuse``, ``sub``, ``sub2`` (n,) int64, ``msub`` (n, 870) bool, ``prows``
+    (n, H, 21), ``draws`` (>= n max(T, 197, 42),), ``noise`` (n, >= max(T, 197)), ``cand`` (n, 3, >= k + 1),
+    ``best`` (n,) int64, ``pre`` (3 (P - 1) + 2, 21), ``memo`` (>= T,), ``reps`` (3, >= max(k + 1, 9)), ``value``
+    (n, 9), ``u`` (21,), the refutation's ``prob1`` (1, H, 21), ``w1`` (H, 21); then :func:`_probability_rows`'s
+    (T: triples per suggestion, k: the longer shortlist).
     """
     proved_accusations_kernel(has, bad, idx, mask, phase, accuse)
     decision_rows_kernel(phase, accuse, out, rows, counts)
@@ -2376,3 +2486,54 @@ def deducer_decisions_kernel(
             for r in range(9):
                 rv[g, r] = value[j, r]
             rv_turn[g] = best[j]
+    if not plan_moves or k == 0:
+        return
+    # The turn's start: stay, take the passage or roll (no random numbers).
+    m = 0
+    for j in range(k):
+        i = rows[2, j]
+        if phase[i] == _START_PHASE:
+            g = idx[i]
+            for r in range(9):
+                value[m, r] = max(rv[g, r], 0.0)
+            x = pos[g, seat]
+            sub[m] = x
+            sub2[m] = passage[x]
+            msub[m, 0] = mask[i, _STAY]
+            msub[m, 1] = mask[i, _PASSAGE]
+            msub[m, 2] = mask[i, _ROLL]
+            m += 1
+    if m:
+        turn_start_kernel(value[:m], msub[:m, 0], msub[:m, 1], msub[:m, 2], sub[:m], sub2[:m], S, S_roll, tie,
+                          best[:m])  # fmt: skip
+        m = 0
+        for j in range(k):
+            i = rows[2, j]
+            if phase[i] == _START_PHASE:
+                code = best[m]
+                out[i] = _STAY if code == 0 else (_PASSAGE if code == 1 else (_ROLL if code == 2 else _END_TURN))
+                m += 1
+    # The move: the destination of best value per turn, ties by rng.random((m, 197)).
+    m = 0
+    L = S.shape[0]
+    for j in range(k):
+        i = rows[2, j]
+        if phase[i] != _START_PHASE:
+            g = idx[i]
+            for r in range(9):
+                value[m, r] = max(rv[g, r], 0.0)
+            for a in range(L):
+                msub[m, a] = mask[i, _MOVE0 + a]
+            m += 1
+    if m:
+        _draw(rng, draws, m * L)
+        for j in range(m):
+            for a in range(L):
+                noise[j, a] = draws[j * L + a]
+        choose_moves_kernel(value[:m], msub[:m, :L], S, noise[:m, :L], True, tie, best[:m])
+        m = 0
+        for j in range(k):
+            i = rows[2, j]
+            if phase[i] != _START_PHASE:
+                out[i] = _MOVE0 + best[m] if best[m] >= 0 else -1
+                m += 1

@@ -2,8 +2,9 @@
 
 A player says how much it wants to be in each room (``room_value``, an (n, 9) float array,
 one row per game of ``idx``, 0 = no use, larger = better); this module turns that into
-legal START and MOVE actions, batched over games with numpy (no loop over games; the
-blocking-aware tables come from a compiled kernel, :mod:`agents.planning_kernels`).
+legal START and MOVE actions, batched over games (the choices on the empty board's tables are compiled,
+:func:`agents.deduction_kernels.choose_moves_kernel` and ``turn_start_kernel``, which the deducer's one-call
+decisions call too; the blocking-aware tables come from :mod:`agents.planning_kernels`).
 
 API (all batched; ``idx`` are the games where ``view.seat`` is to act)::
 
@@ -95,14 +96,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents.planning_kernels import blocked_turns_kernel, choose_moves_kernel, turn_start_kernel
+from agents.deduction_kernels import choose_moves_kernel, turn_start_kernel
+from agents.planning_kernels import blocked_turns_kernel
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board
 from cluedo_env.rules.cards import NUM_ROOMS, PASSAGES
 
 REENTER_TURNS = 2.0  # leave a room and come back in: about two turns
-_TIE = 1e-9
+TIE = 1e-9  # scores within this of the best are tied
 _START_CHOICES = np.array([A.STAY, A.PASSAGE, A.ROLL, A.END_TURN], np.int64)  # turn_start_kernel's codes
 
 
@@ -129,8 +131,9 @@ def turns_to_enter(dice: int, max_distance: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=4)
-def _tables(dice: int) -> tuple[np.ndarray, np.ndarray]:
-    """(S, S_roll), both (197, 9): expected turns to enter each room, with / without the passage first."""
+def empty_board_tables(dice: int) -> tuple[np.ndarray, np.ndarray]:
+    """(S, S_roll), both (197, 9) read-only: expected turns to enter each room, with / without the passage first,
+    on the empty board (:func:`turn_tables`), computed once per number of dice."""
     dist = load_board().distance[:, ROOM_LOC0:].astype(np.int64)  # (197, 9)
     S, S_roll = turn_tables(dist, turns_to_enter(dice, int(dist.max())))
     S.flags.writeable = False
@@ -219,8 +222,8 @@ def _dead_end() -> np.ndarray:
 def blocked_travel_turns(
     view: PlayerView, idx: np.ndarray, rows: np.ndarray, locs: np.ndarray, tokens: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(S, S_roll), both (m, 9): the rows of ``_tables`` at ``locs[e]`` in game ``idx[rows[e]]``, with the squares
-    of ``tokens`` (default :func:`blocking_tokens`: every other suspect token) taken out of the board (R-M2,
+    """(S, S_roll), both (m, 9): the rows of :func:`empty_board_tables` at ``locs[e]`` in game ``idx[rows[e]]``, with
+    the squares of ``tokens`` (default :func:`blocking_tokens`: every other suspect token) taken out of the board (R-M2,
     R-M6; see the module docstring).
 
     ``rows`` (m,) must be in ascending order (``np.nonzero`` gives that): a game's searches run once. The
@@ -231,7 +234,7 @@ def blocked_travel_turns(
     rows = np.asarray(rows, np.int64)
     locs = np.asarray(locs, np.int64)
     # Games with no blocking token on a square: the empty board's tables (the kernel gives the same).
-    S0, S0_roll = _tables(view.config.dice)
+    S0, S0_roll = empty_board_tables(view.config.dice)
     S, S_roll = S0[locs], S0_roll[locs]
     # A token on a dead end that is no door front (the start squares) is on no path between other squares.
     tokens = np.where(_dead_end()[np.clip(tokens, 0, NUM_LOCATIONS - 1)], -1, tokens)
@@ -260,7 +263,7 @@ def _kernel_rows(tokens: np.ndarray, rows: np.ndarray, locs: np.ndarray, dice: i
 
 def travel_turns(dice: int = 1) -> np.ndarray:
     """(197, 9) expected turns, starting a turn at a location, until entering each room (read-only)."""
-    return _tables(dice)[0]
+    return empty_board_tables(dice)[0]
 
 
 def _check(view: PlayerView, idx: np.ndarray, room_value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -306,7 +309,7 @@ def move_scores(
         tokens = blocking_tokens(view, idx, persistent=True)  # the tokens still there at the next turn
         out[rows, locs] = _values_from_rows(v, blocked_travel_turns(view, idx, rows, locs, tokens)[0], locs, rows)
     else:
-        out[rows, locs] = _location_values(v, _tables(view.config.dice)[0], locs, rows)
+        out[rows, locs] = _location_values(v, empty_board_tables(view.config.dice)[0], locs, rows)
     return out
 
 
@@ -321,7 +324,7 @@ def choose_moves(
 ) -> np.ndarray:
     """(n,) int64 the MOVE action with the best value per turn for each game of ``idx``; -1 where none is legal.
 
-    Compiled on the empty board's table (:func:`agents.planning_kernels.choose_moves_kernel`, the same choices
+    Compiled on the empty board's table (:func:`agents.deduction_kernels.choose_moves_kernel`, the same choices
     from the same random numbers); around blocking tokens, from :func:`move_scores` (:func:`_choose_from_scores`).
     """
     if not blocking:
@@ -330,16 +333,16 @@ def choose_moves(
         legal = np.ascontiguousarray(full[:, A.MOVE0 : A.SUGGEST0])
         noise = rng.random(legal.shape) if rng is not None else np.zeros((0, 0))
         loc = np.empty(len(idx), np.int64)
-        choose_moves_kernel(v, legal, _tables(view.config.dice)[0], noise, rng is not None, _TIE, loc)
+        choose_moves_kernel(v, legal, empty_board_tables(view.config.dice)[0], noise, rng is not None, TIE, loc)
         return np.where(loc >= 0, A.MOVE0 + loc, -1).astype(np.int64)
     return _choose_from_scores(move_scores(view, idx, room_value, mask=mask, blocking=blocking), rng)
 
 
 def _choose_from_scores(score: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
-    """(n,) MOVE action of highest ``score`` (n, 197) (-inf: illegal), ties within ``_TIE`` broken by ``rng`` (a
+    """(n,) MOVE action of highest ``score`` (n, 197) (-inf: illegal), ties within ``TIE`` broken by ``rng`` (a
     uniform number per destination, the highest wins) or to the first; -1 where none is legal."""
     best = score.max(1)
-    tied = score >= best[:, None] - _TIE
+    tied = score >= best[:, None] - TIE
     if rng is not None:  # a uniformly random one among the tied best
         tied = tied & np.isfinite(score)
         key = np.where(tied, rng.random(score.shape), -1.0)
@@ -368,10 +371,10 @@ def turn_start_choice(
     x = view.pos[idx, view.seat].astype(np.int64)
     target = load_board().passage[x].astype(np.int64)
     if not blocking:  # compiled on the empty board's tables: the choice of _turn_start_from_rows on their rows
-        S, S_roll = _tables(view.config.dice)
+        S, S_roll = empty_board_tables(view.config.dice)
         code = np.empty(n, np.int64)
         turn_start_kernel(v, special[:, A.STAY], special[:, A.PASSAGE], special[:, A.ROLL], x, target, S, S_roll,
-                          _TIE, code)  # fmt: skip
+                          TIE, code)  # fmt: skip
         return _START_CHOICES[code]
     rows = np.arange(n)
     tokens = blocking_tokens(view, idx)  # the roll is now: every token blocks
@@ -397,7 +400,7 @@ def _turn_start_from_rows(
     roll = np.where(special[:, A.ROLL], (v / S_roll_at_x).max(1), -np.inf)
     options = np.stack([stay, take_passage, roll], 1)  # in tie priority order
     best = options.max(1)
-    choice = np.array([A.STAY, A.PASSAGE, A.ROLL])[(options >= best[:, None] - _TIE).argmax(1)]
+    choice = np.array([A.STAY, A.PASSAGE, A.ROLL])[(options >= best[:, None] - TIE).argmax(1)]
     # Nothing worth anything: move on (roll if possible).
     idle = best <= 0
     fallback = np.where(special[:, A.ROLL], A.ROLL, np.where(special[:, A.PASSAGE], A.PASSAGE, A.STAY))
@@ -408,6 +411,7 @@ __all__ = [
     "blocked_travel_turns",
     "blocking_tokens",
     "choose_moves",
+    "empty_board_tables",
     "move_scores",
     "roll_distribution",
     "travel_turns",

@@ -361,7 +361,7 @@ def test_compiled_move_choice_equals_the_scores_numpy_computes(seeded):
     """choose_moves and turn_start_choice run compiled on the empty board's tables; they must pick what the numpy
     statements pick (move_scores and the tie rule, from the same random numbers; _turn_start_from_rows), on MOVE
     and START positions from play (values with exact ties and all-zero values too)."""
-    from agents.planning import _choose_from_scores, _tables, _turn_start_from_rows
+    from agents.planning import _choose_from_scores, _turn_start_from_rows, empty_board_tables
 
     eng = VectorEngine(RulesConfig.from_preset("classic"), 256)
     eng.reset(3)
@@ -388,7 +388,7 @@ def test_compiled_move_choice_equals_the_scores_numpy_computes(seeded):
                 values[::7] = 0.0  # nothing worth anything: the fallback
                 x = view.pos[starts, seat].astype(np.int64)
                 target = BOARD.passage[x].astype(np.int64)
-                S, S_roll = _tables(view.config.dice)
+                S, S_roll = empty_board_tables(view.config.dice)
                 want = _turn_start_from_rows(values, view.legal_action_mask[starts, : A.MOVE0], x, target,
                                              S[np.maximum(target, 0)], S_roll[x])  # fmt: skip
                 assert (turn_start_choice(view, starts, values) == want).all()

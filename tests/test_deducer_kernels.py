@@ -130,7 +130,8 @@ class TwinDeducer(DeducerAgent):
 
 @pytest.mark.parametrize(("preset", "players", "options"), [("classic", 4, {}), ("classic", 3, {"shortlist": 2}),
                                                            ("cards", 4, {}), ("cards", 6, {"naive_model_rounds": 1.5}),
-                                                           ("cards", 3, {"room_shortlist": 2})])  # fmt: skip
+                                                           ("cards", 3, {"room_shortlist": 2}),
+                                                           ("classic", 4, {"blocking_aware": True})])  # fmt: skip
 def test_one_call_decisions_equal_the_python_steps(preset, players, options):
     """:func:`agents.deduction_kernels.deducer_decisions_kernel` against the steps it stands for, over whole games
     (every kind of decision: proved accusations, refutations, suggestions, room values at START and MOVE)."""

@@ -19,10 +19,10 @@ from agents.expert import ExpertAgent
 from agents.planning import (
     _blocking_inputs,
     _kernel_rows,
-    _tables,
     blocked_travel_turns,
     blocking_tokens,
     choose_moves,
+    empty_board_tables,
     move_scores,
     turn_start_choice,
     turn_tables,
@@ -114,8 +114,8 @@ def test_no_token_on_a_square_gives_the_empty_board_tables():
     locs = np.arange(NUM_LOCATIONS)
     for dice in (1, 2):  # the kernel itself, with nothing to go round
         S, S_roll = _kernel_rows(blocking_tokens(view, idx), np.zeros(NUM_LOCATIONS, np.int64), locs, dice)
-        np.testing.assert_array_equal(S, _tables(dice)[0])
-        np.testing.assert_array_equal(S_roll, _tables(dice)[1])
+        np.testing.assert_array_equal(S, empty_board_tables(dice)[0])
+        np.testing.assert_array_equal(S_roll, empty_board_tables(dice)[1])
 
 
 # ------------------------------------------------------------------ the kernel against a plain search
