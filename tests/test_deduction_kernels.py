@@ -49,6 +49,15 @@ def _copy(bits: FactBits) -> FactBits:
     return FactBits(*(np.array(a, copy=True) for a in bits))
 
 
+def _propagate_by_statement(self: Notebook, idx) -> None:
+    """:meth:`Notebook.propagate` by its statement, :meth:`Notebook.propagate_reference`, whose steps (fixpoint, witness
+    sampling) are Python calls a test can spy on; the one-call ``propagate_kernel`` is held to the statement by
+    ``test_propagate_kernels_match_the_numpy_statement``."""
+    idx = np.asarray(idx, np.int64)
+    self.version[idx] += 1
+    Notebook.propagate_reference(self, idx)
+
+
 @pytest.fixture(scope="module")
 def caught() -> tuple[list[FactBits], list[Facts]]:
     """The facts every notebook propagation saw, and those of the deals its witness sampling forced, in a few short
@@ -79,15 +88,16 @@ def caught() -> tuple[list[FactBits], list[Facts]]:
                 bits.acc_live[rows]))))  # fmt: skip
         return witness(self, idx, bits, unknown, valid)
 
+    propagate = Notebook.propagate
     notebook_module.fixpoint_bits, notebook_module.sample_deals_bits = spy_fixpoint, spy_sample
-    Notebook._sample_witnesses = spy_witness
+    Notebook._sample_witnesses, Notebook.propagate = spy_witness, _propagate_by_statement
     try:
         for preset, players in (("classic", 4), ("cards", 3), ("cards", 6)):
             config = RulesConfig.from_preset(preset, players=players, max_turns=60)
             play_games(config, [make_agent("deducer", seed=s) for s in range(players)], 16, batch_size=16, seed=3)
     finally:
         notebook_module.fixpoint_bits, notebook_module.sample_deals_bits = fixpoint, sample
-        Notebook._sample_witnesses = witness
+        Notebook._sample_witnesses, Notebook.propagate = witness, propagate
     return bits_seen, facts_seen
 
 
@@ -241,11 +251,6 @@ def test_witness_sampling_kernels_match_the_numpy_statement(preset: str, players
     the one-call ``propagate_kernel`` is held to that statement by the test above."""
     calls = [0, 0]
 
-    def by_statement(self: Notebook, idx) -> None:
-        idx = np.asarray(idx, np.int64)
-        self.version[idx] += 1
-        Notebook.propagate_reference(self, idx)
-
     kernel = Notebook._sample_witnesses
 
     def both(self: Notebook, idx, bits, unknown, valid):
@@ -261,7 +266,7 @@ def test_witness_sampling_kernels_match_the_numpy_statement(preset: str, players
         return left
 
     monkeypatch.setattr(Notebook, "_sample_witnesses", both)
-    monkeypatch.setattr(Notebook, "propagate", by_statement)
+    monkeypatch.setattr(Notebook, "propagate", _propagate_by_statement)
     config = RulesConfig.from_preset(preset, players=players, max_turns=80)
     agents = [DeducerAgent(seed=s, notebook_options={"witness_samples": samples}) for s in range(players)]
     play_games(config, agents, 24, batch_size=12, seed=5)
