@@ -1364,6 +1364,49 @@ def add_records_kernel(
             acc_live[g, p] = True
 
 
+@njit(**KERNEL)
+def intake_kernel(
+    me, idx, start, limit, env, game, is_acc, player, triple, correct, response, has, no, shown_by_me, shown_to,
+    unrefuted, named, cl_holder, cl_cards, cl_live, acc_cards, acc_live, compacted, tmp_holder, tmp_cards, tmp_live,
+    processed, changed,
+) -> int:  # fmt: skip
+    """:meth:`agents.notebook.Notebook.update` up to the propagation, in one call: the records
+    (:func:`add_records_kernel`, the same arguments), then per game ``idx[i]`` the records taken in (``processed``
+    (B,) int64 raised to ``limit[i]``), the envelope where this seat has seen it (``env`` (n, 3) card ids, -1:
+    not seen; R-A2), and the games to propagate, those with new records (``limit > start``, (n,) int64) or the
+    envelope seen, into ``changed`` (n,) int64 sorted and distinct (``np.unique``); returns their number."""
+    add_records_kernel(
+        me, game, is_acc, player, triple, correct, response, has, no, shown_by_me, shown_to, unrefuted, named,
+        cl_holder, cl_cards, cl_live, acc_cards, acc_live, compacted, tmp_holder, tmp_cards, tmp_live,
+    )  # fmt: skip
+    E = has.shape[1] - 1
+    m = 0
+    for i in range(idx.shape[0]):
+        g = idx[i]
+        if limit[i] > processed[g]:
+            processed[g] = limit[i]
+        seen = env[i, 0] >= 0
+        if seen:
+            for k in range(3):
+                has[g, E, env[i, k]] = True
+        if limit[i] > start[i] or seen:
+            changed[m] = g
+            m += 1
+    for j in range(1, m):  # sorted (players are asked about sorted games: nothing moves then)
+        x = changed[j]
+        t = j - 1
+        while t >= 0 and changed[t] > x:
+            changed[t + 1] = changed[t]
+            t -= 1
+        changed[t + 1] = x
+    d = 0
+    for j in range(m):  # distinct
+        if d == 0 or changed[j] != changed[d - 1]:
+            changed[d] = changed[j]
+            d += 1
+    return d
+
+
 # ---------------------------------------------------------------------------------------------- deducer candidates
 @njit(**KERNEL)
 def candidates_kernel(

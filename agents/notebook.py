@@ -48,6 +48,7 @@ from agents.deduction_kernels import (
     check_witnesses_kernel,
     clause_slots_needed,
     envelope_known_kernel,
+    intake_kernel,
     pack_rows_kernel,
     propagate_back_kernel,
     propagate_kernel,
@@ -140,6 +141,8 @@ class Notebook:
         self.version = np.zeros(B, np.int64)  # bumped whenever a game's facts may have changed
         self.search_stats: dict | None = None  # set to {} to collect search statistics
         self._compacted: np.ndarray | None = None  # scratch of add_records
+        self._counts: np.ndarray | None = None  # scratch of clause_slots_needed
+        self._clause_tmp: tuple | None = None  # scratch of the records' intake (_clause_scratch)
         self._pscratch: tuple | None = None  # scratch of propagate (_propagate_scratch)
         self._wscratch: tuple | None = None  # scratch of the witness sampler (_witness_scratch)
 
@@ -187,17 +190,36 @@ class Notebook:
             return np.zeros(0, np.int64)
         game = np.asarray(rec.game, np.int64)
         response = np.ascontiguousarray(rec.response)
-        self._grow(clause_slots_needed(game, rec.is_accusation, response, self.cl_live, np.empty(self.B, np.int64)))
-        K = self.cl_live.shape[1]
-        if self._compacted is None or len(self._compacted) != self.B:
-            self._compacted = np.zeros(self.B, bool)
+        self._make_room(rec, response)
         add_records_kernel(
             self.seat, game, rec.is_accusation, rec.player, np.ascontiguousarray(rec.triple), rec.correct, response,
             self.has, self.no, self.shown_by_me, self.shown_to, self.unrefuted, self.named, self.cl_holder,
-            self.cl_cards, self.cl_live, self.acc_cards, self.acc_live, self._compacted,
-            np.empty(K, self.cl_holder.dtype), np.empty((K, 3), self.cl_cards.dtype), np.empty(K, bool),
+            self.cl_cards, self.cl_live, self.acc_cards, self.acc_live, self._compacted, *self._clause_scratch(),
         )  # fmt: skip
         return _unique(game)
+
+    def _make_room(self, rec: Records, response: np.ndarray) -> None:
+        """Grow the clause slots to what records ``rec`` need (:func:`clause_slots_needed`), and set up the
+        compaction flags of :func:`agents.deduction_kernels.add_records_kernel`."""
+        if len(rec.game):
+            self._grow(clause_slots_needed(rec.game, rec.is_accusation, response, self.cl_live, self._count_scratch()))
+        if self._compacted is None or len(self._compacted) != self.B:
+            self._compacted = np.zeros(self.B, bool)
+
+    def _clause_scratch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One row of clauses (holder (K,), cards (K, 3), live (K,)) as scratch of the records' intake, kept between
+        calls (rebuilt when the clause slots grow)."""
+        K = self.cl_live.shape[1]
+        if self._clause_tmp is None or len(self._clause_tmp[0]) != K:
+            self._clause_tmp = (np.empty(K, self.cl_holder.dtype), np.empty((K, 3), self.cl_cards.dtype),
+                                np.empty(K, bool))  # fmt: skip
+        return self._clause_tmp
+
+    def _count_scratch(self) -> np.ndarray:
+        """(B,) int64 scratch of :func:`clause_slots_needed`, kept between calls."""
+        if self._counts is None or len(self._counts) != self.B:
+            self._counts = np.empty(self.B, np.int64)
+        return self._counts
 
     def add_records_reference(self, rec: Records) -> np.ndarray:
         """:meth:`add_records` in numpy: the readable statement, used by the tests only."""
@@ -265,13 +287,34 @@ class Notebook:
             self.has[gi[:, None], self.E, envelope[known].astype(np.int64)] = True
 
     def update(self, view: PlayerView, idx: np.ndarray) -> None:
-        """Take in every complete record of games ``idx`` not yet seen, then propagate."""
+        """Take in every complete record of games ``idx`` not yet seen, then propagate.
+
+        The intake (records, records taken in, the envelope seen, the games to propagate) is one compiled call
+        (:func:`agents.deduction_kernels.intake_kernel`); :meth:`update_reference` is the statement."""
         idx = np.asarray(idx, np.int64)
         if len(idx) == 0:
             return
-        # The last record of a game being refuted is still incomplete: leave it for later.
-        limit = view.hist_len[idx].astype(np.int64) - (view.phase[idx] == A.REFUTE)
-        start = np.minimum(self.processed[idx], limit)
+        limit, start = self._unread(view, idx)
+        rec = view.records_between(idx, start, limit)
+        response = np.ascontiguousarray(rec.response)
+        self._make_room(rec, response)
+        changed = np.empty(len(idx), np.int64)
+        m = intake_kernel(
+            self.seat, idx, start, limit, view.envelope_if_known_of(idx), rec.game, rec.is_accusation, rec.player,
+            np.ascontiguousarray(rec.triple), rec.correct, response, self.has, self.no, self.shown_by_me, self.shown_to,
+            self.unrefuted, self.named, self.cl_holder, self.cl_cards, self.cl_live, self.acc_cards, self.acc_live,
+            self._compacted, *self._clause_scratch(), self.processed, changed,
+        )  # fmt: skip
+        if m:
+            self.propagate(changed[:m])
+
+    def update_reference(self, view: PlayerView, idx: np.ndarray) -> None:
+        """:meth:`update` step by step (:meth:`add_records`, :meth:`set_envelope`, then :meth:`propagate`): the
+        statement the tests compare with."""
+        idx = np.asarray(idx, np.int64)
+        if len(idx) == 0:
+            return
+        limit, start = self._unread(view, idx)
         self.add_records(view.records_between(idx, start, limit))
         self.processed[idx] = np.maximum(self.processed[idx], limit)
         env = view.envelope_if_known_of(idx)
@@ -279,6 +322,12 @@ class Notebook:
         changed = _unique(idx[(limit > start) | (env[:, 0] >= 0)])  # games with new records or the envelope seen
         if len(changed):
             self.propagate(changed)
+
+    def _unread(self, view: PlayerView, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(limit, start) (n,) int64: the records of games ``idx`` to take in now are ``start`` .. ``limit - 1``. The
+        last record of a game being refuted is still incomplete: it is left for later."""
+        limit = view.hist_len[idx].astype(np.int64) - (view.phase[idx] == A.REFUTE)
+        return limit, np.minimum(self.processed[idx], limit)
 
     # ------------------------------------------------------------ propagation
     def arrays(self, idx: np.ndarray) -> Facts:

@@ -205,9 +205,40 @@ def test_add_records_kernel_matches_reference(preset: str, players: int, monkeyp
         return got
 
     monkeypatch.setattr(Notebook, "add_records", both)
+    monkeypatch.setattr(Notebook, "update", Notebook.update_reference)  # the path that calls add_records
     config = RulesConfig.from_preset(preset, players=players, max_turns=80)
     play_games(config, [make_agent("deducer", seed=s) for s in range(players)], 24, batch_size=12, seed=5)
     assert calls[0] > 20
+
+
+@pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("cards", 3), ("cards", 6)])
+def test_update_in_one_call_matches_its_statement(preset: str, players: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The notebook's one-call intake (:func:`intake_kernel`: records, records taken in, the envelope seen, the games
+    to propagate) leaves every array and random stream as :meth:`Notebook.update_reference` does, game orders that
+    are not sorted included."""
+    calls = [0, 0]
+    kernel = Notebook.update
+
+    def both(self: Notebook, view, idx):
+        idx = np.asarray(idx, np.int64)
+        if calls[0] % 3 == 2:  # now and then the games in another order: the propagation's order is still sorted
+            idx = idx[::-1].copy()
+        twin = copy.deepcopy(self)
+        kernel(self, view, idx)
+        Notebook.update_reference(twin, view, idx)
+        a, b = _notebook_arrays(self), _notebook_arrays(twin)
+        assert a.keys() == b.keys()
+        for k in a:
+            assert a[k].shape == b[k].shape and (a[k] == b[k]).all(), k
+        assert self.rng.bit_generator.state == twin.rng.bit_generator.state
+        calls[0] += 1
+        calls[1] += int((self.has[idx, self.E].sum(1) == 3).any())  # some envelope proved or seen
+        return None
+
+    monkeypatch.setattr(Notebook, "update", both)
+    config = RulesConfig.from_preset(preset, players=players, max_turns=80)
+    play_games(config, [make_agent("deducer", seed=s) for s in range(players)], 24, batch_size=12, seed=5)
+    assert calls[0] > 20 and calls[1] > 0
 
 
 @pytest.mark.parametrize(("preset", "players", "options"), [("classic", 4, {}), ("cards", 3, {}),
