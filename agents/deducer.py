@@ -157,6 +157,10 @@ def _card_uncertainty(prob: np.ndarray) -> np.ndarray:
     return _entropy_terms(prob).sum(1)
 
 
+_PASSAGE_TO = load_board().passage  # (197,) the room location a secret passage leads to, -1: none
+_OWN_STEPS: dict[type, bool] = {}  # per class: whether it keeps every step of DeducerAgent._COMPILED_STEPS
+
+
 class DeducerAgent(Agent):
     """Constraint reasoning to a fixpoint, exact envelope facts, information-seeking play; accuses only when certain."""
 
@@ -199,6 +203,7 @@ class DeducerAgent(Agent):
         self._pcache: tuple | None = None  # (notebook, has_board, prob (B, H, 21), version (B,), key (B,))
         self._dscratch: tuple | None = None  # scratch of _decide_compiled
         self._nscratch: tuple | None = None  # scratch of the naive-model kernel (_naive_scratch)
+        self._no_refuters: tuple | None = None  # (_no_refuter_facts)
 
     # ------------------------------------------------------------------ notebook
     def _ensure(self, view: PlayerView) -> Notebook:
@@ -327,13 +332,17 @@ class DeducerAgent(Agent):
         nb.update(view, idx)
         n = len(idx)
         mask = view.legal_action_mask_of(idx)
-        phase = view.phase[idx]
         out, rows, counts = np.empty(n, np.int64), np.empty((3, n), np.int64), np.empty(3, np.int64)
-        if self._compiled_decisions(view):
-            self._decide_compiled(view, idx, mask, phase, out, rows, counts)
-            sel = rows[2, : counts[2]] if self.blocking_aware else rows[2, :0]  # moves left to the Python planner
+        if self._compiled_decisions():
+            self._decide_compiled(view, idx, mask, out, rows, counts)
+            if not (self.blocking_aware and counts[2]):  # else moves left to the Python planner
+                self.fallbacks += replace_illegal(out, mask, self.rng)
+                return out
+            sel = rows[2, : counts[2]]
+            phase = view.phase[idx]
             value = self._rv[idx[sel]]
         else:
+            phase = view.phase[idx]
             accuse = self.accusations(view, idx, mask)  # -1 where not accusing now
             decision_rows_kernel(phase, accuse, out, rows, counts)  # accusations, END_TURN in POST; the rest by kind
             sel = rows[0, : counts[0]]
@@ -362,17 +371,18 @@ class DeducerAgent(Agent):
                        "model_bits", "model_options", "_cached_room_values", "room_values", "_candidates", "_goal_room",
                        "suggestion_scores", "deal_weights", "_order", "_envelope_only")  # fmt: skip
 
-    def _compiled_decisions(self, view: PlayerView) -> bool:
+    def _compiled_decisions(self) -> bool:
         """Whether :meth:`act` decides in one compiled call (:meth:`_decide_compiled`): this class's own steps
         (none of ``_COMPILED_STEPS`` overridden), the naive-player model on and the envelope information alone."""
         cls = type(self)
-        if any(getattr(cls, m) is not getattr(DeducerAgent, m) for m in self._COMPILED_STEPS):
-            return False
-        return bool(self.naive_model) and not self.leak_weight and not self.deal_weight
+        own = _OWN_STEPS.get(cls)
+        if own is None:
+            own = _OWN_STEPS[cls] = all(getattr(cls, m) is getattr(DeducerAgent, m) for m in self._COMPILED_STEPS)
+        return own and bool(self.naive_model) and not self.leak_weight and not self.deal_weight
 
     def _decide_compiled(
-        self, view: PlayerView, idx: np.ndarray, mask: np.ndarray, phase: np.ndarray, out: np.ndarray,
-        rows: np.ndarray, counts: np.ndarray,
+        self, view: PlayerView, idx: np.ndarray, mask: np.ndarray, out: np.ndarray, rows: np.ndarray,
+        counts: np.ndarray,
     ) -> None:  # fmt: skip
         """The steps of :meth:`act`, in one call of :func:`agents.deduction_kernels.deducer_decisions_kernel`: the
         same choices and random numbers as :meth:`accusations`, :meth:`refute`, :meth:`suggest`,
@@ -393,7 +403,8 @@ class DeducerAgent(Agent):
             cap = max(n, 2 * scratch[0] if scratch is not None and scratch[1] == (H, k, T) else n)
             i64 = np.int64
             scratch = self._dscratch = (cap, (H, k, T), (
-                np.empty(cap, i64), np.empty(cap, i64), np.empty((cap, A.NUM_ACTIONS), bool), np.empty(cap, i64),
+                np.empty(cap, i64), np.empty(cap, i64), np.empty(cap, i64), np.empty((cap, A.NUM_ACTIONS), bool),
+                np.empty(cap, i64),
                 np.empty((cap, H, NUM_CARDS)), np.empty(cap * max(T, L, 2 * NUM_CARDS)),
                 np.empty((cap, max(T, L))), np.empty((cap, 3, k), i64), np.empty(cap, i64),
                 np.empty((3 * (P - 1) + 2, NUM_CARDS)), np.empty(T), np.empty((3, max(k, NUM_ROOMS)), i64),
@@ -402,19 +413,25 @@ class DeducerAgent(Agent):
             ))  # fmt: skip
         plan_moves = view.config.has_board and not self.blocking_aware  # else the Python planner moves
         S, S_roll = empty_board_tables(view.config.dice) if plan_moves else (np.zeros((1, 1)), np.zeros((1, 1)))
-        passage = load_board().passage
-        turn = np.asarray(view.turn_count[idx], np.int64)
-        late = self._probability_key(view, idx)
         cs, cw = self._every_card_rows(n)
+        lacks, deviant = self._no_refuter_facts(P)
         deducer_decisions_kernel(
-            idx, phase, mask, view.current[idx].astype(np.int64), turn, late, nb.seat, nb.has, nb.no, nb.size, nb.bad,
-            nb.named, nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live, nb.shown_by_me, nb.shown_to,
-            nb.version, prob, pver, pstamp, view.config.has_board, True, np.zeros((0, P, NUM_CARDS), bool),
-            np.zeros((0, P), bool), False, float(self.naive_mix), self._order(view, n),
+            idx, view.phase, mask, view.current, view.turn_count, float(self.naive_model_rounds * P), nb.seat, nb.has,
+            nb.no, nb.size, nb.bad, nb.named, nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live,
+            nb.shown_by_me, nb.shown_to, nb.version, prob, pver, pstamp, view.config.has_board, True, lacks, deviant,
+            False, float(self.naive_mix), self._order(view, n),
             view.config.refutation == "all", int(self.shortlist), int(self.room_shortlist), cs, cw, self._rv,
-            self._rv_turn, plan_moves, view.pos, passage, S, S_roll, TIE, self.rng, out, rows, counts, *scratch[2],
+            self._rv_turn, plan_moves, view.pos, _PASSAGE_TO, S, S_roll, TIE, self.rng, out, rows, counts, *scratch[2],
             *self._naive_scratch(),
         )  # fmt: skip
+
+    def _no_refuter_facts(self, P: int) -> tuple[np.ndarray, np.ndarray]:
+        """The refuter model's options of :func:`agents.deduction_kernels.naive_probabilities_kernel` where there is
+        none (the deducer's): ``lacks`` (0, P, 21), ``deviant`` (0, P) bool, kept."""
+        have = self._no_refuters
+        if have is None or have[1].shape[1] != P:
+            have = self._no_refuters = (np.zeros((0, P, NUM_CARDS), bool), np.zeros((0, P), bool))
+        return have
 
     def _naive_scratch(self) -> tuple[np.ndarray, ...]:
         """The one-game scratch of :func:`agents.deduction_kernels.naive_probabilities_kernel` (after ``out``), kept

@@ -2402,11 +2402,11 @@ def _draw(rng: np.random.Generator, out: np.ndarray, count: int) -> None:
 
 @njit(**KERNEL)
 def deducer_decisions_kernel(
-    idx, phase, mask, suggester, turn, late, seat, has, no, size, bad, named, cl_holder, cl_cards, cl_live, acc_cards,
-    acc_live, shown_by_me, shown_to, version, prob, pver, pstamp, has_board, naive, lacks, deviant, strong_allows, mix,
-    order, refute_all, shortlist, room_shortlist, every_s, every_w, rv, rv_turn, plan_moves, pos, passage, S, S_roll,
-    tie, rng, out, rows, counts,
-    accuse, sub, msub, sub2, prows, draws, noise, cand, best, pre, memo, reps, value, u, prob1, w1,
+    idx, phase_all, mask, current, turn_count, late_turns, seat, has, no, size, bad, named, cl_holder, cl_cards,
+    cl_live, acc_cards, acc_live, shown_by_me, shown_to, version, prob, pver, pstamp, has_board, naive, lacks, deviant,
+    strong_allows, mix, order, refute_all, shortlist, room_shortlist, every_s, every_w, rv, rv_turn, plan_moves, pos,
+    passage, S, S_roll, tie, rng, out, rows, counts,
+    ph, accuse, sub, msub, sub2, prows, draws, noise, cand, best, pre, memo, reps, value, u, prob1, w1,
     stale, allow, hb, nb, sz, clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, has1, no1, model, own, w,
     no_extra, zero,
 ) -> None:  # fmt: skip
@@ -2427,16 +2427,21 @@ def deducer_decisions_kernel(
     the same. Why one call: these steps were some forty numpy calls and kernel calls per action, about as much time
     as the kernels' own work at batch 1024.
 
-    Rows: ``idx`` (n,) games, ``phase`` (n,), ``mask`` (n, 870) bool, ``suggester`` (n,) int64 (whose suggestion a
-    refutation answers), ``turn`` (n,) int64 turn counts, ``late`` (n,) int64 whether the naive model applies. The
-    notebook's arrays, the probability cache (``prob``, ``pver``, ``pstamp``), the naive model's options, the
-    seats asked in turn ``order`` (>= n, P - 1), the card rows ``every_s``, ``every_w`` (>= n, 6) int64 of the board's
-    suggestions. The rest is scratch: ``accuse``, ``sub``, ``sub2`` (n,) int64, ``msub`` (n, 870) bool, ``prows``
-    (n, H, 21), ``draws`` (>= n max(T, 197, 42),), ``noise`` (n, >= max(T, 197)), ``cand`` (n, 3, >= k + 1),
+    Games ``idx`` (n,) and their ``mask`` (n, 870) bool; per game of the batch ``phase_all``, ``current`` (whose
+    turn it is: whose suggestion a refutation answers) and ``turn_count`` (B,); the naive model applies from turn
+    ``late_turns`` (float) on. The notebook's arrays, the probability cache (``prob``, ``pver``, ``pstamp``), the
+    naive model's options, the seats asked in turn ``order`` (>= n, P - 1), the card rows ``every_s``, ``every_w``
+    (>= n, 6) int64 of the board's suggestions. The rest is scratch: ``ph``, ``accuse``, ``sub``, ``sub2`` (n,)
+    int64, ``msub`` (n, 870) bool, ``prows`` (n, H, 21), ``draws`` (>= n max(T, 197, 42),), ``noise``
+    (n, >= max(T, 197)), ``cand`` (n, 3, >= k + 1),
     ``best`` (n,) int64, ``pre`` (3 (P - 1) + 2, 21), ``memo`` (>= T,), ``reps`` (3, >= max(k + 1, 9)), ``value``
     (n, 9), ``u`` (21,), the refutation's ``prob1`` (1, H, 21), ``w1`` (H, 21); then :func:`_probability_rows`'s
     (T: triples per suggestion, k: the longer shortlist).
     """
+    n = idx.shape[0]
+    for i in range(n):
+        ph[i] = phase_all[idx[i]]
+    phase = ph[:n]
     proved_accusations_kernel(has, bad, idx, mask, phase, accuse)
     decision_rows_kernel(phase, accuse, out, rows, counts)
     # Refutations: the card that teaches the suggester least; ties by rng.random((k, 21)).
@@ -2445,7 +2450,7 @@ def deducer_decisions_kernel(
         for j in range(k):
             i = rows[0, j]
             sub[j] = idx[i]
-            sub2[j] = suggester[i]
+            sub2[j] = current[idx[i]]
             for a in range(mask.shape[1]):
                 msub[j, a] = mask[i, a]
         _draw(rng, draws, k * _C)
@@ -2463,7 +2468,7 @@ def deducer_decisions_kernel(
         for j in range(k):
             i = rows[1, j]
             sub[j] = idx[i]
-            sub2[j] = late[i]
+            sub2[j] = 1 if turn_count[idx[i]] >= late_turns else 0
             for a in range(mask.shape[1]):
                 msub[j, a] = mask[i, a]
         _probability_rows(
@@ -2505,10 +2510,10 @@ def deducer_decisions_kernel(
     for j in range(k):
         i = rows[2, j]
         g = idx[i]
-        if rv_turn[g] != turn[i] or phase[i] == _START_PHASE:
+        if rv_turn[g] != turn_count[g] or phase[i] == _START_PHASE:
             sub[m] = g
-            sub2[m] = late[i]
-            best[m] = turn[i]
+            sub2[m] = 1 if turn_count[g] >= late_turns else 0
+            best[m] = turn_count[g]
             m += 1
     if m:
         _probability_rows(

@@ -107,9 +107,9 @@ class TwinDeducer(DeducerAgent):
     compiled_calls = 0
 
     def act(self, view, idx):
-        assert self._compiled_decisions(view)
+        assert self._compiled_decisions()
         twin = copy.deepcopy(self)
-        twin._compiled_decisions = lambda view: False  # the Python steps: accusations, refute, suggest, room values
+        twin._compiled_decisions = lambda: False  # the Python steps: accusations, refute, suggest, room values
         want = DeducerAgent.act(twin, view, idx)
         got = super().act(view, idx)
         assert np.array_equal(got, want), (np.asarray(idx)[got != want], got[got != want], want[got != want])
@@ -143,12 +143,11 @@ def test_one_call_decisions_equal_the_python_steps(preset, players, options):
 
 
 def test_subclasses_and_options_that_change_a_step_take_the_python_path():
-    view_free = None  # _compiled_decisions reads only the class and the options
-    assert DeducerAgent(seed=0)._compiled_decisions(view_free)
-    assert not DeducerAgent(seed=0, deal_weight=0.5)._compiled_decisions(view_free)
-    assert not DeducerAgent(seed=0, naive_model=False)._compiled_decisions(view_free)
-    assert not ExpertAgent(seed=0)._compiled_decisions(view_free)
-    assert not CheckedDeducer(seed=0)._compiled_decisions(view_free)
+    assert DeducerAgent(seed=0)._compiled_decisions()
+    assert not DeducerAgent(seed=0, deal_weight=0.5)._compiled_decisions()
+    assert not DeducerAgent(seed=0, naive_model=False)._compiled_decisions()
+    assert not ExpertAgent(seed=0)._compiled_decisions()
+    assert not CheckedDeducer(seed=0)._compiled_decisions()
 
 
 @pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("cards", 4)])

@@ -133,7 +133,10 @@ class PlayerView:
         """(n, 3) rows ``idx`` of :attr:`envelope_if_known` (a new array), without the whole batch's."""
         idx = np.asarray(idx, np.int64)
         known = self._eng.accused_at[idx, self.seat] >= 0
-        return np.where(known[:, None], self._eng.envelope[idx], -1)
+        out = np.full((len(idx), 3), -1, self._eng.envelope.dtype)
+        if known.any():  # rarely: only games where this seat has accused
+            out[known] = self._eng.envelope[idx[known]]
+        return out
 
     @property
     def legal_action_mask(self) -> np.ndarray:
