@@ -420,7 +420,7 @@ class Notebook:
         between calls (rebuilt when the clause slots grow), and the quotient table."""
         H, K, P = self.P + 1, self.cl_live.shape[1], self.P
         have = self._wscratch
-        if have is None or have[1].shape[1] != K:
+        if have is None or have[3].shape[1] != K or have[0].shape[1] != H:  # gh (1, K), fh (1, H)
             i64 = np.int64
             have = self._wscratch = (
                 np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
