@@ -405,7 +405,7 @@ class DeducerAgent(Agent):
             scratch = self._dscratch = (cap, (H, k, T), (
                 np.empty(cap, i64), np.empty(cap, i64), np.empty(cap, i64), np.empty((cap, A.NUM_ACTIONS), bool),
                 np.empty(cap, i64),
-                np.empty((cap, H, NUM_CARDS)), np.empty(cap * max(T, L, 2 * NUM_CARDS)),
+                np.empty((cap, H, NUM_CARDS)), np.empty(cap * 2 * NUM_CARDS),
                 np.empty((cap, max(T, L))), np.empty((cap, 3, k), i64), np.empty(cap, i64),
                 np.empty((3 * (P - 1) + 2, NUM_CARDS)), np.empty(T), np.empty((3, max(k, NUM_ROOMS)), i64),
                 np.empty((cap, NUM_ROOMS)), np.empty(NUM_CARDS), np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)),

@@ -2432,7 +2432,7 @@ def deducer_decisions_kernel(
     ``late_turns`` (float) on. The notebook's arrays, the probability cache (``prob``, ``pver``, ``pstamp``), the
     naive model's options, the seats asked in turn ``order`` (>= n, P - 1), the card rows ``every_s``, ``every_w``
     (>= n, 6) int64 of the board's suggestions. The rest is scratch: ``ph``, ``accuse``, ``sub``, ``sub2`` (n,)
-    int64, ``msub`` (n, 870) bool, ``prows`` (n, H, 21), ``draws`` (>= n max(T, 197, 42),), ``noise``
+    int64, ``msub`` (n, 870) bool, ``prows`` (n, H, 21), ``draws`` (>= 42 n,), ``noise``
     (n, >= max(T, 197)), ``cand`` (n, 3, >= k + 1),
     ``best`` (n,) int64, ``pre`` (3 (P - 1) + 2, 21), ``memo`` (>= T,), ``reps`` (3, >= max(k + 1, 9)), ``value``
     (n, 9), ``u`` (21,), the refutation's ``prob1`` (1, H, 21), ``w1`` (H, 21); then :func:`_probability_rows`'s
@@ -2451,12 +2451,11 @@ def deducer_decisions_kernel(
             i = rows[0, j]
             sub[j] = idx[i]
             sub2[j] = current[idx[i]]
-            for a in range(mask.shape[1]):
+            for a in range(_SHOW0, _ACCUSE0):  # what refute_kernel reads of the mask
                 msub[j, a] = mask[i, a]
-        _draw(rng, draws, k * _C)
-        for j in range(k):
+        for j in range(k):  # rng.random((k, 21)), row by row
             for c in range(_C):
-                noise[j, c] = draws[j * _C + c]
+                noise[j, c] = rng.random()
         refute_kernel(
             has, no, size, shown_by_me, shown_to, sub[:k], sub2[:k], msub[:k], noise[:k, :_C], best[:k], prob1, w1
         )  # fmt: skip
@@ -2469,7 +2468,7 @@ def deducer_decisions_kernel(
             i = rows[1, j]
             sub[j] = idx[i]
             sub2[j] = 1 if turn_count[idx[i]] >= late_turns else 0
-            for a in range(mask.shape[1]):
+            for a in range(_SUGGEST0, _SHOW0):  # the suggestions' part of the mask: all that is read of it
                 msub[j, a] = mask[i, a]
         _probability_rows(
             sub[:k], sub2[:k], version, prob, pver, pstamp, stale, allow, seat, has_board, naive, lacks, deviant,
@@ -2494,10 +2493,9 @@ def deducer_decisions_kernel(
             )  # fmt: skip
             cs, cw, cr = cand[:k, 0, :kk], cand[:k, 1, :kk], cand[:k, 2, :kk]
         T = cs.shape[1] * cw.shape[1] * cr.shape[1]
-        _draw(rng, draws, k * T)
-        for j in range(k):
+        for j in range(k):  # rng.random((k, T))
             for t in range(T):
-                noise[j, t] = draws[j * T + t]
+                noise[j, t] = rng.random()
         best_suggestion_kernel(
             prows[:k], cs, cw, cr, order[:k], refute_all, msub[:k, _SUGGEST0:_SHOW0], noise[:k, :T], best[:k], pre,
             memo[:T], reps,
@@ -2574,10 +2572,9 @@ def deducer_decisions_kernel(
                 msub[m, a] = mask[i, _MOVE0 + a]
             m += 1
     if m:
-        _draw(rng, draws, m * L)
-        for j in range(m):
+        for j in range(m):  # rng.random((m, 197))
             for a in range(L):
-                noise[j, a] = draws[j * L + a]
+                noise[j, a] = rng.random()
         choose_moves_kernel(value[:m], msub[:m, :L], S, noise[:m, :L], True, tie, best[:m])
         m = 0
         for j in range(k):
