@@ -2461,21 +2461,33 @@ def deducer_decisions_kernel(
         )  # fmt: skip
         for j in range(k):
             out[rows[0, j]] = best[j]
-    # Suggestions: the legal triple of highest envelope information.
+    # The probabilities of the games that suggest now and of those whose room values are computed again (at START,
+    # or at MOVE in a new turn): one pass over both (distinct games; no random numbers drawn there).
     k = counts[1]
-    if k:
-        for j in range(k):
-            i = rows[1, j]
-            sub[j] = idx[i]
-            sub2[j] = 1 if turn_count[idx[i]] >= late_turns else 0
-            for a in range(_SUGGEST0, _SHOW0):  # the suggestions' part of the mask: all that is read of it
-                msub[j, a] = mask[i, a]
+    for j in range(k):
+        i = rows[1, j]
+        sub[j] = idx[i]
+        sub2[j] = 1 if turn_count[idx[i]] >= late_turns else 0
+        for a in range(_SUGGEST0, _SHOW0):  # the suggestions' part of the mask: all that is read of it
+            msub[j, a] = mask[i, a]
+    m = 0
+    for j in range(counts[2]):
+        i = rows[2, j]
+        g = idx[i]
+        if rv_turn[g] != turn_count[g] or phase[i] == _START_PHASE:
+            sub[k + m] = g
+            sub2[k + m] = 1 if turn_count[g] >= late_turns else 0
+            best[k + m] = turn_count[g]
+            m += 1
+    if k + m:
         _probability_rows(
-            sub[:k], sub2[:k], version, prob, pver, pstamp, stale, allow, seat, has_board, naive, lacks, deviant,
-            strong_allows, mix, has, no, size, named, cl_holder, cl_cards, cl_live, acc_cards, acc_live, hb, nb, sz,
-            clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, has1, no1, model, own, w, no_extra, zero,
-            prows[:k],
+            sub[: k + m], sub2[: k + m], version, prob, pver, pstamp, stale, allow, seat, has_board, naive, lacks,
+            deviant, strong_allows, mix, has, no, size, named, cl_holder, cl_cards, cl_live, acc_cards, acc_live, hb,
+            nb, sz, clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, has1, no1, model, own, w, no_extra, zero,
+            prows[: k + m],
         )  # fmt: skip
+    # Suggestions: the legal triple of highest envelope information.
+    if k:
         if has_board:  # every suspect and weapon, in the room the mask names (R-G1)
             for j in range(k):
                 room = -1
@@ -2502,36 +2514,20 @@ def deducer_decisions_kernel(
         )  # fmt: skip
         for j in range(k):
             out[rows[1, j]] = _SUGGEST0 + best[j] if best[j] >= 0 else -1
-    # Room values of the games at START (always computed again) or MOVE (the START's, same turn).
-    k = counts[2]
-    m = 0
-    for j in range(k):
-        i = rows[2, j]
-        g = idx[i]
-        if rv_turn[g] != turn_count[g] or phase[i] == _START_PHASE:
-            sub[m] = g
-            sub2[m] = 1 if turn_count[g] >= late_turns else 0
-            best[m] = turn_count[g]
-            m += 1
+    # Room values of those games (rows k .. k + m - 1 of the scratch), into the per-turn cache.
     if m:
-        _probability_rows(
-            sub[:m], sub2[:m], version, prob, pver, pstamp, stale, allow, seat, has_board, naive, lacks, deviant,
-            strong_allows, mix, has, no, size, named, cl_holder, cl_cards, cl_live, acc_cards, acc_live, hb, nb, sz,
-            clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, has1, no1, model, own, w, no_extra, zero,
-            prows[:m],
-        )  # fmt: skip
         _draw(rng, draws, 2 * m * _C)
         kk = room_shortlist + 1
-        candidates_kernel(
-            prows[:m], seat, room_shortlist, draws[: m * _C], draws[m * _C : 2 * m * _C], cand[:m, :, :kk], u
-        )  # fmt: skip
-        room_values_kernel(prows[:m], cand[:m, 0, :kk], cand[:m, 1, :kk], order[:m], refute_all, value[:m], pre, reps)
-        goal_rooms_kernel(has, bad, sub[:m], value[:m])
+        pr = prows[k : k + m]
+        candidates_kernel(pr, seat, room_shortlist, draws[: m * _C], draws[m * _C : 2 * m * _C], cand[:m, :, :kk], u)
+        room_values_kernel(pr, cand[:m, 0, :kk], cand[:m, 1, :kk], order[:m], refute_all, value[:m], pre, reps)
+        goal_rooms_kernel(has, bad, sub[k : k + m], value[:m])
         for j in range(m):
-            g = sub[j]
+            g = sub[k + j]
             for r in range(9):
                 rv[g, r] = value[j, r]
-            rv_turn[g] = best[j]
+            rv_turn[g] = best[k + j]
+    k = counts[2]
     if not plan_moves or k == 0:
         return
     # The turn's start: stay, take the passage or roll (no random numbers).

@@ -186,6 +186,15 @@ def _notebook_arrays(nb: Notebook) -> dict[str, np.ndarray]:
     return {k: np.array(v, copy=True) for k, v in vars(nb).items() if isinstance(v, np.ndarray) and k[0] != "_"}
 
 
+def _assert_same_notebooks(got: Notebook, want: Notebook) -> None:
+    """Every public array of two notebooks equal (shapes included), and their random streams in the same state."""
+    a, b = _notebook_arrays(got), _notebook_arrays(want)
+    assert a.keys() == b.keys()
+    for k in a:
+        assert a[k].shape == b[k].shape and (a[k] == b[k]).all(), k
+    assert got.rng.bit_generator.state == want.rng.bit_generator.state
+
+
 @pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("cards", 3), ("cards", 6)])
 def test_add_records_kernel_matches_reference(preset: str, players: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The notebook's compiled record intake leaves every array as the numpy statement does (clause slots included)."""
@@ -197,10 +206,7 @@ def test_add_records_kernel_matches_reference(preset: str, players: int, monkeyp
         got = kernel(self, rec)
         want = Notebook.add_records_reference(twin, rec)
         assert (got == want).all()
-        a, b = _notebook_arrays(self), _notebook_arrays(twin)
-        assert a.keys() == b.keys()
-        for k in a:
-            assert a[k].shape == b[k].shape and (a[k] == b[k]).all(), k
+        _assert_same_notebooks(self, twin)  # (no random numbers are drawn here: the states stay equal)
         calls[0] += int(len(rec.game) > 0)
         return got
 
@@ -226,11 +232,7 @@ def test_update_in_one_call_matches_its_statement(preset: str, players: int, mon
         twin = copy.deepcopy(self)
         kernel(self, view, idx)
         Notebook.update_reference(twin, view, idx)
-        a, b = _notebook_arrays(self), _notebook_arrays(twin)
-        assert a.keys() == b.keys()
-        for k in a:
-            assert a[k].shape == b[k].shape and (a[k] == b[k]).all(), k
-        assert self.rng.bit_generator.state == twin.rng.bit_generator.state
+        _assert_same_notebooks(self, twin)
         calls[0] += 1
         calls[1] += int((self.has[idx, self.E].sum(1) == 3).any())  # some envelope proved or seen
         return None
@@ -256,11 +258,7 @@ def test_propagate_kernels_match_the_numpy_statement(preset: str, players: int, 
         kernel(self, idx)
         twin.version[np.asarray(idx, np.int64)] += 1
         Notebook.propagate_reference(twin, idx)
-        a, b = _notebook_arrays(self), _notebook_arrays(twin)
-        assert a.keys() == b.keys()
-        for k in a:
-            assert a[k].shape == b[k].shape and (a[k] == b[k]).all(), k
-        assert self.rng.bit_generator.state == twin.rng.bit_generator.state
+        _assert_same_notebooks(self, twin)
         calls[0] += 1
         calls[1] += int(self.wvalid[idx].any()) if self.exact else 1
         return None
