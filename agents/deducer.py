@@ -290,20 +290,12 @@ class DeducerAgent(Agent):
         """``out[idx]`` = :meth:`_probabilities` of games ``idx`` (the opponent models of :meth:`model_options`),
         compiled: :func:`agents.deduction_kernels.naive_probabilities_kernel`."""
         nb = self.notebook
-        H, P, K = nb.P + 1, nb.P, nb.cl_live.shape[1]
-        i64 = np.int64
         opts = self.model_options(view, idx)
-        none = np.zeros((0, P, NUM_CARDS), bool)
-        lacks, deviant = opts.get("refuters") or (none, np.zeros((0, P), bool))
+        lacks, deviant = opts.get("refuters") or self._no_refuter_facts(nb.P)
         naive_probabilities_kernel(
             idx, nb.seat, view.config.has_board, bool(opts["naive"]), np.ascontiguousarray(opts["allow"], bool), lacks,
             deviant, bool(opts.get("strong_allows", False)), float(self.naive_mix), nb.has, nb.no, nb.size, nb.named,
-            nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live, out,
-            np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
-            np.empty((1, K), i64), np.empty((1, K), bool), np.empty((1, P), i64), np.empty((1, P), bool),
-            np.empty((1, P), i64), np.empty(1, bool), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64),
-            np.empty((1, H, NUM_CARDS), bool), np.empty((1, H, NUM_CARDS), bool), np.empty((1, H, NUM_CARDS)),
-            np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)), none, np.zeros(1, i64),
+            nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live, out, *self._naive_scratch(),
         )  # fmt: skip
 
     def _probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
@@ -412,7 +404,7 @@ class DeducerAgent(Agent):
                 np.empty(cap, i64), np.empty(cap, bool),
             ))  # fmt: skip
         plan_moves = view.config.has_board and not self.blocking_aware  # else the Python planner moves
-        S, S_roll = empty_board_tables(view.config.dice) if plan_moves else (np.zeros((1, 1)), np.zeros((1, 1)))
+        S, S_roll = empty_board_tables(view.config.dice)  # (read only where plan_moves)
         cs, cw = self._every_card_rows(n)
         lacks, deviant = self._no_refuter_facts(P)
         deducer_decisions_kernel(
@@ -435,7 +427,8 @@ class DeducerAgent(Agent):
 
     def _naive_scratch(self) -> tuple[np.ndarray, ...]:
         """The one-game scratch of :func:`agents.deduction_kernels.naive_probabilities_kernel` (after ``out``), kept
-        between calls (rebuilt when the clause slots grow)."""
+        between calls (rebuilt when the clause slots grow); shared by :meth:`_probabilities_into` and
+        :meth:`_decide_compiled`."""
         nb = self.notebook
         H, P, K = nb.P + 1, nb.P, nb.cl_live.shape[1]
         have = self._nscratch

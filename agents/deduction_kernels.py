@@ -61,6 +61,15 @@ def _triple(c0: int, c1: int, c2: int) -> int:
 
 
 @njit(**INLINE)
+def _room_of(t: int) -> int:
+    """The room (0..8) a triple index names (:func:`cluedo_env.rules.actions.triple_of`'s last part)."""
+    return t % 9
+
+
+assert all(_room_of.py_func(t) == A.triple_of(t)[2] for t in range(324))  # the engine's decoding
+
+
+@njit(**INLINE)
 def _envelope_card(has: np.ndarray, g: int, E: int, k: int) -> int:
     """The first card of category k that ``has`` (B, H, 21) puts in the envelope (holder E) in game g, else -1."""
     for c in range(_FIRST_OF[k], _FIRST_OF[k + 1]):
@@ -2017,7 +2026,8 @@ def propagate_kernel(
     ``rng``; then the write-back (``valid`` into ``wvalid``; :func:`propagate_back_kernel`, ``bad_games`` or-ed).
     Why one call: a notebook propagates on nearly every action of its player, and the half-dozen calls with
     their scratch arrays cost more than the work in most of them. The arguments after ``rng`` are scratch, as
-    those kernels take them (``rows``, ``cards`` (n * 21,), ``live_cols``, ``clause_order`` (K,) int64).
+    those kernels take them (``rows``, ``cards`` (n * 21,) int64, ``live_cols`` (K,) bool, ``clause_order`` (K,)
+    int64).
     """
     todo = propagate_front_kernel(
         idx, has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live, exact, exact_triples, wvalid, witness,
@@ -2318,8 +2328,8 @@ def turn_start_kernel(
     v: np.ndarray, stay_ok: np.ndarray, passage_ok: np.ndarray, roll_ok: np.ndarray, x: np.ndarray,
     target: np.ndarray, S: np.ndarray, S_roll: np.ndarray, tie: float, out: np.ndarray,
 ) -> None:  # fmt: skip
-    """:func:`agents.planning.turn_start_choice` on the empty board's tables, compiled: ``out`` (n,) 0 stay, 1 the
-    secret passage, 2 roll, 3 none open (end the turn).
+    """:func:`agents.planning.turn_start_choice` on the empty board's tables, compiled: ``out`` (n,) the action:
+    STAY, PASSAGE (the secret passage), ROLL, or END_TURN where none is open.
 
     ``v`` (n, 9) room values (clipped at 0); ``stay_ok``, ``passage_ok``, ``roll_ok`` (n,) bool the open options;
     ``x`` (n,) the seat's location, ``target`` (n,) the passage's room location from there (-1: none); ``S``,
@@ -2348,15 +2358,15 @@ def turn_start_kernel(
         if roll > best:
             best = roll
         if best == -np.inf:
-            out[i] = 3
+            out[i] = _END_TURN
         elif best <= 0.0:  # nothing worth anything: move on
-            out[i] = 2 if roll_ok[i] else (1 if passage_ok[i] else 0)
+            out[i] = _ROLL if roll_ok[i] else (_PASSAGE if passage_ok[i] else _STAY)
         elif stay >= best - tie:
-            out[i] = 0
+            out[i] = _STAY
         elif take >= best - tie:
-            out[i] = 1
+            out[i] = _PASSAGE
         else:
-            out[i] = 2
+            out[i] = _ROLL
 
 
 # ---------------------------------------------------------------------------------------------- the deducer's decisions
@@ -2493,7 +2503,7 @@ def deducer_decisions_kernel(
                 room = -1
                 for a in range(_SUGGEST0, _SHOW0):
                     if msub[j, a]:
-                        room = (a - _SUGGEST0) % 9
+                        room = _room_of(a - _SUGGEST0)
                         break
                 cand[j, 2, 0] = _R0 + min(max(room, 0), 8)
             cs, cw, cr = every_s[:k], every_w[:k], cand[:k, 2, :1]
@@ -2552,8 +2562,7 @@ def deducer_decisions_kernel(
         for j in range(k):
             i = rows[2, j]
             if phase[i] == _START_PHASE:
-                code = best[m]
-                out[i] = _STAY if code == 0 else (_PASSAGE if code == 1 else (_ROLL if code == 2 else _END_TURN))
+                out[i] = best[m]
                 m += 1
     # The move: the destination of best value per turn, ties by rng.random((m, 197)).
     m = 0

@@ -105,7 +105,6 @@ from cluedo_env.rules.cards import NUM_ROOMS, PASSAGES
 
 REENTER_TURNS = 2.0  # leave a room and come back in: about two turns
 TIE = 1e-9  # scores within this of the best are tied
-_START_CHOICES = np.array([A.STAY, A.PASSAGE, A.ROLL, A.END_TURN], np.int64)  # turn_start_kernel's codes
 
 
 def roll_distribution(dice: int) -> np.ndarray:
@@ -372,10 +371,10 @@ def turn_start_choice(
     target = load_board().passage[x].astype(np.int64)
     if not blocking:  # compiled on the empty board's tables: the choice of _turn_start_from_rows on their rows
         S, S_roll = empty_board_tables(view.config.dice)
-        code = np.empty(n, np.int64)
+        choice = np.empty(n, np.int64)
         turn_start_kernel(v, special[:, A.STAY], special[:, A.PASSAGE], special[:, A.ROLL], x, target, S, S_roll,
-                          TIE, code)  # fmt: skip
-        return _START_CHOICES[code]
+                          TIE, choice)  # fmt: skip
+        return choice
     rows = np.arange(n)
     tokens = blocking_tokens(view, idx)  # the roll is now: every token blocks
     # With one option open the choice does not depend on the scores: the empty board's rows do.
