@@ -840,3 +840,60 @@ def test_expert_accuses_what_the_naive_model_settles_and_the_deducer_waits(turns
     assert (int(expert.act(view, idx)[0]) == solution) == expert_accuses
     assert int(deducer.act(view, idx)[0]) == A.END_TURN
     assert not deducer.notebook.solved(idx)[0]
+
+
+def test_the_accusation_screen_settles_only_checks_far_below_the_threshold():
+    """A check is settled by its screen (``screen_samples`` deals) only where the screen's best triple lies more
+    than ``screen_z`` standard errors of the difference below the threshold, never on too few effective samples.
+    Margin here: 3 * 0.5 * sqrt(1/32 + 1/128) = 0.2965."""
+    expert = ExpertAgent(seed=0)
+    assert (expert.screen_samples, expert.screen_z, expert.accusation_samples, expert.min_ess) == (32, 3.0, 128, 8.0)
+    p1 = np.array([0.30, 0.70, 0.30, 0.55, 0.61])
+    ess = np.array([32.0, 32.0, 4.0, 32.0, 32.0])
+    out = expert._screened_out(p1, ess, np.full(5, 0.9))
+    assert out.tolist() == [True, False, False, True, False]
+
+
+class _ScreenAudit(ExpertAgent):
+    """An expert that also runs the full accusation check, with a generator of its own (so its play is the
+    plain expert's), on every check its screen settles, and counts those where the full check would accuse."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed=seed)
+        self.audit_rng = np.random.default_rng(1000 + seed)
+        self.counts = {"checks": 0, "screened": 0, "full_accuses": 0, "screened_but_full_accuses": 0}
+
+    def accusations(self, view, idx, mask):
+        self._idx, self._mask = idx, mask  # the acting games (sorted) and their masks
+        return super().accusations(view, idx, mask)
+
+    def triple_probabilities(self, idx, view=None, bits=None, samples=None):
+        if samples is not None:  # the screen: the full check of the same games too, on the audit's own numbers
+            own, self.rng = self.rng, self.audit_rng
+            self._full = super().triple_probabilities(idx, view, bits), self._mask[np.searchsorted(self._idx, idx)]
+            self.rng = own
+        return super().triple_probabilities(idx, view, bits, samples)
+
+    def _screened_out(self, p1, ess, need):
+        out = super()._screened_out(p1, ess, need)
+        (probs, ess_full), mask = self._full
+        _, p1_full = self._best_open(probs, mask)
+        full = (ess_full >= self.min_ess) & (p1_full >= need)
+        c = self.counts
+        c["checks"] += len(out)
+        c["screened"] += int(out.sum())
+        c["full_accuses"] += int(full.sum())
+        c["screened_but_full_accuses"] += int((full & out).sum())
+        return out
+
+
+def test_checks_the_accusation_screen_settles_are_checks_the_full_check_would_not_accuse():
+    """Whole games of four experts (classic board): every accusation check the screen settles is also run in
+    full on fresh deals; none of those would have accused, while the screen settles most checks and the full
+    check accuses in some of the others (so the comparison can fail)."""
+    agents = [_ScreenAudit(seed=s) for s in range(4)]
+    play_games(config("classic", players=4), agents, 192, batch_size=192, seed=3)
+    total = {k: sum(a.counts[k] for a in agents) for k in agents[0].counts}
+    assert total["screened_but_full_accuses"] == 0
+    assert total["screened"] > 0.5 * total["checks"]
+    assert total["full_accuses"] > 0
