@@ -507,24 +507,26 @@ class DeducerAgent(Agent):
                                np.tile(WEAPON_CARD0 + np.arange(NUM_WEAPONS), (rows, 1)))  # fmt: skip
         return self._card_rows[0][:n], self._card_rows[1][:n]
 
-    def _candidates(self, prob: np.ndarray, k: int) -> list[np.ndarray]:
+    def _candidates(self, prob: np.ndarray, k: int, categories: int = 3) -> list[np.ndarray]:
         """Per category, (n, k + 1) card ids: the k cards most uncertain to be the envelope's and the best blank.
 
         Uncertainty: the binary entropy of "in the envelope", then (a tenth as much) of the card's holder.
         Compiled (:func:`agents.deduction_kernels.candidates_kernel`, on the random numbers
-        :meth:`_candidates_reference` draws, in its order).
+        :meth:`_candidates_reference` draws, in its order). ``categories`` = 2: the rooms' row is not chosen
+        (its numbers are drawn all the same); the room values score every room.
         """
         n = len(prob)
         noise = self.rng.random(2 * n * NUM_CARDS)  # the reference's draws, in its order, in one call
         out = np.empty((n, 3, k + 1), np.int64)
         candidates_kernel(
             np.ascontiguousarray(prob, np.float64), self.notebook.seat, k, noise[: n * NUM_CARDS],
-            noise[n * NUM_CARDS :], out, np.empty(NUM_CARDS),
+            noise[n * NUM_CARDS :], out, np.empty(NUM_CARDS), categories,
         )  # fmt: skip
         return [out[:, 0], out[:, 1], out[:, 2]]
 
-    def _candidates_reference(self, prob: np.ndarray, k: int) -> list[np.ndarray]:
-        """:meth:`_candidates` in numpy: the readable statement, used by the tests only."""
+    def _candidates_reference(self, prob: np.ndarray, k: int, categories: int = 3) -> list[np.ndarray]:
+        """:meth:`_candidates` in numpy: the readable statement, used by the tests only (it chooses all three
+        categories whatever ``categories`` says; a caller that asks for two reads two)."""
         E = prob.shape[1] - 1
         u = h2(prob[:, E]) + 0.1 * _card_uncertainty(prob) + 1e-6 * self.rng.random(prob.shape[::2])
         blank = (prob[:, self.notebook.seat] > 0.999) | (prob[:, E] > 0.999)  # nobody can show it
@@ -640,7 +642,7 @@ class DeducerAgent(Agent):
         """
         n = len(idx)
         prob = self.probabilities(view, idx)
-        cs, cw, _ = self._candidates(prob, self.room_shortlist)
+        cs, cw, _ = self._candidates(prob, self.room_shortlist, categories=2)
         if self._envelope_only(view, idx):  # compiled, same values
             value = np.empty((n, NUM_ROOMS))
             room_values_kernel(

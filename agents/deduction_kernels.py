@@ -1419,8 +1419,9 @@ def intake_kernel(
 # ---------------------------------------------------------------------------------------------- deducer candidates
 @njit(**KERNEL)
 def candidates_kernel(
-    prob: np.ndarray, seat: int, k: int, noise: np.ndarray, blank_noise: np.ndarray, out: np.ndarray, u: np.ndarray
-) -> None:
+    prob: np.ndarray, seat: int, k: int, noise: np.ndarray, blank_noise: np.ndarray, out: np.ndarray, u: np.ndarray,
+    categories: int = 3,
+) -> None:  # fmt: skip
     """:meth:`agents.deducer.DeducerAgent._candidates_reference` into ``out`` (n, 3, k + 1) int64 card ids.
 
     ``prob`` (n, H, 21) float64; ``noise`` (n * 21,) and ``blank_noise`` (n * 21,) the uniform numbers the
@@ -1428,15 +1429,18 @@ def candidates_kernel(
     n x 6 weapons, then n x 9 rooms, each row by row). Per category: the ``k`` cards of highest
     uncertainty ``h2(e) + 0.1 * (entropy of the holder) + 1e-6 * noise``, highest first, then the
     blank (a card nobody can show) of highest ``blank_noise``, or the category's first card if none.
-    Scratch ``u`` (21,) float64.
+    Scratch ``u`` (21,) float64. ``categories`` = 2: the suspects and weapons only (the room values score every
+    room), ``out[:, 2]`` is not written; the numbers are drawn all the same, so the generator moves as the
+    reference's.
     """
     n, H, C = prob.shape
     E = H - 1
     h_lo, h_hi = _h2(0.0), _h2(1.0)
+    last = _FIRST_OF[categories]
     for i in range(n):
-        for c in range(C):
+        for c in range(last):
             u[c] = _uncertainty(prob, i, c, E, h_lo, h_hi) + 1e-6 * noise[i * C + c]
-        for cat in range(3):
+        for cat in range(categories):
             lo = 0 if cat == 0 else (_W0 if cat == 1 else _R0)
             hi = _W0 if cat == 0 else (_R0 if cat == 1 else _C)
             block = n * lo + i * (hi - lo) - lo  # this row's numbers of the category's block, by card id
@@ -2529,7 +2533,7 @@ def deducer_decisions_kernel(
         _draw(rng, draws, 2 * m * _C)
         kk = room_shortlist + 1
         pr = prows[k : k + m]
-        candidates_kernel(pr, seat, room_shortlist, draws[: m * _C], draws[m * _C : 2 * m * _C], cand[:m, :, :kk], u)
+        candidates_kernel(pr, seat, room_shortlist, draws[: m * _C], draws[m * _C : 2 * m * _C], cand[:m, :, :kk], u, 2)
         room_values_kernel(pr, cand[:m, 0, :kk], cand[:m, 1, :kk], order[:m], refute_all, value[:m], pre, reps)
         goal_rooms_kernel(has, bad, sub[k : k + m], value[:m])
         for j in range(m):

@@ -338,6 +338,12 @@ def test_candidates_kernel_matches_reference(players: int, k: int) -> None:
     for a, b in zip(got, want, strict=True):
         assert a.shape == b.shape == (n, k + 1) and (a == b).all()
     assert got_agent.rng.random() == want_agent.rng.random()
+    # Suspects and weapons only (the room values): the same two rows, and the same numbers drawn.
+    got = got_agent._candidates(prob, k, categories=2)
+    want = want_agent._candidates_reference(prob, k)
+    for a, b in zip(got[:2], want[:2], strict=True):
+        assert (a == b).all()
+    assert got_agent.rng.random() == want_agent.rng.random()
 
 
 def test_check_witnesses_kernel_matches_valid_deals(caught: tuple[list[FactBits], list[Facts]]) -> None:
@@ -440,8 +446,8 @@ def test_refuter_model_kernel_matches_reference(monkeypatch: pytest.MonkeyPatch)
                                    ("classic", 3, ["expert", "expert", "notebook"]),
                                    ("cards", 5, ["expert", "deducer", "notebook", "expert", "heuristic"])]:  # fmt: skip
         config = RulesConfig.from_preset(preset, players=players, max_turns=80)
-        play_games(config, [make_agent(n, seed=s) for s, n in enumerate(names)], 32, batch_size=16, seed=3)
-    assert seen[0] > 0 and seen[1] > 0
+        play_games(config, [make_agent(n, seed=s) for s, n in enumerate(names)], 32, batch_size=16, seed=5)
+    assert seen[0] > 0 and seen[1] > 0  # deviants are rare: seed 5 has some (seed 3 has none since the accusation screen)
 
 
 @pytest.mark.parametrize(
