@@ -78,6 +78,7 @@ from agents.deduction_kernels import (
     room_values_kernel,
     unpack_rows_kernel,
 )
+from agents.entry_point import EntryPoint
 from agents.facts import CAT_SLICES, FactBits
 from agents.notebook import Notebook
 from agents.opponent_model import assumed_bits
@@ -202,6 +203,7 @@ class DeducerAgent(Agent):
         self._card_rows = (np.zeros((0, NUM_SUSPECTS), np.int64), np.zeros((0, NUM_WEAPONS), np.int64))
         self._pcache: tuple | None = None  # (notebook, has_board, prob (B, H, 21), version (B,), key (B,))
         self._dscratch: tuple | None = None  # scratch of _decide_compiled
+        self._decisions = EntryPoint(deducer_decisions_kernel)  # typed once (agents.entry_point)
         self._nscratch: tuple | None = None  # scratch of the naive-model kernel (_naive_scratch)
         self._no_refuters: tuple | None = None  # (_no_refuter_facts)
 
@@ -319,7 +321,7 @@ class DeducerAgent(Agent):
 
     # ------------------------------------------------------------------ acting
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
-        idx = np.asarray(idx, np.int64)
+        idx = np.ascontiguousarray(idx, np.int64)  # (the compiled calls take C-contiguous int64 indices)
         nb = self._ensure(view)
         nb.update(view, idx)
         n = len(idx)
@@ -407,7 +409,7 @@ class DeducerAgent(Agent):
         S, S_roll = empty_board_tables(view.config.dice)  # (read only where plan_moves)
         cs, cw = self._every_card_rows(n)
         lacks, deviant = self._no_refuter_facts(P)
-        deducer_decisions_kernel(
+        self._decisions(
             idx, view.phase, mask, view.current, view.turn_count, float(self.naive_model_rounds * P), nb.seat, nb.has,
             nb.no, nb.size, nb.bad, nb.named, nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live,
             nb.shown_by_me, nb.shown_to, nb.version, prob, pver, pstamp, view.config.has_board, True, lacks, deviant,

@@ -57,6 +57,7 @@ from agents.deduction_kernels import (
     witness_rows_kernel,
     witness_sample_kernel,
 )
+from agents.entry_point import EntryPoint
 from agents.facts import CAT_BITS, ENVELOPE_SIZE, FULL, POW2, FactBits, Facts, unpack
 from cluedo_env.engine.views import HIDDEN, PASSED, PlayerView, Records
 from cluedo_env.rules import actions as A
@@ -139,6 +140,8 @@ class Notebook:
         self.wvalid = np.zeros((B, NUM_CARDS), bool)
         self.undecided = np.zeros(B, bool)
         self.version = np.zeros(B, np.int64)  # bumped whenever a game's facts may have changed
+        self._intake = EntryPoint(intake_kernel)  # the compiled calls of every action, typed once (agents.entry_point)
+        self._propagate_call = EntryPoint(propagate_kernel)
         self.search_stats: dict | None = None  # set to {} to collect search statistics
         self._compacted: np.ndarray | None = None  # scratch of add_records
         self._counts: np.ndarray | None = None  # scratch of clause_slots_needed
@@ -291,7 +294,7 @@ class Notebook:
 
         The intake (records, records taken in, the envelope seen, the games to propagate) is one compiled call
         (:func:`agents.deduction_kernels.intake_kernel`); :meth:`update_reference` is the statement."""
-        idx = np.asarray(idx, np.int64)
+        idx = np.ascontiguousarray(idx, np.int64)
         if len(idx) == 0:
             return
         limit, start = self._unread(view, idx)
@@ -299,7 +302,7 @@ class Notebook:
         response = np.ascontiguousarray(rec.response)
         self._make_room(rec, response)
         changed = np.empty(len(idx), np.int64)
-        m = intake_kernel(
+        m = self._intake(
             self.seat, idx, start, limit, view.envelope_if_known_of(idx), rec.game, rec.is_accusation, rec.player,
             np.ascontiguousarray(rec.triple), rec.correct, response, self.has, self.no, self.shown_by_me, self.shown_to,
             self.unrefuted, self.named, self.cl_holder, self.cl_cards, self.cl_live, self.acc_cards, self.acc_live,
@@ -372,7 +375,7 @@ class Notebook:
         witnesses and the write-back: a notebook propagates on nearly every action of its player, and these steps
         were a dozen calls. Only rows whose open cells sampling did not witness go on to the search
         (:meth:`_search_open`, shared with the probing path). :meth:`propagate_reference` is the statement."""
-        idx = np.asarray(idx, np.int64)
+        idx = np.ascontiguousarray(idx, np.int64)
         if len(idx) == 0:
             return
         self.version[idx] += 1
@@ -381,7 +384,7 @@ class Notebook:
             return
         n = len(idx)
         bits, bad, unknown, valid, rows_scratch = self._propagate_scratch(n)
-        left = propagate_kernel(
+        left = self._propagate_call(
             idx, self.has, self.no, self.size, self.cl_holder, self.cl_cards, self.cl_live, self.acc_cards,
             self.acc_live, self.exact, -1 if self.exact_triples is None else int(self.exact_triples), self.wvalid,
             self.witness, self.bad, int(self.witness_samples), self.rng, *bits, bad, unknown, valid, *rows_scratch,

@@ -11,7 +11,10 @@ evaluator uses (1024). Each cell plays ``--games`` games with :func:`agents.runn
 after a warm-up run (numba compilation, caches), ``--repeat`` times; the table gives the
 median games/s and decisions/s (player actions, i.e. engine steps of live games), and games per
 CPU second of the process (less sensitive to other load on a shared machine; numba and numpy
-run single-threaded here, so CPU time is the time one core spends).
+run single-threaded here, so CPU time is the time one core spends). The last column, ``ref ms``, is the CPU time
+of a fixed compiled loop measured just before the cell: how fast this core runs at that minute. On a shared machine
+it moves by half from one minute to the next, and the players' figures with it; compare cells and runs at similar
+``ref ms``, or before and after side by side.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import statistics
 import sys
 import time
 
+import numpy as np
+from numba import njit
 from numba.core.registry import CPUDispatcher
 
 from agents.registry import make_agent
@@ -55,6 +60,27 @@ def _one_run(player: str, preset: str, games: int, batch: int, seed: int) -> tup
     return dt, cpu, decisions[0], wrong
 
 
+@njit(cache=True, nogil=True)
+def _reference_loop(n: int) -> float:
+    """A fixed compiled workload: logarithms and products, as the players' kernels do them."""
+    acc = 0.0
+    for i in range(1, n):
+        x = (i % 1000 + 1) * 0.001
+        acc += x * np.log2(x) * ((i & 7) + 1)
+    return acc
+
+
+def reference_ms(n: int = 2_000_000) -> float:
+    """CPU milliseconds of :func:`_reference_loop` (the best of three): this core's speed now (lower is faster)."""
+    _reference_loop(10)
+    best = float("inf")
+    for _ in range(3):
+        c0 = time.process_time()
+        _reference_loop(n)
+        best = min(best, time.process_time() - c0)
+    return 1e3 * best
+
+
 @contextlib.contextmanager
 def _timed_kernels(cpu: dict[str, float], calls: collections.Counter):
     """Time, in process CPU seconds, every call of a compiled kernel from the players' Python code and every engine
@@ -77,6 +103,8 @@ def _timed_kernels(cpu: dict[str, float], calls: collections.Counter):
                 cpu[name] += clock() - t
                 calls[name] += 1
 
+        if hasattr(f, "compile"):  # an agents.entry_point.EntryPoint compiles through it: its machine code is timed
+            call.compile = lambda signature: timed(name, f.compile(signature))
         return call
 
     saved, wrappers = [], {}
@@ -136,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# cpus: {os.cpu_count()}, numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'default')}")
     header = (
         f"{'players':<14}{'preset':<9}{'batch':>6}{'games':>7}{'games/s':>10}{'decisions/s':>13}"
-        f"{'games/cpu-s':>13}{'runs (wall s)':>22}"
+        f"{'games/cpu-s':>13}{'runs (wall s)':>22}{'ref ms':>8}"
     )
     print(header)
     for player in args.players:
@@ -155,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                 pstats.Stats(prof).sort_stats("tottime").print_stats(args.top)
                 continue
             times, cpus, decs = [], [], 0
+            ref = reference_ms()
             for r in range(args.repeat):
                 dt, cpu, decs, wrong = _one_run(player, preset, args.games, args.batch, args.seed + r)
                 times.append(dt)
@@ -165,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             runs = " ".join(f"{t:.2f}" for t in times)
             print(
                 f"{'4x ' + player:<14}{preset:<9}{args.batch:>6}{args.games:>7}{args.games / med:>10.0f}"
-                f"{decs / med:>13.0f}{args.games / statistics.median(cpus):>13.0f}{runs:>22}",
+                f"{decs / med:>13.0f}{args.games / statistics.median(cpus):>13.0f}{runs:>22}{ref:>8.1f}",
                 flush=True,
             )
     return 0

@@ -42,3 +42,13 @@ def test_kernel_table_prints_the_kernels_and_the_rest(capsys) -> None:
     out = capsys.readouterr().out
     assert "## CPU time by kernel: 4 x deducer, cards" in out
     assert "all kernels and engine steps" in out and "the rest (Python, numpy, dispatch)" in out
+
+
+def test_each_row_gives_the_speed_of_the_core_at_that_minute(capsys) -> None:
+    """The last column (``ref ms``): the CPU time of a fixed compiled loop, measured before the cell's runs."""
+    assert bench_players.main(["--players", "deducer", "--presets", "cards", "--games", "8", "--batch", "8",
+                               "--warmup", "4", "--repeat", "1"]) == 0  # fmt: skip
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("players"))
+    row = next(line for line in lines if line.startswith("4x deducer"))
+    assert header.split()[-2:] == ["ref", "ms"] and float(row.split()[-1]) > 0.0

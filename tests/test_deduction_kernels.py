@@ -447,7 +447,7 @@ def test_refuter_model_kernel_matches_reference(monkeypatch: pytest.MonkeyPatch)
                                    ("cards", 5, ["expert", "deducer", "notebook", "expert", "heuristic"])]:  # fmt: skip
         config = RulesConfig.from_preset(preset, players=players, max_turns=80)
         play_games(config, [make_agent(n, seed=s) for s, n in enumerate(names)], 32, batch_size=16, seed=5)
-    assert seen[0] > 0 and seen[1] > 0  # deviants are rare: seed 5 has some (seed 3 has none since the accusation screen)
+    assert seen[0] > 0 and seen[1] > 0  # deviants are rare: seed 5 has some (seed 3 none since the accusation screen)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,69 @@
+"""A compiled kernel called without numba's typing of every argument on every call.
+
+Why: a numba dispatcher types each argument of each call before it finds the machine code (about 0.15 us an
+array, 5 us a ``np.random.Generator``, plus the search among the compiled versions). The deducer's three calls per
+action (the notebook's intake and propagation, its decisions) take 30 to 90 arguments each, so this typing was
+about 40 us of the ~0.2 ms fixed cost of an action: most of a player's time at the small batches a learner's
+opponents play at. An :class:`EntryPoint` types the arguments of its first call, compiles (or loads) that version
+once and calls its machine code directly afterwards, as :class:`cluedo_env.engine.vector_engine.VectorEngine` does
+for its kernels.
+
+The caller's side of the bargain: every later call passes arguments of the same types (dtypes, dimensions,
+C-contiguous layout; the arrays a player owns, the view's state arrays, index arrays it made contiguous int64
+itself). The machine code does not check them. :attr:`EntryPoint.check` (the test suite sets it for every test,
+``tests/conftest.py``) types every call again and raises if a signature ever changes, so the suite proves the
+bargain is kept on every path it plays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numba
+
+
+class EntryPoint:
+    """``EntryPoint(kernel)(*args)`` is ``kernel(*args)`` through the machine code of the first call's types."""
+
+    check = False  # type every call and compare with the first (the tests turn it on)
+
+    def __init__(self, dispatcher: Any) -> None:
+        self.dispatcher = dispatcher
+        self.signature: tuple | None = None
+        self._entry: Callable[..., Any] | None = None
+
+    def __reduce__(self) -> tuple:
+        """Pickled by the kernel's module and name (players are pickled with their notebooks); typed again after."""
+        return _entry_point_of, (self.dispatcher.py_func.__module__, self.dispatcher.__name__)
+
+    def __deepcopy__(self, memo: dict) -> EntryPoint:
+        """A copy calls the same machine code (nothing in an entry point changes after its first call)."""
+        twin = EntryPoint(self.dispatcher)
+        twin.signature, twin._entry = self.signature, self._entry
+        return twin
+
+    def __call__(self, *args: Any) -> Any:
+        entry = self._entry
+        if entry is None and not hasattr(self.dispatcher, "compile"):  # a plain function (a test's spy): as it is
+            return self.dispatcher(*args)
+        if entry is None or EntryPoint.check:
+            signature = tuple(numba.typeof(a) for a in args)
+            if entry is None:
+                self.signature = signature
+                entry = self._entry = self.dispatcher.compile(signature)
+            elif signature != self.signature:
+                changed = [(i, s, t) for i, (s, t) in enumerate(zip(self.signature, signature, strict=True)) if s != t]
+                raise TypeError(f"{self.dispatcher.__name__}: argument types changed since the first call "
+                                f"(position, first, now): {changed}")  # fmt: skip
+        return entry(*args)
+
+
+def _entry_point_of(module: str, name: str) -> EntryPoint:
+    """A new :class:`EntryPoint` of the kernel ``module.name`` (unpickling)."""
+    import importlib
+
+    return EntryPoint(getattr(importlib.import_module(module), name))
+
+
+__all__ = ["EntryPoint"]
