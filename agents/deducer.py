@@ -401,7 +401,7 @@ class DeducerAgent(Agent):
                 np.empty(cap, i64),
                 np.empty((cap, H, NUM_CARDS)), np.empty(cap * 2 * NUM_CARDS),
                 np.empty((cap, max(T, L))), np.empty((cap, 3, k), i64), np.empty(cap, i64),
-                np.empty((3 * (P - 1) + 2, NUM_CARDS)), np.empty(T), np.empty((3, max(k, NUM_ROOMS)), i64),
+                np.empty((3 * (P - 1) + 2, NUM_CARDS)), np.empty(2 * T), np.empty((3, max(k, NUM_ROOMS)), i64),
                 np.empty((cap, NUM_ROOMS)), np.empty(NUM_CARDS), np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)),
                 np.empty(cap, i64), np.empty(cap, bool),
             ))  # fmt: skip
@@ -592,7 +592,7 @@ class DeducerAgent(Agent):
             noise = self.rng.random((n, cs.shape[1] * cw.shape[1] * cr.shape[1]))
             best = np.empty(n, np.int64)
             pre = np.empty((3 * (view.num_players - 1) + 2, NUM_CARDS))
-            memo = np.empty(noise.shape[1])
+            memo = np.empty(2 * noise.shape[1])  # the scores, then the bounds (best_suggestion_kernel)
             reps = np.empty((3, max(cs.shape[1], cw.shape[1], cr.shape[1])), np.int64)
             best_suggestion_kernel(
                 np.ascontiguousarray(prob, np.float64), cs, cw, cr, self._order(view, n),

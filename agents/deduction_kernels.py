@@ -43,6 +43,9 @@ _TINY = 1e-12
 # this, far above the rounding of the ~30 terms summed (~1e-15), so the best triple is the one the exact
 # scores give.
 _MARGIN = 1e-12
+# A bound B returned as -1 - B and decoded comes back within ~2e-15 (B < 8): kept this much higher, so a kept
+# bound is never below the one computed.
+_DECODE_SLACK = 1e-14
 assert (_C, _W0, _R0) == (NUM_CARDS, WEAPON_CARD0, ROOM_CARD0)
 _REFUTE_PHASE, _SHOW0, _ACCUSE0 = 3, 525, 546  # the refutation phase, the first SHOW and ACCUSE actions
 _SUGGEST0 = 201  # the first SUGGEST action
@@ -574,7 +577,8 @@ def _envelope_triple_above(
     prob: np.ndarray, i: int, c0: int, c1: int, c2: int, order: np.ndarray, refute_all: bool, see_card: bool,
     pre: np.ndarray, h_lo: float, h_hi: float, floor: float, extra: float, below: bool,
 ) -> float:  # fmt: skip
-    """:func:`_envelope_triple`, or -1.0 as soon as the value provably ends with ``value + extra < floor``.
+    """:func:`_envelope_triple`, or ``-1 - B`` (negative) as soon as the value provably ends with
+    ``value + extra < floor``: ``B`` is the bound that showed it, ``max(prior - partial, 0)``, at least the value.
 
     With ``below`` (first-refuter rule only) the seats' entropies are log-free lower bounds
     (:func:`_h2_or_below`), so the result is an upper bound of the value, about 5x cheaper: a triple
@@ -605,7 +609,7 @@ def _envelope_triple_above(
             term = seat
         acc = term if k == 0 else acc + term
         if not refute_all and max(prior - acc, 0.0) + extra < floor:
-            return -1.0
+            return -1.0 - max(prior - acc, 0.0)
     if refute_all:
         return acc
     none = pre[2 * K, c0] * pre[2 * K, c1] * pre[2 * K, c2]
@@ -681,13 +685,17 @@ def best_suggestion_kernel(
     Triples are every (``cs[i, a]``, ``cw[i, b]``, ``cr[i, c]``) (card ids, (n, ks), (n, kw), (n, kr)), triple
     t = (a kw + b) kr + c, scored as :func:`envelope_information_kernel` does (the suggester sees the card);
     ``legal`` (n, 324) bool by triple index; ``noise`` (n, T) uniform numbers. ``out`` (n,) int64: the triple
-    index of the first best legal triple, -1 where none is legal. Scratch ``pre`` as there, ``memo`` (T,)
+    index of the first best legal triple, -1 where none is legal. Scratch ``pre`` as there, ``memo`` (2 T,)
     float64 and ``reps`` (3, max(ks, kw, kr)) int64: a card whose holder probabilities equal an earlier
     candidate's of its category gives every triple the same score bit for bit (the score reads only that
-    column), so such triples are scored once (early in a game many unknown cards look alike).
+    column), so such triples are scored once (early in a game many unknown cards look alike). ``memo[T:2 T]``
+    keeps, per class of such triples, the log-free bound that stopped one of them: an equal triple whose noise
+    cannot lift it over the best either skips the bound's arithmetic (it would stop at the same seat or earlier,
+    so the choices are the same, bit for bit; in cards this was two bound computations in three).
     """
     n = prob.shape[0]
     ks, kw, kr = cs.shape[1], cw.shape[1], cr.shape[1]
+    T = ks * kw * kr
     HE = 3 * order.shape[1]
     h_lo, h_hi = _h2(0.0), _h2(1.0)
     for i in range(n):
@@ -700,8 +708,9 @@ def best_suggestion_kernel(
         _same_columns(prob, i, cs, i, reps, 0)
         _same_columns(prob, i, cw, i, reps, 1)
         _same_columns(prob, i, cr, i, reps, 2)
-        for t in range(ks * kw * kr):
+        for t in range(T):
             memo[t] = -2.0  # not scored yet
+            memo[T + t] = np.inf  # no bound of the class known yet
         # The information is at most the prior entropy (first-refuter rule), so v + 1e-9 noise <= its bound
         # prior + 1e-9 noise. The legal triple of highest bound is scored first (a high score early lets the
         # bound skip most others); then the rest in order, skipping those that cannot win. The winner is the
@@ -749,10 +758,15 @@ def best_suggestion_kernel(
                         extra = 1e-9 * noise[i, t]
                         m = (reps[0, a] * kw + reps[1, b]) * kr + reps[2, c]
                         if not skip and memo[m] < 0.0 and best >= 0 and not refute_all:  # a log-free bound first
-                            ub = _envelope_triple_above(
-                                prob, i, c0, c1, c2, order, False, True, pre, h_lo, h_hi, top - _MARGIN, extra, True
-                            )
-                            skip = ub + extra < top - _MARGIN
+                            skip = memo[T + m] + extra < top - _MARGIN  # the bound that stopped an equal triple
+                            if not skip:
+                                ub = _envelope_triple_above(
+                                    prob, i, c0, c1, c2, order, False, True, pre, h_lo, h_hi, top - _MARGIN, extra,
+                                    True,
+                                )  # fmt: skip
+                                skip = ub + extra < top - _MARGIN
+                                if ub < 0.0:  # stopped by the bound B (ub = -1 - B): kept, decoded a hair high
+                                    memo[T + m] = -1.0 - ub + _DECODE_SLACK
                         if not skip:
                             if memo[m] >= 0.0:  # the same score as a triple already scored
                                 v = memo[m]
@@ -2448,7 +2462,7 @@ def deducer_decisions_kernel(
     (>= n, 6) int64 of the board's suggestions. The rest is scratch: ``ph``, ``accuse``, ``sub``, ``sub2`` (n,)
     int64, ``msub`` (n, 870) bool, ``prows`` (n, H, 21), ``draws`` (>= 42 n,), ``noise``
     (n, >= max(T, 197)), ``cand`` (n, 3, >= k + 1),
-    ``best`` (n,) int64, ``pre`` (3 (P - 1) + 2, 21), ``memo`` (>= T,), ``reps`` (3, >= max(k + 1, 9)), ``value``
+    ``best`` (n,) int64, ``pre`` (3 (P - 1) + 2, 21), ``memo`` (>= 2 T,), ``reps`` (3, >= max(k + 1, 9)), ``value``
     (n, 9), ``u`` (21,), the refutation's ``prob1`` (1, H, 21), ``w1`` (H, 21); then :func:`_probability_rows`'s
     (T: triples per suggestion, k: the longer shortlist).
     """
@@ -2524,7 +2538,7 @@ def deducer_decisions_kernel(
                 noise[j, t] = rng.random()
         best_suggestion_kernel(
             prows[:k], cs, cw, cr, order[:k], refute_all, msub[:k, _SUGGEST0:_SHOW0], noise[:k, :T], best[:k], pre,
-            memo[:T], reps,
+            memo[: 2 * T], reps,
         )  # fmt: skip
         for j in range(k):
             out[rows[1, j]] = _SUGGEST0 + best[j] if best[j] >= 0 else -1

@@ -523,11 +523,12 @@ def test_best_suggestion_and_room_values_skip_only_losers(players: int, refute_a
     prob[rng.random(prob.shape) < 0.3] = 0.0
     prob[rng.random(prob.shape) < 0.05] = 1.0
     prob /= np.maximum(prob.sum(1, keepdims=True), 1e-9)
-    prob[: n // 4, :, 1] = prob[: n // 4, :, 0]  # equal cards: exactly tied triples (scored once)
+    prob[: n // 4, :, 1] = prob[: n // 4, :, 0]  # equal cards: exactly tied triples (scored once, bounded once)
+    prob[: n // 4, :, 2] = prob[: n // 4, :, 0]
     prob[: n // 4, :, _W0 + 1] = prob[: n // 4, :, _W0]
     prob[: n // 4, :, [_R0 + 4, _R0 + 7]] = prob[: n // 4, :, _R0 + 2, None]  # equal rooms: one room value, copied
     cs = np.stack([rng.permutation(6)[:4] for _ in range(n)])
-    cs[: n // 4, :2] = [0, 1]
+    cs[: n // 4, :3] = [0, 1, 2]
     cw = np.stack([_W0 + rng.permutation(6)[:4] for _ in range(n)])
     cw[: n // 4, 1:3] = [_W0 + 1, _W0]
     cr = np.stack([_R0 + rng.permutation(9)[:4] for _ in range(n)])
@@ -537,7 +538,7 @@ def test_best_suggestion_and_room_values_skip_only_losers(players: int, refute_a
     noise[: n // 8] = 0.5  # equal noise: ties go to the first triple in order
     pre = np.empty((3 * K + 2, 21))
     best = np.empty(n, np.int64)
-    best_suggestion_kernel(prob, cs, cw, cr, order, refute_all, legal, noise, best, pre, np.empty(64),
+    best_suggestion_kernel(prob, cs, cw, cr, order, refute_all, legal, noise, best, pre, np.empty(2 * 64),
                            np.empty((3, 4), np.int64))  # fmt: skip
     cards = np.stack([np.repeat(cs, 16, 1), np.tile(np.repeat(cw, 4, 1), (1, 4)), np.tile(cr, (1, 16))], -1)
     score = envelope_information(prob, cards, order, refute_all, True) + 1e-9 * noise
