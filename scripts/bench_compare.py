@@ -1,0 +1,128 @@
+"""Compare the players' speed of two checkouts, interleaved on one core: the ratio a noisy shared machine can give.
+
+    PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old_checkout --players deducer expert
+    PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old --players deducer --pairs 30
+
+Why: on a shared machine one core's speed moves by half from one minute to the next (``ref ms`` in
+``scripts/bench_players.py``), so "before" and "after" measured a minute apart differ by more than most changes,
+and two processes side by side get cores of different speeds. Here two warm worker processes, one per checkout
+(``--before``, and this one), both pinned to the same core (``--core``, Linux ``taskset``), play the same games in
+turn: run k of each is a pair measured seconds apart, at nearly the same speed of the core. The table gives the
+median games per CPU second of each side and the median of the pairs' ratios (after / before) with the range of
+its middle half; the ratio is the figure to read.
+
+Each run is :func:`agents.runner.play_games` with four equal players (seeds as in ``bench_players.py``); the
+workers time it with ``time.process_time``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# The worker: reads "player preset games batch seed" lines, answers CPU seconds of one play_games call.
+_WORKER = """
+import sys, time
+from agents.registry import make_agent
+from agents.runner import play_games
+from cluedo_env.rules.config import RulesConfig
+for line in sys.stdin:
+    player, preset, games, batch, seed = line.split()
+    config = RulesConfig.from_preset(preset)
+    agents = [make_agent(player, seed=int(seed) + s) for s in range(config.players)]
+    c0 = time.process_time()
+    play_games(config, agents, int(games), batch_size=int(batch), seed=int(seed))
+    print(time.process_time() - c0, flush=True)
+"""
+
+
+class _Worker:
+    """A Python process in ``checkout`` that plays games on request (pinned to ``core`` where taskset exists)."""
+
+    def __init__(self, checkout: Path, core: int | None) -> None:
+        env = {**os.environ, "PYTHONPATH": str(checkout), "OMP_NUM_THREADS": "1"}
+        cmd = [sys.executable, "-c", _WORKER]
+        if core is not None:
+            cmd = ["taskset", "-c", str(core), *cmd]
+        self.proc = subprocess.Popen(cmd, cwd=checkout, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True)  # fmt: skip
+
+    def run(self, player: str, preset: str, games: int, batch: int, seed: int) -> float:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"{player} {preset} {games} {batch} {seed}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the worker in {self.proc.args} stopped (exit code {self.proc.wait()})")
+        return float(line)
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def _quartiles(x: list[float]) -> tuple[float, float]:
+    q = statistics.quantiles(x, n=4) if len(x) > 1 else [x[0], x[0], x[0]]
+    return q[0], q[2]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--before", type=Path, required=True, help="the other checkout (a folder with agents/ ...)")
+    ap.add_argument("--after", type=Path, default=ROOT, help="default: this checkout")
+    ap.add_argument("--players", nargs="+", default=["deducer"])
+    ap.add_argument("--presets", nargs="+", default=["classic", "cards"])
+    ap.add_argument("--games", type=int, default=1024)
+    ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--pairs", type=int, default=12, help="runs of each side per cell, interleaved")
+    ap.add_argument("--warmup", type=int, default=64, help="games of each side's untimed first run per cell")
+    ap.add_argument("--core", type=int, default=0, help="the core both workers run on (-1: not pinned)")
+    args = ap.parse_args(argv)
+    for side in (args.before, args.after):
+        if not (side / "agents" / "runner.py").is_file():
+            ap.error(f"{side} is not a checkout of this project (no agents/runner.py)")
+    core = None if args.core < 0 or not _has_taskset() else args.core
+    before, after = _Worker(args.before.resolve(), core), _Worker(args.after.resolve(), core)
+    print(f"# {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
+    print(f"# before: {args.before}, after: {args.after}, core: {core if core is not None else 'not pinned'}")
+    print(f"{'players':<14}{'preset':<9}{'batch':>6}{'games':>7}{'pairs':>6}{'before g/cpu-s':>16}"
+          f"{'after g/cpu-s':>15}{'after / before':>16}{'middle half':>16}")  # fmt: skip
+    try:
+        for player in args.players:
+            for preset in args.presets:
+                for w in (before, after):
+                    w.run(player, preset, args.warmup, min(args.batch, args.warmup), 1000)
+                rb, ra = [], []
+                for k in range(args.pairs):
+                    first, second = (before, after) if k % 2 == 0 else (after, before)  # alternate who goes first
+                    t1 = first.run(player, preset, args.games, args.batch, k)
+                    t2 = second.run(player, preset, args.games, args.batch, k)
+                    tb, ta = (t1, t2) if first is before else (t2, t1)
+                    rb.append(tb)
+                    ra.append(ta)
+                ratios = [b / a for b, a in zip(rb, ra, strict=True)]  # speed ratio: after / before
+                lo, hi = _quartiles(ratios)
+                print(f"{'4x ' + player:<14}{preset:<9}{args.batch:>6}{args.games:>7}{args.pairs:>6}"
+                      f"{args.games / statistics.median(rb):>16.0f}{args.games / statistics.median(ra):>15.0f}"
+                      f"{statistics.median(ratios):>16.3f}{f'{lo:.3f}-{hi:.3f}':>16}", flush=True)  # fmt: skip
+    finally:
+        before.close()
+        after.close()
+    return 0
+
+
+def _has_taskset() -> bool:
+    from shutil import which
+
+    return which("taskset") is not None
+
+
+if __name__ == "__main__":
+    sys.exit(main())
