@@ -69,7 +69,7 @@ class _Worker:
 
 
 def _quartiles(x: list[float]) -> tuple[float, float]:
-    q = statistics.quantiles(x, n=4) if len(x) > 1 else [x[0], x[0], x[0]]
+    q = statistics.quantiles(x, n=4, method="inclusive") if len(x) > 1 else [x[0], x[0], x[0]]
     return q[0], q[2]
 
 
