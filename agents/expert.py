@@ -38,7 +38,7 @@ most ``max_hypotheses`` = 24 solution triples are left (the rest never qualify):
   ``accusation_samples`` = 128 samples; needs an effective sample size of at least
   ``min_ess`` = 8, else no risk is taken). A screen of ``screen_samples`` = 32 deals comes
   first: a check whose screened ``p1`` lies more than ``screen_z`` = 3 standard errors below
-  the threshold below is settled there (no accusation), the rest get the full 128 fresh deals
+  the accusation threshold (next items) is settled there (no accusation), the rest get the full 128 fresh deals
   (:meth:`ExpertAgent._screened_out`). About 99 checks in 100 do not accuse and the screen
   settles three in four, so four experts draw about half as many deals on the board.
 * ``danger`` = estimated chance that some opponent solves the case before our next turn,
@@ -146,6 +146,10 @@ class ExpertAgent(DeducerAgent):
         **kwargs,
     ) -> None:
         super().__init__(seed=seed, naive_model=naive_model, **kwargs)
+        if isinstance(screen_samples, bool) or not isinstance(screen_samples, (int, np.integer)) or screen_samples < 0:
+            raise ValueError(f"screen_samples must be a whole number >= 0 (0: no screen), got {screen_samples!r}")
+        if not (isinstance(screen_z, (int, float)) and screen_z > 0):
+            raise ValueError(f"screen_z must be a number > 0 (standard errors below the threshold), got {screen_z!r}")
         self.samples = samples
         self.accusation_samples = accusation_samples
         self.screen_samples = screen_samples  # 0: every accusation check samples accusation_samples deals at once

@@ -854,6 +854,13 @@ def test_the_accusation_screen_settles_only_checks_far_below_the_threshold():
     assert out.tolist() == [True, False, False, True, False]
 
 
+@pytest.mark.parametrize("options", [{"screen_samples": -1}, {"screen_samples": 2.5}, {"screen_samples": True},
+                                     {"screen_z": 0}, {"screen_z": "3"}])  # fmt: skip
+def test_a_bad_screen_option_is_refused_with_what_is_allowed(options: dict) -> None:
+    with pytest.raises(ValueError, match="must be"):
+        ExpertAgent(seed=0, **options)
+
+
 class _ScreenAudit(ExpertAgent):
     """An expert that also runs the full accusation check, with a generator of its own (so its play is the
     plain expert's), on every check its screen settles, and counts those where the full check would accuse."""
