@@ -200,7 +200,6 @@ def test_sb3_make_vec_env_by_id_check_env_vec_normalize_and_masks():
     from sb3_contrib.common.maskable.utils import get_action_masks
     from stable_baselines3.common.env_checker import check_env
     from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import VecNormalize
 
     check_env(gymnasium.make(GYM_ID, preset="cards", players=3).unwrapped, warn=False)
@@ -216,7 +215,6 @@ def test_sb3_make_vec_env_by_id_check_env_vec_normalize_and_masks():
         assert obs.dtype == np.float32 and np.isfinite(obs).all()
     model = MaskablePPO("MlpPolicy", norm, n_steps=16, batch_size=32, n_epochs=1, seed=0,
                         policy_kwargs={"net_arch": [16]})  # fmt: skip
-    model.set_logger(Logger(None, []))  # SB3's default logger makes a /tmp/SB3-<date> folder even for stdout
     model.learn(32)
     assert model.num_timesteps >= 32
 

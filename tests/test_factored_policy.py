@@ -12,7 +12,6 @@ from helpers import config
 def test_factored_policy_adds_card_scores_to_suggestions_and_reloads(tmp_path):
     import torch
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.logger import Logger
 
     from training.factored_policy import FactoredMaskablePolicy, suggest0_of
     from training.policy import PolicyAgent, load_model, make_meta
@@ -23,7 +22,6 @@ def test_factored_policy_adds_card_scores_to_suggestions_and_reloads(tmp_path):
     s0 = suggest0_of(True)
     model = MaskablePPO(FactoredMaskablePolicy, env, n_steps=8, batch_size=32, seed=0,
                         policy_kwargs={"net_arch": [16], "suggest0": s0})  # fmt: skip
-    model.set_logger(Logger(None, []))  # no /tmp/SB3-<date> folder (SB3's default logger makes one)
     model.learn(64)
     head = model.policy.action_net
     latent = torch.randn(5, 16)
