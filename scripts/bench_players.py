@@ -14,7 +14,7 @@ CPU second of the process (less sensitive to other load on a shared machine; num
 run single-threaded here, so CPU time is the time one core spends). The last column, ``ref ms``, is the CPU time
 of a fixed compiled loop measured just before the cell: how fast this core runs at that minute. On a shared machine
 it moves by half from one minute to the next, and the players' figures with it; compare cells and runs at similar
-``ref ms``, or before and after side by side.
+``ref ms``, and two commits with ``scripts/bench_compare.py`` (both in turn on one core).
 """
 
 from __future__ import annotations
