@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from agents.deduction_kernels import (
+    deal_weights_kernel,
     holder_weights_kernel,
     marginals_kernel,
     sample_deals_kernel,
     sample_setup_kernel,
-    sum_columns_kernel,
     triple_weights_kernel,
 )
 from agents.facts import CAT_SLICES, CATEGORY, Facts, pack
@@ -64,14 +64,30 @@ def marginals_reference(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np
     return np.where(has, 1.0, p)
 
 
-def deal_weights(logq: np.ndarray, alive: np.ndarray, n: int, M: int) -> np.ndarray:
-    """(n, M) importance weights of the sampled deals: ``1 / q`` of each live deal, normalised per game."""
-    logw = np.where(alive, -logq, -np.inf).reshape(n, M)
-    top = logw.max(1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    w = np.exp(logw - top)
-    s = w.sum(1, keepdims=True)
-    return np.where(s > 0, w / np.where(s > 0, s, 1), 0.0)
+def deal_weights(q: np.ndarray, alive: np.ndarray, n: int, M: int) -> np.ndarray:
+    """(n, M) importance weights of the sampled deals: ``1 / q`` of each live deal, normalised per game. ``q`` (N,)
+    is each deal's proposal probability, ``alive`` (N,) bool (N = n * M). Compiled
+    (:func:`agents.deduction_kernels.deal_weights_kernel`); :func:`deal_weights_reference` is the numpy statement."""
+    out = np.empty((n, M))
+    deal_weights_kernel(np.ascontiguousarray(q, np.float64), np.ascontiguousarray(alive, bool), M, out)
+    return out
+
+
+def deal_weights_reference(q: np.ndarray, alive: np.ndarray, n: int, M: int) -> np.ndarray:
+    """:func:`deal_weights` in numpy (the tests' statement): the smallest live ``q`` of the game over each live
+    deal's (so the likeliest proposal weighs 1 and nothing overflows), summed deal by deal, then normalised.
+
+    Why a product and not a sum of logarithms: a deal places at most 21 cards, each with probability at least
+    1 / (7 holders x 21), so q >= 1e-46, far inside float64; products and quotients round the same in numpy and in
+    a compiled loop, where numba's ``log`` and ``exp`` differ from numpy's in the last bit."""
+    q = q.reshape(n, M)
+    alive = alive.reshape(n, M)
+    qmin = np.where(alive, q, np.inf).min(1, keepdims=True)
+    w = np.where(alive, qmin / np.where(alive, q, 1.0), 0.0)
+    s = np.zeros(n)
+    for m in range(M):  # deal by deal, as the kernel adds them
+        s += w[:, m]
+    return np.where(s[:, None] > 0, w / np.where(s > 0, s, 1.0)[:, None], 0.0)
 
 
 def sample_deals(
@@ -145,7 +161,7 @@ def sample_deals_bits(
         np.empty(C, i64),
     )  # fmt: skip
     order = np.ascontiguousarray(order_all[:, :steps])
-    owner, alive, ratio = np.empty((N, C), np.int8), np.empty(N, bool), np.empty((N, steps))
+    owner, alive, q = np.empty((N, C), np.int8), np.empty(N, bool), np.empty(N)
     counters = (np.empty((N, H), i64), np.empty((N, 3), i64), np.empty(N, i64), np.empty((N, 3), i64))
     if not clauses_first:
         clause_order = np.zeros(0, i64)
@@ -153,18 +169,16 @@ def sample_deals_bits(
         clause_order = random_clause_order(rng, cl_live.any(0))
     # The kernel draws its random numbers from ``rng`` itself, in the reference's order.
     sample_deals_kernel(
-        *start, owner, *counters, alive, ratio, allowed, order, M, np.asarray(cl_holder, i64),
+        *start, owner, *counters, alive, q, allowed, order, M, np.asarray(cl_holder, i64),
         np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live), clause_order, np.asarray(acc_cards, i64),
         np.ascontiguousarray(acc_live), rng, np.empty((2, H)), QUOTIENTS, steps,
     )  # fmt: skip
     alive = alive.reshape(n, M)
-    if clauses_first:  # every weight log q = 0: what deal_weights gives, 1 / (live deals) each
+    if clauses_first:  # every live deal weighs the same: 1 / (live deals) each
         count = alive.sum(1, keepdims=True)
         w = np.where(count > 0, alive / np.where(count > 0, count, 1), 0.0)
         return owner.reshape(n, M, C), w, alive
-    logq = np.empty(N)
-    sum_columns_kernel(np.log(ratio), logq)  # summed step by step, as the reference does
-    return owner.reshape(n, M, C), deal_weights(logq, alive.ravel(), n, M), alive
+    return owner.reshape(n, M, C), deal_weights(q, alive.ravel(), n, M), alive
 
 
 def holder_weights(owner: np.ndarray, w: np.ndarray, H: int) -> np.ndarray:
@@ -209,7 +223,7 @@ def sample_deals_reference(
     nposs = (~no).sum(1) + 100 * known  # known cards last
     order = np.argsort(nposs, axis=1, kind="stable")  # (n, 21)
     steps = int((~known).sum(1).max()) if n else 0
-    logq = np.zeros(N)
+    q = np.ones(N)  # proposal probability of each deal
     alive = np.ones(N, bool)
     ar = np.arange(N)
     allowed_all = ~no  # (n, H, 21)
@@ -253,7 +267,7 @@ def sample_deals_reference(
         h = np.minimum((cum <= u[:, None]).sum(1), H - 1)
         # guard against rounding picking a zero-weight holder
         h = np.where(w[np.arange(len(rows)), h] > 0, h, w.argmax(1))
-        logq[rows] += np.log(w[np.arange(len(rows)), h] / tot)
+        q[rows] *= w[np.arange(len(rows)), h] / tot
         owner[rows, cr] = h
         is_env = h == E
         cap[rows[~is_env], h[~is_env]] -= 1
@@ -271,5 +285,7 @@ def sample_deals_reference(
         broken = (held == E).all(2) & np.repeat(acc_live, M, axis=0)
         alive &= ~broken.any(1)
     if clauses_first:
-        logq[:] = 0.0
-    return owner.reshape(n, M, C), deal_weights(logq, alive, n, M), alive.reshape(n, M)
+        count = alive.reshape(n, M).sum(1, keepdims=True)
+        w = np.where(count > 0, alive.reshape(n, M) / np.where(count > 0, count, 1), 0.0)
+        return owner.reshape(n, M, C), w, alive.reshape(n, M)
+    return owner.reshape(n, M, C), deal_weights_reference(q, alive, n, M), alive.reshape(n, M)

@@ -874,7 +874,7 @@ def sample_deals_kernel(
     unk_total: np.ndarray,
     unk_cat: np.ndarray,
     alive: np.ndarray,
-    ratio: np.ndarray,
+    q: np.ndarray,
     allowed: np.ndarray,
     order: np.ndarray,
     samples: int,
@@ -895,8 +895,8 @@ def sample_deals_kernel(
     per card (-1 unplaced) and int64 counters ``cap0`` (n, H) room per holder, ``env_cap0`` (n, 3)
     envelope room per category, ``unk_total0`` (n,) / ``unk_cat0`` (n, 3) unplaced cards. Written:
     ``owner`` (N, 21) int8, the counters per deal (``cap`` (N, H), ``env_cap`` (N, 3), ``unk_total``
-    (N,), ``unk_cat`` (N, 3), scratch), ``alive`` (N,) bool and ``ratio`` (N, >= steps) float64: the
-    proposal probability of each placement step (1.0 where none; later columns are not written).
+    (N,), ``unk_cat`` (N, 3), scratch), ``alive`` (N,) bool and ``q`` (N,) float64: the proposal probability
+    of each deal, the product of its placement steps' probabilities in step order (1.0 where none).
     Read: ``allowed`` (n, H, 21) bool (= not ``no``), ``order`` (n, >= steps) int64 placement order
     (``steps``: the most unplaced cards of a game, :func:`sample_setup_kernel`), the clauses as int64 / bool
     arrays, ``clause_order`` (S,) int64 the clause slots to satisfy first (empty: none),
@@ -920,8 +920,7 @@ def sample_deals_kernel(
             unk_cat[r, k] = unk_cat0[g, k]
         unk_total[r] = unk_total0[g]
         alive[r] = True
-        for t in range(steps):
-            ratio[r, t] = 1.0
+        q[r] = 1.0
     # Satisfy the clauses first (three numbers per deal that has a candidate card).
     for s in range(clause_order.shape[0]):
         k = clause_order[s]
@@ -995,7 +994,7 @@ def sample_deals_kernel(
                     for j in range(1, H):
                         if w[0, j] > w[0, h]:
                             h = j
-                ratio[r, t] = w[0, h] / tot
+                q[r] *= w[0, h] / tot
                 owner[r, c] = h
                 if h == E:
                     env_cap[r, cat] -= 1
@@ -1626,7 +1625,7 @@ def witness_sample_kernel(
     gl: np.ndarray, ga: np.ndarray, gal: np.ndarray, owner0: np.ndarray, cap0: np.ndarray, env_cap0: np.ndarray,
     unk_total0: np.ndarray, unk_cat0: np.ndarray, order: np.ndarray, allowed: np.ndarray, key: np.ndarray,
     owner: np.ndarray, cap: np.ndarray, env_cap: np.ndarray, unk_total: np.ndarray, unk_cat: np.ndarray,
-    alive: np.ndarray, ratio: np.ndarray, w: np.ndarray, div: np.ndarray,
+    alive: np.ndarray, q: np.ndarray, w: np.ndarray, div: np.ndarray,
 ) -> int:  # fmt: skip
     """:meth:`agents.notebook.Notebook._sample_witnesses_reference` in one call: the cells (``rows[j]``,
     ``cards[j]``) of :func:`witness_rows_kernel` in order; a cell that an earlier deal already witnesses is skipped,
@@ -1641,7 +1640,7 @@ def witness_sample_kernel(
 
     Scratch, one row: the facts ``fh``, ``fn``, ``fs`` (1, H) int64, clauses ``gh`` (1, K) int64, ``gc``
     (1, K, 3) int64, ``gl`` (1, K) bool, accusations ``ga`` (1, P, 3) int64, ``gal`` (1, P) bool; then
-    :func:`sample_setup_kernel`'s and :func:`sample_deals_kernel`'s arrays for one deal (``ratio`` (1, 21)).
+    :func:`sample_setup_kernel`'s and :func:`sample_deals_kernel`'s arrays for one deal (``q`` (1,)).
     """
     H = hb.shape[1]
     E = H - 1
@@ -1667,7 +1666,7 @@ def witness_sample_kernel(
         steps = sample_setup_kernel(fh, fn, fs, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, allowed, key)
         for _ in range(samples):
             sample_deals_kernel(
-                owner0, cap0, env_cap0, unk_total0, unk_cat0, owner, cap, env_cap, unk_total, unk_cat, alive, ratio,
+                owner0, cap0, env_cap0, unk_total0, unk_cat0, owner, cap, env_cap, unk_total, unk_cat, alive, q,
                 allowed, order, 1, gh, gc, gl, clause_order, ga, gal, rng, w, div, steps,
             )  # fmt: skip
             if alive[0]:
@@ -1772,14 +1771,24 @@ def check_witnesses_kernel(
 
 
 @njit(**KERNEL)
-def sum_columns_kernel(x: np.ndarray, out: np.ndarray) -> None:
-    """``out`` (N,) = the columns of ``x`` (N, S) added one by one from 0.0 (``out += x[:, t]`` for t in order)."""
-    N, S = x.shape
-    for r in range(N):
-        acc = 0.0
-        for t in range(S):
-            acc += x[r, t]
-        out[r] = acc
+def deal_weights_kernel(q: np.ndarray, alive: np.ndarray, samples: int, out: np.ndarray) -> None:
+    """``out`` (n, samples) = :func:`agents.deal_sampling.deal_weights_reference` of the proposal probabilities ``q``
+    (N,) and ``alive`` (N,) bool of n games' deals (N = n * samples): the same operations (the smallest live q
+    divided by each live deal's q, summed deal by deal, each divided by the sum)."""
+    n = out.shape[0]
+    for i in range(n):
+        r0 = i * samples
+        qmin = np.inf
+        for m in range(samples):
+            if alive[r0 + m] and q[r0 + m] < qmin:
+                qmin = q[r0 + m]
+        s = 0.0
+        for m in range(samples):
+            v = qmin / q[r0 + m] if alive[r0 + m] else 0.0
+            out[i, m] = v
+            s += v
+        for m in range(samples):
+            out[i, m] = out[i, m] / s if s > 0 else 0.0
 
 
 # ---------------------------------------------------------------------------------------------- sampled deals summed
@@ -2031,7 +2040,7 @@ def propagate_kernel(
     idx, has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live, exact, exact_triples, wvalid, witness,
     bad_games, samples, rng, hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows, bad, unknown, valid,
     snap, unit, rows, cards, live_cols, clause_order, fh, fn, fs, gh, gc, gl, ga, gal, owner0, cap0, env_cap0,
-    unk_total0, unk_cat0, order, allowed, key, owner, cap, env_cap, unk_total, unk_cat, alive, ratio, w, div,
+    unk_total0, unk_cat0, order, allowed, key, owner, cap, env_cap, unk_total, unk_cat, alive, q, w, div,
 ) -> int:  # fmt: skip
     """:meth:`agents.notebook.Notebook.propagate` of games ``idx`` in one call, up to the search: returns 0 when it
     is done, else the rows whose open envelope cells still lack a witness after sampling (Python then searches
@@ -2064,7 +2073,7 @@ def propagate_kernel(
                         idx, rows[:R], cards[:R], hb, nb, sz, cl_holder, cl_cards, cl_live_rows, acc_cards,
                         acc_live_rows, samples, clause_order[:m], rng, witness, valid, unknown, fh, fn, fs, gh, gc,
                         gl, ga, gal, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, allowed, key, owner, cap,
-                        env_cap, unk_total, unk_cat, alive, ratio, w, div,
+                        env_cap, unk_total, unk_cat, alive, q, w, div,
                     )  # fmt: skip
             if left:
                 return left

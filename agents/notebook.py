@@ -432,7 +432,7 @@ class Notebook:
                 np.empty((1, 3), i64), np.empty((1, NUM_CARDS), i64), np.empty((1, H, NUM_CARDS), bool),
                 np.empty(NUM_CARDS, i64), np.empty((1, NUM_CARDS), np.int8), np.empty((1, H), i64),
                 np.empty((1, 3), i64), np.empty(1, i64), np.empty((1, 3), i64), np.empty(1, bool),
-                np.empty((1, NUM_CARDS)), np.empty((2, H)), QUOTIENTS,
+                np.empty(1), np.empty((2, H)), QUOTIENTS,
             )  # fmt: skip
         return have
 

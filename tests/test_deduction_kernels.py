@@ -17,6 +17,8 @@ import agents.deducer as deducer_module
 import agents.notebook as notebook_module
 from agents import opponent_model
 from agents.deal_sampling import (
+    deal_weights,
+    deal_weights_reference,
     holder_weights,
     marginals,
     marginals_reference,
@@ -602,3 +604,22 @@ def test_search_envelope_kernel_matches_reference(searches, max_rounds: int) -> 
     assert proved > 0 and witnessed_cells > 0
     if max_rounds == 3:
         assert opened > 0
+
+
+def test_deal_weights_kernel_matches_reference() -> None:
+    """Importance weights from proposal probabilities: the compiled loop and the numpy statement give the same bits,
+    a game with no live deal weighs nothing, and each game's weights sum to 1."""
+    rng = np.random.default_rng(3)
+    for n, M in ((1, 1), (5, 4), (40, 64), (7, 128)):
+        q = np.exp(-rng.random(n * M) * 60.0)
+        alive = rng.random(n * M) < 0.7
+        alive[:M] = False  # the first game: every deal dead
+        got = deal_weights(q, alive, n, M)
+        want = deal_weights_reference(q, alive, n, M)
+        assert (got == want).all()
+        assert (got[0] == 0).all()
+        live = alive.reshape(n, M).any(1)
+        assert np.allclose(got[live].sum(1), 1.0)
+        assert (got[~alive.reshape(n, M)] == 0).all()
+        best = np.where(alive.reshape(n, M), q.reshape(n, M), np.inf).argmin(1)  # the likeliest proposal weighs most
+        assert (got[live].argmax(1) == best[live]).all()
