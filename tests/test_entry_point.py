@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from agents.deduction_kernels import sum_columns_kernel
+from agents.deduction_kernels import deal_weights_kernel
 from agents.entry_point import EntryPoint
 
 
@@ -47,10 +47,11 @@ def test_a_plain_function_is_called_as_it_is() -> None:
 
 
 def test_copies_and_pickles_call_the_same_kernel() -> None:
-    call = EntryPoint(sum_columns_kernel)
-    x, out = np.arange(6.0).reshape(2, 3), np.empty(2)
-    call(x, out)
+    call = EntryPoint(deal_weights_kernel)
+    q, alive, out = np.arange(1.0, 7.0), np.array([True, True, False, True, False, True]), np.empty((2, 3))
+    call(q, alive, 3, out)
+    assert out[0].tolist() == [2 / 3, 1 / 3, 0.0]
     for twin in (copy.deepcopy(call), pickle.loads(pickle.dumps(call))):
-        got = np.empty(2)
-        twin(x, got)
+        got = np.empty((2, 3))
+        twin(q, alive, 3, got)
         assert (got == out).all()
