@@ -90,6 +90,13 @@ def deal_weights_reference(q: np.ndarray, alive: np.ndarray, n: int, M: int) -> 
     return np.where(s[:, None] > 0, w / np.where(s > 0, s, 1.0)[:, None], 0.0)
 
 
+def uniform_weights(alive: np.ndarray) -> np.ndarray:
+    """(n, M) weights of deals drawn with the clauses satisfied first, ``alive`` (n, M) bool: every live deal of a
+    game weighs the same, 1 / (its live deals); such weights say which deals exist, not how likely they are."""
+    count = alive.sum(1, keepdims=True)
+    return np.where(count > 0, alive / np.where(count > 0, count, 1), 0.0)
+
+
 def sample_deals(
     facts: Facts,
     samples: int,
@@ -174,10 +181,8 @@ def sample_deals_bits(
         np.ascontiguousarray(acc_live), rng, np.empty((2, H)), QUOTIENTS, steps,
     )  # fmt: skip
     alive = alive.reshape(n, M)
-    if clauses_first:  # every live deal weighs the same: 1 / (live deals) each
-        count = alive.sum(1, keepdims=True)
-        w = np.where(count > 0, alive / np.where(count > 0, count, 1), 0.0)
-        return owner.reshape(n, M, C), w, alive
+    if clauses_first:
+        return owner.reshape(n, M, C), uniform_weights(alive), alive
     return owner.reshape(n, M, C), deal_weights(q, alive.ravel(), n, M), alive
 
 
@@ -285,7 +290,5 @@ def sample_deals_reference(
         broken = (held == E).all(2) & np.repeat(acc_live, M, axis=0)
         alive &= ~broken.any(1)
     if clauses_first:
-        count = alive.reshape(n, M).sum(1, keepdims=True)
-        w = np.where(count > 0, alive.reshape(n, M) / np.where(count > 0, count, 1), 0.0)
-        return owner.reshape(n, M, C), w, alive.reshape(n, M)
+        return owner.reshape(n, M, C), uniform_weights(alive.reshape(n, M)), alive.reshape(n, M)
     return owner.reshape(n, M, C), deal_weights_reference(q, alive, n, M), alive.reshape(n, M)
