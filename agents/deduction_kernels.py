@@ -968,10 +968,6 @@ def sample_deals_kernel(
             uc = U(c)
             cat = _category(c)
             ucat = U(cat)
-            amask = 0  # the holders allowed card c, as bits
-            for h in range(H):
-                if allowed[ug, U(h), uc]:
-                    amask |= 1 << h
             for r in range(g * samples, (g + 1) * samples):
                 ur = U(r)
                 if not alive[ur] or owner[ur, uc] >= 0:
@@ -980,7 +976,7 @@ def sample_deals_kernel(
                 tot = 0.0
                 for h in range(H):
                     uh = U(h)
-                    if not (amask >> h) & 1:
+                    if not allowed[ug, uh, uc]:
                         v = 0.0
                     elif h < E:
                         v = div[U(cap[ur, uh]), den]  # = cap / den, divided once in the table
