@@ -43,7 +43,8 @@ def marginals_rows(has: np.ndarray, no: np.ndarray, size: np.ndarray, idx: np.nd
     """:func:`marginals` of rows ``idx`` of ``has``, ``no`` (B, H, 21) bool and ``size`` (B, H) int64 (no copies)."""
     H, C = has.shape[1], has.shape[2]
     out = np.empty((len(idx), H, C))
-    marginals_kernel(has, no, size, np.asarray(idx, np.int64), out, np.empty((H, C)))
+    bits = np.empty((2, 1, H), np.int64)  # a game's facts as bitmasks (scratch)
+    marginals_kernel(has, no, size, np.asarray(idx, np.int64), out, np.empty((H, C)), bits[0], bits[1])
     return out
 
 

@@ -440,9 +440,8 @@ class DeducerAgent(Agent):
                 np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
                 np.empty((1, K), i64), np.empty((1, K), bool), np.empty((1, P), i64), np.empty((1, P), bool),
                 np.empty((1, P), i64), np.empty(1, bool), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64),
-                np.empty((1, H, NUM_CARDS), bool), np.empty((1, H, NUM_CARDS), bool), np.empty((1, H, NUM_CARDS)),
-                np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)), np.zeros((0, P, NUM_CARDS), bool),
-                np.zeros(1, i64),
+                np.empty((1, H, NUM_CARDS)), np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)),
+                np.zeros((0, P, NUM_CARDS), bool),
             )  # fmt: skip
         return have
 
@@ -476,7 +475,8 @@ class DeducerAgent(Agent):
         noise = self.rng.random((n, NUM_CARDS))  # the reference's tie-break numbers, in its order
         out = np.empty(n, np.int64)
         refute_kernel(nb.has, nb.no, nb.size, nb.shown_by_me, nb.shown_to, idx, suggester, mask, noise, out,
-                      np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)))  # fmt: skip
+                      np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)), np.empty((1, H), np.int64),
+                      np.empty((1, H), np.int64))  # fmt: skip
         return out
 
     def refute_reference(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -140,15 +140,15 @@ def fixpoint_kernel(
                 located |= hb[i, h]
             for h in range(H):
                 nb[i, h] |= located & ~hb[i, h]
-            single = 0
-            for c in range(_C):
-                cnt = 0
-                for h in range(H):
-                    cnt += (~nb[i, h] >> c) & 1
-                if cnt == 0:
-                    b = True
-                elif cnt == 1:
-                    single |= 1 << c
+            once = 0  # the cards some holder may hold
+            twice = 0  # those two holders may hold
+            for h in range(H):
+                x = ~nb[i, h] & _FULL
+                twice |= once & x
+                once |= x
+            if once != _FULL:  # a card nobody may hold
+                b = True
+            single = once & ~twice
             for h in range(H):
                 hb[i, h] |= ~nb[i, h] & _FULL & single
             # 5: one envelope card per category.
@@ -378,59 +378,84 @@ def search_envelope_kernel(
 
 # ---------------------------------------------------------------------------------------------- marginals
 @njit(**INLINE)
-def _marginals_game(
-    has: np.ndarray, no: np.ndarray, size: np.ndarray, g: int, out: np.ndarray, i: int, w: np.ndarray
-) -> None:
-    """Row i of ``out`` (n, H, 21) float64: :func:`agents.deal_sampling.marginals_reference` of game g
-    (``has``, ``no`` (B, H, 21) bool, ``size`` (B, H) int64); scratch ``w`` (H, 21) float64."""
-    H, C = has.shape[1], has.shape[2]
+def _pack_cells(has: np.ndarray, no: np.ndarray, g: int, hb: np.ndarray, nb: np.ndarray, i: int) -> None:
+    """Row i of ``hb``, ``nb`` (n, H) int64: game g of ``has``, ``no`` (B, H, 21) bool as bitmasks."""
+    for h in range(has.shape[1]):
+        x = 0
+        y = 0
+        for c in range(_C):  # (no branches: the loop vectorizes)
+            x |= np.int64(has[g, h, c]) << c
+            y |= np.int64(no[g, h, c]) << c
+        hb[i, h] = x
+        nb[i, h] = y
+
+
+@njit(**INLINE)
+def _marginal_weights(hb: np.ndarray, nb: np.ndarray, i: int, size: np.ndarray, g: int, w: np.ndarray) -> None:
+    """The unnormalised weights ``w`` (H, 21) of :func:`agents.deal_sampling.marginals_reference` for the facts in
+    row i of ``hb``, ``nb`` (n, H) int64, hand sizes row g of ``size`` (B, H) int64: per seat, its free slots over
+    its candidate cards; per envelope category, 1 / its candidates while the category is open. Bits are counted,
+    not cells: several times faster, the same numbers."""
+    H = hb.shape[1]
     E = H - 1
     for h in range(E):
-        held = 0
-        cand = 0
-        for c in range(C):
-            held += has[g, h, c]
-            cand += (not has[g, h, c]) and (not no[g, h, c])
-        slots = float(max(size[g, h] - held, 0))
-        wh = slots / max(cand, 1)
-        for c in range(C):
-            w[h, c] = wh if (not has[g, h, c]) and (not no[g, h, c]) else 0.0
+        cand_bits = ~hb[i, h] & ~nb[i, h] & _FULL
+        slots = float(max(size[g, h] - _popcount(hb[i, h]), 0))
+        wh = slots / max(_popcount(cand_bits), 1)
+        for c in range(_C):
+            w[h, c] = wh if (cand_bits >> c) & 1 else 0.0
     for k in range(3):
-        lo = 0 if k == 0 else (_W0 if k == 1 else _R0)
-        hi = _W0 if k == 0 else (_R0 if k == 1 else _C)
-        cnt = 0
-        open_ = True
-        for c in range(lo, hi):
-            cnt += (not has[g, E, c]) and (not no[g, E, c])
-            if has[g, E, c]:
-                open_ = False
-        for c in range(lo, hi):
-            u = (not has[g, E, c]) and (not no[g, E, c])
-            w[E, c] = 1.0 / max(cnt, 1) if u and open_ else 0.0
-    for c in range(C):
-        total = w[0, c]
-        for h in range(1, H):
-            total += w[h, c]
-        for h in range(H):
-            if has[g, h, c]:
-                out[i, h, c] = 1.0
-            elif total > 0:
-                out[i, h, c] = w[h, c] / total
-            else:
-                out[i, h, c] = 0.0
+        cand_bits = ~hb[i, E] & ~nb[i, E] & _CAT[k]
+        x = 1.0 / max(_popcount(cand_bits), 1) if hb[i, E] & _CAT[k] == 0 else 0.0  # 0: the category is known
+        for c in range(_FIRST_OF[k], _FIRST_OF[k + 1]):
+            w[E, c] = x if (cand_bits >> c) & 1 else 0.0
+
+
+@njit(**INLINE)
+def _card_total(w: np.ndarray, c: int) -> float:
+    """The weights ``w`` (H, 21) of card c summed over its holders, in holder order (as numpy sums them)."""
+    total = w[0, c]
+    for h in range(1, w.shape[0]):
+        total += w[h, c]
+    return total
+
+
+@njit(**INLINE)
+def _marginal(held: bool, weight: float, total: float) -> float:
+    """One cell's probability: 1 where the holder is known to hold the card, else its share of the card's weights."""
+    if held:
+        return 1.0
+    return weight / total if total > 0 else 0.0
+
+
+@njit(**INLINE)
+def _marginals_bits(
+    hb: np.ndarray, nb: np.ndarray, i: int, size: np.ndarray, g: int, out: np.ndarray, j: int, w: np.ndarray
+) -> None:
+    """Row ``j`` of ``out`` (n, H, 21) float64: :func:`agents.deal_sampling.marginals_reference` of the facts in
+    row ``i`` of ``hb``, ``nb`` (n, H) int64, hand sizes row ``g`` of ``size`` (B, H) int64; scratch ``w``
+    (H, 21) float64."""
+    _marginal_weights(hb, nb, i, size, g, w)
+    for c in range(_C):
+        total = _card_total(w, c)
+        for h in range(hb.shape[1]):
+            out[j, h, c] = _marginal((hb[i, h] >> c) & 1 == 1, w[h, c], total)
 
 
 @njit(**KERNEL)
 def marginals_kernel(
-    has: np.ndarray, no: np.ndarray, size: np.ndarray, idx: np.ndarray, out: np.ndarray, w: np.ndarray
-) -> None:
+    has: np.ndarray, no: np.ndarray, size: np.ndarray, idx: np.ndarray, out: np.ndarray, w: np.ndarray,
+    hb: np.ndarray, nb: np.ndarray,
+) -> None:  # fmt: skip
     """:func:`agents.deal_sampling.marginals_reference` into ``out`` (n, H, 21) float64.
 
     ``has``, ``no`` (B, H, 21) bool, ``size`` (B, H) int64 of which rows ``idx`` (n,) are read (row i of
-    ``out`` is game ``idx[i]``); scratch ``w`` (H, 21) float64.
+    ``out`` is game ``idx[i]``); scratch ``w`` (H, 21) float64, ``hb``, ``nb`` (1, H) int64 (a game's facts as
+    bitmasks, :func:`_marginals_bits`).
     """
     for i in range(idx.shape[0]):
-        _marginals_game(has, no, size, idx[i], out, i, w)
+        _pack_cells(has, no, idx[i], hb, nb, 0)
+        _marginals_bits(hb, nb, 0, size, idx[i], out, i, w)
 
 
 # ---------------------------------------------------------------------------------------------- suggestion value
@@ -1704,20 +1729,9 @@ def pack_rows_kernel(
     """Games ``idx`` of the notebook's ``has``, ``no`` (B, H, 21) bool as bitmasks ``hb``, ``nb`` (n, H) int64, and
     the clauses' cards ``cl_cards`` (B, K, 3) / ``acc_cards`` (B, A, 3) as ``cl_mask`` (n, K) / ``acc_mask`` (n, A)
     (what :meth:`agents.facts.Facts.bits` gives for those games)."""
-    n = idx.shape[0]
-    H = has.shape[1]
-    for i in range(n):
+    for i in range(idx.shape[0]):
         g = idx[i]
-        for h in range(H):
-            x = 0
-            y = 0
-            for c in range(_C):
-                if has[g, h, c]:
-                    x |= 1 << c
-                if no[g, h, c]:
-                    y |= 1 << c
-            hb[i, h] = x
-            nb[i, h] = y
+        _pack_cells(has, no, g, hb, nb, i)
         for k in range(cl_mask.shape[1]):
             x = 0
             for j in range(3):
@@ -2123,20 +2137,34 @@ _MIN_LEFT = 1.25  # agents.refutation.MIN_LEFT
 def refute_kernel(
     has: np.ndarray, no: np.ndarray, size: np.ndarray, shown_by_me: np.ndarray, shown_to: np.ndarray, idx: np.ndarray,
     suggester: np.ndarray, mask: np.ndarray, noise: np.ndarray, out: np.ndarray, prob: np.ndarray, w: np.ndarray,
+    hb: np.ndarray, nb: np.ndarray,
 ) -> None:  # fmt: skip
     """The notebook players' refutation (:mod:`agents.refutation`), compiled: ``out`` (n,) int64 the SHOW action of
     :func:`~agents.refutation.choose_refutation` on :func:`~agents.refutation.suggester_candidates`, from the
     notebook's own marginals (``has``, ``no`` (B, H, 21), ``size`` (B, H)), in games ``idx`` (n,) refuting
     ``suggester`` (n,) int64, among the named cards ``mask`` (n, 870) bool allows, with ``noise`` (n, 21) uniform
     numbers (the reference's ``rng.random(legal.shape)``). ``shown_by_me`` (B, P, 21) bool, ``shown_to`` (B, P)
-    int64: the notebook's. Scratch ``prob`` (1, H, 21), ``w`` (H, 21) float64.
+    int64: the notebook's. Scratch ``prob`` (1, H, 21), ``w`` (H, 21) float64, ``hb``, ``nb`` (1, H) int64.
 
     The same operations as the reference, except that each category's sum of the suggester's probabilities is
-    added card by card (numpy's matrix product may add in another order: the last bit can differ).
+    added card by card (numpy's matrix product may add in another order: the last bit can differ). Where one named
+    card is held the choice is forced and nothing is scored (most refutations); otherwise only the suggester's row
+    of the marginals is computed, the one row read.
     """
     for i in range(idx.shape[0]):
         g, s = idx[i], suggester[i]
-        _marginals_game(has, no, size, g, prob, 0, w)
+        legal = 0
+        for c in range(_C):
+            if mask[i, _SHOW0 + c]:
+                legal += 1
+                best = c
+        if legal == 1:  # one named card held: the choice is forced (the scores below would pick it)
+            out[i] = _SHOW0 + best
+            continue
+        _pack_cells(has, no, g, hb, nb, 0)
+        _marginal_weights(hb, nb, 0, size, g, w)  # the suggester's row of the marginals only: what is read
+        for c in range(_C):
+            prob[0, s, c] = _marginal((hb[0, s] >> c) & 1 == 1, w[s, c], _card_total(w, c))
         mine_total = 0
         for c in range(_C):
             mine_total += shown_by_me[g, s, c]
@@ -2205,8 +2233,7 @@ def naive_probabilities_kernel(
     cl_cards: np.ndarray, cl_live: np.ndarray, acc_cards: np.ndarray, acc_live: np.ndarray, out: np.ndarray,
     hb: np.ndarray, nb: np.ndarray, sz: np.ndarray, clh: np.ndarray, clm: np.ndarray, cll: np.ndarray,
     accm: np.ndarray, accl: np.ndarray, extra: np.ndarray, used: np.ndarray, bad: np.ndarray, snap: np.ndarray,
-    unit: np.ndarray, has1: np.ndarray, no1: np.ndarray, model: np.ndarray, own: np.ndarray, w: np.ndarray,
-    no_extra: np.ndarray, zero: np.ndarray,
+    unit: np.ndarray, model: np.ndarray, own: np.ndarray, w: np.ndarray, no_extra: np.ndarray,
 ) -> None:  # fmt: skip
     """The deducer's holder probabilities with the naive-player model (:meth:`agents.deducer.DeducerAgent.
     _probabilities`, the numpy statement), game by game: ``out[g]`` (H, 21) float64 for each game g of ``idx``.
@@ -2220,8 +2247,9 @@ def naive_probabilities_kernel(
     The same operations as the statement, so the same numbers. Scratch, one game each: ``hb``, ``nb``, ``sz``
     (1, H) int64, ``clh``, ``clm`` (1, K) int64, ``cll`` (1, K) bool, ``accm`` (1, P) int64, ``accl`` (1, P)
     bool, ``extra`` (1, P) int64, ``used``, ``bad`` (1,) bool, ``snap`` (2, H) int64, ``unit`` (K,) int64,
-    ``has1``, ``no1`` (1, H, 21) bool, ``model``, ``own`` (1, H, 21) float64, ``w`` (H, 21) float64; constant
-    ``no_extra`` (0, P, 21) bool (no extra facts), ``zero`` (1,) int64 = 0.
+    ``model``, ``own`` (1, H, 21) float64, ``w`` (H, 21) float64; constant ``no_extra`` (0, P, 21) bool (no extra
+    facts). The marginals are taken of the facts as bitmasks (:func:`_marginals_bits`: the same numbers as of the
+    cells).
     """
     H = has.shape[1]
     for i in range(idx.shape[0]):
@@ -2232,19 +2260,16 @@ def naive_probabilities_kernel(
             cl_holder, cl_cards, cl_live, acc_cards, acc_live, hb, nb, sz, clh, clm, cll, accm, accl, used, extra, bad,
             snap, unit, clh,
         )  # fmt: skip
-        ok = used[0]  # the assumed facts added something and hold together
-        if ok:
-            unpack_rows_kernel(zero, hb, nb, has1, no1)
-            _marginals_game(has1, no1, sz, 0, model, 0, w)
-        else:  # the notebook's own facts
-            _marginals_game(has, no, size, g, model, 0, w)
+        ok = used[0]  # the assumed facts added something and hold together (else hb, nb are the notebook's own)
+        _marginals_bits(hb, nb, 0, size, g, model, 0, w)  # (sz[0] is size[g])
         if mix >= 1.0:
             for h in range(H):
                 for c in range(_C):
                     out[g, h, c] = model[0, h, c]
             continue
-        if ok:
-            _marginals_game(has, no, size, g, own, 0, w)
+        if ok:  # the notebook's own facts, as bitmasks again
+            pack_rows_kernel(idx[j], has, no, cl_cards, acc_cards, hb, nb, clm, accm)
+            _marginals_bits(hb, nb, 0, size, g, own, 0, w)
         else:  # the model is the notebook's own facts: the same marginals, computed once
             for h in range(H):
                 for c in range(_C):
@@ -2408,7 +2433,7 @@ def turn_start_kernel(
 def _probability_rows(
     idx, late, version, prob, pver, pstamp, stale, allow, seat, has_board, naive, lacks, deviant, strong_allows, mix,
     has, no, size, named, cl_holder, cl_cards, cl_live, acc_cards, acc_live, hb, nb, sz, clh, clm, cll, accm, accl,
-    extra, used, bad1, snap, unit, has1, no1, model, own, w, no_extra, zero, rows,
+    extra, used, bad1, snap, unit, model, own, w, no_extra, rows,
 ) -> None:  # fmt: skip
     """:meth:`agents.deducer.DeducerAgent.probabilities` of games ``idx`` (m,) into ``rows`` (m, H, 21): the cache
     ``prob`` (B, H, 21) with its notebook ``pver`` and key ``pstamp`` (B,) int64 per game; games whose notebook
@@ -2428,7 +2453,7 @@ def _probability_rows(
         naive_probabilities_kernel(
             stale[:s], seat, has_board, naive, allow[:s], lacks, deviant, strong_allows, mix, has, no, size, named,
             cl_holder, cl_cards, cl_live, acc_cards, acc_live, prob, hb, nb, sz, clh, clm, cll, accm, accl, extra,
-            used, bad1, snap, unit, has1, no1, model, own, w, no_extra, zero,
+            used, bad1, snap, unit, model, own, w, no_extra,
         )  # fmt: skip
     for j in range(idx.shape[0]):
         g = idx[j]
@@ -2451,8 +2476,7 @@ def deducer_decisions_kernel(
     strong_allows, mix, order, refute_all, shortlist, room_shortlist, every_s, every_w, rv, rv_turn, plan_moves, pos,
     passage, S, S_roll, tie, rng, out, rows, counts,
     ph, accuse, sub, msub, sub2, prows, draws, noise, cand, best, pre, memo, reps, value, u, prob1, w1,
-    stale, allow, hb, nb, sz, clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, has1, no1, model, own, w,
-    no_extra, zero,
+    stale, allow, hb, nb, sz, clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, model, own, w, no_extra,
 ) -> None:  # fmt: skip
     """:meth:`agents.deducer.DeducerAgent.act` after the notebook's update, in one call: the accusations of proved
     solutions, END_TURN in POST, the refutations (:func:`refute_kernel`), the suggestions
@@ -2479,8 +2503,8 @@ def deducer_decisions_kernel(
     int64, ``msub`` (n, 870) bool, ``prows`` (n, H, 21), ``draws`` (>= 42 n,), ``noise``
     (n, >= max(T, 197)), ``cand`` (n, 3, >= k + 1),
     ``best`` (n,) int64, ``pre`` (3 (P - 1) + 2, 21), ``memo`` (>= 2 T,), ``reps`` (3, >= max(k + 1, 9)), ``value``
-    (n, 9), ``u`` (21,), the refutation's ``prob1`` (1, H, 21), ``w1`` (H, 21); then :func:`_probability_rows`'s
-    (T: triples per suggestion, k: the longer shortlist).
+    (n, 9), ``u`` (21,), the refutation's ``prob1`` (1, H, 21), ``w1`` (H, 21) (and ``hb``, ``nb``); then
+    :func:`_probability_rows`'s (T: triples per suggestion, k: the longer shortlist).
     """
     n = idx.shape[0]
     for i in range(n):
@@ -2501,7 +2525,8 @@ def deducer_decisions_kernel(
             for c in range(_C):
                 noise[j, c] = rng.random()
         refute_kernel(
-            has, no, size, shown_by_me, shown_to, sub[:k], sub2[:k], msub[:k], noise[:k, :_C], best[:k], prob1, w1
+            has, no, size, shown_by_me, shown_to, sub[:k], sub2[:k], msub[:k], noise[:k, :_C], best[:k], prob1, w1,
+            hb, nb,
         )  # fmt: skip
         for j in range(k):
             out[rows[0, j]] = best[j]
@@ -2527,7 +2552,7 @@ def deducer_decisions_kernel(
         _probability_rows(
             sub[: k + m], sub2[: k + m], version, prob, pver, pstamp, stale, allow, seat, has_board, naive, lacks,
             deviant, strong_allows, mix, has, no, size, named, cl_holder, cl_cards, cl_live, acc_cards, acc_live, hb,
-            nb, sz, clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, has1, no1, model, own, w, no_extra, zero,
+            nb, sz, clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, model, own, w, no_extra,
             prows[: k + m],
         )  # fmt: skip
     # Suggestions: the legal triple of highest envelope information.

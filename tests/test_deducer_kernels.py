@@ -182,7 +182,8 @@ def test_compiled_refutation_equals_its_statement_on_random_notebooks():
     noise = rng.random((n, 21))
     out = np.empty(n, np.int64)
     refute_kernel(nb.has, nb.no, nb.size, nb.shown_by_me, nb.shown_to, idx, suggester, mask, noise, out,
-                  np.empty((1, P + 1, 21)), np.empty((P + 1, 21)))  # fmt: skip
+                  np.empty((1, P + 1, 21)), np.empty((P + 1, 21)), np.empty((1, P + 1), np.int64),
+                  np.empty((1, P + 1), np.int64))  # fmt: skip
     seen = nb.shown_by_me[idx, suggester]
     to_others = nb.shown_by_me[idx].any(1) & ~seen
     left = suggester_candidates(nb, nb.marginals(idx), idx, suggester)
