@@ -671,21 +671,23 @@ def envelope_information_kernel(
 
 
 @njit(**INLINE)
+def _same_column(prob: np.ndarray, i: int, c: int, d: int) -> bool:
+    """Whether cards c and d have the same holder probabilities in game i (all holders): then every score that
+    reads only a card's column is the same number for both."""
+    for h in range(prob.shape[1]):
+        if prob[i, h, c] != prob[i, h, d]:
+            return False
+    return True
+
+
+@njit(**INLINE)
 def _same_columns(prob: np.ndarray, i: int, cards: np.ndarray, k: int, reps: np.ndarray, row: int) -> None:
     """``reps[row, j]``: the first candidate j' <= j of ``cards[k]`` whose holder probabilities in game i equal
     card j's (all holders)."""
-    H = prob.shape[1]
     for j in range(cards.shape[1]):
         reps[row, j] = j
         for jj in range(j):
-            if reps[row, jj] != jj:
-                continue
-            same = True
-            for h in range(H):
-                if prob[i, h, cards[k, j]] != prob[i, h, cards[k, jj]]:
-                    same = False
-                    break
-            if same:
+            if reps[row, jj] == jj and _same_column(prob, i, cards[k, j], cards[k, jj]):
                 reps[row, j] = jj
                 break
 
@@ -1476,15 +1478,24 @@ def candidates_kernel(
     blank (a card nobody can show) of highest ``blank_noise``, or the category's first card if none.
     Scratch ``u`` (21,) float64. ``categories`` = 2: the suspects and weapons only (the room values score every
     room), ``out[:, 2]`` is not written; the numbers are drawn all the same, so the generator moves as the
-    reference's.
+    reference's. A card whose holder probabilities equal an earlier card's of its category takes that card's
+    uncertainty (the same number: it reads only the column); early in a game about half the cards do.
     """
     n, H, C = prob.shape
     E = H - 1
     h_lo, h_hi = _h2(0.0), _h2(1.0)
     last = _FIRST_OF[categories]
     for i in range(n):
+        for c in range(last):  # a card whose column equals an earlier one's of its category: the same number
+            u[c] = -1.0
+            for d in range(_FIRST_OF[_category(c)], c):
+                if _same_column(prob, i, c, d):
+                    u[c] = u[d]
+                    break
+            if u[c] < 0.0:
+                u[c] = _uncertainty(prob, i, c, E, h_lo, h_hi)
         for c in range(last):
-            u[c] = _uncertainty(prob, i, c, E, h_lo, h_hi) + 1e-6 * noise[i * C + c]
+            u[c] += 1e-6 * noise[i * C + c]
         for cat in range(categories):
             lo = 0 if cat == 0 else (_W0 if cat == 1 else _R0)
             hi = _W0 if cat == 0 else (_R0 if cat == 1 else _C)
@@ -1648,6 +1659,54 @@ def witness_rows_kernel(
     return m
 
 
+@njit(**INLINE)
+def _force_into_envelope(
+    c: int, fh: np.ndarray, fs: np.ndarray, owner0: np.ndarray, cap0: np.ndarray, env_cap0: np.ndarray,
+    unk_total0: np.ndarray, unk_cat0: np.ndarray, order: np.ndarray, unk: int,
+) -> int:  # fmt: skip
+    """Turn :func:`sample_setup_kernel`'s setup of one row of facts (``fh``, ``fs`` (1, H), with ``unk`` unplaced
+    cards) into its setup of the same facts with the open envelope card c placed in the envelope; returns where c
+    stood in the placement order (:func:`_release_from_envelope` undoes it).
+
+    What the setup gives for the forced facts: c held by the envelope, one card fewer unplaced (in all and in its
+    category), the envelope's room for its category 0 and its room in all one less (at least 0); the placement
+    order of the unplaced cards (the first ``unk - 1``, all that sampling reads) is the same stable order without
+    c. (c is open, so nobody holds it and its category's envelope card is not known.)
+    """
+    E = cap0.shape[1] - 1
+    k = _category(c)
+    p = 0
+    while order[0, p] != c:
+        p += 1
+    for t in range(p, unk - 1):
+        order[0, t] = order[0, t + 1]
+    owner0[0, c] = E
+    cap0[0, E] = max(fs[0, E] - _popcount(fh[0, E] | (np.int64(1) << c)), 0)
+    env_cap0[0, k] = 0
+    unk_total0[0] -= 1
+    unk_cat0[0, k] -= 1
+    return p
+
+
+@njit(**INLINE)
+def _release_from_envelope(
+    c: int, p: int, cap_e: int, env_k: int, owner0: np.ndarray, cap0: np.ndarray, env_cap0: np.ndarray,
+    unk_total0: np.ndarray, unk_cat0: np.ndarray, order: np.ndarray, unk: int,
+) -> None:  # fmt: skip
+    """Undo :func:`_force_into_envelope` (c was at ``p`` in the order; ``cap_e``, ``env_k``: the envelope's room in
+    all and in c's category before)."""
+    E = cap0.shape[1] - 1
+    k = _category(c)
+    for t in range(unk - 1, p, -1):
+        order[0, t] = order[0, t - 1]
+    order[0, p] = c
+    owner0[0, c] = -1
+    cap0[0, E] = cap_e
+    env_cap0[0, k] = env_k
+    unk_total0[0] += 1
+    unk_cat0[0, k] += 1
+
+
 @njit(**KERNEL)
 def witness_sample_kernel(
     idx: np.ndarray, rows: np.ndarray, cards: np.ndarray, hb: np.ndarray, nb: np.ndarray, size: np.ndarray,
@@ -1668,7 +1727,9 @@ def witness_sample_kernel(
     (n, 21) cell without a valid witness.
 
     Why one deal at a time: a consistent deal with the card forced in is found at the first try about 19 times in
-    20, and each deal witnesses three cells, so most of the four deals per cell drawn at once were wasted.
+    20, and each deal witnesses three cells, so most of the four deals per cell drawn at once were wasted. Why one
+    setup per row: forcing a card into the envelope changes the row's setup in a few counters and takes the card
+    out of the placement order (:func:`_force_into_envelope`), which costs a fraction of a setup.
 
     Scratch, one row: the facts ``fh``, ``fn``, ``fs`` (1, H) int64, clauses ``gh`` (1, K) int64, ``gc``
     (1, K, 3) int64, ``gl`` (1, K) bool, accusations ``ga`` (1, P, 3) int64, ``gal`` (1, P) bool; then
@@ -1676,34 +1737,41 @@ def witness_sample_kernel(
     """
     H = hb.shape[1]
     E = H - 1
+    row = -1  # the row whose facts and setup (no card forced) the scratch holds
+    unk = 0
     for j in range(rows.shape[0]):
         i, c = rows[j], cards[j]
         if valid[i, c]:
             continue
         g = idx[i]
-        for h in range(H):
-            fh[0, h] = hb[i, h]
-            fn[0, h] = nb[i, h]
-            fs[0, h] = size[i, h]
-        fh[0, E] |= np.int64(1) << c
-        for k in range(gl.shape[1]):
-            gh[0, k] = cl_holder[g, k]
-            gl[0, k] = cl_live[i, k]
-            for x in range(3):
-                gc[0, k, x] = cl_cards[g, k, x]
-        for a in range(gal.shape[1]):
-            gal[0, a] = acc_live[i, a]
-            for x in range(3):
-                ga[0, a, x] = acc_cards[g, a, x]
-        steps = sample_setup_kernel(fh, fn, fs, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, allowed, key)
+        if i != row:
+            for h in range(H):
+                fh[0, h] = hb[i, h]
+                fn[0, h] = nb[i, h]
+                fs[0, h] = size[i, h]
+            for k in range(gl.shape[1]):
+                gh[0, k] = cl_holder[g, k]
+                gl[0, k] = cl_live[i, k]
+                for x in range(3):
+                    gc[0, k, x] = cl_cards[g, k, x]
+            for a in range(gal.shape[1]):
+                gal[0, a] = acc_live[i, a]
+                for x in range(3):
+                    ga[0, a, x] = acc_cards[g, a, x]
+            unk = sample_setup_kernel(fh, fn, fs, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, allowed, key)
+            row = i
+        env_before = env_cap0[0, _category(c)]
+        cap_before = cap0[0, E]
+        p = _force_into_envelope(c, fh, fs, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, unk)
         for _ in range(samples):
             sample_deals_kernel(
                 owner0, cap0, env_cap0, unk_total0, unk_cat0, owner, cap, env_cap, unk_total, unk_cat, alive, q,
-                allowed, order, 1, gh, gc, gl, clause_order, ga, gal, rng, w, div, steps,
+                allowed, order, 1, gh, gc, gl, clause_order, ga, gal, rng, w, div, unk - 1,
             )  # fmt: skip
             if alive[0]:
                 _register_deal(owner[0], E, witness, g, valid, i)
                 break
+        _release_from_envelope(c, p, cap_before, env_before, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, unk)
     left = 0
     for i in range(unknown.shape[0]):
         for c in range(_C):
