@@ -1478,24 +1478,15 @@ def candidates_kernel(
     blank (a card nobody can show) of highest ``blank_noise``, or the category's first card if none.
     Scratch ``u`` (21,) float64. ``categories`` = 2: the suspects and weapons only (the room values score every
     room), ``out[:, 2]`` is not written; the numbers are drawn all the same, so the generator moves as the
-    reference's. A card whose holder probabilities equal an earlier card's of its category takes that card's
-    uncertainty (the same number: it reads only the column); early in a game about half the cards do.
+    reference's.
     """
     n, H, C = prob.shape
     E = H - 1
     h_lo, h_hi = _h2(0.0), _h2(1.0)
     last = _FIRST_OF[categories]
     for i in range(n):
-        for c in range(last):  # a card whose column equals an earlier one's of its category: the same number
-            u[c] = -1.0
-            for d in range(_FIRST_OF[_category(c)], c):
-                if _same_column(prob, i, c, d):
-                    u[c] = u[d]
-                    break
-            if u[c] < 0.0:
-                u[c] = _uncertainty(prob, i, c, E, h_lo, h_hi)
         for c in range(last):
-            u[c] += 1e-6 * noise[i * C + c]
+            u[c] = _uncertainty(prob, i, c, E, h_lo, h_hi) + 1e-6 * noise[i * C + c]
         for cat in range(categories):
             lo = 0 if cat == 0 else (_W0 if cat == 1 else _R0)
             hi = _W0 if cat == 0 else (_R0 if cat == 1 else _C)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
-from cluedo_env.engine.vector_engine import ACCUSATION, VectorEngine
+from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.config import RulesConfig
@@ -44,15 +44,28 @@ class GameRecord:
     wrong_accusations: tuple[int, ...] = field(default=())  # wrong accusations per seat (soundness checks)
 
 
-def _ending(eng: VectorEngine, i: int) -> str:
-    if eng.truncated[i]:
+def _ending(truncated: bool, winner: int, won_by_accusation: bool) -> str:
+    if truncated:
         return "truncated"
-    if eng.winner[i] < 0:
+    if winner < 0:
         return "all_eliminated"
-    h = int(eng.hist_len[i]) - 1
-    if h >= 0 and eng.hist_kind[i, h] == ACCUSATION and eng.hist_correct[i, h]:
-        return "accusation"
-    return "last_standing"
+    return "accusation" if won_by_accusation else "last_standing"
+
+
+def _game_records(eng: VectorEngine, ended: np.ndarray, seat_turns: np.ndarray) -> list[GameRecord]:
+    """The records of the games ``ended`` (slots whose games just ended), from one compiled pass over their
+    histories (:meth:`VectorEngine.history_counts`)."""
+    suggestions, wrong, won = eng.history_counts(ended)
+    rounds = seat_turns[ended].max(1)
+    winners = eng.winner[ended].astype(np.int64)
+    winner_turns = seat_turns[ended, np.maximum(winners, 0)] * (winners >= 0)
+    return [
+        GameRecord(w, _ending(t, w, ok), turns, s, rounds=r, winner_turns=wt, wrong_accusations=tuple(wr))
+        for w, t, ok, turns, s, r, wt, wr in zip(
+            winners.tolist(), eng.truncated[ended].tolist(), won.tolist(), eng.turn_count[ended].tolist(),
+            suggestions.tolist(), rounds.tolist(), winner_turns.tolist(), wrong.tolist(), strict=True,
+        )
+    ]  # fmt: skip
 
 
 def act_by_seat(
@@ -125,25 +138,11 @@ def play_games(
         for agent, view in zip(agents, views, strict=True):
             agent.observe_step(view)
         ended = np.flatnonzero((result.terminated | result.truncated) & active)
-        for i in ended:
-            h = int(eng.hist_len[i])
-            suggestions = int((eng.hist_kind[i, :h] != ACCUSATION).sum())
-            wrong = (eng.hist_kind[i, :h] == ACCUSATION) & ~eng.hist_correct[i, :h]
-            wrong_by_seat = np.bincount(eng.hist_player[i, :h][wrong].astype(np.int64), minlength=config.players)
-            win = int(eng.winner[i])
-            records.append(
-                GameRecord(
-                    win,
-                    _ending(eng, i),
-                    int(eng.turn_count[i]),
-                    suggestions,
-                    rounds=int(seat_turns[i].max()),
-                    winner_turns=int(seat_turns[i, win]) if win >= 0 else 0,
-                    wrong_accusations=tuple(int(x) for x in wrong_by_seat),
-                )  # fmt: skip
-            )
+        if len(ended):
+            records += _game_records(eng, ended, seat_turns)
             if rec is not None:
-                rec.finish(int(i))
+                for i in ended.tolist():
+                    rec.finish(i)
         if progress is not None and len(ended):
             progress(len(ended))
         if len(ended):

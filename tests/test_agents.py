@@ -23,7 +23,7 @@ from agents.random_agent import RandomAgent
 from agents.registry import UnknownAgentError, available_agents, make_agent, register_agent, register_prefix
 from agents.runner import play_games, seat_actions
 from cluedo_env.engine.reference import Game
-from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.engine.vector_engine import ACCUSATION, VectorEngine
 from cluedo_env.engine.views import HIDDEN, PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import ROOM_LOC0
@@ -534,3 +534,48 @@ def test_legal_action_mask_of_is_the_rows_of_the_seat_mask():
     assert {A.START, A.MOVE, A.SUGGEST, A.REFUTE, A.OVER} <= phases
     with pytest.raises(IndexError, match="outside the batch"):
         PlayerView(eng, 0).legal_action_mask_of(np.array([32]))
+
+
+@pytest.mark.parametrize(
+    "preset, options, players, endings",
+    [
+        ("classic", {"players": 3, "max_turns": 60}, "random", {"last_standing"}),
+        ("cards", {"players": 3, "max_turns": 40}, "random", {"all_eliminated"}),  # R-E2: plays on
+        ("classic", {"max_turns": 30}, "heuristic", {"accusation", "truncated"}),  # R-E3
+    ],
+)
+def test_game_records_agree_with_each_games_history(monkeypatch, preset, options, players, endings):
+    """The runner's records of the games that end together come from one compiled pass over their histories
+    (``VectorEngine.history_counts``); each must say what its game's own history and counters say, checked the
+    long way at the moment the games end (before their slots are refilled)."""
+    import agents.runner as runner_module
+
+    real = runner_module._game_records
+    seen = []
+
+    def checked(eng, ended, seat_turns):
+        got = real(eng, ended, seat_turns)
+        assert len(got) == len(ended)
+        for rec, i in zip(got, ended.tolist(), strict=True):
+            h = int(eng.hist_len[i])
+            kind, correct = eng.hist_kind[i, :h], eng.hist_correct[i, :h]
+            wrong = (kind == ACCUSATION) & ~correct
+            win = int(eng.winner[i])
+            last_right = h > 0 and kind[-1] == ACCUSATION and bool(correct[-1])
+            ending = ("truncated" if eng.truncated[i] else "all_eliminated" if win < 0
+                      else "accusation" if last_right else "last_standing")  # fmt: skip
+            assert rec.winner == win and rec.turns == int(eng.turn_count[i]) and rec.ending == ending
+            assert rec.suggestions == int((kind != ACCUSATION).sum())
+            byseat = np.bincount(eng.hist_player[i, :h][wrong].astype(np.int64), minlength=eng.P)
+            assert rec.wrong_accusations == tuple(int(x) for x in byseat)
+            assert rec.rounds == int(seat_turns[i].max())
+            assert rec.winner_turns == (int(seat_turns[i, win]) if win >= 0 else 0)
+            seen.append(rec.ending)
+        return got
+
+    monkeypatch.setattr(runner_module, "_game_records", checked)
+    cfg = RulesConfig.from_preset(preset, **options)
+    agents = [make_agent(players, seed=s) for s in range(cfg.players)]
+    records = play_games(cfg, agents, 120, batch_size=16, seed=5)
+    assert len(records) == len(seen) == 120
+    assert endings <= set(seen)  # each way a game ends is met

@@ -612,3 +612,16 @@ def test_play_keeps_the_game_when_saving_fails_at_the_end(tmp_path, monkeypatch)
     assert len(saved) == 1 and calls[1] == str(saved[0])
     assert check(json.loads(saved[0].read_text())) == record["final"]
     assert "saved to" in out[-1] and str(saved[0]) in out[-1] and "Could not save" in out[-1]
+
+
+def test_history_counts_of_a_game_outside_the_batch_is_an_index_error():
+    from cluedo_env.engine.vector_engine import VectorEngine
+    from cluedo_env.rules.config import RulesConfig
+
+    eng = VectorEngine(RulesConfig.from_preset("cards"), 4)
+    eng.reset(0)
+    suggestions, wrong, won = eng.history_counts([0, 3])
+    assert suggestions.tolist() == [0, 0] and wrong.shape == (2, 4) and not won.any()  # nothing played yet
+    for bad in ([4], [-1]):
+        with pytest.raises(IndexError, match="outside the batch of 4"):
+            eng.history_counts(bad)

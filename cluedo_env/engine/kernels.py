@@ -761,9 +761,30 @@ def history_records(
     return -1
 
 
+
+@njit(**KERNEL)
+def history_counts(idx, hist_len, hist_kind, hist_player, hist_correct, suggestions, wrong, won) -> None:
+    """Per game ``idx[k]``: its ``suggestions[k]`` (int64), ``wrong[k, p]`` (int64, (n, P)) wrong accusations by
+    seat p, and ``won[k]`` (bool) whether its last record is a correct accusation (the public outcome of a game
+    that has ended; the runner's game records, without a dozen numpy calls per game)."""
+    for k in range(idx.shape[0]):
+        b = idx[k]
+        s = 0
+        for p in range(wrong.shape[1]):
+            wrong[k, p] = 0
+        for h in range(hist_len[b]):
+            if hist_kind[b, h] != ACCUSATION:
+                s += 1
+            elif not hist_correct[b, h]:
+                wrong[k, hist_player[b, h]] += 1
+        suggestions[k] = s
+        last = hist_len[b] - 1
+        won[k] = last >= 0 and hist_kind[b, last] == ACCUSATION and hist_correct[b, last]
+
 __all__ = [
     "all_legal_rows",
     "first_illegal",
+    "history_counts",
     "history_records",
     "is_legal",
     "may_see_shown_card",

@@ -329,6 +329,19 @@ class VectorEngine:
         for i in self._slots(idx):
             self._k_summaries(self.state, self.rules, int(i))
 
+    def history_counts(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Public counts of games ``idx`` from their histories: suggestions (n,) int64, wrong accusations by seat
+        (n, P) int64, and whether the last record is a correct accusation (n,) bool (compiled:
+        :func:`cluedo_env.engine.kernels.history_counts`, one pass for all games that ended together)."""
+        idx = np.ascontiguousarray(idx, np.int64)
+        n = len(idx)
+        if n and (idx.min() < 0 or idx.max() >= self.B):
+            raise IndexError(f"games {idx.tolist()[:5]}... outside the batch of {self.B}")
+        suggestions, wrong, won = np.empty(n, np.int64), np.empty((n, self.P), np.int64), np.empty(n, bool)
+        K.history_counts(idx, self.hist_len, self.hist_kind, self.hist_player, self.hist_correct, suggestions, wrong,
+                         won)  # fmt: skip
+        return suggestions, wrong, won
+
     # ============================================================= snapshots
     def export_game(self, i: int) -> dict[str, Any]:
         """Game ``i`` as a reference-engine snapshot dict (docs/snapshot.md)."""
