@@ -698,3 +698,20 @@ def test_step_with_active_mask_leaves_inactive_games_untouched():
     assert_same_state(before, after, rows=[1, 3, 5])
     with pytest.raises(ValueError, match="active must be"):
         eng.step(no_accusations(eng, rng), active=np.ones(3, bool))
+
+
+def test_entry_points_are_shared_by_engines_whose_arguments_type_alike():
+    """A new engine takes the compiled entry points of an earlier one when every argument would type the same
+    (``_layout``): same dtypes, dimensions, layouts and flags, whatever the sizes; anything numba types apart
+    gets its own."""
+    from cluedo_env.engine.vector_engine import _layout
+
+    a, b = VectorEngine("classic", 2), VectorEngine(RulesConfig.from_preset("cards", players=6), 5)
+    assert a._k_step is b._k_step and a._k_obs is b._k_obs
+    x = np.zeros((3, 4), np.int64)
+    assert _layout(x) == _layout(np.ones((7, 2), np.int64))
+    ro = x.view()
+    ro.flags.writeable = False
+    for other in (x.astype(np.int32), np.asfortranarray(np.zeros((3, 4), np.int64)), x[:, ::2], ro, x[None]):
+        assert _layout(other) != _layout(x)
+    assert _layout((x, 1)) != _layout((x, 1.0)) and _layout((x, True)) != _layout((x, 1))
