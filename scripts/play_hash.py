@@ -63,12 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    print(f"{'players':<14}{'preset':<9}{'games':>6}  {'hash':<18}{'wrong acc.':>10}{'cpu s':>8}")
+    labels = {player: player if "," in player else "4x " + player for player in args.players}
+    width = max(14, *(len(label) + 2 for label in labels.values()))  # a mixed table's label is long
+    print(f"{'players':<{width}}{'preset':<9}{'games':>6}  {'hash':<18}{'wrong acc.':>10}{'cpu s':>8}")
     for player in args.players:
         for preset in args.presets:
             h, wrong, cpu = play_hash(player, preset, args.games, args.batch, args.seed)
-            label = player if "," in player else "4x " + player
-            print(f"{label:<14}{preset:<9}{args.games:>6}  {h:<18}{wrong:>10}{cpu:>8.1f}", flush=True)
+            print(f"{labels[player]:<{width}}{preset:<9}{args.games:>6}  {h:<18}{wrong:>10}{cpu:>8.1f}", flush=True)
     return 0
 
 
