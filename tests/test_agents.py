@@ -536,6 +536,32 @@ def test_legal_action_mask_of_is_the_rows_of_the_seat_mask():
         PlayerView(eng, 0).legal_action_mask_of(np.array([32]))
 
 
+def test_envelope_is_known_to_a_seat_exactly_where_it_has_accused():
+    """R-A2: an accuser sees the solution; no one else does before the end. ``envelope_if_known_of`` (one compiled
+    pass) must give the envelope in exactly the games where the seat has accused, -1 elsewhere, and refuse games
+    outside the batch."""
+    eng = VectorEngine(RulesConfig.from_preset("classic", players=4), 32)
+    eng.reset(3)
+    rng = np.random.default_rng(0)
+    accused = 0
+    for _ in range(60):
+        mask = eng.legal_action_mask
+        pick = np.where(mask, rng.random(mask.shape), -1.0).argmax(1)
+        eng.step(np.where(mask.any(1), pick, -1))
+        for seat in range(4):
+            idx = rng.permutation(32)[: rng.integers(1, 33)]
+            seen = eng.accused_at[idx, seat] >= 0
+            want = np.where(seen[:, None], eng.envelope[idx], -1)
+            assert np.array_equal(PlayerView(eng, seat).envelope_if_known_of(idx), want)
+            accused += int(seen.sum())
+    assert accused > 0  # random players accuse: both cases are met
+    for bad in ([32], [-1]):
+        with pytest.raises(IndexError, match="outside the batch of 32"):
+            PlayerView(eng, 0).envelope_if_known_of(np.array(bad))
+        with pytest.raises(IndexError, match="outside the batch of 32"):
+            PlayerView(eng, 0).legal_action_mask_of(np.array(bad))
+
+
 @pytest.mark.parametrize(
     "preset, options, players, endings",
     [

@@ -685,10 +685,13 @@ def actors(phase, refuter, current, out) -> None:
 
 
 @njit(**KERNEL)
-def seat_mask_rows(seat, idx, phase, refuter, current, mask, out) -> None:
+def seat_mask_rows(seat, idx, phase, refuter, current, mask, out) -> int:
     """Rows ``idx`` of the legal mask ``mask`` (B, A) into ``out`` (n, A), all False where ``seat`` is not the one to
-    act (:func:`_actor`)."""
+    act (:func:`_actor`). Returns -1, or the first i whose game ``idx[i]`` is not in the batch (nothing written)."""
     u = np.uint64
+    for i in range(idx.shape[0]):
+        if idx[i] < 0 or idx[i] >= mask.shape[0]:
+            return i
     for i in range(idx.shape[0]):
         b = idx[i]
         o = out[i]
@@ -699,6 +702,7 @@ def seat_mask_rows(seat, idx, phase, refuter, current, mask, out) -> None:
         else:
             for a in range(u(mask.shape[1])):
                 o[a] = False
+    return -1
 
 
 # ===================================================================== players' masks: legality, the room named
@@ -722,6 +726,22 @@ def suggestion_room_rows(mask: np.ndarray, out: np.ndarray) -> None:
             if mask[i, a]:
                 out[i] = triple_of(a - _SUGGEST0)[2]
                 break
+
+
+@njit(**KERNEL)
+def known_envelope_rows(seat, idx, accused_at, envelope, out) -> int:
+    """``out`` (n, 3): the envelope of games ``idx`` where ``seat`` has accused (R-A2: the accuser sees the solution),
+    else -1; the one rule of who sees the envelope before the end, for the players' views. Returns -1, or the first
+    i whose game ``idx[i]`` is not in the batch (nothing written)."""
+    for i in range(idx.shape[0]):
+        if idx[i] < 0 or idx[i] >= envelope.shape[0]:
+            return i
+    for i in range(idx.shape[0]):
+        b = idx[i]
+        seen = accused_at[b, seat] >= 0
+        for k in range(3):
+            out[i, k] = envelope[b, k] if seen else -1
+    return -1
 
 
 # ===================================================================== one seat's history
@@ -787,6 +807,7 @@ __all__ = [
     "history_counts",
     "history_records",
     "is_legal",
+    "known_envelope_rows",
     "may_see_shown_card",
     "new_games",
     "rebuild_summaries",

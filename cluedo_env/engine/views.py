@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from cluedo_env.engine.kernels import history_records, seat_mask_rows
+from cluedo_env.engine.kernels import history_records, known_envelope_rows, seat_mask_rows
 from cluedo_env.engine.state import HIDDEN, NOT_ASKED, PASSED
 from cluedo_env.rules.board import Board
 from cluedo_env.rules.config import RulesConfig
@@ -131,11 +131,11 @@ class PlayerView:
 
     def envelope_if_known_of(self, idx: np.ndarray) -> np.ndarray:
         """(n, 3) rows ``idx`` of :attr:`envelope_if_known` (a new array), without the whole batch's."""
-        idx = np.asarray(idx, np.int64)
-        known = self._eng.accused_at[idx, self.seat] >= 0
-        out = np.full((len(idx), 3), -1, self._eng.envelope.dtype)
-        if known.any():  # rarely: only games where this seat has accused
-            out[known] = self._eng.envelope[idx[known]]
+        eng = self._eng
+        idx = np.ascontiguousarray(idx, np.int64)
+        out = np.empty((len(idx), 3), eng.envelope.dtype)
+        if known_envelope_rows(self.seat, idx, eng.accused_at, eng.envelope, out) >= 0:  # compiled: one pass
+            raise IndexError(f"games {idx.tolist()[:5]}... outside the batch of {eng.B}")
         return out
 
     @property
@@ -150,12 +150,10 @@ class PlayerView:
         Players ask for the games where they act only; this is what ``legal_action_mask[idx]`` gives.
         """
         eng = self._eng
-        idx = np.asarray(idx, np.int64)
-        if len(idx) and (idx.min() < 0 or idx.max() >= eng.B):
+        idx = np.ascontiguousarray(idx, np.int64)
+        out = np.empty((len(idx), eng.mask.shape[1]), bool)
+        if seat_mask_rows(self.seat, idx, eng.phase, eng.refuter, eng.current, eng.mask, out) >= 0:  # one pass
             raise IndexError(f"games {idx.tolist()[:5]}... outside the batch of {eng.B}")
-        mask = eng.legal_action_mask
-        out = np.empty((len(idx), mask.shape[1]), bool)
-        seat_mask_rows(self.seat, idx, eng.phase, eng.refuter, eng.current, mask, out)  # compiled: one pass
         return out
 
     @property
