@@ -1681,19 +1681,19 @@ def _force_into_envelope(
 
 @njit(**INLINE)
 def _release_from_envelope(
-    c: int, p: int, cap_e: int, env_k: int, owner0: np.ndarray, cap0: np.ndarray, env_cap0: np.ndarray,
+    c: int, p: int, fh: np.ndarray, fs: np.ndarray, owner0: np.ndarray, cap0: np.ndarray, env_cap0: np.ndarray,
     unk_total0: np.ndarray, unk_cat0: np.ndarray, order: np.ndarray, unk: int,
 ) -> None:  # fmt: skip
-    """Undo :func:`_force_into_envelope` (c was at ``p`` in the order; ``cap_e``, ``env_k``: the envelope's room in
-    all and in c's category before)."""
+    """Undo :func:`_force_into_envelope` (c was at ``p`` in the order): the envelope's rooms are what
+    :func:`sample_setup_kernel` gives for the row's facts ``fh``, ``fs`` (c open: its category's room is 1)."""
     E = cap0.shape[1] - 1
     k = _category(c)
     for t in range(unk - 1, p, -1):
         order[0, t] = order[0, t - 1]
     order[0, p] = c
     owner0[0, c] = -1
-    cap0[0, E] = cap_e
-    env_cap0[0, k] = env_k
+    cap0[0, E] = max(fs[0, E] - _popcount(fh[0, E]), 0)
+    env_cap0[0, k] = 1
     unk_total0[0] += 1
     unk_cat0[0, k] += 1
 
@@ -1751,8 +1751,6 @@ def witness_sample_kernel(
                     ga[0, a, x] = acc_cards[g, a, x]
             unk = sample_setup_kernel(fh, fn, fs, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, allowed, key)
             row = i
-        env_before = env_cap0[0, _category(c)]
-        cap_before = cap0[0, E]
         p = _force_into_envelope(c, fh, fs, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, unk)
         for _ in range(samples):
             sample_deals_kernel(
@@ -1762,7 +1760,7 @@ def witness_sample_kernel(
             if alive[0]:
                 _register_deal(owner[0], E, witness, g, valid, i)
                 break
-        _release_from_envelope(c, p, cap_before, env_before, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, unk)
+        _release_from_envelope(c, p, fh, fs, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, unk)
     left = 0
     for i in range(unknown.shape[0]):
         for c in range(_C):
@@ -2327,7 +2325,7 @@ def naive_probabilities_kernel(
                     out[g, h, c] = model[0, h, c]
             continue
         if ok:  # the notebook's own facts, as bitmasks again
-            pack_rows_kernel(idx[j], has, no, cl_cards, acc_cards, hb, nb, clm, accm)
+            _pack_cells(has, no, g, hb, nb, 0)
             _marginals_bits(hb, nb, 0, size, g, own, 0, w)
         else:  # the model is the notebook's own facts: the same marginals, computed once
             for h in range(H):

@@ -685,13 +685,23 @@ def actors(phase, refuter, current, out) -> None:
 
 
 @njit(**KERNEL)
+def _first_outside(idx, B) -> int:
+    """The first i whose game ``idx[i]`` is not one of the batch's B, else -1 (the players' row queries check their
+    indices here, in the pass that reads them)."""
+    for i in range(idx.shape[0]):
+        if idx[i] < 0 or idx[i] >= B:
+            return i
+    return -1
+
+
+@njit(**KERNEL)
 def seat_mask_rows(seat, idx, phase, refuter, current, mask, out) -> int:
     """Rows ``idx`` of the legal mask ``mask`` (B, A) into ``out`` (n, A), all False where ``seat`` is not the one to
     act (:func:`_actor`). Returns -1, or the first i whose game ``idx[i]`` is not in the batch (nothing written)."""
+    bad = _first_outside(idx, mask.shape[0])
+    if bad >= 0:
+        return bad
     u = np.uint64
-    for i in range(idx.shape[0]):
-        if idx[i] < 0 or idx[i] >= mask.shape[0]:
-            return i
     for i in range(idx.shape[0]):
         b = idx[i]
         o = out[i]
@@ -733,9 +743,9 @@ def known_envelope_rows(seat, idx, accused_at, envelope, out) -> int:
     """``out`` (n, 3): the envelope of games ``idx`` where ``seat`` has accused (R-A2: the accuser sees the solution),
     else -1; the one rule of who sees the envelope before the end, for the players' views. Returns -1, or the first
     i whose game ``idx[i]`` is not in the batch (nothing written)."""
-    for i in range(idx.shape[0]):
-        if idx[i] < 0 or idx[i] >= envelope.shape[0]:
-            return i
+    bad = _first_outside(idx, envelope.shape[0])
+    if bad >= 0:
+        return bad
     for i in range(idx.shape[0]):
         b = idx[i]
         seen = accused_at[b, seat] >= 0

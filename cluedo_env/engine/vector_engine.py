@@ -354,10 +354,8 @@ class VectorEngine:
         """Public counts of games ``idx`` from their histories: suggestions (n,) int64, wrong accusations by seat
         (n, P) int64, and whether the last record is a correct accusation (n,) bool (compiled:
         :func:`cluedo_env.engine.kernels.history_counts`, one pass for all games that ended together)."""
-        idx = np.ascontiguousarray(idx, np.int64)
+        idx = self._slots(idx)
         n = len(idx)
-        if n and (idx.min() < 0 or idx.max() >= self.B):
-            raise IndexError(f"games {idx.tolist()[:5]}... outside the batch of {self.B}")
         suggestions, wrong, won = np.empty(n, np.int64), np.empty((n, self.P), np.int64), np.empty(n, bool)
         K.history_counts(idx, self.hist_len, self.hist_kind, self.hist_player, self.hist_correct, suggestions, wrong,
                          won)  # fmt: skip

@@ -43,6 +43,11 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return v
 
 
+def _outside_batch(idx: np.ndarray, B: int) -> IndexError:
+    """The error of a row query whose games ``idx`` are not all in the batch of B."""
+    return IndexError(f"games {idx.tolist()[:5]}... outside the batch of {B}")
+
+
 class PlayerView:
     """Seat ``seat``'s view of every game in ``engine``'s batch."""
 
@@ -135,7 +140,7 @@ class PlayerView:
         idx = np.ascontiguousarray(idx, np.int64)
         out = np.empty((len(idx), 3), eng.envelope.dtype)
         if known_envelope_rows(self.seat, idx, eng.accused_at, eng.envelope, out) >= 0:  # compiled: one pass
-            raise IndexError(f"games {idx.tolist()[:5]}... outside the batch of {eng.B}")
+            raise _outside_batch(idx, eng.B)
         return out
 
     @property
@@ -153,7 +158,7 @@ class PlayerView:
         idx = np.ascontiguousarray(idx, np.int64)
         out = np.empty((len(idx), eng.mask.shape[1]), bool)
         if seat_mask_rows(self.seat, idx, eng.phase, eng.refuter, eng.current, eng.mask, out) >= 0:  # one pass
-            raise IndexError(f"games {idx.tolist()[:5]}... outside the batch of {eng.B}")
+            raise _outside_batch(idx, eng.B)
         return out
 
     @property
