@@ -11,7 +11,7 @@ turn: run k of each is a pair measured seconds apart, at nearly the same speed o
 median games per CPU second of each side and the median of the pairs' ratios (after / before) with the range of
 its middle half; the ratio is the figure to read.
 
-Each run is :func:`agents.runner.play_games` with four equal players (seeds as in ``bench_players.py``); the
+Each run is :func:`agents.play.runner.play_games` with four equal players (seeds as in ``bench_players.py``); the
 workers time it with ``time.process_time``.
 """
 
@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # The worker: reads "player preset games batch seed" lines, answers CPU seconds of one play_games call.
 _WORKER = """
 import sys, time
-from agents.registry import make_agent
-from agents.runner import play_games
+from agents.play.registry import make_agent
+from agents.play.runner import play_games
 from cluedo_env.rules.config import RulesConfig
 for line in sys.stdin:
     player, preset, games, batch, seed = line.split()
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     for side in (args.before, args.after):
         if not (side / "agents" / "runner.py").is_file():
-            ap.error(f"{side} is not a checkout of this project (no agents/runner.py)")
+            ap.error(f"{side} is not a checkout of this project (no agents/play/runner.py)")
     core = None if args.core < 0 or not _has_taskset() else args.core
     before, after = _Worker(args.before.resolve(), core), _Worker(args.after.resolve(), core)
     print(f"# {' '.join([os.path.basename(sys.executable)] + sys.argv)}")

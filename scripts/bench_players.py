@@ -7,7 +7,7 @@
 
 Why: issue 16 sets speed targets for the rule-based players (4 deducers >= 1,000 classic
 games/s and >= 2,000 cards games/s, 4 experts >= 300 classic games/s), at the batch size the
-evaluator uses (1024). Each cell plays ``--games`` games with :func:`agents.runner.play_games`
+evaluator uses (1024). Each cell plays ``--games`` games with :func:`agents.play.runner.play_games`
 after a warm-up run (numba compilation, caches), ``--repeat`` times; the table gives the
 median games/s and decisions/s (player actions, i.e. engine steps of live games), and games per
 CPU second of the process (less sensitive to other load on a shared machine; numba and numpy
@@ -33,8 +33,8 @@ import numpy as np
 from numba import njit
 from numba.core.registry import CPUDispatcher
 
-from agents.registry import make_agent
-from agents.runner import play_games
+from agents.play.registry import make_agent
+from agents.play.runner import play_games
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.rules.config import RulesConfig
 
@@ -103,7 +103,7 @@ def _timed_kernels(cpu: dict[str, float], calls: collections.Counter):
                 cpu[name] += clock() - t
                 calls[name] += 1
 
-        if hasattr(f, "compile"):  # an agents.entry_point.EntryPoint compiles through it: its machine code is timed
+        if hasattr(f, "compile"):  # an agents.compiled.EntryPoint compiles through it: its machine code is timed
             call.compile = lambda signature: timed(name, f.compile(signature))
         return call
 

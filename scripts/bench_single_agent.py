@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agents.base import sample_legal  # noqa: E402
+from agents.players.base import sample_legal  # noqa: E402
 from cluedo_env.errors import run_cli  # noqa: E402
 from cluedo_env.options import ArgumentParser  # noqa: E402
 from training.sb3_vec_env import CluedoVecEnv  # noqa: E402
@@ -61,9 +61,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--net-arch", type=int, nargs="+", default=[128, 128])
     ap.add_argument("--belief", action="store_true",
-                    help="belief features and the macro accusation (agents/belief.py) in every setting")  # fmt: skip
+                    help="belief features and the macro accusation (agents/learner/belief.py) in every setting")  # fmt: skip
     ap.add_argument("--observation", choices=["full", "compact"], default="full",
-                    help="the learner observation (compact needs --belief; agents/compact_observation.py)")
+                    help="the learner observation (compact needs --belief; agents/learner/compact_observation.py)")
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
     rows = []

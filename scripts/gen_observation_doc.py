@@ -243,14 +243,14 @@ def render() -> str:
 
 
 def _belief_section() -> list[str]:
-    """The optional belief features of the single-agent envs (``belief=True``, agents/belief.py)."""
-    from agents.belief import BELIEF_MEANING, belief_layout, belief_size
+    """The optional belief features of the single-agent envs (``belief=True``, agents/learner/belief.py)."""
+    from agents.learner.belief import BELIEF_MEANING, belief_layout, belief_size
 
     lines = [
         "## Belief features (single-agent envs, `belief=True`)",
         "",
         "The single-agent envs (`training.single_agent`, training config key `env.belief`) can append",
-        "the deducer's notebook for the learner's seat (`agents/belief.py`) after the slots above: what the",
+        "the deducer's notebook for the learner's seat (`agents/learner/belief.py`) after the slots above: what the",
         "seat has *proved* from what it saw, so these slots hide what it may not know as the rest does.",
         "Holders are seat-relative and not padded: holder `h` (0..P-1) is the player `h` places to the",
         "observer's left, holder `P` the envelope. Values 0/1. With 4 players (offsets after the",
@@ -266,15 +266,15 @@ def _belief_section() -> list[str]:
 
 
 def _compact_section() -> list[str]:
-    """The compact learner observation (``observation="compact"``, agents/compact_observation.py)."""
-    from agents.compact_observation import COMPACT_HISTORY, compact_layout, compact_size
+    """The compact learner observation (``observation="compact"``, agents/learner/compact_observation.py)."""
+    from agents.learner.compact_observation import COMPACT_HISTORY, compact_layout, compact_size
 
     lines = [
         "## Compact learner observation (single-agent envs, `observation=\"compact\"`)",
         "",
         "With `observation=\"compact\"` (training config key `env.observation`, RLlib `learner.observation`;",
         "needs `belief`) the learner sees, instead of the observation above and the belief features, the",
-        "pieces a policy with macro moves needs (`agents/compact_observation.py`): the small pieces of the",
+        "pieces a policy with macro moves needs (`agents/learner/compact_observation.py`): the small pieces of the",
         f"observation as they are, the newest {COMPACT_HISTORY} history records, each token's room instead of its",
         "square, the expected turns to each room, the belief features and the notebook's envelope",
         "probabilities. Every slot comes from the observation or the notebook, so it hides what the seat may",

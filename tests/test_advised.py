@@ -103,8 +103,8 @@ def test_advised_checkpoint_plays_by_name(tmp_path) -> None:
     """A tiny advised run: the checkpoint records its advisor, and the ckpt: player plays whole games with it,
     never an illegal action."""
     pytest.importorskip("sb3_contrib")
-    from agents.registry import make_agent
-    from agents.runner import play_games
+    from agents.play.registry import make_agent
+    from agents.play.runner import play_games
     from cluedo_env.rules.config import make_config
     from training.policy import load_model
     from training.train import TrainConfigError, Trainer, load_train_config
@@ -133,8 +133,8 @@ def test_expert_advisor_adds_the_accusation_features() -> None:
     """An expert advisor appends the accusation slots to the learner observation (and only an expert does);
     every slot is 0 or 1, ``decides`` is set wherever the learner is asked, and action 1 is open only where
     ``p1`` was sampled and accuses the triple it is about."""
-    from agents.accusation_features import ACCUSATION_PIECES, ACCUSATION_SIZE, accusation_layout
-    from agents.compact_observation import compact_size
+    from agents.learner.accusation_features import ACCUSATION_PIECES, ACCUSATION_SIZE, accusation_layout
+    from agents.learner.compact_observation import compact_size
     from cluedo_env.rules.config import make_config
 
     assert ACCUSATION_SIZE == sum(w for _, w, _ in ACCUSATION_PIECES) == 33
@@ -174,9 +174,9 @@ def test_accusation_features_do_not_depend_on_hidden_cards() -> None:
     features (and its best open triple) unchanged: they come from its view only."""
     from helpers import swap_hidden
 
-    from agents.accusation_features import AccusationFeatures
-    from agents.registry import make_agent
-    from agents.runner import seat_actions
+    from agents.learner.accusation_features import AccusationFeatures
+    from agents.play.registry import make_agent
+    from agents.play.runner import seat_actions
     from cluedo_env.engine.vector_engine import VectorEngine
     from cluedo_env.engine.views import PlayerView
     from cluedo_env.rules.config import make_config
@@ -228,8 +228,8 @@ def test_expert_advised_checkpoint_plays_by_name(tmp_path) -> None:
     """A tiny run with an expert advisor: the checkpoint records the accusation features, and the ckpt: player
     rebuilds the same inputs and plays whole games, never an illegal action."""
     pytest.importorskip("sb3_contrib")
-    from agents.registry import make_agent
-    from agents.runner import play_games
+    from agents.play.registry import make_agent
+    from agents.play.runner import play_games
     from cluedo_env.errors import CheckpointError
     from cluedo_env.rules.config import make_config
     from training.policy import PolicyAgent, load_model, save_model_atomic

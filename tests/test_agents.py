@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 from helpers import BOARD, config, position, swap_hidden
 
-import agents.heuristic as heuristic_module
-import agents.planning as planning_module
-from agents.base import Agent
-from agents.heuristic import HeuristicAgent
-from agents.planning import choose_moves, move_scores, travel_turns, turn_start_choice, turns_to_enter
-from agents.random_agent import RandomAgent
-from agents.registry import UnknownAgentError, available_agents, make_agent, register_agent, register_prefix
-from agents.runner import play_games, seat_actions
+import agents.planning.movement as planning_module
+import agents.players.heuristic as heuristic_module
+from agents.planning.movement import choose_moves, move_scores, travel_turns, turn_start_choice, turns_to_enter
+from agents.play.registry import UnknownAgentError, available_agents, make_agent, register_agent, register_prefix
+from agents.play.runner import play_games, seat_actions
+from agents.players.base import Agent
+from agents.players.heuristic import HeuristicAgent
+from agents.players.random_player import RandomAgent
 from cluedo_env.engine.reference import Game
 from cluedo_env.engine.vector_engine import ACCUSATION, VectorEngine
 from cluedo_env.engine.views import HIDDEN, PlayerView
@@ -361,7 +361,7 @@ def test_compiled_move_choice_equals_the_scores_numpy_computes(seeded):
     """choose_moves and turn_start_choice run compiled on the empty board's tables; they must pick what the numpy
     statements pick (move_scores and the tie rule, from the same random numbers; _turn_start_from_rows), on MOVE
     and START positions from play (values with exact ties and all-zero values too)."""
-    from agents.planning import _choose_from_scores, _turn_start_from_rows, empty_board_tables
+    from agents.planning.movement import _choose_from_scores, _turn_start_from_rows, empty_board_tables
 
     eng = VectorEngine(RulesConfig.from_preset("classic"), 256)
     eng.reset(3)
@@ -574,7 +574,7 @@ def test_game_records_agree_with_each_games_history(monkeypatch, preset, options
     """The runner's records of the games that end together come from one compiled pass over their histories
     (``VectorEngine.history_counts``); each must say what its game's own history and counters say, checked the
     long way at the moment the games end (before their slots are refilled)."""
-    import agents.runner as runner_module
+    import agents.play.runner as runner_module
 
     real = runner_module._game_records
     seen = []

@@ -1,4 +1,4 @@
-"""Belief features (agents/belief.py) and the learner's action-space options (LearnerActions).
+"""Belief features (agents/learner/belief.py) and the learner's action-space options (LearnerActions).
 
 The belief features are the deducer's notebook for the learner's seat: they must be sound
 (every proved fact true of the hidden deal), hide what the seat may not know, and the macro
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from helpers import config, swap_hidden
 
-from agents.base import sample_legal
-from agents.belief import BELIEF_MEANING, BELIEF_PIECES, BeliefTracker, belief_layout, belief_size
-from agents.heuristic import HeuristicAgent
-from agents.runner import seat_actions
+from agents.learner.belief import BELIEF_MEANING, BELIEF_PIECES, BeliefTracker, belief_layout, belief_size
+from agents.play.runner import seat_actions
+from agents.players.base import sample_legal
+from agents.players.heuristic import HeuristicAgent
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
@@ -218,7 +218,7 @@ def test_gymnasium_checkers_with_belief():
 def test_belief_random_accuses_only_when_solved_and_always_rightly():
     """The ablation player: legal every step (the engine would raise), and every accusation it makes is
     correct, since it accuses only once its notebook is solved."""
-    from agents.registry import make_agent
+    from agents.play.registry import make_agent
 
     cfg = config("classic", players=4, max_turns=400)
     B = 16

@@ -8,7 +8,7 @@ import sys
 
 from numba.core.registry import CPUDispatcher
 
-from agents import notebook
+from agents.knowledge import notebook
 from cluedo_env.engine.vector_engine import VectorEngine
 from scripts import bench_players
 

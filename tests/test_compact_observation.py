@@ -1,4 +1,4 @@
-"""The compact learner observation (agents/compact_observation.py): layout, content, privacy, options.
+"""The compact learner observation (agents/learner/compact_observation.py): layout, content, privacy, options.
 
 Every compact slot is a copy or a function of the engine's observation and the belief tracker, so
 each piece is checked against its source in the same games, and the whole vector against hidden
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from helpers import config, swap_hidden
 
-from agents.base import sample_legal
-from agents.belief import BeliefTracker, belief_layout
-from agents.compact_observation import COMPACT_HISTORY, CompactObservation, compact_layout, compact_size
-from agents.heuristic import HeuristicAgent
-from agents.planning import travel_turns
-from agents.runner import seat_actions
+from agents.learner.belief import BeliefTracker, belief_layout
+from agents.learner.compact_observation import COMPACT_HISTORY, CompactObservation, compact_layout, compact_size
+from agents.planning.movement import travel_turns
+from agents.play.runner import seat_actions
+from agents.players.base import sample_legal
+from agents.players.heuristic import HeuristicAgent
 from cluedo_env.engine import observation as O
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView

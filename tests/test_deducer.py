@@ -1,4 +1,4 @@
-"""The deducer's notebook (agents/notebook.py, its reasoning in agents/deduction.py), the deducer and the expert.
+"""The deducer's notebook (agents/knowledge/notebook.py, its reasoning in agents/knowledge/propagation.py), the deducer and the expert.
 
 * soundness: on thousands of positions of real games, no fact contradicts the hidden deal;
 * hand-made positions, one per inference rule, with the exact conclusions;
@@ -16,25 +16,25 @@ import numpy as np
 import pytest
 from helpers import ENVELOPE, HANDS4, LegalityChecked, config, position, swap_hidden
 
-import agents.deal_sampling as deal_sampling_module
-import agents.deducer as deducer_module
-import agents.deduction as deduction_module
-import agents.expert as expert_module
-import agents.facts as facts_module
-import agents.notebook as notebook_module
-import agents.opponent_model as opponent_model
-from agents.base import Agent
-from agents.deal_oracle import enumerate_deals
-from agents.deal_sampling import sample_deals
-from agents.deducer import DeducerAgent, information
-from agents.deduction import fixpoint
-from agents.expert import ExpertAgent
-from agents.facts import Facts
-from agents.notebook import Notebook
-from agents.random_agent import RandomAgent
-from agents.refuter_model import RefuterModel
-from agents.runner import play_games, seat_actions
-from agents.suggestion_value import envelope_information, public_information
+import agents.knowledge.deal_sampling as deal_sampling_module
+import agents.knowledge.facts as facts_module
+import agents.knowledge.notebook as notebook_module
+import agents.knowledge.opponent_model as opponent_model
+import agents.knowledge.propagation as deduction_module
+import agents.players.deducer as deducer_module
+import agents.players.expert as expert_module
+from agents.knowledge.deal_oracle import enumerate_deals
+from agents.knowledge.deal_sampling import sample_deals
+from agents.knowledge.facts import Facts
+from agents.knowledge.notebook import Notebook
+from agents.knowledge.propagation import fixpoint
+from agents.knowledge.refuter_model import RefuterModel
+from agents.knowledge.suggestion_value import envelope_information, public_information
+from agents.play.runner import play_games, seat_actions
+from agents.players.base import Agent
+from agents.players.deducer import DeducerAgent, information
+from agents.players.expert import ExpertAgent
+from agents.players.random_player import RandomAgent
 from cluedo_env.engine.reference import Game
 from cluedo_env.engine.vector_engine import ACCUSATION, VectorEngine
 from cluedo_env.engine.views import PlayerView
@@ -593,7 +593,7 @@ def _rotated_win_rate(cfg, make, games_per_rotation, lineup):
 
 
 def test_deducer_beats_the_heuristic():
-    heuristic = pytest.importorskip("agents.heuristic")
+    heuristic = pytest.importorskip("agents.players.heuristic")
     cfg = config("classic", players=4)
 
     def make(is_deducer, seed):
@@ -780,7 +780,7 @@ def _refuter_model(history):
 
 def test_a_strong_refuter_showing_a_suspect_lacks_the_room():
     """Seat 0 names White, Rope, Study; seat 1 passes and seat 2 shows White. A deducer or an expert shows a room
-    first when it holds one (seat 0 has about 7 rooms left against 4.6 suspects, agents/refutation.py), so seat 2
+    first when it holds one (seat 0 has about 7 rooms left against 4.6 suspects, agents/players/refutation.py), so seat 2
     does not hold the Study (true: it is the envelope's). Suspects and weapons are level: nothing about Rope."""
     m = _refuter_model([_sugg(0, ["White", "Rope", "Study"], passed=[1], refuted_by=[2], shown=["White"])])
     assert m.lacks[0, 2, card_id("Study")] and not m.lacks[0, 2, card_id("Rope")]
@@ -789,7 +789,7 @@ def test_a_strong_refuter_showing_a_suspect_lacks_the_room():
 
 def test_a_card_shown_again_says_nothing():
     """Seat 2 has shown seat 0 the White; named again with the Lounge (also seat 2's), it shows the White again
-    (agents/refutation.py rule 1): nothing to conclude about the Lounge."""
+    (agents/players/refutation.py rule 1): nothing to conclude about the Lounge."""
     history = [
         _sugg(0, ["White", "Rope", "Study"], passed=[1], refuted_by=[2], shown=["White"]),
         _sugg(0, ["White", "Candlestick", "Lounge"], passed=[1], refuted_by=[2], shown=["White"]),

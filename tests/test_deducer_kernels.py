@@ -1,5 +1,5 @@
 """The deducer's compiled choices and probabilities (agents/deduction_kernels.py: refutations, proved accusations,
-the naive-player model's probabilities) equal their numpy statements (:meth:`agents.deducer.DeducerAgent.
+the naive-player model's probabilities) equal their numpy statements (:meth:`agents.players.deducer.DeducerAgent.
 refute_reference`, ``accusations_reference``, ``_probabilities``), decision by decision, random numbers included,
 over whole games on each preset.
 """
@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from helpers import config
 
-from agents.base import replace_illegal, suggestion_room
-from agents.deducer import DeducerAgent
-from agents.deduction_kernels import decision_rows_kernel, refute_kernel
-from agents.expert import ExpertAgent
-from agents.notebook import Notebook
-from agents.opponent_model import assumed_bits
-from agents.refutation import choose_refutation, suggester_candidates
-from agents.runner import play_games
+from agents.knowledge.notebook import Notebook
+from agents.knowledge.opponent_model import assumed_bits
+from agents.play.runner import play_games
+from agents.players.base import replace_illegal, suggestion_room
+from agents.players.deducer import DeducerAgent
+from agents.players.deducer_decisions import decision_rows_kernel
+from agents.players.expert import ExpertAgent
+from agents.players.refutation import choose_refutation, refute_kernel, suggester_candidates
 from cluedo_env.rules import actions as A
 
 
@@ -133,7 +133,7 @@ class TwinDeducer(DeducerAgent):
                                                            ("cards", 3, {"room_shortlist": 2}),
                                                            ("classic", 4, {"blocking_aware": True})])  # fmt: skip
 def test_one_call_decisions_equal_the_python_steps(preset, players, options):
-    """:func:`agents.deduction_kernels.deducer_decisions_kernel` against the steps it stands for, over whole games
+    """:func:`agents.players.deducer_decisions.deducer_decisions_kernel` against the steps it stands for, over whole games
     (every kind of decision: proved accusations, refutations, suggestions, room values at START and MOVE)."""
     TwinDeducer.compiled_calls = 0
     cfg = config(preset, players=players)

@@ -13,36 +13,35 @@ import copy
 import numpy as np
 import pytest
 
-import agents.deducer as deducer_module
-import agents.notebook as notebook_module
-from agents import opponent_model
-from agents.deal_sampling import (
+import agents.knowledge.notebook as notebook_module
+import agents.players.deducer as deducer_module
+from agents.knowledge import opponent_model
+from agents.knowledge.deal_sampling import (
     deal_weights,
     deal_weights_reference,
     holder_weights,
-    marginals,
-    marginals_reference,
     random_clause_order,
     sample_deals,
     sample_deals_reference,
     triple_weights,
 )
-from agents.deducer import DeducerAgent
-from agents.deduction import (
-    fixpoint_bits,
-    fixpoint_bits_reference,
+from agents.knowledge.envelope_search import (
     search_envelope,
     search_envelope_reference,
     valid_deals,
     valid_deals_reference,
 )
-from agents.deduction_kernels import _permute_live, check_witnesses_kernel
-from agents.facts import POW2, FactBits, Facts, unpack
-from agents.notebook import Notebook
-from agents.refuter_model import RefuterModel
-from agents.registry import make_agent
-from agents.runner import play_games
-from agents.suggestion_value import envelope_information, envelope_information_reference
+from agents.knowledge.facts import POW2, FactBits, Facts, unpack
+from agents.knowledge.marginals import marginals, marginals_reference
+from agents.knowledge.notebook import Notebook
+from agents.knowledge.notebook_propagation import permute_live
+from agents.knowledge.propagation import fixpoint_bits, fixpoint_bits_reference
+from agents.knowledge.refuter_model import RefuterModel
+from agents.knowledge.suggestion_value import envelope_information, envelope_information_reference
+from agents.knowledge.witnesses import check_witnesses_kernel
+from agents.play.registry import make_agent
+from agents.play.runner import play_games
+from agents.players.deducer import DeducerAgent
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.config import RulesConfig
 
@@ -305,7 +304,7 @@ def test_witness_sampling_kernels_match_the_numpy_statement(preset: str, players
 
 
 def test_clause_order_in_the_kernel_is_numpys_permutation() -> None:
-    """``_permute_live`` (the fused propagation's clause order) gives :func:`random_clause_order`'s order from the same
+    """``permute_live`` (the fused propagation's clause order) gives :func:`random_clause_order`'s order from the same
     random numbers, and leaves the generator where numpy's ``permutation`` leaves it (none drawn for 0 or 1 slots)."""
     masks = np.random.default_rng(3)
     for seed in range(200):
@@ -313,7 +312,7 @@ def test_clause_order_in_the_kernel_is_numpys_permutation() -> None:
         live = masks.random(K) < masks.random()
         a, b = np.random.default_rng(seed), np.random.default_rng(seed)
         out = np.empty(K, np.int64)
-        m = _permute_live(a, live, out)
+        m = permute_live(a, live, out)
         assert out[:m].tolist() == random_clause_order(b, live).tolist()
         assert a.bit_generator.state == b.bit_generator.state
 
@@ -517,7 +516,9 @@ def test_deal_information_kernel_matches_reference(players: int, refute_all: boo
 def test_best_suggestion_and_room_values_skip_only_losers(players: int, refute_all: bool) -> None:
     """The suggestion and room-value kernels skip triples by bounds (prior entropy, log-free entropy lower
     bounds, partial sums); they must still return exactly the best of the full scores, ties included."""
-    from agents.deduction_kernels import _R0, _W0, best_suggestion_kernel, room_values_kernel
+    from agents.players.suggestion_choice import best_suggestion_kernel, room_values_kernel
+    from cluedo_env.rules.cards import ROOM_CARD0 as _R0
+    from cluedo_env.rules.cards import WEAPON_CARD0 as _W0
 
     rng = np.random.default_rng(10 + players)
     n, H, K = 400, players + 1, players - 1

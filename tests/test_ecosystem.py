@@ -21,7 +21,7 @@ import pytest
 import cluedo_env
 import training.learner_core
 import training.single_agent
-from agents.base import sample_legal
+from agents.players.base import sample_legal
 from cluedo_env.rules.actions import IllegalActionError
 from cluedo_env.rules.config import ConfigError
 from training.single_agent import CluedoSingleAgentEnv, CluedoVectorEnv
@@ -283,9 +283,9 @@ def always_zero(obs, mask):
 
 
 def test_a_policy_function_is_a_player_for_the_evaluator(tmp_path):
-    from agents.callable_player import CallablePlayer
-    from agents.registry import available_agents, make_agent
-    from agents.runner import play_games
+    from agents.play.registry import available_agents, make_agent
+    from agents.play.runner import play_games
+    from agents.players.callable_player import CallablePlayer
     from cluedo_env.rules.config import RulesConfig
 
     policy = tmp_path / "my_policies.py"
@@ -312,8 +312,8 @@ def test_a_policy_function_is_a_player_for_the_evaluator(tmp_path):
 
 
 def test_a_batched_policy_function_in_the_macro_space_with_belief():
-    from agents.callable_player import CallablePlayer
-    from agents.runner import play_games
+    from agents.play.runner import play_games
+    from agents.players.callable_player import CallablePlayer
     from cluedo_env.rules.config import RulesConfig
 
     calls = []
@@ -333,8 +333,8 @@ def test_a_batched_policy_function_in_the_macro_space_with_belief():
 def test_cleanrl_ppo_script_trains_evaluates_and_saves_a_player(tmp_path, monkeypatch):
     """A short run (the full one, 200k steps, wins about 99% against random players: see the README)."""
 
-    from agents.registry import make_agent
-    from agents.runner import play_games
+    from agents.play.registry import make_agent
+    from agents.play.runner import play_games
     from cluedo_env.rules.config import RulesConfig
     from scripts import cleanrl_ppo as script
     weights, numbers = tmp_path / "ppo.pt", tmp_path / "ppo.json"
@@ -450,7 +450,7 @@ def test_public_modules_declare_all_and_every_name_exists():
                 declared += 1
                 assert [n for n in names if not hasattr(module, n)] == [], info.name
     assert declared >= 12
-    for name in ("cluedo_env", "training.single_agent", "cluedo_env.cluedo_v0", "agents.callable_player"):
+    for name in ("cluedo_env", "training.single_agent", "cluedo_env.cluedo_v0", "agents.players.callable_player"):
         assert importlib.import_module(name).__all__
 
 

@@ -219,19 +219,20 @@ def test_bench_script_prints_the_table_and_writes_json(tmp_path):
 
 # ============================================================================ the kernel cache
 def test_the_kernel_cache_is_cleared_when_a_kernel_source_changes(tmp_path, monkeypatch):
-    from cluedo_env.engine import kernel_cache
-    pkg = tmp_path / "pkg"
-    (pkg / "engine" / "__pycache__").mkdir(parents=True)
-    (pkg / "rules").mkdir()
-    for name in kernel_cache.SOURCES:
-        (pkg / name).write_text(f"# {name}\n")
-    monkeypatch.setattr(kernel_cache, "PACKAGE", pkg)
-    monkeypatch.setattr(kernel_cache, "CACHE", pkg / "engine" / "__pycache__")
+    from cluedo_env.engine.kernel_cache import ENGINE, KernelSources
+    sources = tuple(tmp_path / path.name for path in ENGINE.sources)
+    for path in sources:
+        path.write_text(f"# {path.name}\n")
+    caches = (tmp_path / "engine" / "__pycache__", tmp_path / "players" / "__pycache__")
+    group = KernelSources("kernels.stamp", sources, caches)
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    stale = pkg / "engine" / "__pycache__" / "kernels.step-1.py311.nbi"
-    stale.write_text("stale")
-    assert kernel_cache.ensure_fresh() and not stale.exists()  # no stamp yet: cleared
-    stale.write_text("fresh")
-    assert not kernel_cache.ensure_fresh() and stale.exists()  # same sources: kept
-    (pkg / "engine" / "movement.py").write_text("# edited\n")  # inlined into kernels.py: its cache is stale
-    assert kernel_cache.ensure_fresh() and not stale.exists()
+    stale = [cache / "kernels.step-1.py311.nbi" for cache in caches]
+    for path in stale:
+        path.parent.mkdir(parents=True)
+        path.write_text("stale")
+    assert group.ensure_fresh() and not any(p.exists() for p in stale)  # no stamp yet: cleared
+    for path in stale:
+        path.write_text("fresh")
+    assert not group.ensure_fresh() and all(p.exists() for p in stale)  # same sources: kept
+    (tmp_path / "movement.py").write_text("# edited\n")  # inlined into kernels.py: every folder's cache is stale
+    assert group.ensure_fresh() and not any(p.exists() for p in stale)

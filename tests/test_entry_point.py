@@ -1,4 +1,4 @@
-"""agents/entry_point.py: a kernel called through the machine code of its first call's types."""
+"""agents/compiled.py: a kernel called through the machine code of its first call's types."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from numba import njit
 
-from agents.deduction_kernels import deal_weights_kernel
-from agents.entry_point import EntryPoint
+from agents.compiled import EntryPoint
+from agents.knowledge.deal_sampling import deal_weights_kernel
 
 
 @njit

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import tournament
+from agents.play import tournament
 from cluedo_env.cli.evaluate import main as evaluate_main
 from cluedo_env.rules.config import RulesConfig
 

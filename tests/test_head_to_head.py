@@ -1,4 +1,4 @@
-"""Head-to-head mode (agents/head_to_head.py and ``scripts/evaluate.py --head-to-head A B``).
+"""Head-to-head mode (agents/play/head_to_head.py and ``scripts/evaluate.py --head-to-head A B``).
 
 One A against P - 1 Bs with A's seat rotated: A must sit in every seat equally often, wins
 must be counted for A only, rounds to a win must be A's own turns, and the evaluator flag
@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from helpers import config
 
-from agents.head_to_head import head_to_head, head_to_head_markdown, wilson_interval
-from agents.random_agent import RandomAgent
-from agents.runner import play_games
+from agents.play.head_to_head import head_to_head, head_to_head_markdown
+from agents.play.runner import play_games
+from agents.play.stats import wilson_interval
+from agents.players.random_player import RandomAgent
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -138,7 +138,7 @@ def test_nothing_loads_a_script_by_its_path():
 @pytest.mark.parametrize(
     "where,source,fragment",
     [
-        ("cluedo_env/engine/fake.py", "from agents.base import Agent\n", "imports agents.base"),
+        ("cluedo_env/engine/fake.py", "from agents.players.base import Agent\n", "imports agents.players.base"),
         ("cluedo_env/rules/fake.py", "def f():\n    from cluedo_env.engine import state\n", "cluedo_env.engine.state"),
         ("agents/fake.py", "import training.policy\n", "imports training.policy"),
         ("agents/fake.py", "import importlib\nimportlib.import_module('training.train')\n", "training.train"),

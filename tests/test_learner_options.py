@@ -1,4 +1,4 @@
-"""Learner options of issue 17 (agents/learner_inputs.py): the accusation gate and potential-based shaping.
+"""Learner options of issue 17 (agents/learner/inputs.py): the accusation gate and potential-based shaping.
 
 * Shaping adds ``gamma * phi(s') - phi(s)`` per learner step with ``phi = 0`` at the end, so over an
   episode (gamma = 1) the shaped rewards sum to the plain ones minus ``phi(s_0)``; off, nothing changes.
@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from helpers import config, swap_hidden
 
-from agents.base import sample_legal
-from agents.belief import BeliefTracker
-from agents.heuristic import HeuristicAgent
-from agents.learner_inputs import envelope_potential
-from agents.runner import seat_actions
+from agents.learner.belief import BeliefTracker
+from agents.learner.inputs import envelope_potential
+from agents.play.runner import seat_actions
+from agents.players.base import sample_legal
+from agents.players.heuristic import HeuristicAgent
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules.config import ConfigError

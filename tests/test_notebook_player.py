@@ -1,4 +1,4 @@
-"""The notebook player (agents/notebook_player.py): the yardstick baseline of issue 16.
+"""The notebook player (agents/players/notebook_player.py): the yardstick baseline of issue 16.
 
 It must know exactly its own hand and the cards shown to it, nothing more (so an unrefuted
 suggestion does not solve anything for it), suggest only open cards, accuse when one open
@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from helpers import config, position
 
-from agents.head_to_head import head_to_head
-from agents.notebook_player import NotebookAgent
-from agents.random_agent import RandomAgent
-from agents.registry import available_agents, make_agent
-from agents.runner import play_games
+from agents.play.head_to_head import head_to_head
+from agents.play.registry import available_agents, make_agent
+from agents.play.runner import play_games
+from agents.players.notebook_player import NotebookAgent
+from agents.players.random_player import RandomAgent
 from cluedo_env.engine.reference import Game
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView

@@ -1,4 +1,4 @@
-"""Movement planning around the tokens that block (agents/planning.py ``blocking=True``, agents/planning_kernels.py).
+"""Movement planning around the tokens that block (agents/planning/movement.py ``blocking=True``, agents/planning/blocking.py).
 
 R-M2: a move's path may not enter or end on a square occupied by a suspect token (all six block).
 R-M6: a door whose square in front is occupied is blocked; a token in a room whose doors are all blocked
@@ -14,9 +14,7 @@ import numpy as np
 import pytest
 from helpers import BOARD, LegalityChecked, config, position
 
-from agents.deducer import DeducerAgent
-from agents.expert import ExpertAgent
-from agents.planning import (
+from agents.planning.movement import (
     _blocking_inputs,
     _kernel_rows,
     blocked_travel_turns,
@@ -27,9 +25,11 @@ from agents.planning import (
     turn_start_choice,
     turn_tables,
 )
-from agents.random_agent import RandomAgent
-from agents.registry import UnknownAgentError, check_player_names, make_agent
-from agents.runner import play_games
+from agents.play.registry import UnknownAgentError, check_player_names, make_agent
+from agents.play.runner import play_games
+from agents.players.deducer import DeducerAgent
+from agents.players.expert import ExpertAgent
+from agents.players.random_player import RandomAgent
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.errors import UsageError
@@ -203,7 +203,7 @@ def test_blocking_aware_players_always_choose_legal_actions(preset):
 
 
 def test_players_take_the_option_by_name():
-    """``NAME{JSON}`` passes constructor options (agents/registry.py), so a variant plays by name."""
+    """``NAME{JSON}`` passes constructor options (agents/play/registry.py), so a variant plays by name."""
     expert = make_agent('expert{"blocking_aware": true}', seed=3)
     assert isinstance(expert, ExpertAgent) and expert.blocking_aware and expert.seed == 3
     deducer = make_agent('deducer{"blocking_aware": false}', seed=0)

@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents.registry import make_agent  # noqa: E402
-from agents.runner import play_games  # noqa: E402
+from agents.play.registry import make_agent  # noqa: E402
+from agents.play.runner import play_games  # noqa: E402
 from cluedo_env.errors import CheckpointError, UsageError  # noqa: E402
 from cluedo_env.rules.config import make_config  # noqa: E402
 from training import pretrained  # noqa: E402

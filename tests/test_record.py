@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import cluedo_env
-from agents.registry import make_agent
-from agents.runner import play_games
+from agents.play.registry import make_agent
+from agents.play.runner import play_games
 from cluedo_env import record as R
 from cluedo_env.engine.reference import Game
 from cluedo_env.rules import actions as A

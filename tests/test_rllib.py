@@ -16,7 +16,7 @@ pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasiu
 import ray  # noqa: E402
 import torch  # noqa: E402
 
-from agents.registry import register_prefix  # noqa: E402
+from agents.play.registry import register_prefix  # noqa: E402
 from cluedo_env.rules.actions import IllegalActionError  # noqa: E402
 
 SMALL = {

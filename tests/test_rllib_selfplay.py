@@ -232,8 +232,8 @@ def test_bots_that_follow_every_step_get_their_seat_view():
     """A bot with an ``observe_step`` hook (as ``ckpt:`` players and the tournament's wrappers have) is called with
     its seat's view after every engine step, and sampling goes on (a regression: the hook loop once overwrote the
     observation buffer)."""
-    from agents.heuristic import HeuristicAgent
-    from agents.registry import register_agent
+    from agents.play.registry import register_agent
+    from agents.players.heuristic import HeuristicAgent
 
     seen = []
 
@@ -333,8 +333,8 @@ def test_ppo_trains_bulk_selfplay_resumes_and_plays(tmp_path):
     """Two iterations with two learning modules (local runner), a resume, then ``main`` as an ``rllib:`` player."""
     import ray
 
-    from agents.registry import make_agent
-    from agents.runner import play_games
+    from agents.play.registry import make_agent
+    from agents.play.runner import play_games
     from cluedo_env.rules.config import make_config
     from training.rllib_selfplay_runner import BulkSelfPlayRunner
     from training.rllib_train import build_config, latest_checkpoint, load_config, train

@@ -6,7 +6,7 @@ import gymnasium
 import numpy as np
 import pytest
 
-from agents.base import Agent, sample_legal
+from agents.players.base import Agent, sample_legal
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import ROOM_LOC0
 from training.learner_core import LearnerCore
@@ -136,7 +136,7 @@ def test_one_opponent_name_with_a_random_seat_shares_one_player_per_seat(monkeyp
     learner sits elsewhere (one call per seat and round, one notebook per game and seat); mixed names keep one
     player per (position, seat). Every opponent action stays legal (the engine raises otherwise) and each player
     acts only where its seat is to act."""
-    from agents.deducer import DeducerAgent
+    from agents.players.deducer import DeducerAgent
 
     calls: list[tuple[int, int]] = []
     act = DeducerAgent.act

@@ -106,7 +106,7 @@ def test_malformed_and_mismatched_checkpoints(tmp_path):
     with pytest.raises(CheckpointError, match="observations of size"):
         load_model(good, obs_size=1385)  # the card-only game's size
 
-    from agents.registry import make_agent
+    from agents.play.registry import make_agent
     from cluedo_env.engine.vector_engine import VectorEngine
     from cluedo_env.engine.views import PlayerView
     from cluedo_env.rules.config import make_config
@@ -162,8 +162,8 @@ def test_belief_and_macro_accusation_checkpoint_plays_by_name(tmp_path):
     with pytest.raises(CheckpointError, match="observations of size"):
         load_model(run / "model.zip", obs_size=2628)
 
-    from agents.registry import make_agent
-    from agents.runner import play_games
+    from agents.play.registry import make_agent
+    from agents.play.runner import play_games
     from cluedo_env.rules.config import make_config
 
     player = make_agent(f"ckpt:{run / 'model.zip'}", deterministic=False, seed=0)
@@ -180,9 +180,9 @@ def test_belief_and_macro_accusation_checkpoint_plays_by_name(tmp_path):
 
 def test_compact_observation_checkpoint_plays_by_name(tmp_path):
     """env.observation=compact: the checkpoint records it and the ckpt: player rebuilds the compact inputs."""
-    from agents.compact_observation import compact_size
-    from agents.registry import make_agent
-    from agents.runner import play_games
+    from agents.learner.compact_observation import compact_size
+    from agents.play.registry import make_agent
+    from agents.play.runner import play_games
     from cluedo_env.rules.config import make_config
 
     run = tmp_path / "compact"

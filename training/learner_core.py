@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.runner import act_by_seat
+from agents.play.runner import act_by_seat
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, as_actions, macro_mask, macro_to_engine
@@ -131,8 +131,8 @@ class LearnerCore:
         **flags: Any,
     ) -> None:
         check_keywords("LearnerCore", flags, _keywords(LearnerCore.__init__))
-        from agents.compact_observation import check_observation  # envs never import agents at module level
-        from agents.learner_inputs import check_accuse_gate, check_shaping
+        from agents.learner.compact_observation import check_observation  # envs never import agents at module level
+        from agents.learner.inputs import check_accuse_gate, check_shaping
 
         check_observation(observation, belief)
         check_accuse_gate(accuse_gate, macro_accuse)
@@ -174,23 +174,23 @@ class LearnerCore:
         self.observation = observation
         self.compact = None
         if belief:
-            from agents.belief import BeliefTracker  # envs never import agents at module level
-            from agents.compact_observation import CompactObservation
+            from agents.learner.belief import BeliefTracker  # envs never import agents at module level
+            from agents.learner.compact_observation import CompactObservation
 
             self.belief = BeliefTracker(self.views, seed=seed)
             if observation == "compact":
                 self.compact = CompactObservation(self.config)
         # The advisor (advised space): a rule-based player per seat the learner may sit in, seeing that seat's
         # view only, playing every learner decision but the accusation choice (LearnerActions.decides).
-        # One rule: an expert advisor (agents.expert.ExpertAgent) also gives the learner its accusation features
-        # (agents.accusation_features), and action 1 accuses the expert's best open triple.
+        # One rule: an expert advisor (agents.players.expert.ExpertAgent) also gives the learner its accusation features
+        # (agents.learner.accusation_features), and action 1 accuses the expert's best open triple.
         self.advisor = advisor
         self.advisors: dict[int, Any] = {}
         self.accusation_features = False
         self.accusation = None
         if advisor is not None:
-            from agents.accusation_features import AccusationFeatures, is_expert
-            from agents.registry import make_agent  # envs never import agents at module level
+            from agents.learner.accusation_features import AccusationFeatures, is_expert
+            from agents.play.registry import make_agent  # envs never import agents at module level
 
             seats = range(P) if seat == "random" else [int(seat)]
             adv_seeds = np.random.SeedSequence(None if seed is None else seed + 7919).spawn(P)
@@ -198,7 +198,7 @@ class LearnerCore:
             self.accusation_features = all(is_expert(a) for a in self.advisors.values())
             if self.accusation_features:
                 self.accusation = AccusationFeatures()
-        from agents.learner_inputs import learner_obs_size
+        from agents.learner.inputs import learner_obs_size
 
         self.obs_size = learner_obs_size(self.config, self.engine_obs_size, belief, observation,
                                          self.accusation_features)  # fmt: skip
@@ -253,7 +253,7 @@ class LearnerCore:
                     if spec == _FAST_RANDOM:
                         row[s] = None
                     else:
-                        from agents.registry import make_agent  # envs never import agents at module level
+                        from agents.play.registry import make_agent  # envs never import agents at module level
 
                         row[s] = make_agent(spec, seed=int(ss[k * self.P + s].generate_state(1)[0]))
                 elif isinstance(spec, PolicyOpponent):
@@ -315,7 +315,7 @@ class LearnerCore:
     def potential(self) -> np.ndarray:
         """(N,) the shaping potential of each game's current learner state (call after :meth:`observe`, which
         updates the notebook); 0 for a game over before the learner's first decision (its one step is terminal)."""
-        from agents.learner_inputs import envelope_potential
+        from agents.learner.inputs import envelope_potential
 
         phi = envelope_potential(self.belief, self._ar, self.shaping["kind"], self.shaping["coef"])
         phi[self.unplayed] = 0.0
@@ -335,15 +335,15 @@ class LearnerCore:
         return self._obs
 
     def _observe(self, idx: np.ndarray) -> np.ndarray:
-        """(n, D) learner observations of games ``idx`` (:func:`agents.learner_inputs.learner_observation`)."""
+        """(n, D) learner observations of games ``idx`` (:func:`agents.learner.inputs.learner_observation`)."""
         obs = self.eng.observe(player=self.seat[idx], idx=idx)
         if self.belief is None:
             return obs
-        from agents.learner_inputs import learner_observation
+        from agents.learner.inputs import learner_observation
 
         features = None
         if self.accusation is not None:
-            from agents.accusation_features import encode_by_seat
+            from agents.learner.accusation_features import encode_by_seat
 
             features = lambda games: encode_by_seat(self.accusation, self.advisors, self.views,  # noqa: E731
                                                     self.seat[games], games)  # fmt: skip
@@ -362,7 +362,7 @@ class LearnerCore:
         if self.accusation is not None:  # accuse only where the expert sampled a best open triple
             self.accusation.restrict(m, self._ar)
         if self.accuse_gate is not None:  # the macro accusation only where the notebook allows it (the gate)
-            from agents.learner_inputs import gate_accusation
+            from agents.learner.inputs import gate_accusation
 
             gate_accusation(m, self.eng.legal_action_mask, self.actions.accuse_id, self.belief, self._ar,
                             self.accuse_gate)  # fmt: skip

@@ -1,6 +1,6 @@
 """Trained players by name: ``ckpt:PATH`` (MaskablePPO), ``rllib:PATH`` (RLlib), ``pretrained:NAME``.
 
-Their loaders need torch or ray, so :mod:`agents.registry` does not import them; each registers its
+Their loaders need torch or ray, so :mod:`agents.play.registry` does not import them; each registers its
 prefix when its module is imported (:mod:`training.policy`, :mod:`training.rllib_module`). The
 command line, the scripts and the trainers name players through :func:`check_player_names`, which
 imports the loaders that the names need, then checks every name before any game starts.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-from agents import registry
+from agents.play import registry
 from cluedo_env.errors import UsageError
 
 # prefix -> (module that registers it, the pip extra that installs what it needs)
@@ -35,7 +35,7 @@ def register_player_prefixes(names: list[str]) -> None:
 
 
 def check_player_names(names: list[str], allowed_extra: tuple[str, ...] = ()) -> None:
-    """Register the loaders ``names`` need, then check every name (:func:`agents.registry.check_player_names`)."""
+    """Register the loaders ``names`` need, then check every name (:func:`agents.play.registry.check_player_names`)."""
     register_player_prefixes(names)
     registry.check_player_names(names, allowed_extra)
 

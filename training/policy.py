@@ -5,7 +5,7 @@ rules, action space, observation size). :func:`load_model` refuses, with a
 :class:`CheckpointError` saying why, a file that is missing, not a zip, not a MaskablePPO model,
 or made for another action space or observation size than asked for.
 
-Importing this module registers the ``ckpt:`` prefix with :mod:`agents.registry`, so that
+Importing this module registers the ``ckpt:`` prefix with :mod:`agents.play.registry`, so that
 ``make_agent("ckpt:runs/vs_random/model.zip")`` builds a :class:`PolicyAgent` (deterministic,
 the most probable legal action; ``make_agent("ckpt:path", deterministic=False)`` samples).
 """
@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
-from agents.learner_inputs import LearnerInputs
+from agents.learner.inputs import LearnerInputs
+from agents.players.base import Agent
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, num_actions
 from cluedo_env.errors import CheckpointError
@@ -109,7 +109,7 @@ class PolicyAgent(LearnerInputs, Agent):
     """A trained checkpoint as a batched player (Agent interface); sees only its PlayerView.
 
     It rebuilds the inputs the policy was trained on: the seat's observation, plus the belief
-    features (:mod:`agents.belief`, its own notebook) when the checkpoint was trained with them;
+    features (:mod:`agents.learner.belief`, its own notebook) when the checkpoint was trained with them;
     its actions go back to engine ids through :class:`~cluedo_env.envs.learner_actions.LearnerActions`.
     """
 
@@ -126,10 +126,10 @@ class PolicyAgent(LearnerInputs, Agent):
                                       advised=self.advisor_name is not None)  # fmt: skip
         self._advisor = None
         self.seed = seed
-        # Advised checkpoints whose advisor is an expert: its accusation features (agents.accusation_features).
+        # Advised checkpoints whose advisor is an expert: its accusation features (agents.learner.accusation_features).
         self.accusation_features = bool(self.meta.get("accusation_features", False))
         if self.advisor_name is not None:
-            from agents.accusation_features import is_expert
+            from agents.learner.accusation_features import is_expert
 
             if is_expert(self._advisor_of()) != self.accusation_features:
                 raise CheckpointError(
@@ -170,7 +170,7 @@ class PolicyAgent(LearnerInputs, Agent):
 
     def _advisor_of(self) -> Agent:
         if self._advisor is None:
-            from agents.registry import make_agent
+            from agents.play.registry import make_agent
 
             self._advisor = make_agent(self.advisor_name, seed=self.seed)
         return self._advisor
@@ -214,7 +214,7 @@ class PolicyAgent(LearnerInputs, Agent):
         if self.accusation_features:  # accuse only where the expert sampled a best open triple (as in training)
             self._accusation.restrict(legal, idx)
         if self.accuse_gate is not None:  # the macro accusation only where the notebook allows it (as in training)
-            from agents.learner_inputs import gate_accusation
+            from agents.learner.inputs import gate_accusation
 
             gate_accusation(legal, mask, self.actions.accuse_id, self._belief, idx, self.accuse_gate)
         chosen = self._fn(obs, legal)
@@ -229,7 +229,7 @@ def _ckpt_factory(spec: str, seed: int | None = None, **kwargs) -> PolicyAgent:
 
 
 def register() -> None:
-    from agents.registry import register_prefix
+    from agents.play.registry import register_prefix
 
     register_prefix("ckpt", _ckpt_factory, replace=True)
 

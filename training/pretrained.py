@@ -61,8 +61,8 @@ def _factory(spec: str, seed: int | None = None, **kwargs: Any) -> PolicyAgent:
 
 
 def register() -> None:
-    """Register the ``pretrained:`` prefix with :mod:`agents.registry` (done on import)."""
-    from agents.registry import register_prefix
+    """Register the ``pretrained:`` prefix with :mod:`agents.play.registry` (done on import)."""
+    from agents.play.registry import register_prefix
 
     register_prefix("pretrained", _factory, replace=True)
 

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.base import Agent, sample_legal
-from agents.learner_inputs import LearnerInputs
+from agents.learner.inputs import LearnerInputs
+from agents.players.base import Agent, sample_legal
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions
 from training.rllib_module import module_actions

@@ -8,11 +8,11 @@
   mask (the batched vs_bots env, :mod:`training.rllib_vector`).
 * :class:`RandomLegalRLModule`: no parameters, never trained; picks a uniformly random legal action
   from the mask: the ``random`` bot as an RLlib module, for multi-agent setups on the PettingZoo env.
-* :class:`RllibAgent`: a module from an RLlib checkpoint as a batched player (``agents.base.Agent``);
+* :class:`RllibAgent`: a module from an RLlib checkpoint as a batched player (``agents.players.base.Agent``);
   it sees the game only through its ``PlayerView`` and rebuilds the inputs the module was trained
   on (belief features, macro actions: :func:`module_options`, saved in the module's model config).
 
-Importing this module registers the ``rllib:`` prefix with :mod:`agents.registry`::
+Importing this module registers the ``rllib:`` prefix with :mod:`agents.play.registry`::
 
     make_agent("rllib:runs/rllib_vs_heuristic_belief/checkpoints/iter_000190")     # greedy
     make_agent("rllib:runs/rllib_selfplay/checkpoints/iter_000200", deterministic=False, module="main")
@@ -40,8 +40,8 @@ from ray.rllib.core.models.base import ENCODER_OUT
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-from agents.base import Agent, replace_illegal, sample_legal
-from agents.learner_inputs import LearnerInputs
+from agents.learner.inputs import LearnerInputs
+from agents.players.base import Agent, replace_illegal, sample_legal
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions
 from training.lean_policy import PRECISIONS
@@ -326,7 +326,7 @@ def _rllib_factory(spec: str, seed: int | None = None, **kwargs: Any) -> RllibAg
 
 
 def register() -> None:
-    from agents.registry import register_prefix
+    from agents.play.registry import register_prefix
 
     register_prefix("rllib", _rllib_factory, replace=True)
 

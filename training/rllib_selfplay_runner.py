@@ -15,7 +15,7 @@ weight sync, ``get_state``/``set_state``, checkpoints) and samples ``num_envs_pe
   PettingZoo env's ``"observation"``) followed by the legal mask: the flat row the masked module takes. With
   ``learner:`` input options each seat sees instead what the vs_bots learner sees (its own notebook's belief
   features, the compact observation, macro actions mapped back to engine actions), one
-  :class:`~agents.learner_inputs.LearnerInputs` per seat.
+  :class:`~agents.learner.inputs.LearnerInputs` per seat.
 * **One episode per (game, seat)**, as the agent episodes of RLlib's ``MultiAgentEpisode``: a seat's
   observations are those at its own decisions; the next observation of a decision is the seat's next
   decision, or its view of the finished game. The reward of a decision is what the seat received until its
@@ -28,7 +28,7 @@ weight sync, ``get_state``/``set_state``, checkpoints) and samples ``num_envs_pe
   episode id, ``t_started`` = the steps already returned). So every returned step is a complete transition.
 * **Training** only the modules ``policies_to_train`` names: the others (frozen opponents) act, and their
   steps are counted in the metrics, but no chunk of theirs is returned.
-* **Bots in seats** (``selfplay.bots``: player names for :func:`agents.registry.make_agent`, such as
+* **Bots in seats** (``selfplay.bots``: player names for :func:`agents.play.registry.make_agent`, such as
   ``heuristic``, ``deducer``, ``ckpt:PATH``): the mapping may give a seat a bot instead of a module. One
   batched player per (seat, bot) plays the games where that seat is that bot, through its seat's
   :class:`~cluedo_env.engine.views.PlayerView` (what the seat may know, nothing more), as the vs_bots
@@ -72,8 +72,8 @@ from ray.rllib.utils.metrics import (
     WEIGHTS_SEQ_NO,
 )
 
-from agents.base import Agent
-from agents.learner_inputs import LearnerInputs
+from agents.learner.inputs import LearnerInputs
+from agents.players.base import Agent
 from cluedo_env.envs.aec import agent_name as agent_id
 from cluedo_env.envs.aec import agent_seat as seat_of
 from training.rllib_bulk_runner import BulkSampling, EpisodeFactory, _check_supported, draw_actions
@@ -102,7 +102,7 @@ def input_sizes(rules: Any, options: dict[str, Any]) -> tuple[int, int]:
 
     if not options:
         return O.size(rules), A.NUM_ACTIONS
-    from agents.learner_inputs import learner_obs_size
+    from agents.learner.inputs import learner_obs_size
 
     width = learner_obs_size(rules, O.size(rules), bool(options.get("belief")), options.get("observation", "full"))
     return width, num_actions(bool(options.get("macro_moves")), bool(options.get("macro_accuse")))
@@ -269,7 +269,7 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         """One batched player per (seat, bot spec), each behind its seat's view; names join the module ids."""
         import training.policy  # noqa: F401 - registers ckpt: players in this (env runner) process
         import training.rllib_module  # noqa: F401 - registers rllib: players
-        from agents.registry import make_agent
+        from agents.play.registry import make_agent
         from cluedo_env.engine.views import PlayerView
 
         self._names = self._module_ids + list(specs)
@@ -437,7 +437,7 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
 
     def _bot_actions(self, b: int, actor: np.ndarray, games: np.ndarray, out: np.ndarray) -> None:
         """``out[games]``: bot ``b``'s actions where it plays the seat to act (the one seat-dispatch loop)."""
-        from agents.runner import act_by_seat
+        from agents.play.runner import act_by_seat
 
         players = {s: agents[b] for s, agents in enumerate(self._bots)}
         where = np.zeros(len(actor), bool)

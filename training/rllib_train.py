@@ -7,7 +7,7 @@
 
 Setups (``setup:`` in the YAML):
 
-* ``vs_bots``: one learner seat per game against ``opponents`` (any :func:`agents.registry.make_agent`
+* ``vs_bots``: one learner seat per game against ``opponents`` (any :func:`agents.play.registry.make_agent`
   player: ``random``, ``heuristic``, ``deducer``, ``expert``, ``notebook``, ``ckpt:PATH``,
   ``rllib:PATH``; or ``league``, frozen snapshots of the learning module, :mod:`training.rllib_league`),
   played inside the env. RLlib's ``SingleAgentEnvRunner`` steps ``num_envs_per_env_runner`` games
@@ -213,7 +213,7 @@ def _validate_selfplay(cfg: dict[str, Any]) -> None:
 def _check_inputs(learner: dict[str, Any], flags: tuple[str, ...]) -> None:
     """The learner-input keys both setups share: ``flags`` are booleans, the macro accusation needs belief
     features, and the observation is one the belief setting allows."""
-    from agents.compact_observation import check_observation
+    from agents.learner.compact_observation import check_observation
     from cluedo_env.rules.config import ConfigError
 
     for key in flags:
@@ -289,10 +289,10 @@ def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
 
 
 def _make_player(spec: str) -> Any:
-    """``agents.registry.make_agent(spec)`` with the ``ckpt:`` and ``rllib:`` prefixes registered."""
+    """``agents.play.registry.make_agent(spec)`` with the ``ckpt:`` and ``rllib:`` prefixes registered."""
     import training.policy  # noqa: F401 - registers ckpt:
     import training.rllib_module  # noqa: F401 - registers rllib:
-    from agents.registry import make_agent
+    from agents.play.registry import make_agent
 
     return make_agent(spec, seed=0)
 
@@ -479,12 +479,12 @@ def _main_return(result: dict[str, Any]) -> float | None:
 
 
 def evaluate(checkpoint: Path, cfg: dict[str, Any], out: Path) -> dict[str, Any]:
-    """The checkpoint's ``main`` against ``eval.opponents``, seats rotated (:mod:`agents.tournament`).
+    """The checkpoint's ``main`` against ``eval.opponents``, seats rotated (:mod:`agents.play.tournament`).
 
     Writes ``tournament.md``/``.json``/``.png`` into ``out`` and returns the summary.
     """
     import training.rllib_module  # noqa: F401 - registers rllib:
-    from agents import tournament
+    from agents.play import tournament
     from cluedo_env.rules.config import make_config
 
     players = int(cfg["env"].get("players", 4))

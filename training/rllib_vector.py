@@ -4,7 +4,7 @@ RLlib's single-agent env runner builds its env with ``gymnasium.make_vec(..., ve
 "vector_entry_point")``; this module registers ``"cluedo_vector_v0"`` with Ray's env registry, whose
 vector entry point is ``gymnasium.make_vec("cluedo_env/Cluedo-v0", num_envs=N)``, i.e.
 :class:`~training.single_agent.CluedoVectorEnv`: N games in one batched engine, the learner in
-one seat of each, the opponents (any :func:`agents.registry.make_agent` player, or the league's
+one seat of each, the opponents (any :func:`agents.play.registry.make_agent` player, or the league's
 frozen snapshots, :mod:`training.rllib_league`) played inside the env. One RLlib env step is one
 learner decision in each of N games, so RLlib's per-call costs (connectors, the torch forward pass)
 are paid once per N games instead of once per move of one game.

@@ -41,10 +41,10 @@ ids        macro action space
 Compact observation (``observation="compact"``, needs ``belief``): instead of the engine's observation
 and the belief features, the pieces a learner needs in about a third of the slots (token rooms instead
 of squares, travel turns to each room, the newest 4 history records, the belief features, the
-notebook's envelope probabilities; :mod:`agents.compact_observation`, ``docs/observation.md``).
+notebook's envelope probabilities; :mod:`agents.learner.compact_observation`, ``docs/observation.md``).
 
 Belief features (``belief=True``): the observation is followed by the deducer's notebook for the
-learner's seat (:mod:`agents.belief`: proved holders of every card, proved envelope cards, solved
+learner's seat (:mod:`agents.learner.belief`: proved holders of every card, proved envelope cards, solved
 flag; ``D + 2 (P + 1) 21 + 4``, 214 slots with 4 players). They are a function of what the seat
 has seen, like the rest of the observation. With ``macro_accuse=True`` (needs ``belief``) the 324
 ACCUSE actions become one, the last id (``num_actions(macro_moves, True)``: 359 with macro moves,
@@ -57,10 +57,10 @@ it may accuse (R-A1: its own turn, at the start or after the move or suggestion)
 0 = the advisor's action there, 1 = accuse the legal triple the learner's belief finds most likely.
 So the policy learns *when* to accuse, and plays the rest as well as its advisor; an episode is
 then about two decisions per turn of the learner.
-An expert advisor (:class:`agents.expert.ExpertAgent`, e.g. the riskless
+An expert advisor (:class:`agents.players.expert.ExpertAgent`, e.g. the riskless
 ``expert{"floor": 1.01, "accuse_assumed": false, "max_hypotheses": 0}``) also appends the expert's
 accusation inputs to the observation (p1 of its best open triple, danger, hypotheses left ...:
-:mod:`agents.accusation_features`), and action 1 accuses that triple instead of the belief's.
+:mod:`agents.learner.accusation_features`), and action 1 accuses that triple instead of the belief's.
 
 The macro mapping is a pure function of the legal MOVE destinations (:func:`macro_mask`,
 :func:`macro_to_engine`); no rule is written here.
@@ -96,9 +96,9 @@ PettingZoo's classic games do).
 Opponents (``opponents``): one spec, or a list of P-1 specs for the seats after the learner in
 clockwise order (the k-th sits k+1 seats to the learner's left). A spec is
 
-* a player name for :func:`agents.registry.make_agent` (``"heuristic"``, ``"deducer"``, ``"ckpt:..."``);
+* a player name for :func:`agents.play.registry.make_agent` (``"heuristic"``, ``"deducer"``, ``"ckpt:..."``);
   ``"random"`` is sampled straight from the engine's legal blocks (same distribution as
-  ``agents.random_agent``, much cheaper);
+  ``agents.players.random_player``, much cheaper);
 * an object with the Agent interface (``reset(view, idx)``, ``act(view, idx)``, optionally
   ``observe_step(view)``); with ``seat="random"`` it is deep-copied for each seat it may sit in;
 * a frozen policy: a callable ``fn(obs (n, D) int8, mask (n, A) bool) -> (n,) actions`` in this

@@ -9,18 +9,18 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
 * ``env``: rules (``preset``, ``players``, other ``RulesConfig`` flags under ``rules``), ``num_envs``,
   learner ``seat`` (k or ``random``), ``opponents`` (one name or P-1 names), ``macro_moves``,
   ``end_on_elimination``, ``belief`` (the deducer's notebook as extra observation pieces,
-  :mod:`agents.belief`), ``macro_accuse`` (one "accuse the notebook's best triple" action instead
+  :mod:`agents.learner.belief`), ``macro_accuse`` (one "accuse the notebook's best triple" action instead
   of 324; needs ``belief``), ``observation`` (``full``, or ``compact``: the learner's pieces in about a third of
-  the slots, :mod:`agents.compact_observation`; needs ``belief``), ``advisor`` (a player name, e.g.
+  the slots, :mod:`agents.learner.compact_observation`; needs ``belief``), ``advisor`` (a player name, e.g.
   ``deducer``: it plays the learner's seat and the learner only chooses, where it may accuse, between the
   advisor's action and accusing its belief's best triple; needs ``belief``, no macro options; an expert
   advisor, e.g. ``expert{"floor": 1.01, "accuse_assumed": false, "max_hypotheses": 0}``, also gives the
   learner the expert's accusation inputs and makes the accusation the expert's best open triple,
-  :mod:`agents.accusation_features`), ``accuse_gate`` (with ``macro_accuse``: the accusation is open only
+  :mod:`agents.learner.accusation_features`), ``accuse_gate`` (with ``macro_accuse``: the accusation is open only
   where the learner's notebook is ``solved``, or where its triple's probability is at least a number in
   (0, 1]; the checkpoint keeps the gate when it plays), ``shaping`` (training rewards only: potential-based
   shaping from the learner's notebook, ``{kind: triples | unknown, coef: 0.05}``, discounted with
-  ``ppo.gamma``; evaluations count plain wins; :mod:`agents.learner_inputs`) (see :mod:`training.single_agent`).
+  ``ppo.gamma``; evaluations count plain wins; :mod:`agents.learner.inputs`) (see :mod:`training.single_agent`).
 * ``ppo``: MaskablePPO keyword arguments (``n_steps``, ``batch_size``, ``learning_rate`` ...);
   ``net_arch`` becomes ``policy_kwargs``.
 * ``total_timesteps``, ``seed``, ``run_dir``.
@@ -75,7 +75,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnvWrapper
 
-from agents.compact_observation import check_observation
+from agents.learner.compact_observation import check_observation
 from cluedo_env.errors import CheckpointError, TrainConfigError
 from cluedo_env.files import clean_stale_tmp
 from cluedo_env.options import ArgumentParser, int_in, seed_type
@@ -258,7 +258,7 @@ def validate_train_config(cfg: dict) -> None:
                 "env.advisor needs env.belief=true and env.macro_moves=false, env.macro_accuse=false (the advisor "
                 "moves; the learner chooses between the advisor's action and accusing its belief's best triple)"
             )
-    from agents.learner_inputs import check_accuse_gate, check_shaping
+    from agents.learner.inputs import check_accuse_gate, check_shaping
 
     try:
         check_accuse_gate(env["accuse_gate"], bool(env["macro_accuse"]))
@@ -709,7 +709,7 @@ class Trainer:
         ):
             self.checkpoint(model)
         import training.policy  # noqa: F401 - registers the ckpt: prefix
-        from agents import tournament
+        from agents.play import tournament
 
         opponents = ev["opponents"] or self.cfg["env"]["opponents"]
         if isinstance(opponents, str):

@@ -17,7 +17,7 @@ Workloads (one engine with ``autoreset=True`` per config and batch size):
 * **uniform**: ``sample_random_actions()``: uniform random legal play. Nearly every turn starts with
   an accusation (324 of ~325 legal actions), so a 4-player game lasts ~3 decisions: this measures
   dealing and accusing, not play;
-* **bots**: whole games between four batched ``heuristic`` players (``agents.runner.play_games``),
+* **bots**: whole games between four batched ``heuristic`` players (``agents.play.runner.play_games``),
   the players' own time included: what an evaluation run costs.
 
 Each loop runs for ``--seconds``, ``--repeats`` times, after a warm-up; the tables give medians.
@@ -174,8 +174,8 @@ def bench_engine(label: str, cfg: RulesConfig, batch: int, workload: str, args: 
 
 
 def bench_bots(label: str, cfg: RulesConfig, batch: int, args: argparse.Namespace) -> dict[str, Any]:
-    from agents.registry import make_agent
-    from agents.runner import play_games
+    from agents.play.registry import make_agent
+    from agents.play.runner import play_games
 
     players = [make_agent("heuristic", seed=args.seed + p) for p in range(cfg.players)]
     games = max(BOT_GAMES, batch)

@@ -5,8 +5,8 @@
     python scripts/evaluate.py --round-robin random heuristic deducer expert --games 2000 --preset cards \\
         --seats 4 --out results/rr_cards
 
-What each mode measures (tournament, round robin with ratings) is described in :mod:`agents.tournament`;
-``--head-to-head A B`` is :mod:`agents.head_to_head`.
+What each mode measures (tournament, round robin with ratings) is described in :mod:`agents.play.tournament`;
+``--head-to-head A B`` is :mod:`agents.play.head_to_head`.
 
 **Records** (``--record DIR``, optionally ``--record-games N``): every game (or the first N) is
 saved as a game record ``DIR/game_00000.json`` ... (schema in :mod:`cluedo_env.record`), which
@@ -24,8 +24,8 @@ import math
 import sys
 from pathlib import Path
 
-from agents.registry import make_agent
-from agents.tournament import (
+from agents.play.registry import make_agent
+from agents.play.tournament import (
     MAX_BATCH,
     RecordSink,
     play_match,
@@ -83,8 +83,8 @@ def _checked(args: argparse.Namespace) -> tuple[RulesConfig, list[str]]:
 
 
 def _epilog() -> str:
-    """``--help``'s text: the usage examples, then what the modes measure (from :mod:`agents.tournament`)."""
-    from agents import tournament
+    """``--help``'s text: the usage examples, then what the modes measure (from :mod:`agents.play.tournament`)."""
+    from agents.play import tournament
 
     modes = tournament.__doc__.split("**Tournament**", 1)[1].split("\n\nReports:", 1)[0]
     return __doc__.split("\n\n", 1)[1] + "\n\n**Tournament**" + modes
@@ -153,10 +153,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
 
 
 def _head_to_head(args: argparse.Namespace, config: RulesConfig) -> dict:
-    """``--head-to-head A B`` (agents/head_to_head.py): print the table, write ``head_to_head.md``/``.json``."""
+    """``--head-to-head A B`` (agents/play/head_to_head.py): print the table, write ``head_to_head.md``/``.json``."""
     from tqdm import tqdm
 
-    from agents.head_to_head import head_to_head, head_to_head_markdown
+    from agents.play.head_to_head import head_to_head, head_to_head_markdown
 
     a, b = args.head_to_head
     total = math.ceil(args.games / config.players) * config.players

@@ -19,11 +19,11 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from cluedo_env.engine.kernel_cache import ensure_fresh
+from cluedo_env.engine.kernel_cache import ENGINE
 from cluedo_env.rules import actions as A
 from cluedo_env.rules import privacy
 
-ensure_fresh()  # before any kernel below is compiled or loaded from numba's cache
+ENGINE.ensure_fresh()  # before any kernel below is compiled or loaded from numba's cache
 
 from cluedo_env.engine.movement import fill_destinations  # noqa: E402
 from cluedo_env.engine.state import ACCUSATION, ALL_TRIPLES, HIDDEN, NO_TRIPLES, NOT_ASKED, PASSED, SUGGESTION  # noqa: E402
@@ -719,7 +719,7 @@ def seat_mask_rows(seat, idx, phase, refuter, current, mask, out) -> int:
 @njit(**KERNEL)
 def all_legal_rows(out: np.ndarray, mask: np.ndarray) -> bool:
     """Whether every action ``out[i]`` (n,) int64 is legal in row i of ``mask`` (n, A) bool (a player's check of
-    its own choices, :func:`agents.base.replace_illegal`)."""
+    its own choices, :func:`agents.players.base.replace_illegal`)."""
     for i in range(out.shape[0]):
         if out[i] < 0 or out[i] >= mask.shape[1] or not mask[i, out[i]]:
             return False

@@ -14,11 +14,11 @@ in a smaller space than the engine's 870 ids (:mod:`cluedo_env.rules.actions`):
   plays every other decision of the seat. So the policy learns *when* to accuse, the one decision
   a sound deducer leaves on the table (it accuses only on proof), and plays the rest as well as
   its advisor. With an expert advisor, 1 accuses the expert's most likely open triple instead
-  (:mod:`agents.accusation_features`: the resolver is the env's, this module only maps ids).
+  (:mod:`agents.learner.accusation_features`: the resolver is the env's, this module only maps ids).
 
 The mapping is a pure function of the legal actions (the engine's mask); no rule is written here.
 Both the envs (:mod:`training.single_agent`) and the players that run trained policies
-(:mod:`agents.callable_player`, :mod:`training.policy`) use this one module.
+(:mod:`agents.players.callable_player`, :mod:`training.policy`) use this one module.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class LearnerActions:
     engine_mask, accuse)`` maps actions back to engine ids. With ``macro_accuse`` the 324
     accusations become one action (the last id), resolved by ``accuse(rows, legal)`` -> (k,)
     triple indices, given the rows that chose it and their (k, 324) legal accusations (the
-    learner's belief: :meth:`agents.belief.BeliefTracker.best_accusations`).
+    learner's belief: :meth:`agents.learner.belief.BeliefTracker.best_accusations`).
     """
 
     def __init__(self, macro_moves: bool = False, macro_accuse: bool = False, advised: bool = False) -> None:

@@ -1,0 +1,413 @@
+"""The exact search for the envelope's cards, and the check that stored witness deals still fit the facts.
+
+Propagation (:mod:`agents.knowledge.propagation`) is sound but not complete: a deal-level argument can combine
+several clauses and hand sizes. :func:`search_envelope` decides envelope cells *exactly* by a batched
+backtracking search (place the card, propagate, branch on the most constrained card, back up on a
+contradiction), which either finds a consistent deal with the card in the envelope (a witness) or proves the
+card is not there; :func:`valid_deals` checks whether stored witnesses still agree with new facts. Both run as
+compiled loops over games (the kernels at the end of this module).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from agents.compiled import INLINE, KERNEL
+from agents.knowledge.facts import FULL, POW2, FactBits, Facts, bit_count, popcount, unpack
+from agents.knowledge.propagation import fixpoint_bits, fixpoint_kernel
+from cluedo_env.rules.cards import NUM_CARDS
+
+
+def _search_start(
+    facts: FactBits, query: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A search's queries (game, card) ((Q,), (Q,)): the cells of ``query`` (n, 21), default every open envelope
+    cell; and its empty witness arrays ((n, 21, 21) int8, (n, 21) bool)."""
+    hb, nb = facts.hb, facts.nb
+    n, H = hb.shape
+    if query is None:
+        query = unpack(~hb[:, H - 1] & ~nb[:, H - 1] & FULL)
+    qg, qc = np.nonzero(query)
+    return qg, qc, np.zeros((n, NUM_CARDS, NUM_CARDS), np.int8), np.zeros((n, NUM_CARDS), bool)
+
+
+def search_envelope(
+    facts: FactBits,
+    query: np.ndarray | None = None,
+    max_rounds: int = 400,
+    rng: np.random.Generator | None = None,
+    stats: dict | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`search_envelope_reference` compiled (:func:`agents.knowledge.envelope_search.search_envelope_kernel`, query by
+    query within each round: the same nodes, random numbers, witnesses and proofs). With ``stats`` (per-query
+    outcomes and rounds, for studies) the numpy statement runs instead."""
+    if stats is not None:
+        return search_envelope_reference(facts, query, max_rounds, rng, stats)
+    hb, nb, size = facts.hb, facts.nb, facts.size
+    n, H = hb.shape
+    qg, qc, witness, witnessed = _search_start(facts, query)
+    Q = len(qg)
+    if Q == 0:
+        return np.ones(n, bool), witness, witnessed
+    status = np.empty(Q, np.int8)
+    K, NA, D, i64 = facts.cl_live.shape[1], facts.acc_live.shape[1], NUM_CARDS + 1, np.int64
+    search_envelope_kernel(
+        np.ascontiguousarray(hb, i64), nb, np.asarray(size, i64), np.asarray(facts.cl_holder, i64),
+        np.asarray(facts.cl_mask, i64), np.ascontiguousarray(facts.cl_live), np.asarray(facts.acc_mask, i64),
+        np.ascontiguousarray(facts.acc_live), qg.astype(i64), qc.astype(i64), max_rounds,
+        rng or np.random.default_rng(0), witness, witnessed, status, np.empty((Q, D, H), i64),
+        np.empty((Q, D, H), i64), np.empty((Q, D), i64), np.empty((Q, D, H), bool), np.empty(Q, i64),
+        np.empty(Q, i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
+        np.empty((1, K), i64), np.empty((1, K), bool), np.empty((1, NA), i64), np.empty((1, NA), bool),
+        np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64), np.empty(H),
+    )  # fmt: skip
+    decided = np.ones(n, bool)
+    decided[qg[status == 0]] = False
+    return decided, witness, witnessed
+
+
+def search_envelope_reference(
+    facts: FactBits,
+    query: np.ndarray | None = None,
+    max_rounds: int = 400,
+    rng: np.random.Generator | None = None,
+    stats: dict | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Decide envelope cells of n games exactly, by a batched backtracking search; ``facts.nb`` in place.
+
+    ``facts`` as :func:`fixpoint_bits` takes them. One query per envelope cell of ``query``
+    (n, 21) bool (default: every unknown one): is there a consistent deal with this card in
+    the envelope? Each query runs a depth-first search (DPLL): place the card, propagate
+    with :func:`fixpoint_bits`, branch on the unplaced card with the fewest possible
+    holders (trying them in random order, weighted by their open slots, so that a
+    consistent deal is usually found on the first descent), back up on a contradiction.
+    All queries advance together, one node each per round. A query that reaches a complete
+    consistent deal proves its card possible (and so does every other query of the same
+    game whose card that deal puts in the envelope); one whose tree is exhausted proves the
+    card is not in the envelope, which is written into ``nb``. Queries still open after
+    ``max_rounds`` rounds prove nothing (sound either way).
+
+    Returns (decided (n,) bool: every queried cell was decided; witness (n, 21, 21) int8:
+    for each envelope card found possible, a consistent deal (holder of every card) with it
+    in the envelope; witnessed (n, 21) bool: which witness rows are filled). ``stats``, if
+    given, receives per query its outcome (1, -1, 0 open) and the round that settled it.
+
+    The numpy statement (the readable search, and the path with ``stats``); :func:`search_envelope` runs it
+    compiled, and the tests check both give the same.
+    """
+    hb, nb, size = facts.hb, facts.nb, facts.size
+    n, H = hb.shape
+    C = NUM_CARDS
+    E = H - 1
+    qg, qc, witness, witnessed = _search_start(facts, query)
+    Q = len(qg)
+    if Q == 0:
+        return np.ones(n, bool), witness, witnessed
+    D = C + 1
+    st_h = np.zeros((Q, D, H), np.int64)
+    st_n = np.zeros((Q, D, H), np.int64)
+    br_card = np.zeros((Q, D), np.int64)
+    tried = np.zeros((Q, D, H), bool)
+    depth = np.full(Q, -1, np.int64)
+    status = np.zeros(Q, np.int8)  # 0 open, 1 possible, -1 impossible
+    qa = np.arange(Q)
+    shifts = np.arange(C)
+    rng = rng or np.random.default_rng(0)
+
+    def expand(q: np.ndarray, d: np.ndarray, ch: np.ndarray, cn: np.ndarray) -> None:
+        """Propagate children (ch, cn) of queries q, to be put at depth d."""
+        g = qg[q]
+        bad = fixpoint_bits(facts.take(g)._replace(hb=ch, nb=cn))
+        located = np.bitwise_or.reduce(ch, axis=1)
+        done = ~bad & (located == FULL)
+        if done.any():
+            owner = unpack(ch[done]).argmax(1).astype(np.int8)  # (r, C)
+            env = np.nonzero(unpack(ch[done, E]))  # three cards per deal
+            rows = g[done][env[0]]
+            witness[rows, env[1]] = owner[env[0]]
+            witnessed[rows, env[1]] = True
+        grow = ~bad & (located != FULL)
+        if grow.any():
+            q, d, ch, cn, loc = q[grow], d[grow], ch[grow], cn[grow], located[grow]
+            st_h[q, d], st_n[q, d] = ch, cn
+            nposs = ((~cn[:, :, None] >> shifts) & 1).sum(1)  # (r, C) possible holders per card
+            nposs = np.where((loc[:, None] >> shifts) & 1 == 1, 99, nposs)
+            br_card[q, d] = nposs.argmin(1)
+            tried[q, d] = False
+            depth[q] = d
+
+    root_h, root_n = hb[qg].copy(), nb[qg].copy()
+    root_h[qa, E] |= POW2[qc]
+    expand(qa, np.zeros(Q, np.int64), root_h, root_n)
+    settled = np.full(Q, -1)
+    for rnd in range(max_rounds):
+        status[(status == 0) & witnessed[qg, qc]] = 1
+        status[(status == 0) & (depth < 0)] = -1
+        settled[(settled < 0) & (status != 0)] = rnd
+        run = np.flatnonzero(status == 0)
+        if len(run) == 0:
+            break
+        d = depth[run]
+        card = br_card[run, d]
+        cand = ((st_n[run, d] >> card[:, None]) & 1 == 0) & ~tried[run, d]
+        left = cand.any(1)
+        depth[run[~left]] -= 1  # every holder tried: back up
+        go = run[left]
+        if len(go) == 0:
+            continue
+        d, card = d[left], card[left]
+        slots = np.maximum(size[qg[go]] - popcount(st_h[go, d]), 0) + 0.5
+        h = np.where(cand[left], slots * rng.random(slots.shape), -1.0).argmax(1)
+        tried[go, d, h] = True
+        ch, cn = st_h[go, d].copy(), st_n[go, d].copy()
+        ch[np.arange(len(go)), h] |= POW2[card]
+        expand(go, d + 1, ch, cn)
+    status[(status == 0) & witnessed[qg, qc]] = 1
+    status[(status == 0) & (depth < 0)] = -1
+    if stats is not None:
+        stats.setdefault("status", []).append(status.copy())
+        stats.setdefault("settled", []).append(settled)
+    out = status == -1
+    np.bitwise_or.at(nb, (qg[out], E), POW2[qc[out]])
+    decided = np.ones(n, bool)
+    decided[qg[status == 0]] = False
+    return decided, witness, witnessed
+
+
+def valid_deals(owner: np.ndarray, facts: Facts) -> np.ndarray:
+    """(n, W) bool: deals ``owner`` (n, W, 21) (holder per card) agree with the facts and clauses.
+
+    Reads ``no``, the clauses and their live flags of ``facts`` (``has`` and sizes are not
+    checked: deals are built complete, and sizes never change). ``no`` must be closed under
+    rule 1 (a located card is absent elsewhere), as after :func:`fixpoint`. Compiled
+    (:func:`agents.knowledge.envelope_search.valid_deals_kernel`); :func:`valid_deals_reference` is the numpy statement.
+    """
+    n, W, _ = owner.shape
+    ok = np.empty((n, W), bool)
+    i64 = np.int64
+    valid_deals_kernel(
+        np.ascontiguousarray(owner, np.int8), np.ascontiguousarray(facts.no), np.asarray(facts.cl_holder, i64),
+        np.asarray(facts.cl_cards, i64), np.ascontiguousarray(facts.cl_live), np.asarray(facts.acc_cards, i64),
+        np.ascontiguousarray(facts.acc_live), ok,
+    )  # fmt: skip
+    return ok
+
+
+def valid_deals_reference(owner: np.ndarray, facts: Facts) -> np.ndarray:
+    """:func:`valid_deals` in numpy: the readable reference, used by the tests only."""
+    no, cl_holder, cl_cards, cl_live = facts.no, facts.cl_holder, facts.cl_cards, facts.cl_live
+    acc_cards, acc_live = facts.acc_cards, facts.acc_live
+    n, W, C = owner.shape
+    E = no.shape[1] - 1
+    o = owner.astype(np.int64)
+    r = np.arange(n)[:, None, None]
+    ok = ~no[r, o, np.arange(C)[None, None, :]].any(2)
+    if cl_live.shape[1]:
+        held = o[r[..., None], np.arange(W)[None, :, None, None], cl_cards[:, None].astype(np.int64)]  # (n, W, K, 3)
+        sat = (held == cl_holder[:, None, :, None]).any(3) | ~cl_live[:, None, :]
+        ok &= sat.all(2)
+    if acc_live.shape[1]:
+        held = o[r[..., None], np.arange(W)[None, :, None, None], acc_cards[:, None].astype(np.int64)]
+        ok &= ~((held == E).all(3) & acc_live[:, None, :]).any(2)
+    return ok
+
+
+# ---------------------------------------------------------------------------------------------- compiled kernels
+@njit(**INLINE)
+def _search_expand(
+    q: int, d: int, qg: np.ndarray, size: np.ndarray, cl_holder: np.ndarray, cl_mask: np.ndarray,
+    cl_live: np.ndarray, acc_mask: np.ndarray, acc_live: np.ndarray, ch: np.ndarray, cn: np.ndarray,
+    sz1: np.ndarray, clh1: np.ndarray, clm1: np.ndarray, cll1: np.ndarray, accm1: np.ndarray, accl1: np.ndarray,
+    bad1: np.ndarray, snap: np.ndarray, unit: np.ndarray, st_h: np.ndarray, st_n: np.ndarray, br_card: np.ndarray,
+    tried: np.ndarray, depth: np.ndarray, witness: np.ndarray, witnessed: np.ndarray,
+) -> None:  # fmt: skip
+    """The ``expand`` of :func:`agents.knowledge.propagation.search_envelope_reference` for one child (``ch``, ``cn`` (1, H)
+    int64, propagated in place) of query q, put at depth d: closed by :func:`fixpoint_kernel` on its game's clauses;
+    a complete consistent deal is registered as the witness of each of its envelope cards, an incomplete one stored
+    with the unplaced card of fewest possible holders to branch on next."""
+    g = qg[q]
+    H = ch.shape[1]
+    E = H - 1
+    for h in range(H):
+        sz1[0, h] = size[g, h]
+    for k in range(cl_live.shape[1]):
+        clh1[0, k] = cl_holder[g, k]
+        clm1[0, k] = cl_mask[g, k]
+        cll1[0, k] = cl_live[g, k]
+    for a in range(acc_live.shape[1]):
+        accm1[0, a] = acc_mask[g, a]
+        accl1[0, a] = acc_live[g, a]
+    bad1[0] = False
+    fixpoint_kernel(ch, cn, sz1, clh1, clm1, cll1, accm1, accl1, 100, bad1, snap, unit)
+    if bad1[0]:
+        return
+    located = 0
+    for h in range(H):
+        located |= ch[0, h]
+    if located == FULL:  # a consistent deal: it witnesses every card it puts in the envelope
+        for c in range(NUM_CARDS):
+            if (ch[0, E] >> c) & 1:
+                for c2 in range(NUM_CARDS):
+                    for h in range(H):
+                        if (ch[0, h] >> c2) & 1:
+                            witness[g, c, c2] = h
+                            break
+                witnessed[g, c] = True
+        return
+    for h in range(H):
+        st_h[q, d, h] = ch[0, h]
+        st_n[q, d, h] = cn[0, h]
+        tried[q, d, h] = False
+    best, top = 0, 1 << 30
+    for c in range(NUM_CARDS):  # the unplaced card with the fewest possible holders (the first of those)
+        if (located >> c) & 1:
+            m = 99
+        else:
+            m = 0
+            for h in range(H):
+                m += 1 - ((cn[0, h] >> c) & 1)
+        if m < top:
+            top = m
+            best = c
+    br_card[q, d] = best
+    depth[q] = d
+
+
+@njit(**KERNEL)
+def search_envelope_kernel(
+    hb: np.ndarray, nb: np.ndarray, size: np.ndarray, cl_holder: np.ndarray, cl_mask: np.ndarray,
+    cl_live: np.ndarray, acc_mask: np.ndarray, acc_live: np.ndarray, qg: np.ndarray, qc: np.ndarray,
+    max_rounds: int, rng: np.random.Generator, witness: np.ndarray, witnessed: np.ndarray, status: np.ndarray,
+    st_h: np.ndarray, st_n: np.ndarray, br_card: np.ndarray, tried: np.ndarray, depth: np.ndarray, go: np.ndarray,
+    ch: np.ndarray, cn: np.ndarray, sz1: np.ndarray, clh1: np.ndarray, clm1: np.ndarray, cll1: np.ndarray,
+    accm1: np.ndarray, accl1: np.ndarray, bad1: np.ndarray, snap: np.ndarray, unit: np.ndarray, key: np.ndarray,
+) -> None:  # fmt: skip
+    """:func:`agents.knowledge.propagation.search_envelope_reference` (the numpy statement) query by query within each round:
+    the same nodes, the same random numbers from ``rng`` (a round draws H numbers per query that branches, queries
+    in order), the same witnesses (``witness`` (n, 21, 21) int8, ``witnessed`` (n, 21) bool) and the same proofs
+    (``nb`` (n, H) int64 in place). The facts ``hb``, ``nb``, ``size``, ``cl_holder``, ``cl_mask``, ``cl_live``,
+    ``acc_mask``, ``acc_live`` (n, ...) of :class:`agents.knowledge.facts.FactBits` (int64 holders); queries ``qg``, ``qc``
+    (Q,) int64 game and card. Written: ``status`` (Q,) int8 (1 possible, -1 impossible, 0 open). Scratch: the
+    search state ``st_h``, ``st_n`` (Q, 22, H) int64, ``br_card`` (Q, 22) int64, ``tried`` (Q, 22, H) bool,
+    ``depth``, ``go`` (Q,) int64; one node ``ch``, ``cn`` (1, H) int64; one game's facts ``sz1`` (1, H),
+    ``clh1``, ``clm1`` (1, K) int64, ``cll1`` (1, K) bool, ``accm1`` (1, A) int64, ``accl1`` (1, A) bool, ``bad1``
+    (1,) bool, ``snap`` (2, H) int64, ``unit`` (K,) int64 (:func:`fixpoint_kernel`'s); ``key`` (H,) float64."""
+    Q = qg.shape[0]
+    H = hb.shape[1]
+    E = H - 1
+    for q in range(Q):
+        status[q] = 0
+        depth[q] = -1
+    for q in range(Q):  # the roots: the queried card put in the envelope
+        for h in range(H):
+            ch[0, h] = hb[qg[q], h]
+            cn[0, h] = nb[qg[q], h]
+        ch[0, E] |= 1 << qc[q]
+        _search_expand(q, 0, qg, size, cl_holder, cl_mask, cl_live, acc_mask, acc_live, ch, cn, sz1, clh1, clm1,
+                       cll1, accm1, accl1, bad1, snap, unit, st_h, st_n, br_card, tried, depth, witness,
+                       witnessed)  # fmt: skip
+    for _ in range(max_rounds):
+        n_run = 0
+        for q in range(Q):
+            if status[q] == 0 and witnessed[qg[q], qc[q]]:
+                status[q] = 1
+            if status[q] == 0 and depth[q] < 0:
+                status[q] = -1
+            n_run += status[q] == 0
+        if n_run == 0:
+            break
+        n_go = 0
+        for q in range(Q):  # every holder of the branching card tried: back up
+            if status[q] != 0:
+                continue
+            d = depth[q]
+            card = br_card[q, d]
+            left = False
+            for h in range(H):
+                if ((st_n[q, d, h] >> card) & 1) == 0 and not tried[q, d, h]:
+                    left = True
+            if left:
+                go[n_go] = q
+                n_go += 1
+            else:
+                depth[q] = d - 1
+        for j in range(n_go):  # a holder at random, weighted by its open slots (+ 1/2), then the child
+            q = go[j]
+            d = depth[q]
+            card = br_card[q, d]
+            for h in range(H):
+                placed = bit_count(st_h[q, d, h])
+                slots = max(size[qg[q], h] - placed, 0) + 0.5
+                u = rng.random()
+                free = ((st_n[q, d, h] >> card) & 1) == 0 and not tried[q, d, h]
+                key[h] = slots * u if free else -1.0
+            pick = 0
+            for h in range(1, H):
+                if key[h] > key[pick]:
+                    pick = h
+            tried[q, d, pick] = True
+            for h in range(H):
+                ch[0, h] = st_h[q, d, h]
+                cn[0, h] = st_n[q, d, h]
+            ch[0, pick] |= 1 << card
+            _search_expand(q, d + 1, qg, size, cl_holder, cl_mask, cl_live, acc_mask, acc_live, ch, cn, sz1, clh1,
+                           clm1, cll1, accm1, accl1, bad1, snap, unit, st_h, st_n, br_card, tried, depth, witness,
+                           witnessed)  # fmt: skip
+    for q in range(Q):
+        if status[q] == 0 and witnessed[qg[q], qc[q]]:
+            status[q] = 1
+        if status[q] == 0 and depth[q] < 0:
+            status[q] = -1
+        if status[q] == -1:  # no consistent deal puts the card in the envelope
+            nb[qg[q], E] |= 1 << qc[q]
+
+
+@njit(**INLINE)
+def clauses_hold(deal, g, i, cl_holder, cl_cards, cl_live, acc_cards, acc_live, E) -> bool:
+    """The deal (21,) holder per card satisfies every live clause of row ``i`` (clause contents at row ``g``):
+    each refutation clause has one card with its holder, no wrong accusation has all three cards in the envelope."""
+    for k in range(cl_live.shape[1]):
+        if cl_live[i, k]:
+            hit = False
+            for j in range(3):
+                if deal[cl_cards[g, k, j]] == cl_holder[g, k]:
+                    hit = True
+            if not hit:
+                return False
+    for a in range(acc_live.shape[1]):
+        if acc_live[i, a]:
+            allenv = True
+            for j in range(3):
+                if deal[acc_cards[g, a, j]] != E:
+                    allenv = False
+            if allenv:
+                return False
+    return True
+
+
+@njit(**KERNEL)
+def valid_deals_kernel(
+    owner: np.ndarray,
+    no: np.ndarray,
+    cl_holder: np.ndarray,
+    cl_cards: np.ndarray,
+    cl_live: np.ndarray,
+    acc_cards: np.ndarray,
+    acc_live: np.ndarray,
+    ok: np.ndarray,
+) -> None:
+    """:func:`agents.knowledge.propagation.valid_deals_reference` into ``ok`` (n, W) bool.
+
+    ``owner`` (n, W, 21) int8 holder per card; ``no`` (n, H, 21) bool; clauses as int64 / bool arrays.
+    """
+    n, W, C = owner.shape
+    E = no.shape[1] - 1
+    for i in range(n):
+        for m in range(W):
+            good = True
+            for c in range(C):
+                if no[i, owner[i, m, c], c]:
+                    good = False
+                    break
+            ok[i, m] = good and clauses_hold(owner[i, m], i, i, cl_holder, cl_cards, cl_live, acc_cards, acc_live, E)

@@ -1,0 +1,191 @@
+"""The notebook's propagation in one compiled call: pack, close the facts, check witnesses, unpack.
+
+:meth:`agents.knowledge.notebook.Notebook.propagate` runs these kernels: the front half packs the cells,
+closes them (:func:`agents.knowledge.propagation.fixpoint_kernel`) and checks the stored witness deals; the
+back half writes the cells back; :func:`propagate_kernel` does both and samples new witnesses between them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.np.random.random_methods import random_interval
+
+from agents.compiled import INLINE, KERNEL
+from agents.knowledge.facts import CAT_MASKS, FULL, bit_count, pack_rows_kernel, unpack_rows_kernel
+from agents.knowledge.propagation import fixpoint_kernel
+from agents.knowledge.witnesses import check_witnesses_kernel, witness_rows_kernel, witness_sample_kernel
+from cluedo_env.rules.cards import NUM_CARDS
+
+
+@njit(**KERNEL)
+def propagate_front_kernel(
+    idx: np.ndarray,
+    has: np.ndarray,
+    no: np.ndarray,
+    size: np.ndarray,
+    cl_holder: np.ndarray,
+    cl_cards: np.ndarray,
+    cl_live: np.ndarray,
+    acc_cards: np.ndarray,
+    acc_live: np.ndarray,
+    exact: bool,
+    exact_triples: int,
+    wvalid: np.ndarray,
+    witness: np.ndarray,
+    hb: np.ndarray,
+    nb: np.ndarray,
+    sz: np.ndarray,
+    clh: np.ndarray,
+    cl_mask: np.ndarray,
+    cl_live_rows: np.ndarray,
+    acc_mask: np.ndarray,
+    acc_live_rows: np.ndarray,
+    bad: np.ndarray,
+    unknown: np.ndarray,
+    valid: np.ndarray,
+    snap: np.ndarray,
+    unit: np.ndarray,
+) -> int:
+    """The start of :meth:`agents.knowledge.notebook.Notebook.propagate` for games ``idx`` in one call; returns how many rows
+    still need a witness (sampling or search, left to Python).
+
+    The notebook's arrays (``has`` .. ``acc_live``, ``wvalid``, ``witness``) are read. Written, per row: the facts
+    as bitmasks (``hb`` .. ``acc_live_rows``, a :class:`agents.knowledge.facts.FactBits`: :meth:`Notebook.bits`) closed by
+    :func:`fixpoint_kernel` (``bad`` where contradictory); then with ``exact`` the open envelope cells
+    ``unknown`` (n, 21) (none in a contradictory row, or where more than ``exact_triples`` >= 0 solution
+    hypotheses are left) and ``valid`` (n, 21) where a stored witness still holds (:func:`check_witnesses_kernel`),
+    as ``Notebook._exact_envelope`` computes them. Scratch of the fixpoint: ``snap`` (2, H), ``unit`` (K,).
+    """
+    n, H = hb.shape
+    E = H - 1
+    pack_rows_kernel(idx, has, no, cl_cards, acc_cards, hb, nb, cl_mask, acc_mask)
+    for i in range(n):
+        g = idx[i]
+        for h in range(H):
+            sz[i, h] = size[g, h]
+        for k in range(cl_live.shape[1]):
+            clh[i, k] = cl_holder[g, k]
+            cl_live_rows[i, k] = cl_live[g, k]
+        for k in range(acc_live.shape[1]):
+            acc_live_rows[i, k] = acc_live[g, k]
+        bad[i] = False
+    fixpoint_kernel(hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows, 100, bad, snap, unit)
+    if not exact:
+        return 0
+    for i in range(n):
+        open_env = ~hb[i, E] & ~nb[i, E] & FULL
+        if bad[i]:
+            open_env = 0
+        if exact_triples >= 0:
+            triples = 1
+            for cat in range(3):
+                triples *= bit_count(~nb[i, E] & CAT_MASKS[cat])
+            if triples > exact_triples:
+                open_env = 0
+        for c in range(NUM_CARDS):
+            unknown[i, c] = (open_env >> c) & 1 == 1
+            valid[i, c] = wvalid[idx[i], c] and unknown[i, c]
+    check_witnesses_kernel(idx, nb, cl_holder, cl_cards, cl_live_rows, acc_cards, acc_live_rows, witness, valid)
+    todo = 0
+    for i in range(n):
+        for c in range(NUM_CARDS):
+            if unknown[i, c] and not valid[i, c]:
+                todo += 1
+                break
+    return todo
+
+
+@njit(**KERNEL)
+def propagate_back_kernel(
+    idx: np.ndarray,
+    hb: np.ndarray,
+    nb: np.ndarray,
+    cl_live_rows: np.ndarray,
+    acc_live_rows: np.ndarray,
+    bad_rows: np.ndarray,
+    has: np.ndarray,
+    no: np.ndarray,
+    cl_live: np.ndarray,
+    acc_live: np.ndarray,
+    bad: np.ndarray,
+) -> None:
+    """The end of :meth:`agents.knowledge.notebook.Notebook.propagate`: the rows' closed facts back into games ``idx`` of the
+    notebook (cells, live flags; ``bad`` or-ed)."""
+    unpack_rows_kernel(idx, hb, nb, has, no)
+    for i in range(idx.shape[0]):
+        g = idx[i]
+        for k in range(cl_live.shape[1]):
+            cl_live[g, k] = cl_live_rows[i, k]
+        for k in range(acc_live.shape[1]):
+            acc_live[g, k] = acc_live_rows[i, k]
+        bad[g] = bad[g] or bad_rows[i]
+
+
+@njit(**INLINE)
+def permute_live(rng: np.random.Generator, live: np.ndarray, out: np.ndarray) -> int:
+    """``rng.permutation(np.flatnonzero(live))`` (:func:`agents.knowledge.deal_sampling.random_clause_order`) into ``out[:m]``;
+    returns m. numpy's shuffle (Fisher-Yates from the last slot, numpy's bounded integers, as numba's own
+    ``Generator.shuffle`` draws them), without the array that ``permutation`` allocates: the same order from the
+    same numbers, and nothing drawn for fewer than two slots."""
+    m = 0
+    for k in range(live.shape[0]):
+        if live[k]:
+            out[m] = k
+            m += 1
+    for i in range(m - 1, 0, -1):
+        j = np.intp(random_interval(rng.bit_generator, i))
+        if i != j:
+            t = out[j]
+            out[j] = out[i]
+            out[i] = t
+    return m
+
+
+@njit(**KERNEL)
+def propagate_kernel(
+    idx, has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live, exact, exact_triples, wvalid, witness,
+    bad_games, samples, rng, hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows, bad, unknown, valid,
+    snap, unit, rows, cards, live_cols, clause_order, fh, fn, fs, gh, gc, gl, ga, gal, owner0, cap0, env_cap0,
+    unk_total0, unk_cat0, order, allowed, key, owner, cap, env_cap, unk_total, unk_cat, alive, q, w, div,
+) -> int:  # fmt: skip
+    """:meth:`agents.knowledge.notebook.Notebook.propagate` of games ``idx`` in one call, up to the search: returns 0 when it
+    is done, else the rows whose open envelope cells still lack a witness after sampling (Python then searches
+    them, stores ``valid`` in ``wvalid`` and writes back with :func:`propagate_back_kernel`).
+
+    The steps, each a kernel of its own that the tests compare with its numpy statement:
+    :func:`propagate_front_kernel` (packing, fixpoint, the cells to decide, the stored witnesses), then with
+    ``exact`` and up to ``samples`` forced deals per cell :func:`witness_rows_kernel` and
+    :func:`witness_sample_kernel`, the clauses satisfied first in the order :func:`permute_live` draws from
+    ``rng``; then the write-back (``valid`` into ``wvalid``; :func:`propagate_back_kernel`, ``bad_games`` or-ed).
+    Why one call: a notebook propagates on nearly every action of its player, and the half-dozen calls with
+    their scratch arrays cost more than the work in most of them. The arguments after ``rng`` are scratch, as
+    those kernels take them (``rows``, ``cards`` (n * 21,) int64, ``live_cols`` (K,) bool, ``clause_order`` (K,)
+    int64).
+    """
+    todo = propagate_front_kernel(
+        idx, has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live, exact, exact_triples, wvalid, witness,
+        hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows, bad, unknown, valid, snap, unit,
+    )  # fmt: skip
+    n = idx.shape[0]
+    if exact:
+        if todo:
+            left = 1
+            if samples > 0:
+                R = witness_rows_kernel(unknown, valid, cl_live_rows, rows, cards, live_cols)
+                left = 0
+                if R > 0:
+                    m = permute_live(rng, live_cols, clause_order)
+                    left = witness_sample_kernel(
+                        idx, rows[:R], cards[:R], hb, nb, sz, cl_holder, cl_cards, cl_live_rows, acc_cards,
+                        acc_live_rows, samples, clause_order[:m], rng, witness, valid, unknown, fh, fn, fs, gh, gc,
+                        gl, ga, gal, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, allowed, key, owner, cap,
+                        env_cap, unk_total, unk_cat, alive, q, w, div,
+                    )  # fmt: skip
+            if left:
+                return left
+        for i in range(n):
+            for c in range(NUM_CARDS):
+                wvalid[idx[i], c] = valid[i, c]
+    propagate_back_kernel(idx, hb, nb, cl_live_rows, acc_live_rows, bad, has, no, cl_live, acc_live, bad_games)
+    return 0

@@ -1,0 +1,271 @@
+"""What an opponent's own suggestions say about its hand, if it plays naively.
+
+A naive player (:class:`agents.players.heuristic.HeuristicAgent`, :class:`agents.players.notebook_player.NotebookAgent`)
+only ever names cards that are still *open* in its notebook, and its own cards are crossed off
+from the start (R-S6). So it never names a card it holds, except the room on the board, which
+is the one it stands in (R-G1). Every suggestion of such a player says that it holds none of
+the suspect and weapon it named (and, in the card game, the room): two or three "has-not"
+facts per suggestion, which a sound notebook ignores.
+
+A strong player (the deducer, the expert) names its own cards on purpose ("blanks", to isolate
+a category), so the model must not be applied to it. A player counts as naive until it has
+named a card we know it holds (:func:`naive_players`); that is also how
+:meth:`agents.players.expert.ExpertAgent.strong_opponents` reads the table.
+
+:func:`assumed_bits` adds those facts to a notebook's facts and closes them by propagation
+(:func:`agents.knowledge.propagation.fixpoint_bits`). The result is an *assumption*, not a proof: players
+use it for their probabilities (which suggestion to make, where to go, the expert's risky
+accusations), never for the accusations a deducer makes only when certain. Where the assumed
+facts contradict themselves (the model was wrong about some player), the game falls back to the
+notebook's own facts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from agents.compiled import KERNEL
+from agents.knowledge.facts import FactBits, Facts, pack_rows_kernel, unpack
+from agents.knowledge.notebook import Notebook
+from agents.knowledge.propagation import fixpoint_bits, fixpoint_kernel
+from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0
+
+
+def strong_players(nb: Notebook, idx: np.ndarray, has_board: bool) -> np.ndarray:
+    """(n, P) bool: the player has named a card we know it holds (a deliberate blank).
+
+    On the board the room does not count (one names the room one stands in, R-G1). This seat's
+    own column is whatever its own suggestions say (callers ignore it).
+    """
+    own = nb.named[idx] & nb.has[idx, : nb.P]  # (n, P, 21)
+    if has_board:
+        own = own[:, :, :ROOM_CARD0]
+    return own.any(2)
+
+
+def naive_players(nb: Notebook, idx: np.ndarray, has_board: bool, whole_table: bool = True) -> np.ndarray:
+    """(n, P) bool: opponents that have not (yet) shown they name their own cards; False for this seat.
+
+    ``whole_table``: none at all where some opponent has shown it (a table of strong players is
+    usually told by one of them first; the others are not naive either, only not yet caught).
+    """
+    naive = ~strong_players(nb, idx, has_board)
+    naive[:, nb.seat] = False
+    if whole_table:
+        others = np.ones(nb.P, bool)
+        others[nb.seat] = False
+        naive &= naive[:, others].all(1, keepdims=True)
+    return naive
+
+
+def assumed_no(nb: Notebook, idx: np.ndarray, has_board: bool) -> np.ndarray:
+    """(n, P, 21) bool: "holds not" facts the naive-player model adds: every card a naive opponent named
+    (on the board, not the room, R-G1)."""
+    named = nb.named[idx] & naive_players(nb, idx, has_board)[:, :, None]
+    if has_board:
+        named = named.copy()
+        named[:, :, ROOM_CARD0:] = False
+    return named
+
+
+def assumed_bits(
+    nb: Notebook,
+    idx: np.ndarray,
+    has_board: bool,
+    allow: np.ndarray | None = None,
+    extra_no: np.ndarray | None = None,
+    naive: bool = True,
+    refuters: tuple[np.ndarray, np.ndarray] | None = None,
+    strong_allows: bool = False,
+) -> tuple[FactBits, np.ndarray]:
+    """:func:`assumed_facts_reference` on bitmasks (new arrays; the clauses' cards are the notebook's ``cl_cards[idx]``,
+    ``acc_cards[idx]``), in one compiled call (:func:`agents.knowledge.opponent_model.assumed_bits_kernel`: the notebook's
+    facts packed, the assumed facts of :func:`agents.knowledge.opponent_model.assumed_no_kernel`, closed as there). The
+    same facts as :func:`assumed_facts_reference`: players ask for them at nearly every decision, and the dozen numpy
+    calls of the packing, the subsets and the write-back were most of the expert's time outside its sampler."""
+    idx = np.asarray(idx, np.int64)
+    n, P, K = len(idx), nb.P, nb.cl_live.shape[1]
+    H, i64 = P + 1, np.int64
+    bits = FactBits(
+        np.empty((n, H), i64), np.empty((n, H), i64), np.empty((n, H), nb.size.dtype),
+        np.empty((n, K), nb.cl_holder.dtype), np.empty((n, K), i64), np.empty((n, K), bool), np.empty((n, P), i64),
+        np.empty((n, P), bool),
+    )  # fmt: skip
+    used = np.empty(n, bool)
+    none = np.zeros((0, P, NUM_CARDS), bool)
+    lacks, deviant = refuters if refuters is not None else (none, np.zeros((0, P), bool))
+    allow = np.ones(n, bool) if allow is None else np.ascontiguousarray(allow, bool)
+    assumed_bits_kernel(
+        idx, nb.seat, bool(has_board), bool(naive), allow,
+        none if extra_no is None else np.ascontiguousarray(extra_no, bool), lacks, deviant, bool(strong_allows),
+        nb.has, nb.no, nb.size, nb.named, nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live, *bits,
+        used, np.empty((n, P), i64), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64), np.empty((1, K), i64),
+    )  # fmt: skip
+    return bits, used
+
+
+def assumed_facts_reference(
+    nb: Notebook,
+    idx: np.ndarray,
+    has_board: bool,
+    allow: np.ndarray | None = None,
+    extra_no: np.ndarray | None = None,
+    naive: bool = True,
+    refuters: tuple[np.ndarray, np.ndarray] | None = None,
+    strong_allows: bool = False,
+) -> tuple[Facts, np.ndarray]:
+    """The notebook's facts of games ``idx`` plus the naive-player model's, closed by propagation.
+
+    ``allow`` (n,) bool: games where the model may be used (default all); ``extra_no`` (n, P, 21):
+    more assumed "holds not" facts; ``naive``: add the naive-player model's. At a *strong* table (some opponent has
+    named a card it holds, :func:`strong_players`): ``refuters`` = (``lacks`` (B, P, 21), ``deviant`` (B, P)) of
+    :class:`agents.knowledge.refuter_model.RefuterModel` adds what refuters' choices imply (not for deviant ones), and
+    ``strong_allows`` uses the model there even where ``allow`` is False.
+    Returns (facts, used): ``used`` (n,) bool is False where nothing was added or the assumed
+    facts were contradictory; there ``facts`` are the notebook's own (copies). The numpy statement, used
+    by the tests; players use :func:`assumed_bits` (compiled, the same facts).
+    """
+    facts = nb.arrays(idx)
+    extra = assumed_no(nb, idx, has_board) if naive else np.zeros((len(idx), nb.P, NUM_CARDS), bool)
+    if extra_no is not None:
+        extra = extra | extra_no
+    strong = strong_players(nb, idx, has_board)
+    strong[:, nb.seat] = False
+    table = strong.any(1)
+    if refuters is not None:
+        lacks, deviant = refuters
+        extra = extra | (lacks[idx] & (table[:, None] & ~deviant[idx])[:, :, None])
+    extra &= ~facts.no[:, : nb.P] & ~facts.has[:, : nb.P]
+    used = extra.any((1, 2))
+    if allow is not None:
+        used &= allow | (table if strong_allows else False)
+    rows = np.flatnonzero(used)
+    if len(rows) == 0:
+        return facts, used
+    sub = facts.take(rows)
+    sub.no[:, : nb.P] |= extra[rows]
+    bits = sub.bits()
+    bad = fixpoint_bits(bits)
+    ok = rows[~bad]
+    good = ~bad
+    facts.has[ok] = unpack(bits.hb[good])
+    facts.no[ok] = unpack(bits.nb[good])
+    facts.cl_live[ok] = bits.cl_live[good]
+    facts.acc_live[ok] = bits.acc_live[good]
+    used[rows[bad]] = False
+    return facts, used
+
+
+__all__ = ["assumed_bits", "assumed_facts_reference", "assumed_no", "naive_players", "strong_players"]
+
+
+# ---------------------------------------------------------------------------------------------- compiled kernels
+@njit(**KERNEL)
+def assumed_no_kernel(
+    idx: np.ndarray,
+    seat: int,
+    has_board: bool,
+    naive: bool,
+    has: np.ndarray,
+    no: np.ndarray,
+    named: np.ndarray,
+    allow: np.ndarray,
+    extra_no: np.ndarray,
+    lacks: np.ndarray,
+    deviant: np.ndarray,
+    strong_allows: bool,
+    extra: np.ndarray,
+    used: np.ndarray,
+) -> None:
+    """The "holds not" facts :func:`agents.knowledge.opponent_model.assumed_facts_reference` adds, per game ``idx[i]`` of the
+    notebook's ``has``, ``no`` (B, H, 21) and ``named`` (B, P, 21) bool.
+
+    A table is *strong* where some opponent has named a card it is known to hold (on the board, not the room).
+    ``naive``: every card an opponent named (on the board, not the room) where the table is not strong;
+    ``extra_no`` (n, P, 21) bool more of them (shape (0, P, 21): none); ``lacks`` (B, P, 21) bool, by game, those
+    of refuters (:class:`agents.knowledge.refuter_model.RefuterModel`) at a strong table, except players marked in
+    ``deviant`` (B, P) bool (``lacks`` of shape (0, P, 21): none). Written: ``extra`` (n, P) int64 bitmasks of
+    those not known yet (neither has nor has-not), ``used`` (n,) bool: some, and ``allow[i]`` (or, with
+    ``strong_allows``, a strong table).
+    """
+    n = idx.shape[0]
+    P = named.shape[1]
+    more = extra_no.shape[0] > 0
+    refuters = lacks.shape[0] > 0
+    hi = ROOM_CARD0 if has_board else NUM_CARDS
+    for i in range(n):
+        g = idx[i]
+        strong = False
+        for p in range(P):
+            if p != seat:
+                for c in range(hi):
+                    if named[g, p, c] and has[g, p, c]:
+                        strong = True
+        table = naive and not strong
+        some = False
+        for p in range(P):
+            refuted = refuters and strong and not deviant[g, p]
+            x = 0
+            for c in range(NUM_CARDS):
+                a = table and p != seat and c < hi and named[g, p, c]
+                if more and extra_no[i, p, c]:
+                    a = True
+                if refuted and lacks[g, p, c]:
+                    a = True
+                if a and not no[g, p, c] and not has[g, p, c]:
+                    x |= 1 << c
+            extra[i, p] = x
+            if x != 0:
+                some = True
+        used[i] = some and (allow[i] or (strong_allows and strong))
+
+
+@njit(**KERNEL)
+def assumed_bits_kernel(
+    idx: np.ndarray, seat: int, has_board: bool, naive: bool, allow: np.ndarray, extra_no: np.ndarray,
+    lacks: np.ndarray, deviant: np.ndarray, strong_allows: bool, has: np.ndarray, no: np.ndarray, size: np.ndarray,
+    named: np.ndarray, cl_holder: np.ndarray, cl_cards: np.ndarray, cl_live: np.ndarray, acc_cards: np.ndarray,
+    acc_live: np.ndarray, hb: np.ndarray, nb: np.ndarray, sz: np.ndarray, clh: np.ndarray, clm: np.ndarray,
+    cll: np.ndarray, accm: np.ndarray, accl: np.ndarray, used: np.ndarray, extra: np.ndarray, bad: np.ndarray,
+    snap: np.ndarray, unit: np.ndarray, clh1: np.ndarray,
+) -> None:  # fmt: skip
+    """:func:`agents.knowledge.opponent_model.assumed_bits` in one pass: row i of the FactBits arrays ``hb``, ``nb``, ``sz``,
+    ``clh``, ``clm``, ``cll``, ``accm``, ``accl`` (n, ...) gets the facts of game ``idx[i]`` (what
+    :func:`pack_rows_kernel` and the notebook's rows give), plus where ``used[i]`` the assumed "holds not" facts
+    (:func:`assumed_no_kernel`, same arguments), closed by :func:`fixpoint_kernel` (100 rounds, as
+    :func:`agents.knowledge.propagation.fixpoint_bits`); where those contradict themselves, the notebook's own facts and
+    ``used[i]`` False. Scratch: ``extra`` (n, P) int64, ``bad`` (1,) bool, ``snap`` (2, H) int64, ``unit`` (K,)
+    int64, ``clh1`` (1, K) int64 (the clause holders as the fixpoint reads them)."""
+    H = has.shape[1]
+    P = named.shape[1]
+    K = cl_live.shape[1]
+    NA = acc_live.shape[1]
+    assumed_no_kernel(idx, seat, has_board, naive, has, no, named, allow, extra_no, lacks, deviant, strong_allows,
+                      extra, used)  # fmt: skip
+    pack_rows_kernel(idx, has, no, cl_cards, acc_cards, hb, nb, clm, accm)
+    for i in range(idx.shape[0]):
+        g = idx[i]
+        for h in range(H):
+            sz[i, h] = size[g, h]
+        for k in range(K):
+            clh[i, k] = cl_holder[g, k]
+            cll[i, k] = cl_live[g, k]
+        for a in range(NA):
+            accl[i, a] = acc_live[g, a]
+        if not used[i]:
+            continue
+        for p in range(P):
+            nb[i, p] |= extra[i, p]
+        for k in range(K):
+            clh1[0, k] = cl_holder[g, k]
+        bad[0] = False
+        j = slice(i, i + 1)
+        fixpoint_kernel(hb[j], nb[j], sz[j], clh1, clm[j], cll[j], accm[j], accl[j], 100, bad, snap, unit)
+        if bad[0]:  # the model was wrong about someone: the notebook's own facts
+            used[i] = False
+            pack_rows_kernel(idx[j], has, no, cl_cards, acc_cards, hb[j], nb[j], clm[j], accm[j])
+            for k in range(K):
+                cll[i, k] = cl_live[g, k]
+            for a in range(NA):
+                accl[i, a] = acc_live[g, a]

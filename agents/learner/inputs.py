@@ -1,0 +1,204 @@
+"""What a learned policy sees and how its macro accusation is chosen: one pipeline for the env and the players.
+
+A policy is trained on the single-agent env's learner inputs (``training.learner_core``) and later
+plays as a batched player (``training.policy.PolicyAgent``, ``training.rllib_module.RllibAgent``,
+league snapshots, ``agents.players.callable_player.CallablePlayer``). Both build their inputs with
+:func:`learner_observation`, so a trained player sees exactly what it was trained on:
+
+* ``observation="full"``: the engine's observation, followed by the belief features when ``belief``;
+* ``observation="compact"`` (needs ``belief``): :class:`agents.learner.compact_observation.CompactObservation`;
+* ``accusation_features`` (advised learners whose advisor is an expert): followed by the
+  :mod:`agents.learner.accusation_features` slots (p1, danger, hypotheses left ... of the expert for the seat).
+
+Two learner options live here too, since the env and the players must apply them alike:
+
+* the accusation gate (``accuse_gate``, with the macro accusation; :func:`gate_accusation`): the one
+  "accuse" action is open only where the learner's notebook proves the triple (``"solved"``), or where the
+  triple it would accuse has at least probability ``p`` under the notebook's marginals (a number in (0, 1]).
+  The policy cannot gamble below that, so early in training it cannot throw games away while it learns the
+  rest (suggestions, movement). It only masks: the rules (R-A1: accuse on one's own turn) are the engine's.
+* potential-based reward shaping (``shaping``; :func:`envelope_potential`, training only): the env adds
+  ``gamma * phi(s') - phi(s)`` to each learner step, ``phi(s) = -coef * m(s)`` with ``m`` a measure of what the
+  learner's notebook has still to find (``triples``: the log of the envelope triples it has not ruled out;
+  ``unknown``: the cards whose envelope status it has not proved) and ``phi = 0`` once the episode is over.
+  Such shaping leaves the optimal policies unchanged (Ng, Harada and Russell 1999); over an episode the terms sum
+  to ``-phi(s_0)`` (``gamma = 1``). It reads the seat's own notebook only, never the hidden deal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from agents.learner.accusation_features import ACCUSATION_SIZE, AccusationFeatures
+from agents.learner.belief import BeliefTracker, belief_size
+from agents.learner.compact_observation import CompactObservation, check_observation, compact_size
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.config import ConfigError, RulesConfig
+
+SHAPING_KINDS = ("triples", "unknown")
+ACCUSE_GATES = ("solved",)  # or a probability threshold in (0, 1]
+
+
+def check_accuse_gate(gate: Any, macro_accuse: bool) -> None:
+    """Raise :class:`ConfigError` unless ``gate`` is None, ``"solved"`` or a number in (0, 1] (needs the macro
+    accusation)."""
+    if gate is None:
+        return
+    is_num = isinstance(gate, (int, float)) and not isinstance(gate, bool)
+    if not (gate in ACCUSE_GATES or (is_num and 0 < gate <= 1)):
+        raise ConfigError(f"accuse_gate={gate!r} is not allowed (null, 'solved', or a probability in (0, 1])")
+    if not macro_accuse:
+        raise ConfigError("accuse_gate needs macro_accuse=True (it gates the one macro accusation)")
+
+
+def check_shaping(shaping: Any, belief: bool) -> dict | None:
+    """The shaping options with their defaults (``{kind, coef, gamma}``), or None; :class:`ConfigError` if bad."""
+    if shaping is None:
+        return None
+    if not isinstance(shaping, dict):
+        raise ConfigError(f"shaping={shaping!r} is not allowed (null, or a mapping {{kind: triples, coef: 0.05}})")
+    unknown = sorted(set(shaping) - {"kind", "coef", "gamma"})
+    if unknown:
+        raise ConfigError(f"shaping: unknown key(s) {unknown} (allowed: kind, coef, gamma)")
+    out = {"kind": shaping.get("kind"), "coef": shaping.get("coef", 0.05), "gamma": shaping.get("gamma", 1.0)}
+    if out["kind"] not in SHAPING_KINDS:
+        raise ConfigError(f"shaping.kind={out['kind']!r} is not allowed (one of {', '.join(SHAPING_KINDS)})")
+    for key, hi in (("coef", 10.0), ("gamma", 1.0)):
+        v = out[key]
+        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= hi):
+            raise ConfigError(f"shaping.{key}={v!r} is not allowed (a number from 0 to {hi:g})")
+    if not belief:
+        raise ConfigError("shaping needs belief=True (the potential is read from the learner's notebook)")
+    return out
+
+
+def envelope_potential(tracker: BeliefTracker, idx: np.ndarray, kind: str, coef: float) -> np.ndarray:
+    """(n,) ``phi = -coef * m`` of games ``idx`` from the learner's notebook (``tracker``, updated): ``m`` is
+    ``log`` of the envelope triples not ruled out (``triples``) or the cards of unproved envelope status
+    (``unknown``); 0 for a solved notebook."""
+    if kind == "triples":
+        m = np.log(tracker.envelope_candidates(idx).prod(1).astype(np.float64))
+    elif kind == "unknown":
+        m = tracker.envelope_unknown(idx).astype(np.float64)
+    else:
+        raise ConfigError(f"shaping.kind={kind!r} is not allowed (one of {', '.join(SHAPING_KINDS)})")
+    return -float(coef) * m
+
+
+def gate_accusation(legal: np.ndarray, engine_mask: np.ndarray, accuse_id: int, tracker: BeliefTracker,
+                    idx: np.ndarray, gate: Any) -> np.ndarray:  # fmt: skip
+    """Close the macro accusation ``legal[:, accuse_id]`` (in place; returned) in games ``idx`` where ``gate``
+    (``"solved"`` or a probability) does not let the learner accuse; kept open where it is the only legal action."""
+    if gate is None:
+        return legal
+    rows = np.flatnonzero(legal[:, accuse_id])
+    if not len(rows):
+        return legal
+    games = np.asarray(idx, np.int64)[rows]
+    if gate == "solved":
+        ok = tracker.solved(games)
+    else:
+        acc = np.asarray(engine_mask, bool)[rows, A.ACCUSE0 :]
+        ok = tracker.solved(games) | (tracker.best_probability(games, acc) >= float(gate) - 1e-9)
+    others = legal[rows].sum(1) > 1
+    legal[rows[~ok & others], accuse_id] = False
+    return legal
+
+
+def learner_obs_size(config: RulesConfig, engine_size: int, belief: bool, observation: str = "full",
+                     accusation_features: bool = False) -> int:  # fmt: skip
+    """Length of the learner observation for these options."""
+    check_observation(observation, belief)
+    extra = ACCUSATION_SIZE if accusation_features else 0
+    if observation == "compact":
+        return compact_size(config) + extra
+    return engine_size + (belief_size(config.players) if belief else 0) + extra
+
+
+def learner_observation(obs: np.ndarray, tracker: BeliefTracker | None, idx: np.ndarray,
+                        compact: CompactObservation | None = None,
+                        accusation: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:  # fmt: skip
+    """(n, D) learner observations of games ``idx`` from their engine observations ``obs`` (n, D_engine).
+
+    ``tracker`` (None: no belief features) is updated here; ``compact`` (None: the full observation)
+    builds the compact one; ``accusation(idx)`` (None: none) gives the accusation slots
+    (:mod:`agents.learner.accusation_features`) appended last.
+    """
+    if tracker is None:
+        return obs
+    tracker.update(idx)
+    if compact is not None:
+        out = compact.encode(obs, tracker, idx)
+    else:
+        out = np.concatenate([obs, tracker.features(idx)], 1)
+    if accusation is not None:
+        out = np.concatenate([out, accusation(idx)], 1)
+    return out
+
+
+class LearnerInputs:
+    """Mixin for players that see a game as the single-agent env's learner does.
+
+    Set ``use_belief``, ``observation`` (``"full"`` or ``"compact"``) and ``accusation_features`` from
+    what the policy was trained with; with ``accusation_features`` override :meth:`_feature_expert` (the
+    expert whose machinery computes them: the advisor). Each player keeps its own notebook (``_belief``;
+    set it and ``_accusation`` to None in a copy).
+    """
+
+    use_belief: bool = False
+    observation: str = "full"
+    seed: int | None = None
+    _belief: BeliefTracker | None = None
+    _compact: CompactObservation | None = None
+    accusation_features: bool = False
+    _accusation: AccusationFeatures | None = None
+
+    def _feature_expert(self) -> Any:
+        raise NotImplementedError("accusation_features needs the expert that computes them")
+
+    def _tracker(self, view: PlayerView) -> BeliefTracker:
+        self._belief = BeliefTracker.for_player(self._belief, view, self.seed)
+        return self._belief
+
+    def reset(self, view: PlayerView, idx: np.ndarray) -> None:
+        if self.use_belief:
+            self._tracker(view).reset(np.asarray(idx, np.int64), view.seat)
+
+    def learner_inputs(self, view: PlayerView, idx: np.ndarray):
+        """(observations (n, D) int8, the macro accusation's chooser or None) for games ``idx``."""
+        obs = view.observe(idx)
+        if not self.use_belief:
+            return obs, None
+        compact = None
+        if self.observation == "compact":
+            if self._compact is None or self._compact.config != view.config:
+                self._compact = CompactObservation(view.config)
+            compact = self._compact
+        belief = self._tracker(view)
+
+        def accuse(rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+            return belief.best_accusations(idx[rows], legal)
+
+        features = None
+        if self.accusation_features:
+            if self._accusation is None:
+                self._accusation = AccusationFeatures()
+            acc, expert = self._accusation, self._feature_expert()
+            features = lambda games: acc.encode(expert, view, games)  # noqa: E731
+            accuse_belief = accuse
+
+            def accuse(rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
+                return acc.accuse(idx[rows], legal, accuse_belief)
+
+        obs = learner_observation(obs, belief, idx, compact, features)
+        return obs, accuse
+
+
+__all__ = [
+    "ACCUSE_GATES", "SHAPING_KINDS", "LearnerInputs", "check_accuse_gate", "check_shaping", "envelope_potential",
+    "gate_accusation", "learner_obs_size", "learner_observation",
+]  # fmt: skip
