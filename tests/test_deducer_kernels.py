@@ -1,4 +1,4 @@
-"""The deducer's compiled choices and probabilities (agents/deduction_kernels.py: refutations, proved accusations,
+"""The deducer's compiled choices and probabilities (agents/players/deducer_decisions.py, refutations, proved accusations,
 the naive-player model's probabilities) equal their numpy statements (:meth:`agents.players.deducer.DeducerAgent.
 refute_reference`, ``accusations_reference``, ``_probabilities``), decision by decision, random numbers included,
 over whole games on each preset.

@@ -1,4 +1,4 @@
-"""The compiled kernels of agents/deduction_kernels.py compute what their numpy references compute.
+"""The players' compiled kernels (agents/knowledge/, agents/players/) compute what their numpy references compute.
 
 The players' seeded results must not change when a numpy function is replaced by its kernel,
 so each kernel is compared with the reference on positions from real games (and on those

@@ -283,9 +283,9 @@ def always_zero(obs, mask):
 
 
 def test_a_policy_function_is_a_player_for_the_evaluator(tmp_path):
+    from agents.learner.callable_player import CallablePlayer
     from agents.play.registry import available_agents, make_agent
     from agents.play.runner import play_games
-    from agents.players.callable_player import CallablePlayer
     from cluedo_env.rules.config import RulesConfig
 
     policy = tmp_path / "my_policies.py"
@@ -312,8 +312,8 @@ def test_a_policy_function_is_a_player_for_the_evaluator(tmp_path):
 
 
 def test_a_batched_policy_function_in_the_macro_space_with_belief():
+    from agents.learner.callable_player import CallablePlayer
     from agents.play.runner import play_games
-    from agents.players.callable_player import CallablePlayer
     from cluedo_env.rules.config import RulesConfig
 
     calls = []
@@ -450,7 +450,7 @@ def test_public_modules_declare_all_and_every_name_exists():
                 declared += 1
                 assert [n for n in names if not hasattr(module, n)] == [], info.name
     assert declared >= 12
-    for name in ("cluedo_env", "training.single_agent", "cluedo_env.cluedo_v0", "agents.players.callable_player"):
+    for name in ("cluedo_env", "training.single_agent", "cluedo_env.cluedo_v0", "agents.learner.callable_player"):
         assert importlib.import_module(name).__all__
 
 

@@ -42,7 +42,7 @@ def test_each_pretrained_player_plays_100_games_against_bots_without_an_illegal_
     rules = agent.meta["rules"]
     config = make_config(rules)
     others = [make_agent(n, seed=s) for s, n in enumerate(["heuristic", "deducer", "random"][: config.players - 1])]
-    games = play_games(config, [agent, *others], 100, 100, seed=7)
+    games = play_games(config, [agent, *others], 100, batch_size=100, seed=7)
     assert len(games) == 100
     assert all(g.ending in ("accusation", "last_standing", "all_eliminated", "truncated") for g in games)
 

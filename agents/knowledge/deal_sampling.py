@@ -1,12 +1,11 @@
-"""Probabilities over the deals consistent with one seat's facts: rough marginals and sampled deals.
+"""Deals consistent with one seat's facts, sampled with importance weights, and what they sum to.
 
 Players that want probabilities (the expert's suggestions and risky accusations) and the
 notebook's search for witness deals (:mod:`agents.knowledge.notebook`) need deals, not facts. This
-module turns :class:`agents.knowledge.facts.Facts` into them: :func:`marginals`, a cheap per-card
-estimate from the facts alone, and :func:`sample_deals`, importance-weighted deals, uniform
-over the consistent ones (batched). Both run as compiled loops over games
-(:mod:`agents.deduction_kernels`); ``marginals_reference`` and ``sample_deals_reference`` state
-the same in numpy for the tests, which check that the two agree exactly.
+module turns :class:`agents.knowledge.facts.Facts` into them: :func:`sample_deals` draws importance-weighted
+deals, uniform over the consistent ones (batched), and :func:`holder_weights` / :func:`triple_weights` sum
+them per card and per envelope triple. The loops run compiled (the kernels at the end of this module); the
+cheap per-card estimate from the facts alone is :mod:`agents.knowledge.marginals`.
 """
 
 from __future__ import annotations

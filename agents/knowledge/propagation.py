@@ -1,10 +1,9 @@
-"""Sound propagation over one seat's facts, and the exact search for the envelope's cards.
+"""Sound propagation over one seat's facts: every conclusion the rules below allow, closed to a fixpoint.
 
 The facts (:class:`agents.knowledge.facts.Facts`, on bitmasks :class:`agents.knowledge.facts.FactBits`) are what
 one seat knows of each game of a batch: has / has-not cells per holder and card, hand sizes,
-"holds at least one of" clauses and "the envelope lacks at least one of" clauses. This module
-draws every conclusion from them that the rules below allow; :class:`agents.knowledge.notebook.Notebook`
-keeps the facts up to date and calls it.
+"holds at least one of" clauses and "the envelope lacks at least one of" clauses.
+:class:`agents.knowledge.notebook.Notebook` keeps the facts up to date and calls this module.
 
 :func:`fixpoint` closes the facts under these rules, batched over games, until nothing
 changes:
@@ -22,15 +21,10 @@ Every rule is sound: it only draws conclusions true in every deal consistent wit
 the seat knows, so the truth is never ruled out (``tests/test_deducer.py`` checks this
 against the hidden state of thousands of positions). The rules run on bitmasks (one
 int64 per holder, bit c = card c: :func:`fixpoint_bits`), in a compiled loop over games
-(:mod:`agents.deduction_kernels`; :func:`fixpoint_bits_reference` is the same in numpy).
+(:func:`fixpoint_kernel`, at the end of this module).
 
-Propagation alone is not complete: a deal-level argument can combine several clauses and
-hand sizes. :func:`search_envelope` decides envelope cells *exactly* by a batched
-backtracking search (place the card, propagate, branch on the most constrained card, back
-up on a contradiction), which either finds a consistent deal with the card in the envelope
-(a witness) or proves the card is not there; :func:`valid_deals` checks whether stored
-witnesses still agree with new facts. Optional failed-literal probing (:func:`probe`) is kept
-for comparison.
+Propagation alone is not complete; the exact search (:mod:`agents.knowledge.envelope_search`) decides the
+envelope's cells. Failed-literal probing (:func:`probe`) is a cheaper, incomplete middle ground.
 """
 
 from __future__ import annotations

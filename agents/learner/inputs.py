@@ -2,7 +2,7 @@
 
 A policy is trained on the single-agent env's learner inputs (``training.learner_core``) and later
 plays as a batched player (``training.policy.PolicyAgent``, ``training.rllib_module.RllibAgent``,
-league snapshots, ``agents.players.callable_player.CallablePlayer``). Both build their inputs with
+league snapshots, ``agents.learner.callable_player.CallablePlayer``). Both build their inputs with
 :func:`learner_observation`, so a trained player sees exactly what it was trained on:
 
 * ``observation="full"``: the engine's observation, followed by the belief features when ``belief``;

@@ -16,9 +16,8 @@ board's (:func:`_repair`): only squares whose every shortest way passes an occup
 can change, and the corridors are mostly two squares wide, so there are usually none or
 few; where no room-to-room distance changes, the empty board's routes are reused.
 
-All code of the kernel lives in this file (numba's cache checks only this file's timestamp);
-it follows :mod:`agents.deduction_kernels` (``KERNEL`` options, no allocation inside a kernel,
-output and scratch arrays passed in).
+The kernel follows the players' conventions (:mod:`agents.compiled`: ``KERNEL`` options, no allocation inside
+a kernel, output and scratch arrays passed in).
 """
 
 from __future__ import annotations

@@ -62,6 +62,7 @@ def head_to_head(
     a: str,
     b: str,
     games: int,
+    *,
     seed: int = 0,
     batch_size: int = 1024,
     progress: Callable[[int], None] | None = None,
@@ -81,7 +82,8 @@ def head_to_head(
     for k in range(P):
         seeds = np.random.SeedSequence([seed, k]).generate_state(P + 1)
         agents = [make(a if s == k else b, seed=int(seeds[s])) for s in range(P)]
-        records = play_games(config, agents, per_rotation, batch_size, int(seeds[P]), progress)
+        records = play_games(config, agents, per_rotation, seed=int(seeds[P]), batch_size=batch_size,
+                             progress=progress)
         played.extend((k, r) for r in records)
     seconds = time.perf_counter() - t0
     n = len(played)

@@ -4,7 +4,7 @@
     make_agent("deducer", seed=1)              # agents/players/deducer.py, imported only when asked for
     make_agent("ckpt:runs/ppo/best.pt")        # a trained checkpoint, once a loader is registered
 
-    make_agent("py:my_policies.py:policy")     # any function fn(obs, mask) -> action (agents/players/callable_player.py)
+    make_agent("py:my_policies.py:policy")     # any function fn(obs, mask) -> action (agents/learner/callable_player.py)
     make_agent('expert{"blocking_aware": false}')   # a name with constructor options, as a JSON object
 
 Built-in names: ``random``, ``notebook``, ``heuristic``, ``deducer``, ``expert``, ``belief_random``.
@@ -55,7 +55,7 @@ _BUILTIN: dict[str, tuple[str, str]] = {
 }
 # prefix -> (module, factory) for the built-in prefixes, imported when first asked for.
 _BUILTIN_PREFIXES: dict[str, tuple[str, str]] = {
-    "py": ("agents.players.callable_player", "from_spec"),
+    "py": ("agents.learner.callable_player", "from_spec"),
 }
 # Trained players, whose loaders live in the training layer (torch, ray) and register themselves
 # with register_prefix when imported; agents never imports them (training.players does it on demand).

@@ -2,7 +2,7 @@
 
 ``play_games`` puts one :class:`agents.players.base.Agent` in each seat of a VectorEngine, asks
 each seat's player for the games where that seat is to act, and steps all games
-together until ``num_games`` games have finished. Finished slots are refilled with new
+together until ``games`` games have finished. Finished slots are refilled with new
 games (until enough have been started), so the batch stays full.
 
 Each finished game gives a :class:`GameRecord`: winner, how it ended, turns, suggestions, the
@@ -99,21 +99,22 @@ def seat_actions(eng: VectorEngine, agents: list[Agent], views: list[PlayerView]
 def play_games(
     config: RulesConfig,
     agents: list[Agent],
-    num_games: int,
-    batch_size: int = 1024,
+    games: int,
+    *,
     seed: int = 0,
+    batch_size: int = 1024,
     progress=None,
     record: Callable[[dict], None] | None = None,
     record_games: int | None = None,
 ) -> list[GameRecord]:
-    """Play ``num_games`` games with ``agents[s]`` in seat ``s``; return their records in finishing order.
+    """Play ``games`` games with ``agents[s]`` in seat ``s``; return their records in finishing order.
 
     ``progress``: an optional callable taking the number of games just finished (e.g. a tqdm
     bar's ``update``). ``record`` / ``record_games``: see the module docstring.
     """
     if len(agents) != config.players:
         raise ValueError(f"need one agent per seat: {config.players} seats, {len(agents)} agents")
-    B = max(1, min(batch_size, num_games))
+    B = max(1, min(batch_size, games))
     eng = VectorEngine(config, B, autoreset=False)
     eng.reset(seed)
     views = [PlayerView(eng, s) for s in range(config.players)]
@@ -146,7 +147,7 @@ def play_games(
         if progress is not None and len(ended):
             progress(len(ended))
         if len(ended):
-            refill = ended[: max(0, num_games - started)]
+            refill = ended[: max(0, games - started)]
             if len(refill):
                 eng.reset_games(refill)
                 seat_turns[refill] = 0

@@ -204,6 +204,7 @@ def play_match(
     config: RulesConfig,
     names: list[str],
     games: int,
+    *,
     seed: int = 0,
     batch_size: int = 1024,
     progress=None,
@@ -224,8 +225,8 @@ def play_match(
         t0 = time.perf_counter()
         sink = record if record is not None and record.remaining() != 0 else None
         records = play_games(
-            config, seated, per_rotation, batch_size, _agent_seed(seed, match_key, 2, k), progress,
-            record=sink, record_games=sink.remaining() if sink is not None else None,
+            config, seated, per_rotation, seed=_agent_seed(seed, match_key, 2, k), batch_size=batch_size,
+            progress=progress, record=sink, record_games=sink.remaining() if sink is not None else None,
         )  # fmt: skip
         match.seconds += time.perf_counter() - t0
         if len(tracker.finished) != len(records):
@@ -403,7 +404,8 @@ def round_robin(
         wins, played, counts_by_name = Counter(), 0, Counter()
         for lineup in lineups:
             key += 1
-            m = play_match(config, lineup, per_lineup, seed, batch_size, progress, match_key=key, record=record)
+            m = play_match(config, lineup, per_lineup, seed=seed, batch_size=batch_size, progress=progress, match_key=key,
+                           record=record)
             seconds += m.seconds
             held = np.array([lineup.count(n) for n in names], np.float64)
             for g in m.games:

@@ -129,7 +129,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
         total = sum(math.ceil(math.ceil(args.games / len(ups)) / P) * P * len(ups) for _, ups in pairs)
     with tqdm(total=total, unit="game", disable=args.no_progress or None, dynamic_ncols=True) as bar:
         if args.players:
-            match = play_match(config, args.players, args.games, args.seed, args.batch_size, bar.update, record=sink)
+            match = play_match(config, args.players, args.games, seed=args.seed, batch_size=args.batch_size,
+                               progress=bar.update, record=sink)
             result = summarize(match, config)
         else:
             result = round_robin(
@@ -161,7 +162,7 @@ def _head_to_head(args: argparse.Namespace, config: RulesConfig) -> dict:
     a, b = args.head_to_head
     total = math.ceil(args.games / config.players) * config.players
     with tqdm(total=total, unit="game", disable=args.no_progress or None, dynamic_ncols=True) as bar:
-        r = head_to_head(config, a, b, args.games, args.seed, args.batch_size, bar.update)
+        r = head_to_head(config, a, b, args.games, seed=args.seed, batch_size=args.batch_size, progress=bar.update)
     text = head_to_head_markdown(r)
     result = {**r.to_dict(), "command": "python scripts/evaluate.py " + " ".join(sys.argv[1:]), "seed": args.seed}
     out = Path(args.out)
