@@ -120,7 +120,7 @@ def test_imports_run_one_way_down_the_layers():
 
 LOADERS = {"spec_from_file_location", "run_path", "SourceFileLoader", "exec_module"}
 # The one file that loads Python by path on purpose: a user's policy file named by ``py:FILE:fn``.
-USER_CODE_LOADER = ROOT / "agents" / "callable_player.py"
+USER_CODE_LOADER = ROOT / "agents" / "learner" / "callable_player.py"
 
 
 def test_nothing_loads_a_script_by_its_path():
