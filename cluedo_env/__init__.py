@@ -10,7 +10,7 @@ Importing this package registers the environments under one namespace, ``cluedo_
 * PettingZoo: ``pettingzoo.make("aec", "cluedo_env/cluedo_v0", **config)``, or as PettingZoo's
   classic games are imported, ``from cluedo_env import cluedo_v0; cluedo_v0.env(**config)``
   (:mod:`cluedo_env.envs.aec`). ``cluedo_env.env`` and ``cluedo_env.raw_env`` are the same
-  functions; the older id ``"cluedo/cluedo_v0"`` still works.
+  functions.
 
 Registration only records entry-point strings: no env module (numpy engine, spaces) is imported
 until an env is made.
@@ -20,13 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cluedo_env import _moved
-
 __version__ = "0.1.0"
 
 GYMNASIUM_ID = "cluedo_env/Cluedo-v0"
 PETTINGZOO_ID = "cluedo_env/cluedo_v0"
-_PETTINGZOO_OLD_ID = "cluedo/cluedo_v0"  # kept working for code written before the ids were unified
 
 _GYMNASIUM_ENTRY = "training.single_agent:CluedoSingleAgentEnv"
 _GYMNASIUM_VECTOR_ENTRY = "training.single_agent:CluedoVectorEnv"
@@ -65,19 +62,17 @@ def register_gymnasium() -> None:
 
 
 def register_pettingzoo() -> None:
-    """Register ``"cluedo_env/cluedo_v0"`` (and the older ``"cluedo/cluedo_v0"``) with PettingZoo; idempotent."""
+    """Register ``"cluedo_env/cluedo_v0"`` with PettingZoo; idempotent."""
     try:
         import pettingzoo
     except ImportError:  # pettingzoo is a dependency; without it only the PettingZoo env is missing
         return
     registered = {(spec.namespace, spec.name) for spec in pettingzoo.aec_registry.values()}
-    for env_id in (PETTINGZOO_ID, _PETTINGZOO_OLD_ID):
-        namespace, name = env_id.split("/")[0], env_id.split("/")[1].rsplit("_v", 1)[0]
-        if (namespace, name) not in registered:
-            pettingzoo.register("aec", env_id, entry_point=_PETTINGZOO_ENTRY)
+    namespace, name = PETTINGZOO_ID.split("/")[0], PETTINGZOO_ID.split("/")[1].rsplit("_v", 1)[0]
+    if (namespace, name) not in registered:
+        pettingzoo.register("aec", PETTINGZOO_ID, entry_point=_PETTINGZOO_ENTRY)
 
 
-_moved.install()
 register_gymnasium()
 register_pettingzoo()
 

@@ -82,12 +82,10 @@ def step_entry(player: int, action: int, roll: int | None = None) -> dict[str, A
 class Recorder:
     """Collects one game: the initial snapshot, then :meth:`add` per step, then :meth:`finish`."""
 
-    def __init__(
-        self, initial_snapshot: dict[str, Any], seed: int | None = None, players: list[str] | None = None
-    ) -> None:
-        if not isinstance(initial_snapshot, dict) or initial_snapshot.get("schema") != SNAPSHOT_SCHEMA:
+    def __init__(self, initial: dict[str, Any], seed: int | None = None, players: list[str] | None = None) -> None:
+        if not isinstance(initial, dict) or initial.get("schema") != SNAPSHOT_SCHEMA:
             raise RecordError(f"the initial state must be a snapshot of schema {SNAPSHOT_SCHEMA!r}")
-        self.initial = copy.deepcopy(initial_snapshot)
+        self.initial = copy.deepcopy(initial)
         self.seed = None if seed is None else int(seed)
         self.players = None if players is None else [str(p) for p in players]
         self.steps: list[dict[str, Any]] = []
@@ -98,9 +96,9 @@ class Recorder:
             raise RecordError("a ROLL step needs its dice total (roll=...) so that the record replays")
         self.steps.append(step_entry(player, action, roll))
 
-    def finish(self, final_snapshot: dict[str, Any]) -> dict[str, Any]:
-        """The record (a dict ready for :func:`save`) ending in ``final_snapshot``."""
-        if not isinstance(final_snapshot, dict) or final_snapshot.get("schema") != SNAPSHOT_SCHEMA:
+    def finish(self, final: dict[str, Any]) -> dict[str, Any]:
+        """The record (a dict ready for :func:`save`) ending in the snapshot ``final``."""
+        if not isinstance(final, dict) or final.get("schema") != SNAPSHOT_SCHEMA:
             raise RecordError(f"the final state must be a snapshot of schema {SNAPSHOT_SCHEMA!r}")
         return {
             "schema": SCHEMA,
@@ -109,8 +107,8 @@ class Recorder:
             "players": self.players,
             "initial": self.initial,
             "steps": list(self.steps),
-            "final": copy.deepcopy(final_snapshot),
-            "result": result_of(final_snapshot),
+            "final": copy.deepcopy(final),
+            "result": result_of(final),
         }
 
 

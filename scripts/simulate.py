@@ -14,7 +14,8 @@ from collections import Counter
 
 import numpy as np
 
-from cluedo_env.engine.reference import Accusation, Game
+from cluedo_env.engine.history import Accusation
+from cluedo_env.engine.reference import Game
 from cluedo_env.errors import run_cli
 from cluedo_env.options import ArgumentParser, int_in, seed_type
 from cluedo_env.rules import actions as A

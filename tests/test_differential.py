@@ -50,7 +50,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cluedo_env.engine.reference import Accusation, Game
+from cluedo_env.engine.history import Accusation
+from cluedo_env.engine.reference import Game
 from cluedo_env.engine.vector_engine import ACCUSATION, NOT_ASKED, PASSED, SUGGESTION, VectorEngine
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import ROOM_CARD0, WEAPON_CARD0
@@ -215,10 +216,10 @@ def _snapshot_diff(a: dict[str, Any], b: dict[str, Any]) -> str:
 class DiffRun:
     """One engine batch and its reference games, played in lockstep."""
 
-    def __init__(self, case: Case, n_games: int, seed: int):
+    def __init__(self, case: Case, batch_size: int, seed: int):
         self.case, self.seed = case, seed
         self.cfg = case.config()
-        self.eng = VectorEngine(self.cfg, batch_size=n_games)
+        self.eng = VectorEngine(self.cfg, batch_size=batch_size)
         self.eng.reset(seed=seed)
         self.rng = np.random.default_rng([seed, 1])
         B = self.eng.B

@@ -145,10 +145,9 @@ def test_metadata_agents_and_cached_spaces():
 
 
 def test_registered_with_pettingzoo():
-    for env_id in ("cluedo/cluedo_v0", "cluedo/cluedo-v0", cluedo_env.PETTINGZOO_ID):
-        env = pettingzoo.make("aec", env_id, preset="cards", players=3)
-        assert isinstance(env, OrderEnforcingWrapper) and env.unwrapped.config.board == "none"
-        assert env.unwrapped.config.players == 3
+    env = pettingzoo.make("aec", cluedo_env.PETTINGZOO_ID, preset="cards", players=3)
+    assert isinstance(env, OrderEnforcingWrapper) and env.unwrapped.config.board == "none"
+    assert env.unwrapped.config.players == 3
 
 
 def test_config_by_keywords_yaml_and_rules_config():

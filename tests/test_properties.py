@@ -14,7 +14,8 @@ import random
 import numpy as np
 import pytest
 
-from cluedo_env.engine.reference import Game, Suggestion
+from cluedo_env.engine.history import Suggestion
+from cluedo_env.engine.reference import Game
 from cluedo_env.engine.snapshot import validate
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS

@@ -29,7 +29,8 @@ from helpers import (
     where,
 )
 
-from cluedo_env.engine.reference import Accusation, Game, Suggestion
+from cluedo_env.engine.history import Accusation, Suggestion
+from cluedo_env.engine.reference import Game
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import (
     CARD_NAMES,

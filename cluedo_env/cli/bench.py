@@ -114,7 +114,7 @@ def engine_bytes(eng: VectorEngine) -> tuple[int, int]:
     """(per-game bytes, shared bytes): per-game arrays have B as their first axis."""
     per_game = sum(a.nbytes for a in eng.state)
     shared = sum(a.nbytes for a in (*eng.tables, *eng.moves) if isinstance(a, np.ndarray))
-    return per_game // eng.B, shared
+    return per_game // eng.batch_size, shared
 
 
 def sampler(eng: VectorEngine, workload: str):
@@ -124,7 +124,7 @@ def sampler(eng: VectorEngine, workload: str):
 def run_loop(eng: VectorEngine, workload: str, seconds: float, obs: bool, min_steps: int = 1) -> dict[str, float]:
     """Step the workload's actions for ``seconds``; agent-steps per wall and CPU second."""
     sample = sampler(eng, workload)
-    buf = np.empty((eng.B, eng.observation_size), np.int8) if obs else None
+    buf = np.empty((eng.batch_size, eng.observation_size), np.int8) if obs else None
     steps = 0
     t0, c0 = time.perf_counter(), time.process_time()
     deadline = t0 + seconds
@@ -138,7 +138,8 @@ def run_loop(eng: VectorEngine, workload: str, seconds: float, obs: bool, min_st
         if now >= deadline and steps >= min_steps:
             break
     wall, cpu = now - t0, max(time.process_time() - c0, 1e-9)
-    return {"rate": eng.B * steps / wall, "cpu_rate": eng.B * steps / cpu, "steps": eng.B * steps,
+    n = eng.batch_size * steps
+    return {"rate": n / wall, "cpu_rate": n / cpu, "steps": n,
             "wall": wall}  # fmt: skip
 
 
@@ -158,11 +159,13 @@ def game_length(cfg: RulesConfig, workload: str, seed: int, games: int = 128) ->
     return decisions / games
 
 
-def bench_engine(label: str, cfg: RulesConfig, batch: int, workload: str, args: argparse.Namespace) -> dict[str, Any]:
-    eng = VectorEngine(cfg, batch_size=batch, autoreset=True)
+def bench_engine(
+    label: str, cfg: RulesConfig, batch_size: int, workload: str, args: argparse.Namespace
+) -> dict[str, Any]:
+    eng = VectorEngine(cfg, batch_size=batch_size, autoreset=True)
     eng.reset(seed=args.seed)
     run_loop(eng, workload, min(0.5, args.seconds / 4), True, min_steps=20)  # warm-up, games under way
-    out: dict[str, Any] = {"config": label, "batch": batch, "workload": workload}
+    out: dict[str, Any] = {"config": label, "batch_size": batch_size, "workload": workload}
     for key, obs in (("mask", False), ("obs", True)):
         runs = [run_loop(eng, workload, args.seconds, obs) for _ in range(args.repeats)]
         out[key] = statistics.median(r["rate"] for r in runs)
@@ -173,23 +176,25 @@ def bench_engine(label: str, cfg: RulesConfig, batch: int, workload: str, args: 
     return out
 
 
-def bench_bots(label: str, cfg: RulesConfig, batch: int, args: argparse.Namespace) -> dict[str, Any]:
+def bench_bots(label: str, cfg: RulesConfig, batch_size: int, args: argparse.Namespace) -> dict[str, Any]:
     from agents.play.registry import make_agent
     from agents.play.runner import play_games
 
     players = [make_agent("heuristic", seed=args.seed + p) for p in range(cfg.players)]
-    games = max(BOT_GAMES, batch)
-    play_games(cfg, players, min(games, 64), batch_size=min(batch, 64), seed=args.seed)  # warm-up
+    games = max(BOT_GAMES, batch_size)
+    play_games(cfg, players, min(games, 64), batch_size=min(batch_size, 64), seed=args.seed)  # warm-up
     t0, c0 = time.perf_counter(), time.process_time()
-    records = play_games(cfg, players, games, batch_size=batch, seed=args.seed)
+    records = play_games(cfg, players, games, batch_size=batch_size, seed=args.seed)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return {"config": label, "batch": batch, "workload": "bots", "games_per_s": len(records) / wall,
+    return {"config": label, "batch_size": batch_size, "workload": "bots", "games_per_s": len(records) / wall,
             "games_per_cpu_s": len(records) / cpu, "games": len(records)}  # fmt: skip
 
 
-def bench_threads(label: str, cfg: RulesConfig, batch: int, threads: int, args: argparse.Namespace) -> dict[str, Any]:
-    """``threads`` engines of batch ``batch // threads`` stepped in parallel threads (the kernels release the GIL)."""
-    engines = [VectorEngine(cfg, batch_size=max(1, batch // threads), autoreset=True) for _ in range(threads)]
+def bench_threads(
+    label: str, cfg: RulesConfig, batch_size: int, threads: int, args: argparse.Namespace
+) -> dict[str, Any]:
+    """``threads`` engines sharing ``batch_size`` games, stepped in parallel threads (the kernels release the GIL)."""
+    engines = [VectorEngine(cfg, batch_size=max(1, batch_size // threads), autoreset=True) for _ in range(threads)]
     for k, eng in enumerate(engines):
         eng.reset(seed=args.seed + k)
         run_loop(eng, "full", 0.2, True, min_steps=20)
@@ -198,7 +203,7 @@ def bench_threads(label: str, cfg: RulesConfig, batch: int, threads: int, args: 
     def work(k: int, obs: bool) -> None:
         results[k] = run_loop(engines[k], "full", args.seconds, obs)
 
-    out: dict[str, Any] = {"config": label, "batch": batch, "workload": f"full, {threads} threads"}
+    out: dict[str, Any] = {"config": label, "batch_size": batch_size, "workload": f"full, {threads} threads"}
     for key, obs in (("mask", False), ("obs", True)):
         pool = [threading.Thread(target=work, args=(k, obs)) for k in range(threads)]
         for t in pool:
@@ -252,7 +257,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
     print(f"{'config':<11}{'workload':<18}{'batch':>6}  {'mask':>8} {'(cpu)':>8}  {'+obs':>8} {'(cpu)':>8}"
           f"  {'games/s':>9}  {'dec/game':>8}  {'bytes/game':>10}")  # fmt: skip
     for r in rows:
-        print(f"{r['config']:<11}{r['workload']:<18}{r['batch']:>6}  {fmt(r.get('mask')):>8} "
+        print(f"{r['config']:<11}{r['workload']:<18}{r['batch_size']:>6}  {fmt(r.get('mask')):>8} "
               f"{fmt(r.get('mask_cpu')):>8}  {fmt(r.get('obs')):>8} {fmt(r.get('obs_cpu')):>8}  "
               f"{fmt(r.get('games_per_s')):>9}  {fmt(r.get('decisions_per_game')):>8}  "
               f"{r.get('bytes_per_game', '-'):>10}")  # fmt: skip
@@ -264,9 +269,10 @@ def print_markdown(rows: list[dict[str, Any]]) -> None:
           "decisions/game | bytes/game |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['config']} | {r['workload']} | {r['batch']} | {fmt(r.get('mask'))} | {fmt(r.get('mask_cpu'))} | "
-              f"{fmt(r.get('obs'))} | {fmt(r.get('obs_cpu'))} | {fmt(r.get('games_per_s'))} | "
-              f"{fmt(r.get('decisions_per_game'))} | {r.get('bytes_per_game', '-')} |")  # fmt: skip
+        print(f"| {r['config']} | {r['workload']} | {r['batch_size']} | {fmt(r.get('mask'))} | "
+              f"{fmt(r.get('mask_cpu'))} | {fmt(r.get('obs'))} | {fmt(r.get('obs_cpu'))} | "
+              f"{fmt(r.get('games_per_s'))} | {fmt(r.get('decisions_per_game'))} | "
+              f"{r.get('bytes_per_game', '-')} |")  # fmt: skip
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
@@ -300,9 +306,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     if args.quick:
         args.seconds, args.repeats = 1.0, 3
     configs = args.configs or (QUICK_CONFIGS if args.quick else DEFAULT_CONFIGS)
-    batches = args.batch_sizes or (QUICK_BATCHES if args.quick else DEFAULT_BATCHES)
-    if any(b < 1 for b in batches):
-        raise UsageError(f"--batch-sizes {min(batches)} is out of range (positive integers, e.g. 1 64 4096)")
+    batch_sizes = args.batch_sizes or (QUICK_BATCHES if args.quick else DEFAULT_BATCHES)
+    if any(b < 1 for b in batch_sizes):
+        raise UsageError(f"--batch-sizes {min(batch_sizes)} is out of range (positive integers, e.g. 1 64 4096)")
     parsed = [parse_config(c) for c in configs]
 
     if args.profile:
@@ -329,14 +335,14 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
               f"cached {c['cached']:.2f} s")  # fmt: skip
     rows = report["results"]
     for label, cfg in parsed:
-        for batch in batches:
+        for batch_size in batch_sizes:
             for workload in args.workloads:
                 if workload == "bots":
-                    if batch < 64:  # the bots' Python per step dominates below that
+                    if batch_size < 64:  # the bots' Python per step dominates below that
                         continue
-                    rows.append(bench_bots(label, cfg, batch, args))
+                    rows.append(bench_bots(label, cfg, batch_size, args))
                 else:
-                    rows.append(bench_engine(label, cfg, batch, workload, args))
+                    rows.append(bench_engine(label, cfg, batch_size, workload, args))
                 print_table(rows[-1:])
         if args.threads > 1:
             rows.append(bench_threads(label, cfg, 4096, args.threads, args))

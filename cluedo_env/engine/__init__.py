@@ -7,4 +7,5 @@
 * :mod:`~cluedo_env.engine.observation`: the observation tensor, piece by piece.
 * :mod:`~cluedo_env.engine.views`: a player's read-only view of a batch (what players act on).
 * :mod:`~cluedo_env.engine.snapshot`: a game as a JSON-able dict, exchanged by both engines.
+* :mod:`~cluedo_env.engine.history`: the suggestions and accusations of a game's public history.
 """

@@ -18,13 +18,13 @@ Typical use::
 
 from __future__ import annotations
 
-import warnings
 from bisect import bisect_left
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from cluedo_env.engine.history import Accusation, Suggestion
+from cluedo_env.engine.snapshot import game_from_dict, game_to_dict
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import Board, load_board
 from cluedo_env.rules.cards import (
@@ -36,34 +36,6 @@ from cluedo_env.rules.cards import (
     WEAPON_CARD0,
 )
 from cluedo_env.rules.config import RulesConfig
-
-
-@dataclass
-class Suggestion:
-    """One suggestion and its public outcome; ``shown`` is private to suggester and refuter (R-G7)."""
-
-    suggester: int
-    suspect: int  # suspect index 0..5
-    weapon: int  # weapon index 0..5
-    room: int  # room index 0..8
-    passed: list[int] = field(default_factory=list)  # players who could not refute, in order asked
-    refuted_by: list[int] = field(default_factory=list)  # players who showed a card, in order
-    shown: list[int] = field(default_factory=list)  # card ids shown, parallel to refuted_by
-
-    @property
-    def cards(self) -> tuple[int, int, int]:
-        return (self.suspect, WEAPON_CARD0 + self.weapon, ROOM_CARD0 + self.room)
-
-
-@dataclass
-class Accusation:
-    """An accusation and its result, both public (R-A2)."""
-
-    accuser: int
-    suspect: int
-    weapon: int
-    room: int
-    correct: bool
 
 
 def move_destinations(board: Board, start: int, roll: int, occupied: set[int]) -> list[int]:
@@ -258,11 +230,6 @@ class Game:
         mask[self.legal_actions()] = True
         return mask
 
-    def legal_mask(self) -> np.ndarray:
-        """Deprecated name of :meth:`legal_action_mask`."""
-        warnings.warn("Game.legal_mask() is now Game.legal_action_mask()", DeprecationWarning, stacklevel=2)
-        return self.legal_action_mask()
-
     def _matching_cards(self, player: int) -> list[int]:
         last = self.history[-1]
         assert isinstance(last, Suggestion)
@@ -423,13 +390,9 @@ class Game:
     # ------------------------------------------------------------ snapshots
     def to_dict(self) -> dict[str, Any]:
         """The whole game state as a JSON-serialisable dict (schema: docs/snapshot.md)."""
-        from cluedo_env.engine.snapshot import game_to_dict
-
         return game_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], seed: int | None = None) -> Game:
         """A game in the state ``data`` describes; chance from now on comes from ``seed``."""
-        from cluedo_env.engine.snapshot import game_from_dict
-
         return game_from_dict(cls, data, seed)

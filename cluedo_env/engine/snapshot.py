@@ -4,16 +4,21 @@ Snapshots are for tests, bug reports and moving a game between engines, so they 
 names a person can read (``"Hall"``, ``[24, 7]``, ``"Lead Pipe"``), not raw ids.
 The schema is documented field by field in ``docs/snapshot.md``; :func:`validate`
 checks a dict against it and says what is wrong.
+
+The format sits below both engines: it reads and writes any object with the fields of
+:class:`SnapshotGame` (the reference :class:`~cluedo_env.engine.reference.Game` is one, and
+its ``to_dict``/``from_dict`` call this module), so it never imports an engine.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
+from cluedo_env.engine.history import Accusation, HistoryEntry, Suggestion
 from cluedo_env.engine.state import history_capacity
 from cluedo_env.errors import CluedoError
 from cluedo_env.rules import actions as A
-from cluedo_env.rules.board import load_board
+from cluedo_env.rules.board import Board, load_board
 from cluedo_env.rules.cards import (
     CARD_NAMES,
     NUM_CARDS,
@@ -29,14 +34,42 @@ from cluedo_env.rules.cards import (
 )
 from cluedo_env.rules.config import ConfigError, RulesConfig
 
-if TYPE_CHECKING:
-    from cluedo_env.engine.reference import Game
-
 SCHEMA = "cluedo_env.snapshot/1"
 
 
 class SnapshotError(CluedoError):
     """A snapshot dict that does not follow the schema; the message names the field."""
+
+
+class SnapshotGame(Protocol):
+    """What a snapshot holds of a game: the fields it writes and reads, named as the reference engine names them."""
+
+    config: RulesConfig
+    board: Board
+    num_players: int
+    phase: int
+    current: int
+    refuter: int
+    roll: int
+    turn_count: int
+    pos: list[int]
+    weapon_room: list[int]
+    hands: list[list[int]]
+    envelope: tuple[int, int, int]
+    eliminated: list[bool]
+    dragged: list[bool]
+    history: list[HistoryEntry]
+    winner: int
+    terminated: bool
+    truncated: bool
+    rewards: list[float]
+
+    def __init__(self, config: RulesConfig | None = None, seed: int | None = None) -> None: ...
+
+    def current_room(self) -> int: ...
+
+
+G = TypeVar("G", bound=SnapshotGame)
 
 
 def loc_to_json(loc: int) -> str | list[int]:
@@ -118,9 +151,7 @@ def _seats(value: Any, field: str, P: int) -> list[int]:
     return seats  # type: ignore[return-value]
 
 
-def history_to_json(history: list) -> list[dict[str, Any]]:
-    from cluedo_env.engine.reference import Accusation
-
+def history_to_json(history: list[HistoryEntry]) -> list[dict[str, Any]]:
     out = []
     for rec in history:
         cards = [SUSPECTS[rec.suspect], WEAPONS[rec.weapon], ROOMS[rec.room]]
@@ -140,12 +171,10 @@ def history_to_json(history: list) -> list[dict[str, Any]]:
     return out
 
 
-def history_from_json(items: Any, P: int = 6, max_len: int | None = None) -> list:
+def history_from_json(items: Any, P: int = 6, max_len: int | None = None) -> list[HistoryEntry]:
     """History records from JSON, every field type- and range-checked (seats ``0..P-1``)."""
-    from cluedo_env.engine.reference import Accusation, Suggestion
-
     items = _list(items, "history", max_len=max_len)
-    out: list = []
+    out: list[HistoryEntry] = []
     for i, item in enumerate(items):
         where = f"history[{i}]"
         if not isinstance(item, dict):
@@ -178,7 +207,7 @@ def history_from_json(items: Any, P: int = 6, max_len: int | None = None) -> lis
     return out
 
 
-def game_to_dict(game: Game) -> dict[str, Any]:
+def game_to_dict(game: SnapshotGame) -> dict[str, Any]:
     has_board = game.config.has_board
     return {
         "schema": SCHEMA,
@@ -210,7 +239,7 @@ def _field(data: dict[str, Any], key: str, read: list[str] | None = None) -> Any
     return data[key]
 
 
-def game_from_dict(cls: type[Game], data: dict[str, Any], seed: int | None = None) -> Game:
+def game_from_dict(cls: type[G], data: dict[str, Any], seed: int | None = None) -> G:
     """Build a game of class ``cls`` from a snapshot; raises SnapshotError on a malformed one.
 
     Every field is checked for its JSON type and range before it is used (``"false"`` is not a
@@ -234,7 +263,7 @@ def game_from_dict(cls: type[Game], data: dict[str, Any], seed: int | None = Non
     return game
 
 
-def _game_from_dict(cls: type[Game], data: dict[str, Any], seed: int | None, read: list[str]) -> Game:
+def _game_from_dict(cls: type[G], data: dict[str, Any], seed: int | None, read: list[str]) -> G:
     config = RulesConfig.from_dict(_field(data, "rules", read))
     game = cls(config, seed=seed)
     P = config.players
@@ -287,7 +316,7 @@ def _game_from_dict(cls: type[Game], data: dict[str, Any], seed: int | None, rea
     return game
 
 
-def validate(game: Game) -> None:
+def validate(game: SnapshotGame) -> None:
     """Check the invariants every reachable state has; raise SnapshotError naming the broken one."""
     P = game.num_players
     for name in ("hands", "eliminated", "dragged", "rewards"):
@@ -307,8 +336,6 @@ def validate(game: Game) -> None:
     if (game.phase == A.REFUTE) != (0 <= game.refuter < P):
         raise SnapshotError("refuter must be a seat exactly when phase is 'refute'")
     if game.phase == A.REFUTE:
-        from cluedo_env.engine.reference import Suggestion
-
         last = game.history[-1] if game.history else None
         if not isinstance(last, Suggestion) or last.suggester != game.current or game.refuter == game.current:
             raise SnapshotError(
@@ -332,9 +359,6 @@ def validate(game: Game) -> None:
         raise SnapshotError("winner, terminated and truncated are set only when phase is 'over' (null, false, false)")
     if game.winner >= 0 and not game.terminated:
         raise SnapshotError(f"winner={game.winner} needs terminated=true (a truncated game has no winner, R-E3)")
-    from cluedo_env.engine.reference import Accusation
-
     accusers = [rec.accuser for rec in game.history if isinstance(rec, Accusation)]
     if len(set(accusers)) != len(accusers):
         raise SnapshotError(f"history has two accusations by one seat (accusers {accusers}; each seat accuses once)")
-

@@ -35,6 +35,7 @@ import numba
 import numpy as np
 
 from cluedo_env.engine import kernels as K
+from cluedo_env.engine.history import Accusation, Suggestion
 from cluedo_env.engine.movement import move_tables, with_scratch
 from cluedo_env.engine.observation import encode, offsets, size
 from cluedo_env.engine.snapshot import SnapshotError
@@ -364,7 +365,7 @@ class VectorEngine:
     # ============================================================= snapshots
     def export_game(self, i: int) -> dict[str, Any]:
         """Game ``i`` as a reference-engine snapshot dict (docs/snapshot.md)."""
-        from cluedo_env.engine.reference import Accusation, Game, Suggestion
+        from cluedo_env.engine.reference import Game
 
         i = self._slot(i)
         g = Game.__new__(Game)
@@ -411,7 +412,7 @@ class VectorEngine:
         engine's limits: rules, history length) before anything is written, so a bad snapshot
         raises and leaves every game, slot ``i`` included, as it was.
         """
-        from cluedo_env.engine.reference import Accusation, Game
+        from cluedo_env.engine.reference import Game
 
         i = self._slot(i)
         game = Game.from_dict(snapshot)
@@ -462,8 +463,6 @@ class VectorEngine:
 
     def _check_fits(self, game: Any) -> None:
         """Every value of ``game`` within the ranges this engine's arrays hold (SnapshotError if not)."""
-        from cluedo_env.engine.reference import Accusation
-
         P, cfg = self.P, self.config
 
         def fits(name: str, value: Any, lo: int, hi: int) -> None:

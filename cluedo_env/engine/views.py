@@ -9,7 +9,6 @@ is a copy or a read-only view, so an agent cannot change the game either.
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -95,12 +94,6 @@ class PlayerView:
     def pos(self) -> np.ndarray:
         """(B, 6) location of every suspect token (the engine's ``pos``)."""
         return _readonly(self._eng.pos)
-
-    @property
-    def positions(self) -> np.ndarray:
-        """Deprecated name of :attr:`pos` (one name per thing across the engine, views and players)."""
-        warnings.warn("PlayerView.positions is now PlayerView.pos", DeprecationWarning, stacklevel=2)
-        return self.pos
 
     @property
     def weapon_room(self) -> np.ndarray:

@@ -11,7 +11,7 @@ from typing import Any
 from cluedo_env.rules.board import ROOM_LOC0
 
 
-def demo_snapshot(seed: int = 3, steps: int = 200, players: int = 4) -> dict[str, Any]:
+def demo_snapshot(seed: int = 3, players: int = 4, steps: int = 200) -> dict[str, Any]:
     """A mid-game snapshot of the reference engine: random legal actions that prefer entering rooms, no accusations."""
     import random
 
