@@ -39,6 +39,9 @@ CLUEDO_PARTS = {
     "envs": 4,
     "cluedo_v0": 4,
 }
+# Within agents: the kernels' plumbing, then what a seat knows and where it moves, the players, what a learned
+# policy sees, and the loops that seat players (agents/__init__.py).
+AGENTS_PARTS = {"compiled": 0, "knowledge": 1, "planning": 1, "players": 2, "learner": 3, "play": 4}
 TOP = 30  # the command line and the scripts
 
 
@@ -51,6 +54,8 @@ def rank(module: str) -> float | None:
         if parts[1] == "cli":
             return TOP
         return CLUEDO_PARTS[parts[1]]
+    if parts[0] == "agents" and len(parts) > 1:
+        return 10 + AGENTS_PARTS.get(parts[1], 0) / 10  # a module at the top of agents/: the lowest part
     return {"agents": 10, "training": 20, "scripts": TOP}.get(parts[0])
 
 
@@ -144,6 +149,8 @@ def test_nothing_loads_a_script_by_its_path():
         ("cluedo_env/engine/fake.py", "from agents.players.base import Agent\n", "imports agents.players.base"),
         ("cluedo_env/rules/fake.py", "def f():\n    from cluedo_env.engine import state\n", "cluedo_env.engine.state"),
         ("agents/fake.py", "import training.policy\n", "imports training.policy"),
+        ("agents/knowledge/fake.py", "from agents.players.base import Agent\n", "imports agents.players.base"),
+        ("agents/players/fake.py", "def f():\n    from agents.play.registry import make_agent\n", "agents.play.registry"),
         ("agents/fake.py", "import importlib\nimportlib.import_module('training.train')\n", "training.train"),
         ("training/fake.py", "from cluedo_env.cli import main\n", "cluedo_env.cli"),
         ("cluedo_env/envs/fake.py", "from scripts import bench\n", "scripts"),
