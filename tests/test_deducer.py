@@ -1,4 +1,5 @@
-"""The deducer's notebook (agents/knowledge/notebook.py, its reasoning in agents/knowledge/propagation.py), the deducer and the expert.
+"""The deducer's notebook (agents/knowledge/notebook.py, its reasoning in agents/knowledge/propagation.py), the deducer
+and the expert.
 
 * soundness: on thousands of positions of real games, no fact contradicts the hidden deal;
 * hand-made positions, one per inference rule, with the exact conclusions;
@@ -780,7 +781,8 @@ def _refuter_model(history):
 
 def test_a_strong_refuter_showing_a_suspect_lacks_the_room():
     """Seat 0 names White, Rope, Study; seat 1 passes and seat 2 shows White. A deducer or an expert shows a room
-    first when it holds one (seat 0 has about 7 rooms left against 4.6 suspects, agents/players/refutation.py), so seat 2
+    first when it holds one (seat 0 has about 7 rooms left against 4.6 suspects, agents/players/refutation.py), so seat
+    2
     does not hold the Study (true: it is the envelope's). Suspects and weapons are level: nothing about Rope."""
     m = _refuter_model([_sugg(0, ["White", "Rope", "Study"], passed=[1], refuted_by=[2], shown=["White"])])
     assert m.lacks[0, 2, card_id("Study")] and not m.lacks[0, 2, card_id("Rope")]

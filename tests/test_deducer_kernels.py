@@ -1,4 +1,5 @@
-"""The deducer's compiled choices and probabilities (agents/players/deducer_decisions.py, refutations, proved accusations,
+"""The deducer's compiled choices and probabilities (agents/players/deducer_decisions.py, refutations, proved
+accusations,
 the naive-player model's probabilities) equal their numpy statements (:meth:`agents.players.deducer.DeducerAgent.
 refute_reference`, ``accusations_reference``, ``_probabilities``), decision by decision, random numbers included,
 over whole games on each preset.
@@ -133,7 +134,8 @@ class TwinDeducer(DeducerAgent):
                                                            ("cards", 3, {"room_shortlist": 2}),
                                                            ("classic", 4, {"blocking_aware": True})])  # fmt: skip
 def test_one_call_decisions_equal_the_python_steps(preset, players, options):
-    """:func:`agents.players.deducer_decisions.deducer_decisions_kernel` against the steps it stands for, over whole games
+    """:func:`agents.players.deducer_decisions.deducer_decisions_kernel` against the steps it stands for, over whole
+    games
     (every kind of decision: proved accusations, refutations, suggestions, room values at START and MOVE)."""
     TwinDeducer.compiled_calls = 0
     cfg = config(preset, players=players)

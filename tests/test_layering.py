@@ -150,7 +150,7 @@ def test_nothing_loads_a_script_by_its_path():
         ("cluedo_env/rules/fake.py", "def f():\n    from cluedo_env.engine import state\n", "cluedo_env.engine.state"),
         ("agents/fake.py", "import training.policy\n", "imports training.policy"),
         ("agents/knowledge/fake.py", "from agents.players.base import Agent\n", "imports agents.players.base"),
-        ("agents/players/fake.py", "def f():\n    from agents.play.registry import make_agent\n", "agents.play.registry"),
+        ("agents/players/fake.py", "def f():\n    from agents.play import registry\n", "agents.play.registry"),
         ("agents/fake.py", "import importlib\nimportlib.import_module('training.train')\n", "training.train"),
         ("training/fake.py", "from cluedo_env.cli import main\n", "cluedo_env.cli"),
         ("cluedo_env/envs/fake.py", "from scripts import bench\n", "scripts"),

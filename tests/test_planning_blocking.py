@@ -1,4 +1,5 @@
-"""Movement planning around the tokens that block (agents/planning/movement.py ``blocking=True``, agents/planning/blocking.py).
+"""Movement planning around the tokens that block (agents/planning/movement.py ``blocking=True``,
+agents/planning/blocking.py).
 
 R-M2: a move's path may not enter or end on a square occupied by a suspect token (all six block).
 R-M6: a door whose square in front is occupied is blocked; a token in a room whose doors are all blocked

@@ -135,4 +135,4 @@ def head_to_head_markdown(r: HeadToHead) -> str:
     )
 
 
-__all__ = ["HeadToHead", "head_to_head", "head_to_head_markdown", "wilson_interval"]  # wilson_interval: agents.play.stats
+__all__ = ["HeadToHead", "head_to_head", "head_to_head_markdown", "wilson_interval"]  # wilson_interval: .stats

@@ -4,7 +4,7 @@
     make_agent("deducer", seed=1)              # agents/players/deducer.py, imported only when asked for
     make_agent("ckpt:runs/ppo/best.pt")        # a trained checkpoint, once a loader is registered
 
-    make_agent("py:my_policies.py:policy")     # any function fn(obs, mask) -> action (agents/learner/callable_player.py)
+    make_agent("py:my_policies.py:policy")     # any fn(obs, mask) -> action (agents/learner/callable_player.py)
     make_agent('expert{"blocking_aware": false}')   # a name with constructor options, as a JSON object
 
 Built-in names: ``random``, ``notebook``, ``heuristic``, ``deducer``, ``expert``, ``belief_random``.

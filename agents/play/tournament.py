@@ -404,8 +404,8 @@ def round_robin(
         wins, played, counts_by_name = Counter(), 0, Counter()
         for lineup in lineups:
             key += 1
-            m = play_match(config, lineup, per_lineup, seed=seed, batch_size=batch_size, progress=progress, match_key=key,
-                           record=record)
+            m = play_match(config, lineup, per_lineup, seed=seed, batch_size=batch_size, progress=progress,
+                           match_key=key, record=record)
             seconds += m.seconds
             held = np.array([lineup.count(n) for n in names], np.float64)
             for g in m.games:
