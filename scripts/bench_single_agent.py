@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--net-arch", type=int, nargs="+", default=[128, 128])
     ap.add_argument("--belief", action="store_true",
-                    help="belief features and the macro accusation (agents/learner/belief.py), every setting")  # fmt: skip
+                    help="belief features and macro accusation (agents/learner/belief.py), every setting")  # fmt: skip
     ap.add_argument("--observation", choices=["full", "compact"], default="full",
                     help="the learner observation (compact needs --belief; agents/learner/compact_observation.py)")
     ap.add_argument("--out", default=None, help="write the results as JSON here")
