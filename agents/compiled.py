@@ -44,7 +44,7 @@ _KERNEL_MODULES = tuple(sorted(p for p in _PACKAGE.rglob("*.py") if "@njit" in p
 KERNELS = KernelSources(
     "agents_kernels.stamp",
     ENGINE_SOURCES + _KERNEL_MODULES,
-    tuple(sorted({p.parent / "__pycache__" for p in _KERNEL_MODULES})),
+    _KERNEL_MODULES,
 )
 """The players' kernels: every module of :mod:`agents` that compiles one, and the engine's sources they read."""
 KERNELS.ensure_fresh()

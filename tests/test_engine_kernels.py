@@ -218,21 +218,64 @@ def test_bench_script_prints_the_table_and_writes_json(tmp_path):
 
 
 # ============================================================================ the kernel cache
-def test_the_kernel_cache_is_cleared_when_a_kernel_source_changes(tmp_path, monkeypatch):
+def _kernel_group(tmp_path):
+    """A group of two kernel modules in two folders, its sources the engine's file names."""
     from cluedo_env.engine.kernel_cache import ENGINE, KernelSources
-    sources = tuple(tmp_path / path.name for path in ENGINE.sources)
-    for path in sources:
+    sources = tuple(tmp_path / "pkg" / path.name for path in ENGINE.sources)
+    modules = (tmp_path / "pkg" / "engine" / "kernels.py", tmp_path / "pkg" / "players" / "deducer.py")
+    for path in (*sources, *modules):
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"# {path.name}\n")
-    caches = (tmp_path / "engine" / "__pycache__", tmp_path / "players" / "__pycache__")
-    group = KernelSources("kernels.stamp", sources, caches)
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    return KernelSources("kernels.stamp", sources, modules)
+
+
+def _stale_files(group):
+    caches = group.caches()
+    assert len(caches) == 2
     stale = [cache / "kernels.step-1.py311.nbi" for cache in caches]
     for path in stale:
-        path.parent.mkdir(parents=True)
         path.write_text("stale")
+    return stale
+
+
+def test_the_kernel_cache_is_cleared_when_a_kernel_source_changes(tmp_path, monkeypatch):
+    from numba.core import config
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    group = _kernel_group(tmp_path)
+    assert {c.name for c in group.caches()} == {"__pycache__"}  # beside the modules, as numba keeps them
+    stale = _stale_files(group)
     assert group.ensure_fresh() and not any(p.exists() for p in stale)  # no stamp yet: cleared
     for path in stale:
         path.write_text("fresh")
     assert not group.ensure_fresh() and all(p.exists() for p in stale)  # same sources: kept
-    (tmp_path / "movement.py").write_text("# edited\n")  # inlined into kernels.py: every folder's cache is stale
+    (tmp_path / "pkg" / "movement.py").write_text("# edited\n")  # inlined into kernels.py: every folder is stale
+    assert group.ensure_fresh() and not any(p.exists() for p in stale)
+
+
+def test_the_kernel_cache_guard_covers_numba_cache_dir(tmp_path, monkeypatch):
+    """With NUMBA_CACHE_DIR set numba keeps the machine code there; the guard clears it there."""
+    from numba.core import config
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "numba_cache"))
+    group = _kernel_group(tmp_path)
+    assert all(str(c).startswith(str(tmp_path / "numba_cache")) for c in group.caches())
+    stale = _stale_files(group)
+    assert group.ensure_fresh() and not any(p.exists() for p in stale)
+    for path in stale:
+        path.write_text("fresh")
+    (tmp_path / "pkg" / "cards.py").write_text("# edited\n")
+    assert group.ensure_fresh() and not any(p.exists() for p in stale)
+
+
+def test_the_kernel_cache_guard_covers_the_per_user_cache_of_a_read_only_install(tmp_path, monkeypatch):
+    """A package folder nobody may write (a system install): numba caches per user; the guard follows it.
+
+    numba's in-tree locator declines a folder it cannot write (its ``from_function`` returns None); that is
+    stood in for here, since the tests may run as root, who can write anywhere."""
+    from numba.core import caching, config
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user_cache"))
+    monkeypatch.setattr(caching.InTreeCacheLocator, "from_function", classmethod(lambda cls, f, file: None))
+    group = _kernel_group(tmp_path)
+    assert all(str(c).startswith(str(tmp_path / "user_cache")) for c in group.caches())
+    stale = _stale_files(group)
     assert group.ensure_fresh() and not any(p.exists() for p in stale)

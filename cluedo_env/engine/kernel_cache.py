@@ -1,36 +1,55 @@
-"""Keep numba's on-disk cache of compiled kernels in step with their sources.
+"""Keep numba's on-disk cache of compiled kernels in step with their sources, wherever numba keeps it.
 
-numba caches each compiled function next to its module (``__pycache__/*.nbi``, ``*.nbc``) and checks only that
-module's own file when loading it. Kernels inline code and bake in constants from other modules
-(``movement.fill_destinations`` into ``kernels.step``, the action ids of ``actions.py``, ``may_see_shown_card``
-into ``observation.encode``; the players' kernels call each other across :mod:`agents`), so an edit there would
-leave stale machine code in the cache. A :class:`KernelSources` names every file a group of kernels is built
-from and the cache folders they are written to; :meth:`KernelSources.ensure_fresh` hashes the files and clears
-those folders when the hash changes. The engine's group (:data:`ENGINE`) is checked when
-:mod:`cluedo_env.engine.kernels` is imported, the players' when :mod:`agents.compiled` is, each before anything
-of its group is compiled or loaded.
+numba caches each compiled function in a folder it picks for the function's module (``__pycache__`` beside it;
+a per-user folder when the package is not writable, as in a system install; ``NUMBA_CACHE_DIR`` when set) and
+checks only that module's own file when loading it. Kernels inline code and bake in constants from other
+modules (``movement.fill_destinations`` into ``kernels.step``, the action ids of ``actions.py``,
+``may_see_shown_card`` into ``observation.encode``; the players' kernels call each other across :mod:`agents`),
+so an edit there would leave stale machine code in the cache. A :class:`KernelSources` names every file a group
+of kernels is built from and the modules that hold them; :meth:`KernelSources.ensure_fresh` hashes the files and
+clears the group's cache folders (the ones numba itself would use for those modules) when the hash changes. The
+engine's group (:data:`ENGINE`) is checked when :mod:`cluedo_env.engine.kernels` is imported, the players' when
+:mod:`agents.compiled` is, each before anything of its group is compiled or loaded.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from numba.core.caching import CacheImpl
 
 PACKAGE = Path(__file__).resolve().parents[1]  # cluedo_env/
 
 
+def _probe() -> None:
+    """A stand-in function for numba's cache locators, which read only its first line number."""
+
+
+def cache_folder(module: Path) -> Path | None:
+    """The folder numba caches the kernels of ``module`` in: the first of its cache locators that accepts the file
+    and can write there (``NUMBA_CACHE_DIR``, then ``__pycache__`` beside the module, then a per-user folder).
+
+    ``CacheImpl._locator_classes`` is numba's own list (numba pinned in constraints.txt); None if none accepts.
+    """
+    for locator in CacheImpl._locator_classes:
+        found = locator.from_function(_probe, str(module))
+        if found is not None:
+            return Path(found.get_cache_path())
+    return None
+
+
 @dataclass(frozen=True)
 class KernelSources:
-    """A group of kernels: the files they are compiled from and the folders numba caches them in."""
+    """A group of kernels: the files they are compiled from and the modules that hold them."""
 
     stamp: str
     """Name of the file, in each cache folder, that holds the digest the cache was written from."""
     sources: tuple[Path, ...]
     """Every file whose change can change the group's machine code."""
-    caches: tuple[Path, ...]
-    """The ``__pycache__`` folders of the group's modules."""
+    modules: tuple[Path, ...]
+    """The modules whose kernels numba caches (their cache folders are found as numba finds them)."""
 
     def digest(self) -> str:
         h = hashlib.sha256()
@@ -38,17 +57,19 @@ class KernelSources:
             h.update(path.read_bytes())
         return h.hexdigest()[:20]
 
-    def ensure_fresh(self) -> bool:
-        """Clear the group's numba caches if the sources changed since they were written.
+    def caches(self) -> list[Path]:
+        """The cache folders of the group's modules, where numba would read and write them now."""
+        return sorted({folder for module in self.modules if (folder := cache_folder(module)) is not None})
 
-        Returns True if a cache was cleared. A cache elsewhere (``NUMBA_CACHE_DIR``) or a read-only package is
-        left alone: numba then recompiles or uses what it finds, as it would anyway.
+    def ensure_fresh(self) -> bool:
+        """Clear the group's numba caches that were written from other sources than today's.
+
+        Returns True if a cache was cleared. A folder that cannot be written is left alone (numba then reads
+        nothing from it either: it picks a folder it can write).
         """
-        if os.environ.get("NUMBA_CACHE_DIR"):
-            return False
         digest = self.digest()
         cleared = False
-        for cache in self.caches:
+        for cache in self.caches():
             stamp = cache / self.stamp
             try:
                 if stamp.read_text() == digest:
@@ -56,7 +77,6 @@ class KernelSources:
             except OSError:
                 pass
             try:
-                cache.mkdir(exist_ok=True)
                 for path in (*cache.glob("*.nbi"), *cache.glob("*.nbc")):
                     path.unlink(missing_ok=True)
                 stamp.write_text(digest)
@@ -79,7 +99,11 @@ ENGINE_SOURCES = tuple(
         "engine/observation.py",
     )
 )
-ENGINE = KernelSources("cluedo_kernels.stamp", ENGINE_SOURCES, (PACKAGE / "engine" / "__pycache__",))
+ENGINE = KernelSources(
+    "cluedo_kernels.stamp",
+    ENGINE_SOURCES,
+    tuple(PACKAGE / "engine" / name for name in ("kernels.py", "movement.py", "observation.py")),
+)
 """The engine's kernels (:mod:`cluedo_env.engine.kernels`, ``movement``, ``observation``)."""
 
-__all__ = ["ENGINE", "ENGINE_SOURCES", "KernelSources"]
+__all__ = ["ENGINE", "ENGINE_SOURCES", "KernelSources", "cache_folder"]
