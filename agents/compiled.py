@@ -28,6 +28,7 @@ bargain is kept on every path it plays.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy"}
 INLINE = {**KERNEL, "inline": "always"}
 
 _PACKAGE = Path(__file__).resolve().parent  # agents/
-_KERNEL_MODULES = tuple(sorted(p for p in _PACKAGE.rglob("*.py") if "@njit" in p.read_text(encoding="utf-8")))
+_KERNEL_MODULES = tuple(sorted(p for p in _PACKAGE.rglob("*.py") if re.search(r"^@njit", p.read_text("utf-8"), re.M)))
 KERNELS = KernelSources(
     "agents_kernels.stamp",
     ENGINE_SOURCES + _KERNEL_MODULES,
