@@ -279,3 +279,23 @@ def test_the_kernel_cache_guard_covers_the_per_user_cache_of_a_read_only_install
     assert all(str(c).startswith(str(tmp_path / "user_cache")) for c in group.caches())
     stale = _stale_files(group)
     assert group.ensure_fresh() and not any(p.exists() for p in stale)
+
+
+def test_a_cold_kernel_group_says_once_that_it_compiles(tmp_path, monkeypatch, capsys):
+    """The first compile of a group's kernel prints one line (a newcomer never waits in silence); later ones don't."""
+    import importlib
+
+    from cluedo_env.engine.kernel_cache import KernelSources
+
+    (tmp_path / "coldgroup_kernels.py").write_text(
+        "from numba import njit\n\n@njit\ndef twice(x):\n    return 2 * x\n\n@njit\ndef thrice(x):\n    return 3 * x\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    group = KernelSources("cold.stamp", (tmp_path / "coldgroup_kernels.py",), (), package="coldgroup_",
+                          title="the test's kernels", first_run="a moment")  # fmt: skip
+    group.ensure_fresh()  # registers the group's notice
+    module = importlib.import_module("coldgroup_kernels")
+    assert module.twice(2) == 4 and module.thrice(2) == 6
+    err = capsys.readouterr().err
+    assert err.count("compiling the test's kernels (first run only, a moment") == 1
+    assert module.twice(3) == 6 and capsys.readouterr().err == ""  # compiled: nothing more

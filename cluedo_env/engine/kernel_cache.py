@@ -15,9 +15,11 @@ engine's group (:data:`ENGINE`) is checked when :mod:`cluedo_env.engine.kernels`
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from numba.core import event
 from numba.core.caching import CacheImpl
 
 PACKAGE = Path(__file__).resolve().parents[1]  # cluedo_env/
@@ -40,6 +42,33 @@ def cache_folder(module: Path) -> Path | None:
     return None
 
 
+class _CompileNotice(event.Listener):
+    """Says once per group, on its first compile (a cache miss), that the group is compiling and for how long.
+
+    Why: a cold cache makes the first call of a group's kernels wait tens of seconds to minutes; without a word
+    a newcomer takes that for a hang. Loading from the cache raises no compile event, so a warm run says nothing.
+    """
+
+    def __init__(self) -> None:
+        self.groups: list[KernelSources] = []
+        self.said: set[str] = set()
+
+    def on_start(self, ev: event.Event) -> None:
+        module = getattr(getattr(ev.data.get("dispatcher"), "py_func", None), "__module__", "") or ""
+        for group in self.groups:
+            if group.package and module.startswith(group.package) and group.stamp not in self.said:
+                self.said.add(group.stamp)
+                print(f"compiling {group.title} (first run only, {group.first_run}; cached after that)",
+                      file=sys.stderr, flush=True)
+
+    def on_end(self, ev: event.Event) -> None:
+        """Nothing to say when a compile ends (the first call returns then)."""
+
+
+_NOTICE = _CompileNotice()
+event.register("numba:compile", _NOTICE)
+
+
 @dataclass(frozen=True)
 class KernelSources:
     """A group of kernels: the files they are compiled from and the modules that hold them."""
@@ -50,6 +79,12 @@ class KernelSources:
     """Every file whose change can change the group's machine code."""
     modules: tuple[Path, ...]
     """The modules whose kernels numba caches (their cache folders are found as numba finds them)."""
+    package: str = ""
+    """The import prefix of the group's modules: a compile there is announced once (see :class:`_CompileNotice`)."""
+    title: str = "kernels"
+    """What the announcement calls the group."""
+    first_run: str = "a minute or two"
+    """How long the group's first compile takes on the 2-core reference machine, as the announcement says it."""
 
     def digest(self) -> str:
         h = hashlib.sha256()
@@ -67,6 +102,8 @@ class KernelSources:
         Returns True if a cache was cleared. A folder that cannot be written is left alone (numba then reads
         nothing from it either: it picks a folder it can write).
         """
+        if self not in _NOTICE.groups:
+            _NOTICE.groups.append(self)
         digest = self.digest()
         cleared = False
         for cache in self.caches():
@@ -103,6 +140,9 @@ ENGINE = KernelSources(
     "cluedo_kernels.stamp",
     ENGINE_SOURCES,
     tuple(PACKAGE / "engine" / name for name in ("kernels.py", "movement.py", "observation.py")),
+    package="cluedo_env.",
+    title="the engine's kernels",
+    first_run="about 40 s",
 )
 """The engine's kernels (:mod:`cluedo_env.engine.kernels`, ``movement``, ``observation``)."""
 
