@@ -11,7 +11,8 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt torch==2.13.0
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,train,browser,rllib]'
+	@# setuptools' notice on every editable install of a flat layout says nothing actionable here
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -c constraints.txt -e '.[dev,train,browser,rllib]'
 	touch $@
 
 setup: $(VENV)/.installed
@@ -22,7 +23,9 @@ demo: $(VENV)/.installed
 # The replay viewer's browser test needs Chromium from the system packages (root or sudo):
 # in CI (CI set) it must be there and the test must run; elsewhere the test skips without it.
 test: $(VENV)/.installed
-	@scripts/install_browser.sh || { [ -z "$$CI" ] && echo "(no Chromium: the replay viewer's browser tests will skip)"; }
+	@echo "Chromium for the browser tests: checking, installing if missing (log: .browser-install.log)"
+	@scripts/install_browser.sh > .browser-install.log 2>&1 \
+		|| { tail -5 .browser-install.log; [ -z "$$CI" ] && echo "(no Chromium: the browser tests will skip)"; }
 	CLUEDO_REQUIRE_BROWSER=$${CI:+1} $(PY) -m pytest
 
 browser: $(VENV)/.installed
