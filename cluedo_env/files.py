@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -52,6 +53,12 @@ def _check_parent(folder: Path, what: str, target: Path) -> None:
         raise UsageError(f"{what} {str(target)!r}: {str(anc)!r} is a file, not a folder (give a path under a folder)")
     if not os.access(anc, os.W_OK | os.X_OK):
         raise UsageError(f"{what} {str(target)!r}: folder {str(anc)!r} is not writable (choose a folder you may write)")
+    try:  # os.access answers yes to root everywhere, also in /proc or on a read-only mount: try it
+        tempfile.TemporaryFile(dir=anc).close()
+    except OSError as exc:
+        raise UsageError(
+            f"{what} {str(target)!r}: cannot write in {str(anc)!r} ({exc.strerror or exc}; choose a folder you may write)"
+        ) from None
 
 
 def write_atomic(path: str | os.PathLike, write: Callable[[IO[Any]], Any], mode: str = "w") -> Path:

@@ -123,6 +123,10 @@ CORPUS: list[tuple[str, list[str], str]] = [
      "is a file, not a folder"),  # fmt: skip
     ("evaluate: out under a file", ["evaluate", "--players", "random", "random", "--out", "{tmp}/afile/sub"],
      "is a file, not a folder"),  # fmt: skip
+    ("evaluate: out where nothing can be written", ["evaluate", "--players", "random", "random", "--out", "/proc/x"],
+     "cannot write in '/proc'"),  # fmt: skip
+    ("evaluate: record where nothing can be written",
+     ["evaluate", "--players", "random", "random", "--record", "/proc/x"], "cannot write in '/proc'"),  # fmt: skip
     ("evaluate: record is a file", ["evaluate", "--players", "random", "random", "--record", "{tmp}/afile"],
      "--record"),  # fmt: skip
     ("evaluate: record-games without record", ["evaluate", "--players", "random", "random", "--record-games", "3"],
