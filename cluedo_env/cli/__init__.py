@@ -6,6 +6,7 @@
     cluedo evaluate --players deducer heuristic heuristic heuristic --games 1000 --out results/eval
     cluedo train --config configs/train_vs_random.yaml [--resume]     # --backend rllib for Ray RLlib
     cluedo bench --quick
+    cluedo warmup                                # compile every kernel once (a few minutes on an empty cache)
     python -m cluedo_env.cli play ...            # the same without the installed entry point
 
 Subcommands share argument names (``--players``, ``--preset``, ``--rule``, ``--max-turns``,
@@ -44,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "evaluate": "tournaments and round robins between players, seats rotated (cluedo_env.cli.evaluate)",
     "train": "train a player: MaskablePPO (training.train) or Ray RLlib (--backend rllib)",
     "bench": "speed of the vectorized engine on the workloads users run (cluedo_env.cli.bench)",
+    "warmup": "compile every kernel once (the engine's and the players'), so later runs start at once",
 }
 
 EPILOG = """examples:
@@ -161,6 +163,10 @@ def _dispatch(argv: list[str], input_fn: Callable[[str], str] | None, output: Ca
         return _cmd_evaluate(rest)
     if command == "train":
         return _cmd_train(rest)
+    if command == "warmup":
+        from cluedo_env.cli.warmup import main as warmup
+
+        return warmup(rest, output)
     return _cmd_bench(rest)
 
 
