@@ -32,7 +32,7 @@ MOVED: dict[str, str] = {
     "cluedo_env.snapshot": "cluedo_env.engine.snapshot",
     "cluedo_env.viewer": "cluedo_env.render.html",
     "cluedo_env.envs.single_agent": "training.single_agent",
-    "cluedo_env.envs.sb3_vec_env": "training.sb3_vec_env",
+    "cluedo_env.envs.sb3_vec_env": "training.sb3.vec_env",
 }
 
 

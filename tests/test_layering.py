@@ -140,8 +140,8 @@ def test_nothing_loads_a_script_by_its_path():
     [
         ("cluedo_env/engine/fake.py", "from agents.base import Agent\n", "imports agents.base"),
         ("cluedo_env/rules/fake.py", "def f():\n    from cluedo_env.engine import state\n", "cluedo_env.engine.state"),
-        ("agents/fake.py", "import training.policy\n", "imports training.policy"),
-        ("agents/fake.py", "import importlib\nimportlib.import_module('training.train')\n", "training.train"),
+        ("agents/fake.py", "import training.sb3.checkpoints\n", "imports training.sb3.checkpoints"),
+        ("agents/fake.py", "import importlib\nimportlib.import_module('training.sb3.train')\n", "training.sb3.train"),
         ("training/fake.py", "from cluedo_env.cli import main\n", "cluedo_env.cli"),
         ("cluedo_env/envs/fake.py", "from scripts import bench\n", "scripts"),
     ],

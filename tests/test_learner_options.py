@@ -22,11 +22,13 @@ from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules.config import ConfigError
 from training.learner_core import LearnerCore
+from training.learner_options import LearnerOptions
 
 
 def _core(**kw) -> LearnerCore:
-    return LearnerCore(32, config("cards", players=4), opponents="heuristic", seat="random", macro_moves=True,
-                       macro_accuse=True, belief=True, observation="compact", seed=5, **kw)  # fmt: skip
+    return LearnerCore(LearnerOptions(32, config("cards", players=4), opponents="heuristic", seat="random",
+                                      macro_moves=True, macro_accuse=True, belief=True, observation="compact", seed=5,
+                                      **kw))  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", ["triples", "unknown"])
@@ -123,8 +125,8 @@ def test_gate_closes_the_accusation_unless_the_notebook_allows_it(gate):
 def test_a_gated_checkpoint_plays_with_its_gate():
     from sb3_contrib import MaskablePPO
 
-    from training.policy import PolicyAgent, make_meta
-    from training.sb3_vec_env import CluedoVecEnv
+    from training.sb3.checkpoints import PolicyAgent, make_meta
+    from training.sb3.vec_env import CluedoVecEnv
 
     cfg = config("cards", players=4)
     env = CluedoVecEnv(4, cfg, seed=0, macro_moves=True, macro_accuse=True, belief=True, observation="compact",
@@ -148,7 +150,8 @@ def test_a_gated_checkpoint_plays_with_its_gate():
 
 
 def test_bad_option_values_say_what_is_allowed():
-    from training.train import TrainConfigError, load_train_config
+    from training.sb3.config import load_train_config
+    from training.sb3.train import TrainConfigError
 
     env = {"preset": "cards", "belief": True, "macro_accuse": True, "observation": "compact"}
     with pytest.raises(TrainConfigError, match=r"accuse_gate='sure' .*'solved', or a probability"):

@@ -18,7 +18,7 @@ in a smaller space than the engine's 870 ids (:mod:`cluedo_env.rules.actions`):
 
 The mapping is a pure function of the legal actions (the engine's mask); no rule is written here.
 Both the envs (:mod:`training.single_agent`) and the players that run trained policies
-(:mod:`agents.callable_player`, :mod:`training.policy`) use this one module.
+(:mod:`agents.callable_player`, :mod:`training.sb3.checkpoints`) use this one module.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from agents.base import Agent, sample_legal
 from agents.learner_inputs import LearnerInputs
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions
-from training.rllib_module import module_actions
+from training.rllib.module import module_actions
 
 
 class LeaguePool:
