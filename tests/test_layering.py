@@ -193,3 +193,13 @@ def test_objects_pickled_under_an_old_module_path_still_load():
         warnings.simplefilter("ignore", DeprecationWarning)
         loaded = pickle.loads(data)
     assert isinstance(loaded, RulesConfig) and loaded.players == 3
+
+
+def test_the_training_backends_never_import_each_other():
+    """``training.sb3`` and ``training.rllib`` sit side by side over the shared core: what both need lives there."""
+    bad = []
+    for side, other in (("sb3", "rllib"), ("rllib", "sb3")):
+        for path in sorted((ROOT / "training" / side).rglob("*.py")):
+            bad += [f"{path.relative_to(ROOT)}:{line} imports {mod}" for line, mod in imports_of(path)
+                    if mod == f"training.{other}" or mod.startswith(f"training.{other}.")]  # fmt: skip
+    assert bad == []
