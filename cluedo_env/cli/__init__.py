@@ -24,7 +24,6 @@ command line sits on top of the layers (it may import ``agents`` and ``training`
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
