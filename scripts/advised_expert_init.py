@@ -35,13 +35,15 @@ def main() -> None:
 
     from agents.learner.accusation_features import ACCUSATION_SIZE, accusation_layout
     from training.learner_core import LearnerCore
-    from training.policy import load_model, save_model_atomic
-    from training.train import load_train_config, rules_config
+    from training.learner_options import LearnerOptions
+    from training.sb3.checkpoints import load_model, save_model_atomic
+    from training.sb3.config import load_train_config, rules_config
 
     cfg = load_train_config(args.config)
     env = cfg["env"]
-    core = LearnerCore(env["num_envs"], rules_config(cfg), opponents=env["opponents"], seat=env["seat"],
-                       belief=True, observation=env["observation"], advisor=env["advisor"], seed=args.seed)  # fmt: skip
+    options = LearnerOptions(env["num_envs"], rules_config(cfg), opponents=env["opponents"], seat=env["seat"],
+                             belief=True, observation=env["observation"], advisor=env["advisor"], seed=args.seed)
+    core = LearnerCore(options)
     if not core.accusation_features:
         raise SystemExit("the config's advisor gives no accusation features (an expert advisor is needed)")
     rule = core.obs_size - ACCUSATION_SIZE + accusation_layout()["expert_rule"][0]

@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
 from agents.players.base import sample_legal  # noqa: E402
 from cluedo_env.errors import run_cli  # noqa: E402
 from cluedo_env.options import ArgumentParser  # noqa: E402
-from training.sb3_vec_env import CluedoVecEnv  # noqa: E402
+from training.sb3.vec_env import CluedoVecEnv  # noqa: E402
 
 
 def bench(num_envs: int, opponents: str, steps: int, macro: bool, seat, policy: bool, net_arch,
@@ -39,7 +39,7 @@ def bench(num_envs: int, opponents: str, steps: int, macro: bool, seat, policy: 
     if policy:
         from sb3_contrib import MaskablePPO
 
-        from training.policy import policy_fn
+        from training.sb3.checkpoints import policy_fn
 
         model = MaskablePPO("MlpPolicy", venv, policy_kwargs={"net_arch": {"pi": net_arch, "vf": net_arch}},
                             n_steps=8, batch_size=64)  # fmt: skip

@@ -7,7 +7,7 @@
 Why: issue 17 sets a target for the training loop itself (>= 6,000 learner steps/s against heuristic players on
 2 cores), and the loop is two different workloads: collection (the env, the opponents, the learner's notebook,
 the policy's forward passes) and the PPO update (the network's forward and backward passes). This runs a
-training config as ``training.train`` builds it (env, policy, PPO settings; a fresh network unless
+training config as ``training.sb3.train`` builds it (env, policy, PPO settings; a fresh network unless
 ``--keep-init``: the network costs the same, but a trained policy plays longer games), times each PPO
 iteration with SB3's rollout callbacks, and prints one row per (precision, torch threads):
 
@@ -41,7 +41,8 @@ def bench(config: str, precision: str, threads: int, iterations: int, keep_init:
     import torch
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from training.train import Trainer, load_train_config
+    from training.sb3.config import load_train_config
+    from training.sb3.train import Trainer
 
     with tempfile.TemporaryDirectory() as tmp:
         over = {"precision": precision} if precision != "float32" else {}  # (so it also runs on older checkouts)
@@ -90,10 +91,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     print(f"# python scripts/bench_training.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     try:
-        from training.lean_policy import fast_bfloat16
+        from training.precision import fast_bfloat16
 
         hardware = "yes" if fast_bfloat16() else "no (emulated: slower)"
-    except ImportError:  # a checkout from before training/lean_policy.py
+    except ImportError:  # a checkout from before training/sb3/lean_policy.py
         hardware = "?"
     print(f"# torch {torch.__version__}; bfloat16 in hardware: {hardware}")
     head = f"{'config':44s} {'precision':9s} {'threads':>7s} {'steps':>6s} {'collect s':>9s} {'update s':>8s}"

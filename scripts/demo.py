@@ -8,7 +8,7 @@ Steps (all seeded, ``--seed``):
 1. MaskablePPO (sb3-contrib) learns to play one seat of 4-player classic Cluedo against three
    random players, with the settings of ``configs/train_vs_random.yaml`` (macro moves, learner
    seat drawn per game), for ``--timesteps`` learner steps; the run goes to ``OUT/train``
-   (``model.zip``, checkpoints, TensorBoard logs, ``monitor.csv``) via :mod:`training.train`.
+   (``model.zip``, checkpoints, TensorBoard logs, ``monitor.csv``) via :mod:`training.sb3.train`.
 2. The tournament evaluator (``scripts/evaluate.py``, seats rotated) plays ``--games`` games of
    the trained checkpoint against three random players, then the same number with a random
    player in its place (the baseline: 25% is chance); reports go to ``OUT/eval*``.
@@ -47,9 +47,10 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     check_writable_dir(args.out, "--out")  # before minutes of training, not after
 
-    import training.policy  # noqa: F401 - registers the ckpt: prefix for the evaluator
+    import training.sb3.checkpoints  # noqa: F401 - registers the ckpt: prefix for the evaluator
     from cluedo_env.cli import evaluate
-    from training.train import Trainer, load_train_config
+    from training.sb3.config import load_train_config
+    from training.sb3.train import Trainer
 
     out = Path(args.out)
     over: dict = {"run_dir": str(out / "train"), "total_timesteps": args.timesteps, "seed": args.seed,

@@ -9,7 +9,7 @@ elimination count as losses. The evaluation points use the evaluator's seat rota
 reward shaping (``env.shaping`` in ``run_dir/state.json``'s config) logs shaped returns, which do not
 say who won: its plot shows the evaluations only.
 
-An RLlib run (``training/rllib_train.py``: ``run_dir/progress.jsonl``, one row per iteration, and
+An RLlib run (``training/rllib/train.py``: ``run_dir/progress.jsonl``, one row per iteration, and
 ``run_dir/eval_NNNNNN/tournament.json``) has no per-episode log: its training curve is
 (mean return + 1) / 2 over RLlib's recent episodes, which is the win rate when no game is cut at
 ``max_turns`` (rewards are +1, -1, and 0 only on truncation).

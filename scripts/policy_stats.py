@@ -25,7 +25,8 @@ from cluedo_env.errors import run_cli  # noqa: E402
 from cluedo_env.options import ArgumentParser  # noqa: E402
 from cluedo_env.rules import actions as A  # noqa: E402
 from training.learner_core import LearnerCore  # noqa: E402
-from training.policy import CheckpointError, load_model, policy_fn, rules_of  # noqa: E402
+from training.learner_options import LearnerOptions  # noqa: E402
+from training.sb3.checkpoints import CheckpointError, load_model, policy_fn, rules_of  # noqa: E402
 
 KINDS = ("roll/passage/stay/end", "move", "suggest", "show", "accuse")
 
@@ -35,8 +36,9 @@ def policy_stats(path: str, opponents: str, steps: int, num_envs: int = 256, see
     meta = model.cluedo_meta
     if not (meta.get("belief") and meta.get("macro_accuse")):
         raise CheckpointError(f"checkpoint {path}: trained without belief features and the macro accusation")
-    core = LearnerCore(num_envs, rules_of(meta), opponents=opponents, seat="random", macro_moves=meta["macro_moves"],
-                       belief=True, macro_accuse=True, seed=seed)  # fmt: skip
+    options = LearnerOptions(num_envs, rules_of(meta), opponents=opponents, seat="random",
+                             macro_moves=meta["macro_moves"], belief=True, macro_accuse=True, seed=seed)
+    core = LearnerCore(options)
     fn = policy_fn(model, deterministic=True)
     obs = core.reset(seed)
     out = {"episodes": 0, "wins": 0, "certain": 0, "gambles": 0, "gambles_right": 0}

@@ -13,6 +13,7 @@ from cluedo_env.envs.learner_actions import LearnerActions
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.config import ConfigError
 from training.learner_core import LearnerCore
+from training.learner_options import LearnerOptions
 
 
 def _engine_mask(accuse_open: list[bool]) -> np.ndarray:
@@ -48,8 +49,8 @@ def test_advised_space_masks_and_maps_actions() -> None:
 def test_advised_env_asks_the_learner_only_where_it_may_accuse() -> None:
     """Always following the deducer advisor: every decision shown is the learner's own, with an accusation open
     (R-A1); the advisor plays everything else, and games run to their end (+1 or -1)."""
-    core = LearnerCore(8, "classic", opponents="heuristic", seat="random", belief=True, observation="compact",
-                       advisor="deducer", seed=3)  # fmt: skip
+    core = LearnerCore(LearnerOptions(8, "classic", opponents="heuristic", seat="random", belief=True,
+                                      observation="compact", advisor="deducer", seed=3))  # fmt: skip
     core.reset(seed=3)
     ended_games, rewards = 0, []
     for _ in range(150):
@@ -65,7 +66,7 @@ def test_advised_env_asks_the_learner_only_where_it_may_accuse() -> None:
 
 
 def test_advised_env_accusing_at_once_ends_each_episode_in_one_decision() -> None:
-    core = LearnerCore(8, "classic", opponents="random", seat=0, belief=True, advisor="deducer", seed=5)
+    core = LearnerCore(LearnerOptions(8, "classic", opponents="random", seat=0, belief=True, advisor="deducer", seed=5))
     core.reset(seed=5)
     for _ in range(5):
         mask = core.action_masks()
@@ -83,7 +84,7 @@ def test_advised_env_accusing_at_once_ends_each_episode_in_one_decision() -> Non
 )  # fmt: skip
 def test_advised_env_config_errors(kwargs: dict, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
-        LearnerCore(2, "classic", **kwargs)
+        LearnerCore(LearnerOptions(2, "classic", **kwargs))
 
 
 def _tiny_advised_config(tmp_path, advisor: str) -> dict:
@@ -106,8 +107,9 @@ def test_advised_checkpoint_plays_by_name(tmp_path) -> None:
     from agents.play.registry import make_agent
     from agents.play.runner import play_games
     from cluedo_env.rules.config import make_config
-    from training.policy import load_model
-    from training.train import TrainConfigError, Trainer, load_train_config
+    from training.sb3.checkpoints import load_model
+    from training.sb3.config import load_train_config
+    from training.sb3.train import TrainConfigError, Trainer
 
     cfg = _tiny_advised_config(tmp_path, "deducer")
     Trainer(load_train_config(None, **cfg), progress=False).run()
@@ -139,10 +141,11 @@ def test_expert_advisor_adds_the_accusation_features() -> None:
 
     assert ACCUSATION_SIZE == sum(w for _, w, _ in ACCUSATION_PIECES) == 33
     cfg = make_config("classic", players=4)
-    plain = LearnerCore(2, cfg, opponents="random", belief=True, observation="compact", advisor="deducer", seed=1)
+    plain = LearnerCore(LearnerOptions(2, cfg, opponents="random", belief=True, observation="compact",
+                                       advisor="deducer", seed=1))  # fmt: skip
     assert not plain.accusation_features and plain.obs_size == compact_size(cfg)
-    core = LearnerCore(16, cfg, opponents="deducer", seat="random", belief=True, observation="compact",
-                       advisor=RISKLESS_EXPERT, seed=4)  # fmt: skip
+    core = LearnerCore(LearnerOptions(16, cfg, opponents="deducer", seat="random", belief=True, observation="compact",
+                                      advisor=RISKLESS_EXPERT, seed=4))  # fmt: skip
     assert core.accusation_features and core.obs_size == compact_size(cfg) + ACCUSATION_SIZE
     lay = accusation_layout()
     start = core.obs_size - ACCUSATION_SIZE
@@ -232,8 +235,9 @@ def test_expert_advised_checkpoint_plays_by_name(tmp_path) -> None:
     from agents.play.runner import play_games
     from cluedo_env.errors import CheckpointError
     from cluedo_env.rules.config import make_config
-    from training.policy import PolicyAgent, load_model, save_model_atomic
-    from training.train import Trainer, load_train_config
+    from training.sb3.checkpoints import PolicyAgent, load_model, save_model_atomic
+    from training.sb3.config import load_train_config
+    from training.sb3.train import Trainer
 
     cfg = _tiny_advised_config(tmp_path, RISKLESS_EXPERT)
     Trainer(load_train_config(None, **cfg), progress=False).run()

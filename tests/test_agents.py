@@ -404,7 +404,7 @@ def test_registry_builds_players_by_name():
     assert {"random", "heuristic"} <= set(available_agents())
     with pytest.raises(UnknownAgentError, match="available: .*heuristic"):
         make_agent("grandmaster")
-    # Without training loaded, "ckpt:" is not implemented; with it (training.policy registers the prefix),
+    # Without training loaded, "ckpt:" is not implemented; with it (training.sb3.checkpoints registers the prefix),
     # a missing checkpoint is a clear error. Either way the message names the checkpoint.
     with pytest.raises((NotImplementedError, ValueError), match="checkpoint"):
         make_agent("ckpt:runs/x.pt")

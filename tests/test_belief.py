@@ -20,6 +20,7 @@ from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS
 from training.learner_core import LearnerCore
+from training.learner_options import LearnerOptions
 from training.single_agent import (
     NUM_MACRO_ACTIONS,
     CluedoSingleAgentEnv,
@@ -174,17 +175,17 @@ def test_action_space_sizes_and_masks():
         assert (m[:, la.accuse_id] == mask[:, A.ACCUSE0 :].any(1)).all()
         assert (m[:, : la.accuse_id].sum(1) > 0).all()
     with pytest.raises(ValueError, match="needs belief"):
-        LearnerCore(2, "classic", macro_accuse=True)
+        LearnerCore(LearnerOptions(2, "classic", macro_accuse=True))
     with pytest.raises(TypeError, match="PolicyAgent"):
-        LearnerCore(2, "classic", belief=True, opponents=lambda obs, mask: mask.argmax(1))
+        LearnerCore(LearnerOptions(2, "classic", belief=True, opponents=lambda obs, mask: mask.argmax(1)))
 
 
 @pytest.mark.parametrize("macro_moves", [False, True])
 def test_learner_env_with_belief_plays_only_legal_actions(macro_moves):
     """Random legal learner actions for many steps: every mapped action is legal (illegal_action='raise'),
     the macro accusation becomes the engine accusation of the belief's best triple."""
-    core = LearnerCore(32, "classic", opponents="heuristic", seat="random", macro_moves=macro_moves,
-                       belief=True, macro_accuse=True, seed=2)  # fmt: skip
+    core = LearnerCore(LearnerOptions(32, "classic", opponents="heuristic", seat="random", macro_moves=macro_moves,
+                       belief=True, macro_accuse=True, seed=2))  # fmt: skip
     obs = core.reset(2)
     assert obs.shape == (32, 2628 + 214) and core.n_actions == num_actions(macro_moves, True)
     rng = np.random.default_rng(0)

@@ -24,6 +24,7 @@ from cluedo_env.rules.board import NUM_LOCATIONS, ROOM_LOC0
 from cluedo_env.rules.cards import NUM_ROOMS, NUM_SUSPECTS
 from cluedo_env.rules.config import ConfigError
 from training.learner_core import LearnerCore
+from training.learner_options import LearnerOptions
 from training.single_agent import CluedoSingleAgentEnv
 
 
@@ -47,8 +48,8 @@ def test_layout_is_contiguous_and_about_a_third_of_the_full_one(preset, players)
 def _pair(preset: str, seed: int, n: int = 16):
     """Two learner cores playing the same games, one with the full observation and one with the compact."""
     kw = dict(opponents="heuristic", seat="random", macro_moves=preset == "classic", macro_accuse=True, belief=True)
-    full = LearnerCore(n, preset, seed=seed, **kw)
-    compact = LearnerCore(n, preset, seed=seed, observation="compact", **kw)
+    full = LearnerCore(LearnerOptions(n, preset, seed=seed, **kw))
+    compact = LearnerCore(LearnerOptions(n, preset, seed=seed, observation="compact", **kw))
     return full, compact
 
 
@@ -150,9 +151,9 @@ def test_compact_observation_does_not_depend_on_hidden_cards():
 
 def test_bad_options_are_refused():
     with pytest.raises(ConfigError, match="needs belief=True"):
-        LearnerCore(2, "classic", observation="compact")
+        LearnerCore(LearnerOptions(2, "classic", observation="compact"))
     with pytest.raises(ConfigError, match=r"one of \['full', 'compact'\]"):
-        LearnerCore(2, "classic", observation="small", belief=True)
+        LearnerCore(LearnerOptions(2, "classic", observation="small", belief=True))
     encoder = CompactObservation(config("classic", players=4))
     with pytest.raises(ValueError, match="engine observations of shape"):
         encoder.encode(np.zeros((2, 10), np.int8), None, np.arange(2))

@@ -20,6 +20,7 @@ import pytest
 
 import cluedo_env
 import training.learner_core
+import training.learner_options
 import training.single_agent
 from agents.players.base import sample_legal
 from cluedo_env.rules.actions import IllegalActionError
@@ -244,7 +245,7 @@ def test_gymnasium_env_refuses_actions_that_are_not_one_integer(action):
 
 def test_sb3_vec_env_refuses_floats_and_names_out_of_range_actions():
     pytest.importorskip("stable_baselines3")
-    from training.sb3_vec_env import CluedoVecEnv
+    from training.sb3.vec_env import CluedoVecEnv
 
     venv = CluedoVecEnv(4, "cards", players=3, seed=0)
     venv.reset()
@@ -368,6 +369,7 @@ def _table(section: str, header: str) -> list[list[str]]:
 
 def test_quick_reference_sizes_match_the_code():
     from training.learner_core import LearnerCore
+    from training.learner_options import LearnerOptions
     from training.single_agent import num_actions
 
     section = _quick_reference()
@@ -377,8 +379,8 @@ def test_quick_reference_sizes_match_the_code():
         sizes = [int(x) for x in belief.split("/")]
         for preset in (p.strip().strip("`") for p in presets.split(",")):
             for players, extra in zip((3, 4, 5, 6), sizes, strict=True):
-                plain = LearnerCore(1, preset, players=players)
-                with_belief = LearnerCore(1, preset, players=players, belief=True)
+                plain = LearnerCore(LearnerOptions(1, preset, rules={"players": players}))
+                with_belief = LearnerCore(LearnerOptions(1, preset, rules={"players": players}, belief=True))
                 assert plain.obs_size == int(d), (preset, players)
                 assert with_belief.obs_size - plain.obs_size == extra == 42 * players + 46, (preset, players)
     rows = _table(section, "| `macro_moves` |")
@@ -388,20 +390,20 @@ def test_quick_reference_sizes_match_the_code():
 
 
 def test_quick_reference_lists_every_keyword_of_the_envs():
-    from training.learner_core import _keywords
+    from training.learner_options import keywords_of
 
     section = _quick_reference()
     documented = {k.strip().strip("`") for row in _table(section, "| keyword |") for k in row[0].split(",")}
-    taken = set(_keywords(CluedoSingleAgentEnv.__init__, CluedoVectorEnv.__init__))
+    taken = set(keywords_of(CluedoSingleAgentEnv.__init__, CluedoVectorEnv.__init__))
     taken |= {"players", "max_turns", "dice"}  # rules flags, shown by example
     assert taken - {"num_envs"} <= documented | {"num_envs"} and "num_envs" in documented
-    assert documented - {"..."} <= taken | set(training.learner_core._rules_keywords())
+    assert documented - {"..."} <= taken | set(training.learner_options.rules_keywords())
 
 
 def test_quick_reference_examples_run(tmp_path, monkeypatch):
     """Every Python example of the section, with the step and game counts cut down. The RLlib one is only
     compiled and its imports resolved (starting Ray takes a minute; tests/test_rllib.py trains the same
-    modules through training.rllib_train)."""
+    modules through training.rllib.train)."""
     import re
 
     import training.single_agent  # noqa: F401
@@ -454,7 +456,8 @@ def test_public_modules_declare_all_and_every_name_exists():
 
 
 def test_skip_mode_drops_unplayed_games_and_vector_renders():
-    core = training.learner_core.LearnerCore(64, "classic", seat="random", unplayed_games="skip", seed=0)
+    options = training.learner_options.LearnerOptions(64, "classic", seat="random", unplayed_games="skip", seed=0)
+    core = training.learner_core.LearnerCore(options)
     core.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(20):
@@ -462,7 +465,7 @@ def test_skip_mode_drops_unplayed_games_and_vector_renders():
         core.step(sample_legal(core.action_masks(), rng))
     assert core.skipped_games > 0 and core.unplayed_reported == 0
     with pytest.raises(ConfigError, match="unplayed_games"):
-        training.learner_core.LearnerCore(2, unplayed_games="hide")
+        training.learner_core.LearnerCore(training.learner_options.LearnerOptions(2, unplayed_games="hide"))
     venv = CluedoVectorEnv(3, preset="cards", players=3, render_mode="ansi", seat="random")
     obs, info = venv.reset(seed=0)
     frames = venv.render()

@@ -1,4 +1,4 @@
-"""``policy: factored`` (training/factored_policy.py): per-card scores added to the 324 suggestion logits.
+"""``policy: factored`` (training/sb3/factored_policy.py): per-card scores added to the 324 suggestion logits.
 
 The head must add ``score[s] + score[6 + w] + score[12 + r]`` to suggestion ``(s * 6 + w) * 9 + r`` and nothing
 elsewhere, and a checkpoint with it must reload (same logits) and play as a ``ckpt:`` player.
@@ -13,9 +13,9 @@ def test_factored_policy_adds_card_scores_to_suggestions_and_reloads(tmp_path):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from training.factored_policy import FactoredMaskablePolicy, suggest0_of
-    from training.policy import PolicyAgent, load_model, make_meta
-    from training.sb3_vec_env import CluedoVecEnv
+    from training.sb3.checkpoints import PolicyAgent, load_model, make_meta
+    from training.sb3.factored_policy import FactoredMaskablePolicy, suggest0_of
+    from training.sb3.vec_env import CluedoVecEnv
 
     cfg = config("cards", players=4)
     env = CluedoVecEnv(4, cfg, seed=0, macro_moves=True, macro_accuse=True, belief=True, observation="compact")
@@ -55,8 +55,8 @@ def test_an_mlp_checkpoint_starts_a_factored_policy_with_the_same_play():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from training.factored_policy import FactoredMaskablePolicy, mlp_to_factored_state, suggest0_of
-    from training.sb3_vec_env import CluedoVecEnv
+    from training.sb3.factored_policy import FactoredMaskablePolicy, mlp_to_factored_state, suggest0_of
+    from training.sb3.vec_env import CluedoVecEnv
 
     env = CluedoVecEnv(4, config("cards", players=4), seed=0, macro_moves=True, macro_accuse=True, belief=True,
                        observation="compact")  # fmt: skip

@@ -1,4 +1,4 @@
-"""training/lean_policy.py: the leaner masked distribution and the bfloat16 option of the learner's policy.
+"""training/sb3/lean_policy.py: the leaner masked distribution and the bfloat16 option of the learner's policy.
 
 The lean distribution must give sb3-contrib's log-probabilities, entropies and modes (to float32 rounding),
 never sample a masked action, sample in proportion to the probabilities, and load an ``MlpPolicy`` checkpoint's
@@ -18,7 +18,7 @@ pytest.importorskip("sb3_contrib")
 
 from sb3_contrib.common.maskable.distributions import MaskableCategorical  # noqa: E402
 
-from training.lean_policy import LeanMaskablePolicy, LeanMaskedCategorical, MixedLinear  # noqa: E402
+from training.sb3.lean_policy import LeanMaskablePolicy, LeanMaskedCategorical, MixedLinear  # noqa: E402
 
 
 def _logits_and_masks(rows: int = 300, actions: int = 359, seed: int = 0):
@@ -139,8 +139,8 @@ def test_bfloat16_trains_in_float32_outputs_and_stays_close():
 def test_precision_in_a_training_config(tmp_path):
     from test_training import _tiny
 
-    from training.policy import PolicyAgent, load_model
-    from training.train import TrainConfigError, Trainer
+    from training.sb3.checkpoints import PolicyAgent, load_model
+    from training.sb3.train import TrainConfigError, Trainer
 
     with pytest.raises(TrainConfigError, match="precision.*float32 or bfloat16"):
         Trainer(_tiny(tmp_path / "bad", precision="half"), progress=False)

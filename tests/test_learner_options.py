@@ -22,11 +22,13 @@ from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules.config import ConfigError
 from training.learner_core import LearnerCore
+from training.learner_options import LearnerOptions
 
 
 def _core(**kw) -> LearnerCore:
-    return LearnerCore(32, config("cards", players=4), opponents="heuristic", seat="random", macro_moves=True,
-                       macro_accuse=True, belief=True, observation="compact", seed=5, **kw)  # fmt: skip
+    return LearnerCore(LearnerOptions(32, config("cards", players=4), opponents="heuristic", seat="random",
+                                      macro_moves=True, macro_accuse=True, belief=True, observation="compact", seed=5,
+                                      **kw))  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", ["triples", "unknown"])
@@ -123,8 +125,8 @@ def test_gate_closes_the_accusation_unless_the_notebook_allows_it(gate):
 def test_a_gated_checkpoint_plays_with_its_gate():
     from sb3_contrib import MaskablePPO
 
-    from training.policy import PolicyAgent, make_meta
-    from training.sb3_vec_env import CluedoVecEnv
+    from training.sb3.checkpoints import PolicyAgent, make_meta
+    from training.sb3.vec_env import CluedoVecEnv
 
     cfg = config("cards", players=4)
     env = CluedoVecEnv(4, cfg, seed=0, macro_moves=True, macro_accuse=True, belief=True, observation="compact",
@@ -148,7 +150,8 @@ def test_a_gated_checkpoint_plays_with_its_gate():
 
 
 def test_bad_option_values_say_what_is_allowed():
-    from training.train import TrainConfigError, load_train_config
+    from training.sb3.config import load_train_config
+    from training.sb3.train import TrainConfigError
 
     env = {"preset": "cards", "belief": True, "macro_accuse": True, "observation": "compact"}
     with pytest.raises(TrainConfigError, match=r"accuse_gate='sure' .*'solved', or a probability"):
@@ -170,3 +173,30 @@ def test_bad_option_values_say_what_is_allowed():
     with pytest.raises(ConfigError, match="accuse_gate"):
         _core(accuse_gate="yes")
 
+
+
+def test_learner_options_are_one_checked_frozen_object():
+    """``LearnerOptions`` checks every option when it is built (the messages the envs give), fills in the
+    shaping defaults and resolves the rules; the envs build it from their keyword arguments."""
+    import dataclasses
+
+    from training.learner_options import LearnerOptions
+
+    opts = LearnerOptions(4, "cards", rules={"players": 3}, belief=True, shaping={"kind": "triples"})
+    assert opts.rules_config.players == 3 and opts.shaping == {"kind": "triples", "coef": 0.05, "gamma": 1.0}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.seat = 1  # type: ignore[misc]
+    assert dataclasses.replace(opts, seat="random").seat == "random"
+    for kwargs, message in (({"batch_size": 0}, "batch_size must be a positive integer"),
+                            ({"seat": 5}, r"seat must be 0\.\.3 or 'random'"),
+                            ({"macro_accuse": True}, "macro_accuse=True needs belief=True"),
+                            ({"illegal_action": "ignore"}, "illegal_action must be 'raise' or 'lose'"),
+                            ({"unplayed_games": "hide"}, "unplayed_games must be one of"),
+                            ({"advisor": "deducer"}, "advisor needs belief=True"),
+                            ({"rules": {"players": 9}}, "players")):  # fmt: skip
+        with pytest.raises(ConfigError, match=message):
+            LearnerOptions(**{"config": "classic", **kwargs})
+    with pytest.raises(ConfigError, match=r"Env: unknown keyword argument\(s\) \['nosuch'\]; env keywords: a, b"):
+        LearnerOptions.from_keywords("Env", ["a", "b"], 2, "classic", nosuch=1)
+    built = LearnerOptions.from_keywords("Env", [], 2, "classic", players=3, seat="random")
+    assert built.rules == {"players": 3} and built.seat == "random" and built.batch_size == 2

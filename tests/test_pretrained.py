@@ -58,7 +58,7 @@ def test_export_writes_a_playable_copy_and_its_card(tmp_path):
     card = {"config": "test"}
     out = pretrained.export(pretrained.path_of(name), "copy", card, directory=tmp_path)
     assert out.is_file() and pretrained.catalogue(tmp_path)["copy"] == {"file": "copy.zip", "card": card}
-    from training.policy import PolicyAgent
+    from training.sb3.checkpoints import PolicyAgent
 
     a, b = PolicyAgent(pretrained.path_of(name)), PolicyAgent(out)
     obs = np.random.default_rng(0).integers(0, 3, (64, a.meta["obs_size"])).astype(np.float32)

@@ -52,7 +52,8 @@ def cluster():
 @pytest.fixture(scope="module")
 def vs_bots_run(cluster, tmp_path_factory):
     """Two iterations against heuristic + league opponents, runners on both nodes, belief features."""
-    from training.rllib_train import load_config, train
+    from training.rllib.config import load_config
+    from training.rllib.train import train
 
     run_dir = str(tmp_path_factory.mktemp("rl"))
     cfg = load_config("configs/rllib_vs_heuristic_belief.yaml", iterations=2, run_dir=run_dir,
@@ -63,7 +64,7 @@ def vs_bots_run(cluster, tmp_path_factory):
 
 def test_env_raises_on_illegal_actions():
     """RLlib steps the bare AEC env: an illegal action raises, so a finished run proves none was sent."""
-    from training.rllib_train import make_env
+    from training.rllib.algorithm import make_env
 
     env = make_env({"preset": "cards", "players": 4})
     obs, _ = env.reset(seed=0)
@@ -76,8 +77,8 @@ def test_env_raises_on_illegal_actions():
 def test_random_module_picks_legal_actions():
     from ray.rllib.core.columns import Columns
 
-    from training.rllib_module import RandomLegalRLModule
-    from training.rllib_train import make_env
+    from training.rllib.algorithm import make_env
+    from training.rllib.module import RandomLegalRLModule
 
     env = make_env({"preset": "cards", "players": 4})
     space = env.get_observation_space("player_0")
@@ -92,7 +93,7 @@ def test_random_module_picks_legal_actions():
 
 def test_vector_env_through_gymnasium_make_vec():
     """RLlib's runner builds the env with gymnasium.make_vec(vector_entry_point): N games, obs then mask."""
-    from training.rllib_vector import make_vector_env
+    from training.rllib.vector_env import make_vector_env
 
     venv = make_vector_env({"num_envs": 6, "preset": "cards", "players": 4, "seed": 3, "learner": BELIEF,
                             "opponents": ["heuristic", "deducer", "random"]})  # fmt: skip
@@ -110,7 +111,7 @@ def test_vector_env_through_gymnasium_make_vec():
     # Ray hands the creator no runner index; the on_environment_created callback reseeds the opponents per runner
     from ray.rllib.env.env_context import EnvContext
 
-    from training.rllib_vector import reseed_opponents
+    from training.rllib.vector_env import reseed_opponents
 
     before = [dict(row) for row in inner.core.players]
     reseed_opponents(env=inner, env_context=EnvContext({"seed": 3}, worker_index=2))
@@ -120,9 +121,9 @@ def test_vector_env_through_gymnasium_make_vec():
 
 def test_league_seats_play_their_snapshot_for_the_whole_game():
     """A league seat draws one snapshot per game; with none yet it plays random legal moves."""
-    from training.rllib_league import league_pools
-    from training.rllib_module import MaskedPPOTorchRLModule
-    from training.rllib_vector import make_vector_env
+    from training.rllib.league import league_pools
+    from training.rllib.module import MaskedPPOTorchRLModule
+    from training.rllib.vector_env import make_vector_env
 
     venv = make_vector_env({"num_envs": 8, "preset": "cards", "players": 4, "seed": 0, "learner": BELIEF,
                             "opponents": ["league", "heuristic", "league"]})  # fmt: skip
@@ -147,7 +148,7 @@ def test_league_seats_play_their_snapshot_for_the_whole_game():
 
 def test_bad_config_values_name_what_is_allowed():
     from cluedo_env.errors import TrainConfigError
-    from training.rllib_train import load_config
+    from training.rllib.config import load_config
 
     selfplay = {"setup": "selfplay", "opponents": "heuristic"}
     for overrides, text in [({"opponents": "nosuchbot"}, "unknown agent 'nosuchbot'"),
@@ -169,7 +170,7 @@ def test_bad_config_values_name_what_is_allowed():
 def test_bench_from_a_missing_checkpoint_is_a_clear_error(tmp_path):
     """``--bench-from`` names an algorithm checkpoint; a wrong path fails before Ray starts, saying what to give."""
     from cluedo_env.errors import CheckpointError
-    from training.rllib_train import main
+    from training.rllib.train import main
 
     with pytest.raises(CheckpointError, match="--bench-from .*no such checkpoint folder"):
         main(["--config", "configs/rllib_selfplay_bulk.yaml", "--run-dir", str(tmp_path), "--bench", "1",
@@ -185,8 +186,8 @@ def test_runners_on_both_nodes_and_league_snapshots(vs_bots_run, cluster):
 
 
 def test_training_iterations_with_masking_and_checkpoints(vs_bots_run):
-    from training.rllib_module import load_module
-    from training.rllib_train import latest_checkpoint
+    from training.rllib.module import load_module
+    from training.rllib.train import latest_checkpoint
 
     cfg, summary = vs_bots_run
     rows = summary["iterations"]
@@ -204,9 +205,9 @@ def test_training_iterations_with_masking_and_checkpoints(vs_bots_run):
 def test_restored_module_masks_its_logits(vs_bots_run):
     from ray.rllib.core.columns import Columns
 
-    from training.rllib_module import load_module, module_options
-    from training.rllib_train import latest_checkpoint
-    from training.rllib_vector import make_vector_env
+    from training.rllib.module import load_module, module_options
+    from training.rllib.train import latest_checkpoint
+    from training.rllib.vector_env import make_vector_env
 
     cfg, _ = vs_bots_run
     module = load_module(latest_checkpoint(cfg["run_dir"]))
@@ -221,7 +222,7 @@ def test_restored_module_masks_its_logits(vs_bots_run):
 
 
 def test_resume_continues_from_the_latest_checkpoint(vs_bots_run, cluster):
-    from training.rllib_train import latest_checkpoint, train
+    from training.rllib.train import latest_checkpoint, train
 
     cfg, _ = vs_bots_run
     lines = []
@@ -232,7 +233,9 @@ def test_resume_continues_from_the_latest_checkpoint(vs_bots_run, cluster):
 
 
 def test_selfplay_shared_policy_trains_one_iteration(cluster, tmp_path):
-    from training.rllib_train import build_config, load_config, train
+    from training.rllib.algorithm import build_config
+    from training.rllib.config import load_config
+    from training.rllib.train import train
 
     one_game = {"num_env_runners": 1, "num_envs_per_env_runner": 1, "rollout_fragment_length": 100}
     small = {**SMALL, "env_runners": one_game,
@@ -245,9 +248,9 @@ def test_selfplay_shared_policy_trains_one_iteration(cluster, tmp_path):
 
 
 def test_checkpoint_plays_through_the_evaluator(vs_bots_run, tmp_path):
-    import training.rllib_module as rm
+    import training.rllib.module as rm
     from cluedo_env.cli import evaluate as ev
-    from training.rllib_train import latest_checkpoint
+    from training.rllib.train import latest_checkpoint
 
     cfg, _ = vs_bots_run
     made: list[rm.RllibAgent] = []
@@ -277,7 +280,7 @@ def test_lean_categorical_equals_torchs_on_masked_logits():
     samples a masked action."""
     from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-    from training.rllib_module import LeanTorchCategorical
+    from training.rllib.module import LeanTorchCategorical
 
     gen = torch.Generator().manual_seed(0)
     logits = torch.randn(200, 50, generator=gen) * 3
@@ -303,7 +306,7 @@ def test_bfloat16_module_gives_float32_masked_outputs_close_to_float32():
     from ray.rllib.core.columns import Columns
     from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-    from training.rllib_module import MaskedPPOTorchRLModule
+    from training.rllib.module import MaskedPPOTorchRLModule
 
     D, A = 40, 30
     spaces = {"observation_space": gym.spaces.Box(0, 127, (D + A,), np.int8), "action_space": gym.spaces.Discrete(A)}
@@ -349,7 +352,7 @@ def test_every_shipped_rllib_config_loads():
     """Each ``configs/rllib_*.yaml`` passes the config checks (keys, values, player names) without starting Ray."""
     from pathlib import Path
 
-    from training.rllib_train import load_config
+    from training.rllib.config import load_config
 
     paths = sorted((Path(__file__).resolve().parents[1] / "configs").glob("rllib_*.yaml"))
     assert len(paths) >= 6

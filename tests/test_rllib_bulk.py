@@ -1,4 +1,4 @@
-"""The bulk env runner (training/rllib_bulk_runner.py, ``sampler: bulk``): its episodes match what the env
+"""The bulk env runner (training/rllib/bulk_runner.py, ``sampler: bulk``): its episodes match what the env
 did and what the module computed, chunks continue across ``sample()`` calls, its metrics are RLlib's, and
 PPO trains with it (local runner, league snapshots, checkpoint and resume). Skipped without ray[rllib]."""
 
@@ -25,8 +25,9 @@ BELIEF = {"seat": "random", "macro_moves": True, "macro_accuse": True, "belief":
 
 
 def _runner(**overrides):
-    from training.rllib_bulk_runner import BulkEnvRunner
-    from training.rllib_train import build_config, load_config
+    from training.rllib.algorithm import build_config
+    from training.rllib.bulk_runner import BulkEnvRunner
+    from training.rllib.config import load_config
 
     cfg = load_config("configs/rllib_vs_heuristic_compact.yaml", **{**SMALL, **overrides})
     return BulkEnvRunner(config=build_config(cfg), worker_index=0)
@@ -114,7 +115,7 @@ def test_episodes_match_the_env_and_the_module():
 def test_direct_episode_build_equals_rllibs_constructor():
     from gymnasium import spaces
 
-    from training.rllib_bulk_runner import EpisodeFactory, check_episode_layout, episode_layout
+    from training.rllib.bulk_runner import EpisodeFactory, check_episode_layout, episode_layout
 
     obs_space, act_space = spaces.Box(0, 127, (7,), np.int8), spaces.Discrete(3)
     assert check_episode_layout(obs_space, act_space)
@@ -131,7 +132,7 @@ def test_direct_episode_build_equals_rllibs_constructor():
 
 def test_sampler_key_is_checked():
     from cluedo_env.errors import TrainConfigError
-    from training.rllib_train import load_config
+    from training.rllib.config import load_config
 
     with pytest.raises(TrainConfigError, match="one of rllib, bulk"):
         load_config("configs/rllib_vs_random.yaml", sampler="fast")
@@ -141,8 +142,10 @@ def test_ppo_trains_with_the_bulk_runner_league_and_resume(tmp_path):
     """Two iterations (local runner, no remote actors), a league seat snapshotting the module, then a resume."""
     import ray
 
-    from training.rllib_bulk_runner import BulkEnvRunner
-    from training.rllib_train import build_config, latest_checkpoint, load_config, train
+    from training.rllib.algorithm import build_config
+    from training.rllib.bulk_runner import BulkEnvRunner
+    from training.rllib.config import load_config
+    from training.rllib.train import latest_checkpoint, train
 
     cfg = load_config("configs/rllib_vs_heuristic_compact.yaml", iterations=2, run_dir=str(tmp_path),
                       opponents=["heuristic", "league", "random"], league={"snapshot_every": 1, "max_snapshots": 2},
@@ -165,7 +168,7 @@ def test_ppo_trains_with_the_bulk_runner_league_and_resume(tmp_path):
 def test_draw_actions_never_draws_a_masked_action(monkeypatch):
     """The bulk runners' draw (inverse CDF in float32): actions follow the masked softmax, masked actions are never
     drawn, and a draw that rounds up to the total (u = 1) takes the last legal action, not a masked one."""
-    from training.rllib_bulk_runner import draw_actions
+    from training.rllib.bulk_runner import draw_actions
 
     n, A, D = 4000, 12, 3
     rng = np.random.default_rng(0)

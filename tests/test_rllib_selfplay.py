@@ -1,4 +1,4 @@
-"""Batched multi-agent self-play on RLlib (training/rllib_selfplay_runner.py, ``setup: selfplay``, ``sampler: bulk``):
+"""Batched multi-agent self-play on RLlib (training/rllib/selfplay_runner.py, ``setup: selfplay``, ``sampler: bulk``):
 each seat's episodes are exactly that seat's decisions, observations and rewards in the games the engine played
 (rebuilt independently from a log of every engine step), chunks continue across ``sample()`` calls, seats map to
 modules as ``policy_mapping_fn`` says, frozen modules act but return nothing, and PPO trains, checkpoints, resumes
@@ -27,8 +27,9 @@ SMALL = {
 
 
 def _runner(**overrides):
-    from training.rllib_selfplay_runner import BulkSelfPlayRunner
-    from training.rllib_train import build_config, load_config
+    from training.rllib.algorithm import build_config
+    from training.rllib.config import load_config
+    from training.rllib.selfplay_runner import BulkSelfPlayRunner
 
     cfg = load_config("configs/rllib_selfplay.yaml", **{**SMALL, **overrides})
     return BulkSelfPlayRunner(config=build_config(cfg), worker_index=0)
@@ -122,7 +123,7 @@ SHUFFLED_BOT = {"policies": ["main"], "train": None, "mapping": "shuffled", "bot
 
 @pytest.mark.parametrize("selfplay", [SMALL["selfplay"], SHUFFLED_BOT], ids=["two_modules", "module_and_bot"])
 def test_seat_episodes_are_the_games_the_engine_played(selfplay):
-    from training.rllib_selfplay_runner import GameRef, seat_mapping
+    from training.rllib.selfplay_runner import GameRef, seat_mapping
 
     names = tuple(selfplay["policies"]) + tuple(selfplay.get("bots", ()))
     runner = _runner(selfplay=selfplay)
@@ -199,7 +200,7 @@ def test_learner_inputs_seat_episodes_follow_the_engine():
     engine log, every action legal under the chunk's own mask and the one the engine received (mapped back)."""
     from cluedo_env.envs.learner_actions import LearnerActions, engine_to_macro
     from cluedo_env.rules import actions as A
-    from training.rllib_selfplay_runner import input_sizes
+    from training.rllib.selfplay_runner import input_sizes
 
     opts = {"belief": True, "observation": "compact", "macro_moves": True, "macro_accuse": True}
     runner = _runner(learner=opts, selfplay=SHUFFLED_BOT)
@@ -252,7 +253,7 @@ def test_bots_that_follow_every_step_get_their_seat_view():
 def test_league_seats_play_frozen_snapshots_of_main():
     """``selfplay.bots: [league]``: seats played by frozen copies of ``main`` taken by the snapshot callback (random
     legal moves before the first), one snapshot per game; only ``main`` returns steps."""
-    from training.rllib_league import add_snapshot
+    from training.rllib.league import add_snapshot
 
     runner = _runner(selfplay={"policies": ["main"], "train": None, "mapping": "by_seat", "bots": ["league"]},
                      league={"snapshot_every": 1, "max_snapshots": 2})  # fmt: skip
@@ -284,7 +285,7 @@ def test_frozen_modules_act_but_return_no_steps():
 
 
 def test_seat_mapping():
-    from training.rllib_selfplay_runner import GameRef, seat_mapping
+    from training.rllib.selfplay_runner import GameRef, seat_mapping
 
     assert [seat_mapping(f"player_{k}", None, policies=("a", "b", "c")) for k in range(4)] == ["a", "b", "c", "a"]
     for i in range(20):
@@ -298,7 +299,7 @@ def test_seat_mapping():
 
 def test_selfplay_config_is_checked():
     from cluedo_env.errors import TrainConfigError
-    from training.rllib_train import load_config
+    from training.rllib.config import load_config
 
     path = "configs/rllib_selfplay.yaml"
     for bad, match in (
@@ -336,8 +337,10 @@ def test_ppo_trains_bulk_selfplay_resumes_and_plays(tmp_path):
     from agents.play.registry import make_agent
     from agents.play.runner import play_games
     from cluedo_env.rules.config import make_config
-    from training.rllib_selfplay_runner import BulkSelfPlayRunner
-    from training.rllib_train import build_config, latest_checkpoint, load_config, train
+    from training.rllib.algorithm import build_config
+    from training.rllib.config import load_config
+    from training.rllib.selfplay_runner import BulkSelfPlayRunner
+    from training.rllib.train import latest_checkpoint, train
 
     cfg = load_config("configs/rllib_selfplay.yaml", iterations=2, run_dir=str(tmp_path), ray={"num_cpus": 1},
                       **SMALL)  # fmt: skip
@@ -355,7 +358,7 @@ def test_ppo_trains_bulk_selfplay_resumes_and_plays(tmp_path):
         assert ckpt.name == "iter_000003"
     finally:
         ray.shutdown()
-    import training.rllib_module  # noqa: F401 - registers rllib:
+    import training.rllib.module  # noqa: F401 - registers rllib:
 
     config = make_config("classic", players=4)
     players = [make_agent(f"rllib:{ckpt}", seed=0), *(make_agent("random", seed=s) for s in (1, 2, 3))]

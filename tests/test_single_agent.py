@@ -10,6 +10,7 @@ from agents.players.base import Agent, sample_legal
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import ROOM_LOC0
 from training.learner_core import LearnerCore
+from training.learner_options import LearnerOptions
 from training.single_agent import (
     ENV_ID,
     NUM_MACRO_ACTIONS,
@@ -20,7 +21,7 @@ from training.single_agent import (
 )
 
 pytest.importorskip("stable_baselines3")
-from training.sb3_vec_env import CluedoVecEnv  # noqa: E402
+from training.sb3.vec_env import CluedoVecEnv  # noqa: E402
 
 
 def _play(venv, steps: int, rng: np.random.Generator):
@@ -118,7 +119,7 @@ def test_opponents_act_only_in_their_seat_and_mixes():
         assert obs.shape[1] == 2628 and mask.shape[1] == 870
         return mask.argmax(1)
 
-    core = LearnerCore(32, "classic", opponents=[spy, "heuristic", frozen], seat="random", seed=0)
+    core = LearnerCore(LearnerOptions(32, "classic", opponents=[spy, "heuristic", frozen], seat="random", seed=0))
     core.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(60):
@@ -128,7 +129,7 @@ def test_opponents_act_only_in_their_seat_and_mixes():
     copies = [p for p in core.players[0].values()]
     assert len({id(p) for p in copies}) == 4  # deep-copied per seat
     with pytest.raises(ValueError):
-        LearnerCore(4, "classic", opponents=["random", "random"])
+        LearnerCore(LearnerOptions(4, "classic", opponents=["random", "random"]))
 
 
 def test_one_opponent_name_with_a_random_seat_shares_one_player_per_seat(monkeypatch):
@@ -147,7 +148,7 @@ def test_one_opponent_name_with_a_random_seat_shares_one_player_per_seat(monkeyp
         return act(self, view, idx)
 
     monkeypatch.setattr(DeducerAgent, "act", spy)
-    core = LearnerCore(32, "cards", opponents="deducer", seat="random", seed=0)
+    core = LearnerCore(LearnerOptions(32, "cards", opponents="deducer", seat="random", seed=0))
     assert all(core.players[k] is core.players[0] for k in range(3)) and len(core._agents) == 4
     core.reset(seed=0)
     rng = np.random.default_rng(0)
@@ -155,15 +156,16 @@ def test_one_opponent_name_with_a_random_seat_shares_one_player_per_seat(monkeyp
         assert ((core.eng.actor == core.seat) | core.unplayed).all()
         core.step(sample_legal(core.action_masks(), rng))
     assert {seat for _, seat in calls} == {0, 1, 2, 3} and len({obj for obj, _ in calls}) == 4
-    mixed = LearnerCore(4, "cards", opponents=["deducer", "deducer", "heuristic"], seat="random", seed=0)
+    mixed = LearnerCore(LearnerOptions(4, "cards", opponents=["deducer", "deducer", "heuristic"], seat="random",
+                                       seed=0))  # fmt: skip
     assert len(mixed._agents) == 12 and mixed.players[0] is not mixed.players[1]
-    fixed = LearnerCore(4, "cards", opponents="deducer", seat=2, seed=0)
+    fixed = LearnerCore(LearnerOptions(4, "cards", opponents="deducer", seat=2, seed=0))
     assert len(fixed._agents) == 3 and [list(row) for row in fixed.players] == [[3], [0], [1]]
 
 
 def test_fixed_seat_spy_sits_left_of_learner():
     spy = _SeatSpy(0)
-    core = LearnerCore(16, "classic", opponents=[spy, "random", "random"], seat=1, seed=0)
+    core = LearnerCore(LearnerOptions(16, "classic", opponents=[spy, "random", "random"], seat=1, seed=0))
     core.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(30):
@@ -202,7 +204,7 @@ def test_gymnasium_vector_env_same_step():
 
 
 def test_macro_moves():
-    core = LearnerCore(64, "classic", seat=0, macro_moves=True, seed=0)
+    core = LearnerCore(LearnerOptions(64, "classic", seat=0, macro_moves=True, seed=0))
     core.reset(seed=0)
     full = core.eng.legal_action_mask.copy()
     m = core.action_masks()
@@ -236,8 +238,8 @@ def test_final_observation_is_the_finished_games_last_view(end_on_elimination):
     the learner's view of the finished game itself (its exported state), whichever way it ended."""
     from cluedo_env.engine.vector_engine import VectorEngine
 
-    core = LearnerCore(16, "classic", seed=3, opponents="heuristic", seat="random",
-                       end_on_elimination=end_on_elimination)  # fmt: skip
+    core = LearnerCore(LearnerOptions(16, "classic", seed=3, opponents="heuristic", seat="random",
+                       end_on_elimination=end_on_elimination))  # fmt: skip
     core.keep_final_snapshots = True
     core.reset(seed=3)
     rng = np.random.default_rng(0)

@@ -10,8 +10,9 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from training.policy import CheckpointError, load_model  # noqa: E402
-from training.train import TrainConfigError, Trainer, load_train_config, main  # noqa: E402
+from training.sb3.checkpoints import CheckpointError, load_model  # noqa: E402
+from training.sb3.config import load_train_config
+from training.sb3.train import TrainConfigError, Trainer, main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -202,7 +203,7 @@ def test_compact_observation_checkpoint_plays_by_name(tmp_path):
 
 
 def test_self_play_league_draws_policies_and_checkpoints(tmp_path):
-    from training.policy import PolicyAgent
+    from training.sb3.checkpoints import PolicyAgent
 
     league = {"enabled": True, "bots": ["random"], "bot_prob": 0.0, "self_prob": 0.5, "max_size": 3,
               "swap_every": 256}  # fmt: skip
@@ -220,8 +221,8 @@ def test_self_play_league_draws_policies_and_checkpoints(tmp_path):
 
 
 def test_every_shipped_training_config_loads():
+    from training.sb3.config import rules_config
     from training.single_agent import num_actions
-    from training.train import rules_config
 
     paths = sorted((ROOT / "configs").glob("train_*.yaml"))
     assert len(paths) >= 8
@@ -287,7 +288,7 @@ def test_cluedo_play_takes_checkpoint_players(tmp_path):
 
 
 def test_rllib_resume_candidates_skip_a_missing_latest(tmp_path):
-    from training.rllib_train import latest_checkpoint, resume_candidates
+    from training.rllib.train import latest_checkpoint, resume_candidates
 
     run = tmp_path / "rllib"
     for i in (1, 2):
@@ -322,7 +323,7 @@ def test_init_from_a_pretrained_player(tmp_path):
     import torch
 
     from training.pretrained import path_of
-    from training.train import init_path
+    from training.sb3.config import init_path
 
     assert init_path("pretrained:cards_vs_heuristic") == path_of("cards_vs_heuristic")
     assert init_path("runs/x/best_model.zip") == Path("runs/x/best_model.zip")

@@ -4,10 +4,10 @@ One job: drive a batched :class:`~cluedo_env.engine.vector_engine.VectorEngine` 
 applies the learner's actions, lets the opponents (named bots, agents, frozen policies, the fast
 random player) act seat by seat until the learner is to act again, sums the learner's rewards,
 restarts finished games and builds the learner's observations and action masks, all as arrays.
-It also checks the keyword arguments the envs take.
+Its options arrive checked, as one :class:`~training.learner_options.LearnerOptions`.
 
 It is separate from :mod:`training.single_agent` (the Gymnasium front ends) and
-:mod:`training.sb3_vec_env` (the Stable-Baselines3 front end) because all three wrap this one core,
+:mod:`training.sb3.vec_env` (the Stable-Baselines3 front end) because all three wrap this one core,
 and it needs neither Gymnasium nor SB3. What the envs do (spaces, rewards, opponents, seating,
 unplayed games, seeding) is documented in :mod:`training.single_agent`.
 """
@@ -15,21 +15,23 @@ unplayed games, seeding) is documented in :mod:`training.single_agent`.
 from __future__ import annotations
 
 import copy
-import dataclasses
-import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from agents.learner.accusation_features import AccusationFeatures, encode_by_seat, is_expert
+from agents.learner.belief import BeliefTracker
+from agents.learner.compact_observation import CompactObservation
+from agents.learner.inputs import envelope_potential, gate_accusation, learner_obs_size, learner_observation
+from agents.play.registry import make_agent
 from agents.play.runner import act_by_seat
+from cluedo_env import render
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, as_actions, macro_mask, macro_to_engine
 from cluedo_env.rules import actions as A
-from cluedo_env.rules.config import ConfigError, RulesConfig, make_config
-
-UNPLAYED_MODES = ("step", "skip")
+from training.learner_options import UNPLAYED_MODES, LearnerOptions
 
 
 # ================================================================= opponents
@@ -62,36 +64,6 @@ def _normalise_opponents(opponents: Any, players: int) -> list[Any]:
     return opponents
 
 
-# ================================================================= argument checks
-def _rules_keywords() -> list[str]:
-    return [f.name for f in dataclasses.fields(RulesConfig) if f.name != "preset"]
-
-
-def _keywords(*functions: Callable[..., Any]) -> list[str]:
-    """The named parameters of ``functions`` (in order, no duplicates, no ``self`` or ``**flags``)."""
-    names: list[str] = []
-    for fn in functions:
-        for p in inspect.signature(fn).parameters.values():
-            if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and p.name != "self" and p.name not in names:
-                names.append(p.name)
-    return names
-
-
-def check_keywords(owner: str, flags: dict[str, Any], env_keywords: Iterable[str]) -> None:
-    """Refuse keyword arguments that are neither the env's nor rules flags, listing all it takes.
-
-    Tools pass keywords a user never typed (SB3's ``make_vec_env`` passes ``render_mode``), so the
-    message names every keyword that would have been accepted, not only the rules flags.
-    """
-    rules = _rules_keywords()
-    unknown = sorted(set(flags) - set(rules))
-    if unknown:
-        raise ConfigError(
-            f"{owner}: unknown keyword argument(s) {unknown}; env keywords: {', '.join(env_keywords)}; "
-            f"rules keywords: {', '.join(rules)}"
-        )
-
-
 def _ids_text(ids: np.ndarray, limit: int = 12) -> str:
     """``0, 1, 13..336`` style list of action ids (runs of consecutive ids folded), at most ``limit`` items."""
     runs: list[str] = []
@@ -111,72 +83,30 @@ def _ids_text(ids: np.ndarray, limit: int = 12) -> str:
 class LearnerCore:
     """N games, the learner in one seat of each; see :mod:`training.single_agent`. Arrays, no spaces."""
 
-    def __init__(
-        self,
-        num_envs: int = 1,
-        config: RulesConfig | str | dict | None = None,
-        opponents: Any = "random",
-        seat: int | str = 0,
-        macro_moves: bool = False,
-        end_on_elimination: bool = True,
-        seed: int | None = None,
-        illegal_action: str = "raise",
-        macro_accuse: bool = False,
-        belief: bool = False,
-        unplayed_games: str = "step",
-        observation: str = "full",
-        advisor: str | None = None,
-        accuse_gate: str | float | None = None,
-        shaping: dict | None = None,
-        **flags: Any,
-    ) -> None:
-        check_keywords("LearnerCore", flags, _keywords(LearnerCore.__init__))
-        from agents.learner.compact_observation import check_observation  # envs never import agents at module level
-        from agents.learner.inputs import check_accuse_gate, check_shaping
-
-        check_observation(observation, belief)
-        check_accuse_gate(accuse_gate, macro_accuse)
-        self.accuse_gate = accuse_gate
-        self.shaping = check_shaping(shaping, belief)
-        if macro_accuse and not belief:
-            raise ConfigError("macro_accuse=True needs belief=True (the accusation is the belief's best triple)")
-        if advisor is not None:
-            if not isinstance(advisor, str) or not advisor:
-                raise ConfigError(f"advisor must be a player name (e.g. 'deducer') or None, got {advisor!r}")
-            if not belief:
-                raise ConfigError("advisor needs belief=True (the learner's accusation is the belief's best triple)")
-            if macro_moves or macro_accuse:
-                raise ConfigError("advisor replaces macro_moves and macro_accuse (the advisor moves, the learner "
-                                  "chooses only between the advisor's action and accusing): leave them false")
-        if illegal_action not in ("raise", "lose"):
-            raise ConfigError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
-        if unplayed_games not in UNPLAYED_MODES:
-            raise ConfigError(f"unplayed_games must be one of {list(UNPLAYED_MODES)}, got {unplayed_games!r}")
-        if type(num_envs) is not int or num_envs < 1:
-            raise ConfigError(f"num_envs must be a positive integer, got {num_envs!r}")
-        self.illegal_action = illegal_action
-        self.unplayed_mode = unplayed_games
+    def __init__(self, options: LearnerOptions) -> None:
+        self.options = options
+        seat, belief, seed = options.seat, options.belief, options.seed
+        self.accuse_gate = options.accuse_gate
+        self.shaping = options.shaping
+        self.illegal_action = options.illegal_action
+        self.unplayed_mode = options.unplayed_games
         self.illegal_count = 0
-        self.config = make_config(config, **flags)
+        self.config = options.rules_config
         P = self.P = self.config.players
-        if seat != "random" and not (isinstance(seat, (int, np.integer)) and 0 <= seat < P):
-            raise ConfigError(f"seat must be 0..{P - 1} or 'random', got {seat!r}")
         self.seat_mode = seat
-        self.N = int(num_envs)
-        self.macro_moves = bool(macro_moves)
-        self.end_on_elimination = bool(end_on_elimination)
-        self.actions = LearnerActions(self.macro_moves, macro_accuse, advised=advisor is not None)
+        self.N = options.batch_size
+        self.macro_moves = bool(options.macro_moves)
+        self.end_on_elimination = bool(options.end_on_elimination)
+        advisor = options.advisor
+        self.actions = LearnerActions(self.macro_moves, options.macro_accuse, advised=advisor is not None)
         self.n_actions = self.actions.n
         self.eng = VectorEngine(self.config, self.N, autoreset=False)
         self.views = [PlayerView(self.eng, s) for s in range(P)]
         self.engine_obs_size = self.eng.observation_size
         self.belief = None
-        self.observation = observation
+        self.observation = observation = options.observation
         self.compact = None
         if belief:
-            from agents.learner.belief import BeliefTracker  # envs never import agents at module level
-            from agents.learner.compact_observation import CompactObservation
-
             self.belief = BeliefTracker(self.views, seed=seed)
             if observation == "compact":
                 self.compact = CompactObservation(self.config)
@@ -189,17 +119,12 @@ class LearnerCore:
         self.accusation_features = False
         self.accusation = None
         if advisor is not None:
-            from agents.learner.accusation_features import AccusationFeatures, is_expert
-            from agents.play.registry import make_agent  # envs never import agents at module level
-
             seats = range(P) if seat == "random" else [int(seat)]
             adv_seeds = np.random.SeedSequence(None if seed is None else seed + 7919).spawn(P)
             self.advisors = {s: make_agent(advisor, seed=int(adv_seeds[s].generate_state(1)[0])) for s in seats}
             self.accusation_features = all(is_expert(a) for a in self.advisors.values())
             if self.accusation_features:
                 self.accusation = AccusationFeatures()
-        from agents.learner.inputs import learner_obs_size
-
         self.obs_size = learner_obs_size(self.config, self.engine_obs_size, belief, observation,
                                          self.accusation_features)  # fmt: skip
         self.seat = np.zeros(self.N, np.int64)
@@ -223,7 +148,7 @@ class LearnerCore:
         self.final_snapshots: dict[int, tuple[dict[str, Any], int]] = {}
         self._seed_seq = np.random.SeedSequence(seed)
         self._rng = np.random.default_rng(self._seed_seq.spawn(1)[0])
-        self.set_opponents(opponents, seed=seed)
+        self.set_opponents(options.opponents, seed=seed)
 
     # ------------------------------------------------------------ opponents
     def set_opponents(self, opponents: Any, seed: int | None = None) -> None:
@@ -253,8 +178,6 @@ class LearnerCore:
                     if spec == _FAST_RANDOM:
                         row[s] = None
                     else:
-                        from agents.play.registry import make_agent  # envs never import agents at module level
-
                         row[s] = make_agent(spec, seed=int(ss[k * self.P + s].generate_state(1)[0]))
                 elif isinstance(spec, PolicyOpponent):
                     row[s] = spec
@@ -266,7 +189,7 @@ class LearnerCore:
                         raise TypeError(
                             f"opponent {k}: a bare policy callable sees only the engine's observation and plays "
                             "the engine's or the macro-move space; with belief=True pass an Agent that builds its "
-                            "own inputs (training.policy.PolicyAgent) or a PolicyOpponent"
+                            "own inputs (training.sb3.checkpoints.PolicyAgent) or a PolicyOpponent"
                         )
                     row[s] = PolicyOpponent(spec, self.macro_moves)
                 else:
@@ -315,8 +238,6 @@ class LearnerCore:
     def potential(self) -> np.ndarray:
         """(N,) the shaping potential of each game's current learner state (call after :meth:`observe`, which
         updates the notebook); 0 for a game over before the learner's first decision (its one step is terminal)."""
-        from agents.learner.inputs import envelope_potential
-
         phi = envelope_potential(self.belief, self._ar, self.shaping["kind"], self.shaping["coef"])
         phi[self.unplayed] = 0.0
         return phi
@@ -339,12 +260,8 @@ class LearnerCore:
         obs = self.eng.observe(player=self.seat[idx], idx=idx)
         if self.belief is None:
             return obs
-        from agents.learner.inputs import learner_observation
-
         features = None
         if self.accusation is not None:
-            from agents.learner.accusation_features import encode_by_seat
-
             features = lambda games: encode_by_seat(self.accusation, self.advisors, self.views,  # noqa: E731
                                                     self.seat[games], games)  # fmt: skip
         return learner_observation(obs, self.belief, idx, self.compact, features)
@@ -362,8 +279,6 @@ class LearnerCore:
         if self.accusation is not None:  # accuse only where the expert sampled a best open triple
             self.accusation.restrict(m, self._ar)
         if self.accuse_gate is not None:  # the macro accusation only where the notebook allows it (the gate)
-            from agents.learner.inputs import gate_accusation
-
             gate_accusation(m, self.eng.legal_action_mask, self.actions.accuse_id, self.belief, self._ar,
                             self.accuse_gate)  # fmt: skip
         if self.unplayed.any():
@@ -559,8 +474,6 @@ class LearnerCore:
     # ------------------------------------------------------------ rendering
     def render(self, i: int, mode: str, viewer: str | None, final: bool = False) -> str | np.ndarray:
         """Game ``i`` rendered by :mod:`cluedo_env.render` (``final``: the game that ended last there)."""
-        from cluedo_env import render
-
         if final and i in self.final_snapshots:
             snapshot, seat = self.final_snapshots[i]
         else:
@@ -569,4 +482,4 @@ class LearnerCore:
         return render.render_ansi(snapshot, who) if mode == "ansi" else render.render_rgb(snapshot, who)
 
 
-__all__ = ["UNPLAYED_MODES", "LearnerCore", "PolicyOpponent", "check_keywords"]
+__all__ = ["UNPLAYED_MODES", "LearnerCore", "PolicyOpponent"]

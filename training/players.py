@@ -1,7 +1,7 @@
 """Trained players by name: ``ckpt:PATH`` (MaskablePPO), ``rllib:PATH`` (RLlib), ``pretrained:NAME``.
 
 Their loaders need torch or ray, so :mod:`agents.play.registry` does not import them; each registers its
-prefix when its module is imported (:mod:`training.policy`, :mod:`training.rllib_module`). The
+prefix when its module is imported (:mod:`training.sb3.checkpoints`, :mod:`training.rllib.module`). The
 command line, the scripts and the trainers name players through :func:`check_player_names`, which
 imports the loaders that the names need, then checks every name before any game starts.
 """
@@ -15,8 +15,8 @@ from cluedo_env.errors import UsageError
 
 # prefix -> (module that registers it, the pip extra that installs what it needs)
 LOADERS: dict[str, tuple[str, str]] = {
-    "ckpt": ("training.policy", "train"),
-    "rllib": ("training.rllib_module", "rllib"),
+    "ckpt": ("training.sb3.checkpoints", "train"),
+    "rllib": ("training.rllib.module", "rllib"),
     "pretrained": ("training.pretrained", "train"),
 }
 

@@ -7,7 +7,7 @@
 The checkpoints live in ``training/pretrained/`` (installed with the package) beside
 ``index.json``, which says for each name its file and its model card: the training config,
 learner steps, wall time, machine, and the measured win rates with the commands that measured
-them (``docs/results.md`` shows the same cards). Players are :class:`~training.policy.PolicyAgent`
+them (``docs/results.md`` shows the same cards). Players are :class:`~training.sb3.checkpoints.PolicyAgent`
 over the checkpoint, so they rebuild the inputs they were trained on from their own view.
 
 :func:`export` writes a shipped copy of a training checkpoint: the policy's weights in float16
@@ -22,9 +22,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from agents.play.registry import register_prefix
 from cluedo_env.errors import CheckpointError, UsageError
 from cluedo_env.files import write_text_atomic
-from training.policy import PolicyAgent, load_model, save_model_atomic
+from training.sb3.checkpoints import PolicyAgent, load_model, save_model_atomic
 
 DIRECTORY = Path(__file__).resolve().parent / "pretrained"
 _ROLLOUT_STATE = ("_last_obs", "_last_original_obs", "_last_episode_starts")  # SB3's, needed only to go on training
@@ -62,8 +65,6 @@ def _factory(spec: str, seed: int | None = None, **kwargs: Any) -> PolicyAgent:
 
 def register() -> None:
     """Register the ``pretrained:`` prefix with :mod:`agents.play.registry` (done on import)."""
-    from agents.play.registry import register_prefix
-
     register_prefix("pretrained", _factory, replace=True)
 
 
@@ -76,8 +77,6 @@ def export(checkpoint: str | os.PathLike, name: str, card: dict[str, Any], direc
     and the rollout state SB3 pickles with a model (the last observation of each training game: 2 MB for
     2,048 games) is dropped.
     """
-    import torch
-
     directory = directory or DIRECTORY
     model = load_model(checkpoint)
     for attr in _ROLLOUT_STATE:  # the last observations of every training game (2,048 x 958 bytes and more)

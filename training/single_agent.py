@@ -4,7 +4,8 @@ The learner plays one seat in each of N games of one :class:`~cluedo_env.engine.
 the other seats are played by opponents. A step of these envs is one decision of the learner:
 its action is applied, then the opponents act (batched, seat by seat) until, in every game, the
 learner is to act again or the game is over. Three front ends share one core
-(:class:`~training.learner_core.LearnerCore`, in its own module):
+(:class:`~training.learner_core.LearnerCore`, in its own module), which takes its options checked, as one
+:class:`~training.learner_options.LearnerOptions`:
 
 * :class:`CluedoSingleAgentEnv`: a plain ``gymnasium.Env`` (one game), registered as
   ``"cluedo_env/Cluedo-v0"`` by ``import cluedo_env`` (``gymnasium.make("cluedo_env/Cluedo-v0",
@@ -16,7 +17,7 @@ learner is to act again or the game is over. Three front ends share one core
   returns its last observation, the next step starts the next game (that row's action is ignored,
   reward 0, and its mask allows only action 0). ``autoreset_mode=AutoresetMode.SAME_STEP``
   returns the next game's first observation at once, the last one in ``infos["final_obs"][i]``.
-* ``training.sb3_vec_env.CluedoVecEnv``: a Stable-Baselines3 ``VecEnv`` (SB3's conventions:
+* ``training.sb3.vec_env.CluedoVecEnv``: a Stable-Baselines3 ``VecEnv`` (SB3's conventions:
   ``infos[i]["terminal_observation"]``, ``infos[i]["TimeLimit.truncated"]``), in its own module so
   that this one does not need SB3.
 
@@ -147,7 +148,8 @@ from cluedo_env.envs.learner_actions import (  # noqa: F401 - re-exported: the e
     num_actions,
 )
 from cluedo_env.rules.config import ConfigError, RulesConfig
-from training.learner_core import LearnerCore, PolicyOpponent, _keywords, check_keywords
+from training.learner_core import LearnerCore, PolicyOpponent
+from training.learner_options import OPTION_NAMES, LearnerOptions, check_keywords, keywords_of
 
 ENV_ID = GYMNASIUM_ID  # "cluedo_env/Cluedo-v0"
 
@@ -193,13 +195,14 @@ class CluedoSingleAgentEnv(gymnasium.Env):
                  macro_accuse: bool = False, belief: bool = False, unplayed_games: str = "step",
                  observation: str = "full", render_mode: str | None = None, render_viewer: str | None = None,
                  **flags: Any) -> None:  # fmt: skip
-        check_keywords(type(self).__name__, flags, _keywords(type(self).__init__))
+        check_keywords(type(self).__name__, flags, keywords_of(type(self).__init__))
         _check_render(render_mode, render_viewer)
         self.render_mode = render_mode
         self.render_viewer = render_viewer
-        self.core = LearnerCore(1, _rules(config, preset), opponents, seat, macro_moves, end_on_elimination,
-                                seed=seed, illegal_action=illegal_action, macro_accuse=macro_accuse, belief=belief,
-                                unplayed_games=unplayed_games, observation=observation, **flags)  # fmt: skip
+        self.core = LearnerCore(LearnerOptions(1, _rules(config, preset), opponents, seat, macro_moves,
+                                               end_on_elimination, seed=seed, illegal_action=illegal_action,
+                                               macro_accuse=macro_accuse, belief=belief, unplayed_games=unplayed_games,
+                                               observation=observation, rules=flags))  # fmt: skip
         self.core.keep_final_snapshots = render_mode is not None
         self.observation_space, self.action_space = _spaces(self.core)
         self._started = False
@@ -262,8 +265,9 @@ class CluedoVectorEnv(gymnasium.vector.VectorEnv):
     def __init__(self, num_envs: int = 1, config: RulesConfig | str | dict | None = None, *,
                  preset: str | None = None, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
                  render_mode: str | None = None, render_viewer: str | None = None, **kwargs: Any) -> None:  # fmt: skip
-        check_keywords(type(self).__name__, {k: v for k, v in kwargs.items() if k not in _CORE_KEYWORDS},
-                       _keywords(type(self).__init__, LearnerCore.__init__))  # fmt: skip
+        env_keywords = [*keywords_of(type(self).__init__), *OPTION_NAMES]
+        options = LearnerOptions.from_keywords(type(self).__name__, env_keywords, num_envs, _rules(config, preset),
+                                               **kwargs)  # fmt: skip
         modes = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
         mode = next((m for m in modes if autoreset_mode in (m, m.value, m.name)), None)
         if mode is None:
@@ -273,7 +277,7 @@ class CluedoVectorEnv(gymnasium.vector.VectorEnv):
         self.autoreset_mode = mode
         self.render_mode = render_mode
         self.render_viewer = render_viewer
-        self.core = LearnerCore(num_envs, _rules(config, preset), **kwargs)
+        self.core = LearnerCore(options)
         self.core.keep_final_snapshots = render_mode is not None
         self.num_envs = num_envs
         self.single_observation_space, self.single_action_space = _spaces(self.core)
@@ -332,9 +336,6 @@ class CluedoVectorEnv(gymnasium.vector.VectorEnv):
             return None
         return tuple(self.core.render(i, self.render_mode, self.render_viewer, final=bool(self._autoreset[i]))
                      for i in range(self.num_envs))  # fmt: skip
-
-
-_CORE_KEYWORDS = frozenset(_keywords(LearnerCore.__init__))
 
 
 def register_envs() -> None:

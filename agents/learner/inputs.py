@@ -1,7 +1,7 @@
 """What a learned policy sees and how its macro accusation is chosen: one pipeline for the env and the players.
 
 A policy is trained on the single-agent env's learner inputs (``training.learner_core``) and later
-plays as a batched player (``training.policy.PolicyAgent``, ``training.rllib_module.RllibAgent``,
+plays as a batched player (``training.sb3.checkpoints.PolicyAgent``, ``training.rllib.module.RllibAgent``,
 league snapshots, ``agents.learner.callable_player.CallablePlayer``). Both build their inputs with
 :func:`learner_observation`, so a trained player sees exactly what it was trained on:
 

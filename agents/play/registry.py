@@ -60,8 +60,8 @@ _BUILTIN_PREFIXES: dict[str, tuple[str, str]] = {
 # Trained players, whose loaders live in the training layer (torch, ray) and register themselves
 # with register_prefix when imported; agents never imports them (training.players does it on demand).
 _TRAINED_PREFIXES: dict[str, str] = {
-    "ckpt": "training.policy",
-    "rllib": "training.rllib_module",
+    "ckpt": "training.sb3.checkpoints",
+    "rllib": "training.rllib.module",
     "pretrained": "training.pretrained",
 }
 _FACTORIES: dict[str, AgentFactory] = {}

@@ -25,7 +25,6 @@ command line sits on top of the layers (it may import ``agents`` and ``training`
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -43,7 +42,7 @@ COMMANDS: dict[str, str] = {
     "check": "replay game records and confirm each reaches its recorded final state",
     "replay": "write a game record as a self-contained HTML replay page",
     "evaluate": "tournaments and round robins between players, seats rotated (cluedo_env.cli.evaluate)",
-    "train": "train a player: MaskablePPO (training.train) or Ray RLlib (--backend rllib)",
+    "train": "train a player: MaskablePPO (training.sb3) or Ray RLlib (--backend rllib) (training.dispatch)",
     "bench": "speed of the vectorized engine on the workloads users run (cluedo_env.cli.bench)",
     "warmup": "compile every kernel once (the engine's and the players'), so later runs start at once",
 }
@@ -120,21 +119,9 @@ def _cmd_evaluate(argv: list[str]) -> int:
 
 
 def _cmd_train(argv: list[str]) -> int:
-    backend = "sb3"
-    for i, a in enumerate(argv):
-        if a == "--backend" and i + 1 < len(argv):
-            backend = argv[i + 1]
-        elif a.startswith("--backend="):
-            backend = a.split("=", 1)[1]
-    if backend not in ("sb3", "rllib"):
-        raise UsageError(f"--backend {backend!r} is not allowed (choose from sb3, rllib)")
-    module = "training.train" if backend == "sb3" else "training.rllib_train"
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        extra = "train" if backend == "sb3" else "rllib"
-        raise UsageError(f"cluedo train needs {module} ({exc}) (install it: pip install -e '.[{extra}]')") from exc
-    mod.main(argv, prog="cluedo train")
+    from training.dispatch import main as train  # the backend's torch / ray load only for this command
+
+    train(argv, prog="cluedo train")
     return 0
 
 

@@ -18,7 +18,7 @@ in a smaller space than the engine's 870 ids (:mod:`cluedo_env.rules.actions`):
 
 The mapping is a pure function of the legal actions (the engine's mask); no rule is written here.
 Both the envs (:mod:`training.single_agent`) and the players that run trained policies
-(:mod:`agents.learner.callable_player`, :mod:`training.policy`) use this one module.
+(:mod:`agents.learner.callable_player`, :mod:`training.sb3.checkpoints`) use this one module.
 """
 
 from __future__ import annotations
@@ -163,8 +163,8 @@ class LearnerActions:
         return out
 
 
-def as_actions(actions: Any, batch_size: int, n_actions: int) -> np.ndarray:
-    """(batch_size,) int64 actions from what a policy returned; anything but integers is an IllegalActionError.
+def as_actions(actions: Any, n_games: int, n_actions: int) -> np.ndarray:
+    """(n_games,) int64 actions from what a policy returned; anything but integers is an IllegalActionError.
 
     Floats are refused, not truncated (``3.5`` played as 3 would hide a bug in the caller), and so
     are strings and bools. Range and legality are checked by the env, which knows the masks.
@@ -176,11 +176,11 @@ def as_actions(actions: Any, batch_size: int, n_actions: int) -> np.ndarray:
         raise A.IllegalActionError(
             f"actions must be integers 0..{n_actions - 1} (Discrete({n_actions})), got {shown} of dtype {arr.dtype}"
         )
-    if arr.size != batch_size:
-        raise A.IllegalActionError(f"expected {batch_size} action(s), one per game, got an array of shape {arr.shape}")
+    if arr.size != n_games:
+        raise A.IllegalActionError(f"expected {n_games} action(s), one per game, got an array of shape {arr.shape}")
     if np.issubdtype(arr.dtype, np.unsignedinteger):
         arr = np.minimum(arr, n_actions)  # still out of range, without wrapping round to negative int64
-    return arr.reshape(batch_size).astype(np.int64)
+    return arr.reshape(n_games).astype(np.int64)
 
 
 __all__ = [

@@ -5,13 +5,13 @@ RLlib's single-agent env runner builds its env with ``gymnasium.make_vec(..., ve
 vector entry point is ``gymnasium.make_vec("cluedo_env/Cluedo-v0", num_envs=N)``, i.e.
 :class:`~training.single_agent.CluedoVectorEnv`: N games in one batched engine, the learner in
 one seat of each, the opponents (any :func:`agents.play.registry.make_agent` player, or the league's
-frozen snapshots, :mod:`training.rllib_league`) played inside the env. One RLlib env step is one
+frozen snapshots, :mod:`training.rllib.league`) played inside the env. One RLlib env step is one
 learner decision in each of N games, so RLlib's per-call costs (connectors, the torch forward pass)
 are paid once per N games instead of once per move of one game.
 
 :class:`MaskedObservations` turns the env's ``(N, D)`` int8 observations and ``infos["action_mask"]``
 into one ``(N, D + A)`` int8 array (observation, then mask) that
-:class:`~training.rllib_module.MaskedPPOTorchRLModule` splits, and drops the other infos (RLlib's
+:class:`~training.rllib.module.MaskedPPOTorchRLModule` splits, and drops the other infos (RLlib's
 ``DictInfoToList`` would otherwise split every info array into N per-game dicts, every step).
 
 Autoreset: the env's ``NEXT_STEP`` mode is what ray 2.60's runner expects (the step after the one
@@ -25,8 +25,12 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
+from ray.tune.registry import register_env
 
+from cluedo_env import GYMNASIUM_ID
 from cluedo_env.rules.config import ConfigError
+from training.players import register_player_prefixes
+from training.rllib.league import LeagueAgent
 
 VECTOR_ENV_NAME = "cluedo_vector_v0"
 
@@ -47,7 +51,7 @@ class MaskedObservations(gymnasium.vector.VectorWrapper):
 
     One flat array, not a dict: RLlib splits the batch into N per-game items and stacks them back
     every step, a plain row copy for an array but a tree walk per game for a dict (measured:
-    docs/rllib_scaling.md). :class:`~training.rllib_module.MaskedPPOTorchRLModule` splits it again.
+    docs/rllib_scaling.md). :class:`~training.rllib.module.MaskedPPOTorchRLModule` splits it again.
     Infos are dropped (an empty dict each step): the mask is all RLlib needs, and RLlib's
     ``DictInfoToList`` would turn every info array into N dicts per step.
     """
@@ -84,22 +88,16 @@ def opponent_specs(spec: Any, players: int) -> list[str]:
 def make_vector_env(env_config: dict[str, Any]) -> gymnasium.vector.VectorEnv:
     """Ray's env creator: ``env_config`` holds ``num_envs`` (set by RLlib), the rules, ``learner`` keys,
     ``opponents`` and ``seed``; returns the masked-dict vector env."""
-    import training.policy  # noqa: F401 - registers ckpt: players in this (env runner) process
-    import training.rllib_module  # noqa: F401 - registers rllib: players
-
     cfg = dict(env_config)
     num_envs = int(cfg.pop("num_envs", 1))
     seed = cfg.pop("seed", None)
     opponents = cfg.pop("opponents", "random")
     learner = {**LEARNER_DEFAULTS, **cfg.pop("learner", {})}
     preset = cfg.pop("preset", "classic")
-    from cluedo_env import GYMNASIUM_ID
-
     players = int(cfg.get("players", 4))
     specs = opponent_specs(opponents, players)
+    register_player_prefixes(specs)  # the loaders of ckpt: / rllib: opponents, in this (env runner) process
     if "league" in specs:
-        from training.rllib_league import LeagueAgent
-
         league = LeagueAgent(seed=seed, **learner_options(learner))
         specs = [league if s == "league" else s for s in specs]
     env = gymnasium.make_vec(GYMNASIUM_ID, num_envs=num_envs, vectorization_mode="vector_entry_point",
@@ -133,8 +131,6 @@ def reseed_opponents(env_runner: Any = None, env: Any = None, env_context: Any =
 
 def register() -> None:
     """Register :data:`VECTOR_ENV_NAME` with Ray's env registry (idempotent)."""
-    from ray.tune.registry import register_env
-
     register_env(VECTOR_ENV_NAME, make_vector_env)
 
 

@@ -1,6 +1,6 @@
 """The single-agent Cluedo env as a Stable-Baselines3 ``VecEnv`` (N games in one batched engine).
 
-    from training.sb3_vec_env import CluedoVecEnv
+    from training.sb3.vec_env import CluedoVecEnv
     venv = CluedoVecEnv(1024, "classic", opponents="heuristic", seat="random", macro_moves=True, seed=0)
     model = MaskablePPO("MlpPolicy", venv)          # sb3-contrib reads venv.env_method("action_masks")
 
@@ -33,22 +33,24 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from cluedo_env.envs.learner_actions import as_actions
 from cluedo_env.rules.config import RulesConfig
-from training.learner_core import LearnerCore, _keywords, check_keywords
+from training.learner_core import LearnerCore
+from training.learner_options import OPTION_NAMES, LearnerOptions, keywords_of
 from training.single_agent import _rules, _spaces
 
 
 class CluedoVecEnv(VecEnv):
-    """N games, the learner in one seat of each; keyword arguments as :class:`LearnerCore`."""
+    """``batch_size`` games, the learner in one seat of each; keyword arguments as
+    :class:`~training.learner_options.LearnerOptions` (SB3 reads the batch as ``num_envs``)."""
 
-    def __init__(self, num_envs: int = 1024, config: RulesConfig | str | dict | None = None, *,
+    def __init__(self, batch_size: int = 1024, config: RulesConfig | str | dict | None = None, *,
                  preset: str | None = None, seed: int | None = None, **kwargs: Any) -> None:  # fmt: skip
-        core_keywords = _keywords(LearnerCore.__init__)
-        check_keywords(type(self).__name__, {k: v for k, v in kwargs.items() if k not in core_keywords},
-                       _keywords(type(self).__init__, LearnerCore.__init__))  # fmt: skip
-        self.core = LearnerCore(num_envs, _rules(config, preset), seed=seed, **kwargs)
+        env_keywords = [*keywords_of(type(self).__init__), *OPTION_NAMES]
+        options = LearnerOptions.from_keywords(type(self).__name__, env_keywords, batch_size, _rules(config, preset),
+                                               seed=seed, **kwargs)  # fmt: skip
+        self.core = LearnerCore(options)
         obs_space, act_space = _spaces(self.core)
         self.render_mode = None
-        super().__init__(num_envs, obs_space, act_space)
+        super().__init__(batch_size, obs_space, act_space)  # SB3 calls the batch num_envs
         self._actions: np.ndarray | None = None
         self._next_seed = seed
 

@@ -10,9 +10,9 @@ layer of the same latent (21 outputs)::
 
 so that the policy can learn card preferences from every suggestion it makes. Everything else (the latent
 network, the value head, the other actions' logits, masking) is sb3-contrib's ``MaskableActorCriticPolicy``
-with the leaner masked distribution and the bfloat16 option of :mod:`training.lean_policy`; the policy is still
+with the leaner masked distribution and the bfloat16 option of :mod:`training.sb3.lean_policy`; the policy is still
 learned end to end by PPO, no rule picks the cards. Checkpoints name this class, so they load
-with ``training.policy.load_model`` as any other (this module must be importable, as it is in the package).
+with ``training.sb3.checkpoints.load_model`` as any other (this module must be importable, as it is in the package).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from torch import nn
 from cluedo_env.envs.learner_actions import MACRO_SHIFT, NUM_TRIPLES
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
-from training.lean_policy import LeanMaskablePolicy, MixedLinear
+from training.sb3.lean_policy import LeanMaskablePolicy, MixedLinear
 
 _S, _W = 6, 6  # suspects, weapons (rooms: the rest of the 21 cards)
 
@@ -48,7 +48,7 @@ class FactoredSuggestionHead(nn.Module):
 
 
 class FactoredMaskablePolicy(LeanMaskablePolicy):
-    """:class:`~training.lean_policy.LeanMaskablePolicy` with :class:`FactoredSuggestionHead` (``suggest0``: the
+    """:class:`~training.sb3.lean_policy.LeanMaskablePolicy` with :class:`FactoredSuggestionHead` (``suggest0``: the
     first suggestion id of the learner's action space, :func:`suggest0_of`)."""
 
     def __init__(self, *args: Any, suggest0: int = A.SUGGEST0, **kwargs: Any) -> None:

@@ -9,7 +9,7 @@ episode object (and an ignored autoreset row) per finished game. Measured: 150-3
 :class:`BulkEnvRunner` keeps RLlib's runner for everything but ``sample(num_timesteps=...)``
 (construction, the module and its weight sync, ``get_state``/``set_state``, checkpoints, the
 ``on_environment_created`` / ``on_sample_end`` callbacks, the league snapshots of
-:mod:`training.rllib_league`, which read ``runner.env`` and ``runner.module``). Its sampling loop:
+:mod:`training.rllib.league`, which read ``runner.env`` and ``runner.module``). Its sampling loop:
 
 * steps the learner core of the env (:class:`~training.learner_core.LearnerCore`, inside the
   ``CluedoVectorEnv`` that RLlib's ``make_env`` built) directly, with the core's same-step autoreset:
@@ -102,7 +102,7 @@ class EpisodeFactory:
         """One episode chunk: ``observations`` has ``lookback + len + 1`` rows, the others ``lookback + len``.
 
         ``agent_id``, ``module_id``, ``multi_agent_episode_id``: set for one seat's part of a multi-agent game
-        (batched self-play, :mod:`training.rllib_selfplay_runner`), as a ``MultiAgentEpisode``'s agent episodes
+        (batched self-play, :mod:`training.rllib.selfplay_runner`), as a ``MultiAgentEpisode``'s agent episodes
         have them; the learner then batches the chunk under that module."""
         n_infos = len(observations)
         if not self.fast:
@@ -256,7 +256,7 @@ class BulkEnvRunner(BulkSampling, SingleAgentEnvRunner):
         core = getattr(self.env.unwrapped, "core", None)
         if core is None or not hasattr(core, "final_obs"):
             raise TypeError(
-                f"BulkEnvRunner samples the Cluedo vector env (training.rllib_vector); got {self.env.unwrapped}"
+                f"BulkEnvRunner samples the Cluedo vector env (training.rllib.vector_env); got {self.env.unwrapped}"
             )
         return core
 

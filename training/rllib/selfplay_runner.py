@@ -10,7 +10,7 @@ weight sync, ``get_state``/``set_state``, checkpoints) and samples ``num_envs_pe
 * **Seats to modules.** When a game starts, RLlib's ``policy_mapping_fn(agent_id, episode)`` maps each seat
   (``"player_k"``) to a module of the ``MultiRLModule`` (``episode`` is the game's :class:`GameRef`, with the
   ``id_`` a mapping may hash). Each step, the games are grouped by the module of the seat to act, and each
-  module runs one batched forward pass on its group (:func:`training.rllib_bulk_runner.draw_actions`: masked
+  module runs one batched forward pass on its group (:func:`training.rllib.bulk_runner.draw_actions`: masked
   logits, then a draw). Observations are the engine's own, seat-relative (``VectorEngine.observe``, the
   PettingZoo env's ``"observation"``) followed by the legal mask: the flat row the masked module takes. With
   ``learner:`` input options each seat sees instead what the vs_bots learner sees (its own notebook's belief
@@ -33,7 +33,7 @@ weight sync, ``get_state``/``set_state``, checkpoints) and samples ``num_envs_pe
   batched player per (seat, bot) plays the games where that seat is that bot, through its seat's
   :class:`~cluedo_env.engine.views.PlayerView` (what the seat may know, nothing more), as the vs_bots
   opponents do. Bots return no steps; their returns appear in the per-module metrics under their names.
-  The bot ``league`` plays frozen snapshots of the first module (:mod:`training.rllib_league`'s pool and
+  The bot ``league`` plays frozen snapshots of the first module (:mod:`training.rllib.league`'s pool and
   snapshot callback; the pool lives in this runner).
 * **Metrics**: what RLlib's multi-agent runner logs: env, agent and module steps, episodes, and per finished
   game its length, return (the sum over seats), per-agent and per-module returns, agent steps and duration.
@@ -72,16 +72,25 @@ from ray.rllib.utils.metrics import (
     WEIGHTS_SEQ_NO,
 )
 
-from agents.learner.inputs import LearnerInputs
+import cluedo_env
+from agents.learner.inputs import LearnerInputs, learner_obs_size
+from agents.play.registry import make_agent
+from agents.play.runner import act_by_seat
 from agents.players.base import Agent
+from cluedo_env.engine import observation as O
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.aec import agent_name as agent_id
 from cluedo_env.envs.aec import agent_seat as seat_of
-from training.rllib_bulk_runner import BulkSampling, EpisodeFactory, _check_supported, draw_actions
-from training.rllib_league import LeaguePool
+from cluedo_env.envs.learner_actions import LearnerActions, num_actions
+from cluedo_env.rules import actions as A
+from training.players import register_player_prefixes
+from training.rllib.bulk_runner import BulkSampling, EpisodeFactory, _check_supported, draw_actions
+from training.rllib.league import LeagueAgent, LeaguePool
 
 MAPPINGS = ("by_seat", "shuffled")  # ``selfplay.mapping`` in an RLlib config
 BOTS_KEY = "selfplay_bots"  # the env_config key that carries ``selfplay.bots`` to the runners
-LEAGUE = "league"  # a bot name: frozen snapshots of the first module (training.rllib_league), one per game
+LEAGUE = "league"  # a bot name: frozen snapshots of the first module (training.rllib.league), one per game
 LEAGUE_OF_KEY = "selfplay_league_of"  # the env_config key naming the module the league snapshots
 INPUTS_KEY = "selfplay_learner"  # ... and the modules' inputs (``learner:`` belief, observation, macro actions)
 INPUT_OPTIONS = ("belief", "observation", "macro_moves", "macro_accuse")  # what self-play modules may take
@@ -96,14 +105,8 @@ def input_sizes(rules: Any, options: dict[str, Any]) -> tuple[int, int]:
     """(observation width, action count) of a seat's module inputs: the engine's observation and 870 actions
     (``options`` empty), or the vs_bots learner's inputs for these ``options`` (belief features, compact
     observation, macro actions)."""
-    from cluedo_env.engine import observation as O
-    from cluedo_env.envs.learner_actions import num_actions
-    from cluedo_env.rules import actions as A
-
     if not options:
         return O.size(rules), A.NUM_ACTIONS
-    from agents.learner.inputs import learner_obs_size
-
     width = learner_obs_size(rules, O.size(rules), bool(options.get("belief")), options.get("observation", "full"))
     return width, num_actions(bool(options.get("macro_moves")), bool(options.get("macro_accuse")))
 
@@ -216,9 +219,6 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
 
     def _bulk_reset(self) -> None:
         """New games in every row; seats mapped to modules; nothing carried over."""
-        import cluedo_env
-        from cluedo_env.engine.vector_engine import VectorEngine
-
         rules = cluedo_env.raw_env(**rules_env_config(self.config.env_config)).engine.config
         n, P = self._games, rules.players
         if self._eng is None or self._eng.B != n or self._eng.config != rules:
@@ -230,8 +230,6 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         self._D, self._A = input_sizes(rules, options)
         self._plain = not options  # the engine's observation and actions
         if not self._plain:
-            from cluedo_env.envs.learner_actions import LearnerActions
-
             self._actions = LearnerActions(bool(options.get("macro_moves")), bool(options.get("macro_accuse")))
             self._inputs = [_SeatInputs(options, self._seed_value * 7919 + 13 * s + 5) for s in range(P)]
         self._module_ids = list(self.module.keys())
@@ -267,11 +265,7 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
 
     def _make_bots(self, specs: list[str], rules: Any) -> None:
         """One batched player per (seat, bot spec), each behind its seat's view; names join the module ids."""
-        import training.policy  # noqa: F401 - registers ckpt: players in this (env runner) process
-        import training.rllib_module  # noqa: F401 - registers rllib: players
-        from agents.play.registry import make_agent
-        from cluedo_env.engine.views import PlayerView
-
+        register_player_prefixes([spec for spec in specs if spec != LEAGUE])  # in this (env runner) process
         self._names = self._module_ids + list(specs)
         self._views = [PlayerView(self._eng, s) for s in range(rules.players)]
         base = self._seed_value * 7919
@@ -279,15 +273,13 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         def make(spec: str, seed: int) -> Agent:
             if spec != LEAGUE:
                 return make_agent(spec, seed=seed)
-            from training.rllib_league import LeagueAgent
-
             opts = dict(dict(self.config.env_config).get(INPUTS_KEY) or {})
             return LeagueAgent(seed=seed, pool=self._league_pool, **{k: opts[k] for k in INPUT_OPTIONS if k in opts})
 
         self._bots = [[make(spec, base + 101 * s + b) for b, spec in enumerate(specs)] for s in range(rules.players)]
 
     def league(self) -> tuple[list, Any]:
-        """(league pools, the module to snapshot): for :func:`training.rllib_league.add_snapshot`. The snapshot is
+        """(league pools, the module to snapshot): for :func:`training.rllib.league.add_snapshot`. The snapshot is
         the first module of ``selfplay.policies`` (``main``) as this runner holds it (just synced)."""
         of = dict(self.config.env_config).get(LEAGUE_OF_KEY) or next(iter(self.module.keys()))
         return [self._league_pool], self.module[of]
@@ -437,8 +429,6 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
 
     def _bot_actions(self, b: int, actor: np.ndarray, games: np.ndarray, out: np.ndarray) -> None:
         """``out[games]``: bot ``b``'s actions where it plays the seat to act (the one seat-dispatch loop)."""
-        from agents.play.runner import act_by_seat
-
         players = {s: agents[b] for s, agents in enumerate(self._bots)}
         where = np.zeros(len(actor), bool)
         where[games] = True

@@ -5,7 +5,7 @@
   exploration, inference and training alike. Same idea as RLlib's
   ``examples/rl_modules/classes/action_masking_rlm.py``, for this env's int8 spaces and two layouts:
   ``{"observation", "action_mask"}`` dicts (PettingZoo self-play) or one flat row, observation then
-  mask (the batched vs_bots env, :mod:`training.rllib_vector`).
+  mask (the batched vs_bots env, :mod:`training.rllib.vector_env`).
 * :class:`RandomLegalRLModule`: no parameters, never trained; picks a uniformly random legal action
   from the mask: the ``random`` bot as an RLlib module, for multi-agent setups on the PettingZoo env.
 * :class:`RllibAgent`: a module from an RLlib checkpoint as a batched player (``agents.players.base.Agent``);
@@ -41,10 +41,11 @@ from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from agents.learner.inputs import LearnerInputs
+from agents.play.registry import register_prefix
 from agents.players.base import Agent, replace_illegal, sample_legal
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions
-from training.lean_policy import PRECISIONS
+from training.precision import PRECISIONS
 
 OBS_KEY = "observation"
 MASK_KEY = "action_mask"
@@ -91,7 +92,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
 
     Two observation layouts: a ``Dict`` with ``"observation"`` and ``"action_mask"`` (the PettingZoo
     env), or one int8 ``Box`` of ``D + A`` values whose last ``A = action_space.n`` are the mask (the
-    batched vector env, :mod:`training.rllib_vector`: a flat array keeps RLlib's per-game
+    batched vector env, :mod:`training.rllib.vector_env`: a flat array keeps RLlib's per-game
     batching/unbatching a plain row copy instead of a walk over a dict per game).
     """
 
@@ -258,7 +259,7 @@ def load_module(path: str | os.PathLike, module: str = "main") -> RLModule:
 
 def module_options(module: RLModule) -> dict[str, Any]:
     """The learner-env options a module was trained with (``model_config["cluedo"]``, set by
-    ``training.rllib_train`` for vs_bots runs); a module without them (self-play on the AEC env)
+    ``training.rllib.train`` for vs_bots runs); a module without them (self-play on the AEC env)
     saw the plain observation and played the engine's 870 actions."""
     opts = dict((getattr(module, "model_config", None) or {}).get("cluedo", {}))
     out: dict[str, Any] = {k: bool(opts.get(k, False)) for k in ("macro_moves", "macro_accuse", "belief")}
@@ -284,7 +285,7 @@ class RllibAgent(LearnerInputs, Agent):
 
     It sees the game only through its ``PlayerView`` and rebuilds the inputs the module was trained
     on (:func:`module_options`: belief features from its own notebook, macro moves/accusation
-    mapped back to engine ids), the pipeline of ``training.policy.PolicyAgent``.
+    mapped back to engine ids), the pipeline of ``training.sb3.checkpoints.PolicyAgent``.
     """
 
     def __init__(self, path: str | os.PathLike, seed: int | None = None, deterministic: bool = True,
@@ -326,8 +327,6 @@ def _rllib_factory(spec: str, seed: int | None = None, **kwargs: Any) -> RllibAg
 
 
 def register() -> None:
-    from agents.play.registry import register_prefix
-
     register_prefix("rllib", _rllib_factory, replace=True)
 
 

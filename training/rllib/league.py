@@ -26,7 +26,7 @@ from agents.learner.inputs import LearnerInputs
 from agents.players.base import Agent, sample_legal
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions
-from training.rllib_module import module_actions
+from training.rllib.module import module_actions
 
 
 class LeaguePool:

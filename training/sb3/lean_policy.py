@@ -17,14 +17,11 @@ arithmetic) and the action head's products (:class:`MixedLinear`: 256 x 359 weig
 autocast, with float32 weights, float32 outputs (logits, value), float32 log-softmax and losses; the value head
 (256 x 1) stays float32. On CPUs with AMX or AVX512-BF16 (Intel Sapphire Rapids and later, AMD Zen 4 and
 later) this makes the matrix products several times cheaper; elsewhere bfloat16 is emulated and slower, and
-:func:`fast_bfloat16` says so. The precision is a property of a training run (``precision`` in a training
-config), not of the checkpoint: saved weights are float32 and a loaded policy plays in float32.
+:func:`training.precision.fast_bfloat16` says so. The precision is a property of a training run (``precision``
+in a training config), not of the checkpoint: saved weights are float32 and a loaded policy plays in float32.
 """
 
 from __future__ import annotations
-
-import warnings
-from typing import Any
 
 import numpy as np
 import torch
@@ -32,10 +29,9 @@ from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistrib
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import MlpExtractor
 
+from training.precision import PRECISIONS
+
 _MASKED_LOGIT = -1e8  # as sb3-contrib's masked logits (finite: an all-masked row gives no NaN)
-
-PRECISIONS = {"float32": None, "bfloat16": torch.bfloat16}
-
 
 class LeanMaskedCategorical:
     """A categorical distribution over the last axis of ``logits`` (N, A), masked by ``apply_masking``.
@@ -180,27 +176,10 @@ class LeanMaskablePolicy(MaskableActorCriticPolicy):
         return next(name for name, d in PRECISIONS.items() if d == dtype)
 
 
-def warn_if_emulated(precision: str) -> None:
-    """Warn where ``precision`` is bfloat16 and this CPU has no hardware for it (emulated: slower than float32)."""
-    if precision == "bfloat16" and not fast_bfloat16():
-        warnings.warn("precision bfloat16: this CPU has no AMX or AVX512-BF16, so bfloat16 is emulated and slower "
-                      "than float32", stacklevel=3)  # fmt: skip
-
-
-def fast_bfloat16() -> bool:
-    """Whether this CPU multiplies bfloat16 matrices in hardware (AMX tiles or AVX512-BF16)."""
-    cpu: Any = getattr(torch, "cpu", None)
-    checks = [getattr(cpu, name, None) for name in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")]
-    return any(bool(check()) for check in checks if callable(check))
-
-
 __all__ = [
-    "PRECISIONS",
     "LeanMaskableCategoricalDistribution",
     "LeanMaskablePolicy",
     "LeanMaskedCategorical",
     "MixedLinear",
     "MixedMlpExtractor",
-    "fast_bfloat16",
-    "warn_if_emulated",
 ]

@@ -13,22 +13,35 @@ the most probable legal action; ``make_agent("ckpt:path", deterministic=False)``
 from __future__ import annotations
 
 import copy
+import json
 import os
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
 
-from agents.learner.inputs import LearnerInputs
+from agents.learner.accusation_features import is_expert
+from agents.learner.inputs import LearnerInputs, gate_accusation
+from agents.play.registry import make_agent, register_prefix
 from agents.players.base import Agent
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, num_actions
 from cluedo_env.errors import CheckpointError
 from cluedo_env.files import write_atomic
 from cluedo_env.rules.config import RulesConfig, make_config
+from training.sb3.factored_policy import FactoredMaskablePolicy
+from training.sb3.lean_policy import LeanMaskablePolicy
 
 FORMAT = "cluedo_env.maskable_ppo.v1"
+# A checkpoint pickles its policy class by module path. Checkpoints saved while the policies were modules at the
+# top of ``training`` (the shipped players among them) name these paths: they load with the same classes.
+_POLICY_CLASS_OF_MODULE = {
+    "training.lean_policy": LeanMaskablePolicy,
+    "training.factored_policy": FactoredMaskablePolicy,
+}
 
 
 def make_meta(config: RulesConfig, macro_moves: bool, obs_size: int, macro_accuse: bool = False,
@@ -48,8 +61,6 @@ def save_model_atomic(model, path: str | os.PathLike) -> Path:
 def load_model(path: str | os.PathLike, env=None, *, obs_size: int | None = None, n_actions: int | None = None,
                device: str = "cpu", **kwargs):  # fmt: skip
     """A MaskablePPO model from ``path``; raises :class:`CheckpointError` for anything unusable."""
-    from sb3_contrib import MaskablePPO
-
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path}: no such file")
@@ -58,17 +69,22 @@ def load_model(path: str | os.PathLike, env=None, *, obs_size: int | None = None
     try:
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
+            policy_module = _policy_module(zf) if "data" in names else None
     except (zipfile.BadZipFile, OSError) as exc:
         raise CheckpointError(f"checkpoint {path}: unreadable zip ({exc})") from exc
     if not {"data", "policy.pth"} <= names:
         raise CheckpointError(f"checkpoint {path}: not a Stable-Baselines3 model (has {sorted(names)})")
+    if policy_module in _POLICY_CLASS_OF_MODULE:
+        kwargs["custom_objects"] = {"policy_class": _POLICY_CLASS_OF_MODULE[policy_module],
+                                    **kwargs.get("custom_objects", {})}  # fmt: skip
     try:
         model = MaskablePPO.load(path, device=device, **kwargs)
     except Exception as exc:  # noqa: BLE001 - any failure inside SB3's loader means a bad file
         raise CheckpointError(f"checkpoint {path}: cannot be loaded as a MaskablePPO model ({exc!r})") from exc
     meta = getattr(model, "cluedo_meta", None)
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise CheckpointError(f"checkpoint {path}: no Cluedo metadata (format {FORMAT!r}); not made by training.train")
+        raise CheckpointError(f"checkpoint {path}: no Cluedo metadata (format {FORMAT!r}); not made by "
+                              "training.sb3.train")  # fmt: skip
     got_obs = int(model.observation_space.shape[0])
     got_act = int(model.action_space.n)
     if env is not None:
@@ -90,10 +106,17 @@ def load_model(path: str | os.PathLike, env=None, *, obs_size: int | None = None
     return model
 
 
+def _policy_module(zf: zipfile.ZipFile) -> str | None:
+    """The module path a checkpoint's pickled policy class names (SB3 writes it beside the pickle), if readable."""
+    try:
+        entry = json.loads(zf.read("data")).get("policy_class")
+    except (ValueError, KeyError, AttributeError):
+        return None
+    return entry.get("__module__") if isinstance(entry, dict) else None
+
+
 def policy_fn(model, deterministic: bool = True):
     """``fn(obs, mask) -> actions`` in the model's own action space, batched, without gradients."""
-    import torch
-
     policy = model.policy
 
     def fn(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -129,8 +152,6 @@ class PolicyAgent(LearnerInputs, Agent):
         # Advised checkpoints whose advisor is an expert: its accusation features (agents.learner.accusation_features).
         self.accusation_features = bool(self.meta.get("accusation_features", False))
         if self.advisor_name is not None:
-            from agents.learner.accusation_features import is_expert
-
             if is_expert(self._advisor_of()) != self.accusation_features:
                 raise CheckpointError(
                     f"checkpoint {path}: advisor {self.advisor_name!r} is {'' if is_expert(self._advisor) else 'not '}"
@@ -146,8 +167,6 @@ class PolicyAgent(LearnerInputs, Agent):
         self.name = f"ckpt:{self.path}"
         self.seed = seed
         if seed is not None:
-            import torch
-
             torch.manual_seed(seed)
         self._fn = policy_fn(self.model, deterministic)
         self._belief = None
@@ -170,8 +189,6 @@ class PolicyAgent(LearnerInputs, Agent):
 
     def _advisor_of(self) -> Agent:
         if self._advisor is None:
-            from agents.play.registry import make_agent
-
             self._advisor = make_agent(self.advisor_name, seed=self.seed)
         return self._advisor
 
@@ -214,8 +231,6 @@ class PolicyAgent(LearnerInputs, Agent):
         if self.accusation_features:  # accuse only where the expert sampled a best open triple (as in training)
             self._accusation.restrict(legal, idx)
         if self.accuse_gate is not None:  # the macro accusation only where the notebook allows it (as in training)
-            from agents.learner.inputs import gate_accusation
-
             gate_accusation(legal, mask, self.actions.accuse_id, self._belief, idx, self.accuse_gate)
         chosen = self._fn(obs, legal)
         advice = None
@@ -229,8 +244,6 @@ def _ckpt_factory(spec: str, seed: int | None = None, **kwargs) -> PolicyAgent:
 
 
 def register() -> None:
-    from agents.play.registry import register_prefix
-
     register_prefix("ckpt", _ckpt_factory, replace=True)
 
 
