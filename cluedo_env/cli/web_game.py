@@ -320,6 +320,8 @@ class PlayServer(ThreadingHTTPServer):
         self.token = secrets.token_urlsafe(24)
         self.idle_timeout = float(idle_timeout)
         self.last_seen = time.monotonic()
+        self.active = 0  # requests being answered: a page waiting on the bots is not an idle page
+        self._active_lock = threading.Lock()
         self._stopping = threading.Event()
         self._watchdog = threading.Thread(target=self._watch, name="cluedo-web-idle", daemon=True)
         self._watchdog.start()
@@ -335,7 +337,7 @@ class PlayServer(ThreadingHTTPServer):
     def _watch(self) -> None:
         """A page that stopped polling (a closed tab) ends the game after ``idle_timeout`` seconds."""
         while not self._stopping.wait(min(1.0, max(0.05, self.idle_timeout / 4))):
-            if time.monotonic() - self.last_seen > self.idle_timeout:
+            if not self.active and time.monotonic() - self.last_seen > self.idle_timeout:
                 self.stop("idle")
                 return
 
@@ -358,6 +360,7 @@ class PlayServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     server: PlayServer
+    authorised = False
     server_version = "cluedo-play"
     sys_version = ""
 
@@ -394,6 +397,18 @@ class _Handler(BaseHTTPRequestHandler):
         return hmac.compare_digest(given.encode(), self.server.token.encode())
 
     def _route(self, method: str) -> None:
+        self.authorised = False
+        with self.server._active_lock:
+            self.server.active += 1
+        try:
+            self._answer(method)
+        finally:
+            with self.server._active_lock:
+                self.server.active -= 1
+                if self.authorised:  # only the page (it has the token) keeps the game alive
+                    self.server.last_seen = time.monotonic()
+
+    def _answer(self, method: str) -> None:
         parts = urlsplit(self.path)
         try:
             query = parse_qs(parts.query, max_num_fields=8)
@@ -403,6 +418,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorised(query):
             self._error(403, "missing or wrong token (open the URL the server printed)")
             return
+        self.authorised = True
         self.server.last_seen = time.monotonic()
         game = self.server.game
         try:
@@ -484,11 +500,11 @@ def serve(game: WebGame, port: int = 0, open_browser: bool = True, idle_timeout:
         server = PlayServer(game, port, idle_timeout)
     except OSError as exc:
         raise UsageError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror or exc}) (choose another --port)") from exc
-    game.advance()
-    say(f"Cluedo in the browser: {server.url}  (Ctrl-C ends the game)")
-    if open_browser:
-        threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
     try:
+        game.advance()  # the bots seated before the human play their first turns
+        say(f"Cluedo in the browser: {server.url}  (Ctrl-C ends the game)")
+        if open_browser:
+            threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         pass
