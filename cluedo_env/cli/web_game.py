@@ -116,7 +116,8 @@ def choices(snap: dict[str, Any], legal: list[int], seat: int) -> dict[str, Any]
     here = snap["suspects"][SUSPECTS[seat]] if snap.get("suspects") else None
     out: dict[str, Any] = {"phase": snap["phase"], "roll": snap.get("roll", 0), "buttons": [], "moves": [],
                            "suggest": [], "show": [], "accuse": [], "prompt": ""}  # fmt: skip
-    labels = {A.ROLL: "Roll the dice", A.STAY: f"Stay in the {here} and suggest", A.END_TURN: "End the turn"}
+    in_here = f" in the {here}" if here else ""  # the card-only game has no board
+    labels = {A.ROLL: "Roll the dice", A.STAY: f"Stay{in_here} and suggest", A.END_TURN: "End the turn"}
     for a in legal:
         if a == A.PASSAGE:
             target = ROOMS[PASSAGES[ROOMS.index(here)]] if here in ROOMS else None
@@ -144,7 +145,7 @@ def choices(snap: dict[str, Any], legal: list[int], seat: int) -> dict[str, Any]
     elif phase == "move":
         out["prompt"] = f"You rolled {snap.get('roll', 0)}: click a highlighted square or room."
     elif phase == "suggest":
-        out["prompt"] = f"Make a suggestion in the {here}" + (", or end your turn." if A.END_TURN in legal else ".")
+        out["prompt"] = f"Make a suggestion{in_here}" + (", or end your turn." if A.END_TURN in legal else ".")
     elif phase == "post":
         out["prompt"] = "Accuse now, or end your turn."
     else:
