@@ -1,6 +1,7 @@
 """The ``cluedo`` command line: play, check and replay games; evaluate, train and benchmark players.
 
     cluedo play --players human deducer heuristic heuristic --preset classic --seed 1 --record game.json
+    cluedo play --web --players human deducer deducer deducer   # in the browser (cluedo_env.cli.web_game)
     cluedo check game.json                       # replay a record and confirm its final state
     cluedo replay game.json [--out game.html]    # the record as an offline HTML replay page (cluedo_env.render.html)
     cluedo evaluate --players deducer heuristic heuristic heuristic --games 1000 --out results/eval
@@ -49,6 +50,7 @@ COMMANDS: dict[str, str] = {
 
 EPILOG = """examples:
   cluedo play --players human deducer heuristic heuristic --seed 1 --record game.json
+  cluedo play --web --players human deducer deducer deducer
   cluedo check game.json
   cluedo replay game.json --out game.html
   cluedo evaluate --players deducer heuristic heuristic heuristic --games 1000 --out results/eval

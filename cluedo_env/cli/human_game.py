@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from cluedo_env.errors import UsageError
-from cluedo_env.options import ArgumentParser, add_rules_args, add_seed_arg, rules_overrides
+from cluedo_env.options import ArgumentParser, add_rules_args, add_seed_arg, float_in, int_in, rules_overrides
 from cluedo_env.record import Recorder, RecordError, check, check_record_path, knowledge, save
 from cluedo_env.render import render_ansi
 from cluedo_env.rules import actions as A
@@ -531,6 +531,14 @@ def play_parser() -> ArgumentParser:
     p.add_argument("--no-record", action="store_true", help="do not save the game")
     p.add_argument("--color", action="store_true", help="ANSI colours on the board")
     p.add_argument("--no-board", action="store_true", help="do not print the board at each of your turns")
+    web = p.add_argument_group("in the browser (cluedo_env.cli.web_game)")
+    web.add_argument("--web", action="store_true",
+                     help="play in the browser: a local server for one game (127.0.0.1 only)")  # fmt: skip
+    web.add_argument("--port", type=int_in(0, 65535, "a port number"), default=0, metavar="N",
+                     help="the server's port (default: 0, a free port)")  # fmt: skip
+    web.add_argument("--no-open", action="store_true", help="print the URL only; do not open a browser")
+    web.add_argument("--idle-timeout", type=float_in(0, "a number of seconds"), default=300.0, metavar="S",
+                     help="end (and save) the game when the page has been closed this long (default: 300)")  # fmt: skip
     return p
 
 
@@ -547,9 +555,16 @@ def play_command(argv: list[str], input_fn: Callable[[str], str] | None, output:
     path = None if args.no_record else (args.record or time.strftime("cluedo_game_%Y%m%d_%H%M%S.json"))
     if path is not None:
         check_record_path(path)
+    if args.web and args.players.count(HUMAN) != 1:
+        raise UsageError(f"--web needs exactly one 'human' among --players, got {args.players.count(HUMAN)} "
+                         "(one seat for the person at the browser)")  # fmt: skip
     if HUMAN not in args.players:
         say("note: no 'human' among --players; the bots play on their own")
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0] >> 1)
+    if args.web:
+        from cluedo_env.cli.web_game import web_command
+
+        return web_command(args, args.players, seed, path, rules, say)
     play(args.players, args.preset, seed, path, rules, input_fn, output, color=args.color,
          show_board=not args.no_board)  # fmt: skip
     return 0

@@ -1,10 +1,10 @@
 "use strict";
 (function () {
-  const D = JSON.parse(document.getElementById("replay-data").textContent);
+  let D = JSON.parse(document.getElementById("replay-data").textContent);
   const SVGNS = "http://www.w3.org/2000/svg";
   const S = 31;  // pixels per board square
-  const F = D.frames;
-  const P = D.num_players;
+  let F = D.frames;
+  let P = D.num_players;
   const LETTER = { Scarlet: "S", Mustard: "M", White: "W", Green: "G", Peacock: "P", Plum: "L" };
   const PHASE_HELP = {
     start: "start of turn: roll, passage, stay, or accuse",
@@ -16,6 +16,7 @@
   };
   let step = 0;
   let timer = null;
+  const renderHooks = [];  // functions (frame, step) called after every render (the play page's panel)
 
   const $ = (id) => document.getElementById(id);
   function el(tag, attrs, text) {
@@ -85,7 +86,7 @@
           }
         } else if (roomAt(r, c) >= 0) {
           rooms.appendChild(sv("rect", { x: c * S, y: r * S, width: S + 0.6, height: S + 0.6,
-            fill: B.rooms[roomAt(r, c)].fill }));
+            fill: B.rooms[roomAt(r, c)].fill, class: "room-cell", "data-room": B.rooms[roomAt(r, c)].name }));
         }
       }
     }
@@ -370,6 +371,7 @@
     }
     renderHistory(fr);
     renderNotebook(fr);
+    for (const hook of renderHooks) hook(fr, step);
   }
 
   function renderHistory(fr) {
@@ -522,7 +524,8 @@
       (F.length - 1) + " steps"].filter(Boolean).join(" \u00b7 ");
     $("scrubber").max = String(F.length - 1);
     const params = new URLSearchParams(location.hash.slice(1));
-    sel.value = params.has("seat") ? params.get("seat") : (P ? "0" : "");
+    const own = D.you !== undefined && D.you !== null ? String(D.you) : null;  // the play page's seat
+    sel.value = own !== null ? own : params.has("seat") ? params.get("seat") : (P ? "0" : "");
     if (params.has("step")) step = Math.max(0, Math.min(F.length - 1, Number(params.get("step")) || 0));
     $("btn-first").onclick = () => { togglePlay(false); go(0); };
     $("btn-back").onclick = () => { togglePlay(false); go(step - 1); };
@@ -545,5 +548,18 @@
     render();
     document.body.dataset.ready = "1";
   }
+  // The play page (viewer.play.js) drives the same drawing with data that grows as the game goes.
+  window.CluedoViewer = {
+    data: () => D,
+    step: () => step,
+    go: (n) => { togglePlay(false); go(n); },
+    onRender: (fn) => renderHooks.push(fn),
+    load: (data, at) => {
+      D = data; F = D.frames; P = D.num_players;
+      $("scrubber").max = String(F.length - 1);
+      step = Math.max(0, Math.min(F.length - 1, at));
+      render();
+    },
+  };
   init();
 })();
