@@ -56,8 +56,9 @@ def _check_parent(folder: Path, what: str, target: Path) -> None:
     try:  # os.access answers yes to root everywhere, also in /proc or on a read-only mount: try it
         tempfile.TemporaryFile(dir=anc).close()
     except OSError as exc:
+        why = exc.strerror or exc
         raise UsageError(
-            f"{what} {str(target)!r}: cannot write in {str(anc)!r} ({exc.strerror or exc}; choose a folder you may write)"
+            f"{what} {str(target)!r}: cannot write in {str(anc)!r} ({why}; choose a folder you may write)"
         ) from None
 
 

@@ -17,8 +17,9 @@ allowed>)``, and exit status 2 (``--debug`` shows the traceback instead); inputs
 checked before any game or training starts. The heavy parts (agents, torch, ray, the evaluator
 script) are imported only by the subcommand that needs them.
 
-Each command is one module: :mod:`~cluedo_env.cli.human_game`, :mod:`~cluedo_env.cli.evaluate`,
-:mod:`~cluedo_env.cli.bench`; ``check``, ``replay`` and ``train`` are short enough to live here. The
+Each command is one module: :mod:`~cluedo_env.cli.play_command` (the terminal game in :mod:`~cluedo_env.cli.human_game`,
+the browser game in :mod:`~cluedo_env.cli.web_game`), :mod:`~cluedo_env.cli.evaluate`, :mod:`~cluedo_env.cli.bench`,
+:mod:`~cluedo_env.cli.warmup`; ``check``, ``replay`` and ``train`` are short enough to live here. The
 command line sits on top of the layers (it may import ``agents`` and ``training``; nothing below imports it).
 """
 
@@ -30,8 +31,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from cluedo_env.cli.human_game import DESCRIPTION as PLAY_DESCRIPTION
-from cluedo_env.cli.human_game import HUMAN, HumanGame, notebook_text, play, play_command
+from cluedo_env.cli.human_game import HUMAN, HumanGame, notebook_text, play
+from cluedo_env.cli.play_command import DESCRIPTION as PLAY_DESCRIPTION
+from cluedo_env.cli.play_command import play_command
 from cluedo_env.errors import UsageError, run_cli
 from cluedo_env.files import check_writable_file
 from cluedo_env.options import ArgumentParser

@@ -519,7 +519,7 @@ def serve(game: WebGame, port: int = 0, open_browser: bool = True, idle_timeout:
 
 def web_command(args: Any, players: list[str], seed: int, path: str | None, rules: dict[str, Any],
                 say: Any) -> int:  # fmt: skip
-    """``cluedo play --web``: the arguments are already checked by :func:`~cluedo_env.cli.human_game.play_command`."""
+    """``cluedo play --web``: the arguments are already checked by :func:`~cluedo_env.cli.play_command.play_command`."""
     game = WebGame(players, args.preset, seed, rules, record_path=path)
     serve(game, args.port, not args.no_open, args.idle_timeout, say)
     return 0
