@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import config, swap_hidden
+from references.compact_observation import encode_reference
 
 from agents.learner.belief import BeliefTracker, belief_layout
 from agents.learner.compact_observation import COMPACT_HISTORY, CompactObservation, compact_layout, compact_size
@@ -96,7 +97,7 @@ def test_every_piece_matches_its_source(preset):
         ar = np.arange(compact.N)  # the compiled encoder gives what its numpy statement gives
         engine_obs = compact.eng.observe(player=compact.seat, idx=ar)
         enc = compact.compact
-        want = enc.encode_reference(engine_obs, compact.belief, ar)
+        want = encode_reference(enc, engine_obs, compact.belief, ar)
         assert np.array_equal(enc.encode(engine_obs, compact.belief, ar), want)
         acts = sample_legal(full.action_masks(), rng)
         assert np.array_equal(full.action_masks(), compact.action_masks())

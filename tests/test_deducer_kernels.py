@@ -1,8 +1,7 @@
-"""The deducer's compiled choices and probabilities (agents/players/deducer_decisions.py, refutations, proved
-accusations,
-the naive-player model's probabilities) equal their numpy statements (:meth:`agents.players.deducer.DeducerAgent.
-refute_reference`, ``accusations_reference``, ``_probabilities``), decision by decision, random numbers included,
-over whole games on each preset.
+"""The deducer's compiled choices and probabilities (agents/players/deducer_decisions.py: refutations, proved
+accusations, the naive-player model's probabilities) equal their numpy statements (:mod:`references.deducer`:
+``refute_reference``, ``accusations_reference``; ``DeducerAgent._probabilities``), decision by decision, random
+numbers included, over whole games on each preset.
 """
 
 from __future__ import annotations
@@ -12,6 +11,7 @@ import copy
 import numpy as np
 import pytest
 from helpers import config
+from references.deducer import accusations_reference, goal_room_reference, refute_reference
 
 from agents.knowledge.notebook import Notebook
 from agents.knowledge.opponent_model import assumed_bits
@@ -57,7 +57,7 @@ class CheckedDeducer(CheckedProbabilities, DeducerAgent):
         a = super().refute(view, idx, mask)
         after = self.rng.bit_generator.state
         self.rng.bit_generator.state = state
-        b = self.refute_reference(view, idx, mask)
+        b = refute_reference(self, view, idx, mask)
         assert np.array_equal(a, b), (idx[a != b], a[a != b], b[a != b])
         assert self.rng.bit_generator.state == after  # the same random numbers drawn
         legal = mask[:, A.SHOW0 : A.ACCUSE0]
@@ -67,7 +67,7 @@ class CheckedDeducer(CheckedProbabilities, DeducerAgent):
         return a
 
     def _goal_room(self, idx, value):
-        want = self._goal_room_reference(idx, value.copy())
+        want = goal_room_reference(self, idx, value.copy())
         got = super()._goal_room(idx, value.copy())
         assert np.array_equal(got, want)
         self.goal_rooms += int(self.notebook.solved(idx).sum())
@@ -75,7 +75,7 @@ class CheckedDeducer(CheckedProbabilities, DeducerAgent):
 
     def accusations(self, view, idx, mask):
         a = super().accusations(view, idx, mask)
-        b = self.accusations_reference(view, idx, mask)
+        b = accusations_reference(self, view, idx, mask)
         assert np.array_equal(a, b), (idx[a != b], a[a != b], b[a != b])
         self.proved += int((a >= 0).sum())
         return a

@@ -12,32 +12,38 @@ import copy
 
 import numpy as np
 import pytest
+from references.deal_sampling import deal_weights_reference, sample_deals_reference
+from references.deducer import candidates_reference, information_reference
+from references.envelope_search import valid_deals_reference
+from references.marginals import marginals_reference
+from references.notebook import add_records_reference, sample_witnesses_reference, update_reference
+from references.opponent_model import assumed_facts_reference
+from references.propagation import fixpoint_bits_reference
+from references.refuter_model import update_reference as refuter_update_reference
+from references.suggestion_value import envelope_information_reference
 
 import agents.knowledge.notebook as notebook_module
 import agents.players.deducer as deducer_module
 from agents.knowledge import opponent_model
 from agents.knowledge.deal_sampling import (
     deal_weights,
-    deal_weights_reference,
     holder_weights,
     random_clause_order,
     sample_deals,
-    sample_deals_reference,
     triple_weights,
 )
 from agents.knowledge.envelope_search import (
     search_envelope,
     search_envelope_reference,
     valid_deals,
-    valid_deals_reference,
 )
 from agents.knowledge.facts import POW2, FactBits, Facts, unpack
-from agents.knowledge.marginals import marginals, marginals_reference
+from agents.knowledge.marginals import marginals
 from agents.knowledge.notebook import Notebook
 from agents.knowledge.notebook_propagation import permute_live
-from agents.knowledge.propagation import fixpoint_bits, fixpoint_bits_reference
+from agents.knowledge.propagation import fixpoint_bits
 from agents.knowledge.refuter_model import RefuterModel
-from agents.knowledge.suggestion_value import envelope_information, envelope_information_reference
+from agents.knowledge.suggestion_value import envelope_information
 from agents.knowledge.witnesses import check_witnesses_kernel
 from agents.play.registry import make_agent
 from agents.play.runner import play_games
@@ -205,14 +211,14 @@ def test_add_records_kernel_matches_reference(preset: str, players: int, monkeyp
     def both(self: Notebook, rec):
         twin = copy.deepcopy(self)
         got = kernel(self, rec)
-        want = Notebook.add_records_reference(twin, rec)
+        want = add_records_reference(twin, rec)
         assert (got == want).all()
         _assert_same_notebooks(self, twin)  # (no random numbers are drawn here: the states stay equal)
         calls[0] += int(len(rec.game) > 0)
         return got
 
     monkeypatch.setattr(Notebook, "add_records", both)
-    monkeypatch.setattr(Notebook, "update", Notebook.update_reference)  # the path that calls add_records
+    monkeypatch.setattr(Notebook, "update", update_reference)  # the path that calls add_records
     config = RulesConfig.from_preset(preset, players=players, max_turns=80)
     play_games(config, [make_agent("deducer", seed=s) for s in range(players)], 24, batch_size=12, seed=5)
     assert calls[0] > 20
@@ -221,8 +227,8 @@ def test_add_records_kernel_matches_reference(preset: str, players: int, monkeyp
 @pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("cards", 3), ("cards", 6)])
 def test_update_in_one_call_matches_its_statement(preset: str, players: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The notebook's one-call intake (:func:`intake_kernel`: records, records taken in, the envelope seen, the games
-    to propagate) leaves every array and random stream as :meth:`Notebook.update_reference` does, game orders that
-    are not sorted included."""
+    to propagate) leaves every array and random stream as :func:`references.notebook.update_reference` does, game
+    orders that are not sorted included."""
     calls = [0, 0]
     kernel = Notebook.update
 
@@ -232,7 +238,7 @@ def test_update_in_one_call_matches_its_statement(preset: str, players: int, mon
             idx = idx[::-1].copy()
         twin = copy.deepcopy(self)
         kernel(self, view, idx)
-        Notebook.update_reference(twin, view, idx)
+        update_reference(twin, view, idx)
         _assert_same_notebooks(self, twin)
         calls[0] += 1
         calls[1] += int((self.has[idx, self.E].sum(1) == 3).any())  # some envelope proved or seen
@@ -275,7 +281,7 @@ def test_propagate_kernels_match_the_numpy_statement(preset: str, players: int, 
 def test_witness_sampling_kernels_match_the_numpy_statement(preset: str, players: int, samples: int,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     """The compiled witness sampling (the cells to witness, the forced deals, clauses first, the registration) stores
-    the same witnesses, and draws the same random numbers, as :meth:`Notebook._sample_witnesses_reference`.
+    the same witnesses, and draws the same random numbers, as :func:`references.notebook.sample_witnesses_reference`.
 
     The notebooks propagate by :meth:`Notebook.propagate_reference` here, the path that calls ``_sample_witnesses``;
     the one-call ``propagate_kernel`` is held to that statement by the test above."""
@@ -286,7 +292,7 @@ def test_witness_sampling_kernels_match_the_numpy_statement(preset: str, players
     def both(self: Notebook, idx, bits, unknown, valid):
         twin, twin_valid = copy.deepcopy(self), valid.copy()
         left = kernel(self, idx, bits, unknown, valid)
-        want = Notebook._sample_witnesses_reference(twin, idx, bits, unknown, twin_valid)
+        want = sample_witnesses_reference(twin, idx, bits, unknown, twin_valid)
         assert left == want
         assert (valid == twin_valid).all()
         assert (self.witness == twin.witness).all()
@@ -335,13 +341,13 @@ def test_candidates_kernel_matches_reference(players: int, k: int) -> None:
     for a in (got_agent, want_agent):
         a.notebook = Notebook(n, players, 0)
     got = got_agent._candidates(prob, k)
-    want = want_agent._candidates_reference(prob, k)
+    want = candidates_reference(want_agent, prob, k)
     for a, b in zip(got, want, strict=True):
         assert a.shape == b.shape == (n, k + 1) and (a == b).all()
     assert got_agent.rng.random() == want_agent.rng.random()
     # Suspects and weapons only (the room values): the same two rows, and the same numbers drawn.
     got = got_agent._candidates(prob, k, categories=2)
-    want = want_agent._candidates_reference(prob, k)
+    want = candidates_reference(want_agent, prob, k)
     for a, b in zip(got[:2], want[:2], strict=True):
         assert (a == b).all()
     assert got_agent.rng.random() == want_agent.rng.random()
@@ -392,21 +398,21 @@ def _decisions(preset: str, players: int, player: str, **overrides) -> list[np.n
 
 def _assumed_bits_reference(nb, idx, has_board, allow=None, extra_no=None, naive=True, **kwargs):
     """:func:`opponent_model.assumed_bits` through the numpy statement."""
-    facts, used = opponent_model.assumed_facts_reference(nb, idx, has_board, allow, extra_no, naive, **kwargs)
+    facts, used = assumed_facts_reference(nb, idx, has_board, allow, extra_no, naive, **kwargs)
     return facts.bits(), used
 
 
 @pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("cards", 4), ("cards", 3)])
 def test_assumed_facts_kernel_matches_reference(preset: str, players: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The compiled opponent model (:func:`opponent_model.assumed_bits`) gives the facts and ``used`` flags of
-    :func:`opponent_model.assumed_facts_reference` at every call of seeded games (naive-player model, the
+    :func:`references.opponent_model.assumed_facts_reference` at every call of seeded games (naive-player model, the
     expert's refuter model and its rounds), at naive and strong tables."""
     calls = [0, 0, 0]
     kernel = opponent_model.assumed_bits
 
     def both(nb, idx, has_board, allow=None, extra_no=None, naive=True, **kwargs):
         bits, used = kernel(nb, idx, has_board, allow, extra_no, naive, **kwargs)
-        want, want_used = opponent_model.assumed_facts_reference(nb, idx, has_board, allow, extra_no, naive, **kwargs)
+        want, want_used = assumed_facts_reference(nb, idx, has_board, allow, extra_no, naive, **kwargs)
         got = bits.facts(nb.cl_cards[idx], nb.acc_cards[idx])
         assert (used == want_used).all()
         for a, b in zip(got, want, strict=True):
@@ -428,15 +434,16 @@ def test_assumed_facts_kernel_matches_reference(preset: str, players: int, monke
 
 
 def test_refuter_model_kernel_matches_reference(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The compiled refuter model (:meth:`RefuterModel.update`) leaves the arrays :meth:`RefuterModel.update_reference`
-    leaves, at every call of seeded games (experts against deducers: strong refuters, facts found, deviants too)."""
+    """The compiled refuter model (:meth:`RefuterModel.update`) leaves the arrays
+    :func:`references.refuter_model.update_reference` leaves, at every call of seeded games (experts against
+    deducers: strong refuters, facts found, deviants too)."""
     seen = [0, 0]
     compiled = RefuterModel.update
 
     def both(self, view, idx, shown_by_me=None):
         twin = copy.deepcopy(self)
         compiled(self, view, idx, shown_by_me)
-        RefuterModel.update_reference(twin, view, idx, shown_by_me)
+        refuter_update_reference(twin, view, idx, shown_by_me)
         for name in ("processed", "shown", "received", "lacks", "deviant"):
             assert (getattr(self, name) == getattr(twin, name)).all(), name
         seen[0] += int(self.lacks.sum())
@@ -463,9 +470,9 @@ def test_compiled_player_paths_play_as_the_numpy_statements(
     paths as with their numpy statements."""
     fast = _decisions(preset, players, player, **overrides)
     monkeypatch.setattr(DeducerAgent, "_envelope_only", lambda self, view, idx: False)
-    monkeypatch.setattr(DeducerAgent, "_candidates", DeducerAgent._candidates_reference)
-    monkeypatch.setattr(Notebook, "add_records", Notebook.add_records_reference)
-    monkeypatch.setattr(deducer_module, "information", deducer_module.information_reference)
+    monkeypatch.setattr(DeducerAgent, "_candidates", candidates_reference)
+    monkeypatch.setattr(Notebook, "add_records", add_records_reference)
+    monkeypatch.setattr(deducer_module, "information", information_reference)
     monkeypatch.setattr(deducer_module, "assumed_bits", _assumed_bits_reference)
     # no probability cache: computed at every call
     monkeypatch.setattr(DeducerAgent, "probabilities", lambda self, view, idx: self._probabilities(view, idx))
@@ -507,7 +514,7 @@ def test_deal_information_kernel_matches_reference(players: int, refute_all: boo
     cards = np.stack([rng.integers(0, 6, (n, T)), rng.integers(6, 12, (n, T)), rng.integers(12, 21, (n, T))], -1)
     order = np.broadcast_to((1 + np.arange(1, players)) % players, (n, players - 1))
     got = deducer_module.information(prob, cards, order, refute_all)
-    want = deducer_module.information_reference(prob, cards, order, refute_all)
+    want = information_reference(prob, cards, order, refute_all)
     assert np.abs(got - want).max() < 1e-13
 
 

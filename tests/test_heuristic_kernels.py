@@ -1,6 +1,6 @@
 """The compiled heuristic player (agents/players/heuristic.py) plays exactly as its numpy statement.
 
-A compiled player and a :class:`agents.players.heuristic.HeuristicReference` with the same seed sit in the same seat
+A compiled player and a :class:`references.heuristic.HeuristicReference` with the same seed sit in the same seat
 and are asked the same questions; every answer must be equal, over whole games on each preset, for the heuristic
 player and the notebook player (which changes the room values and records its suggestions).
 """
@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import config
+from references.heuristic import HeuristicReference
 
 from agents.play.runner import play_games
-from agents.players.heuristic import HeuristicAgent, HeuristicReference
+from agents.players.heuristic import HeuristicAgent
 from agents.players.notebook_player import NotebookAgent
 
 

@@ -5,7 +5,8 @@ notebook's search for witness deals (:mod:`agents.knowledge.notebook`) need deal
 module turns :class:`agents.knowledge.facts.Facts` into them: :func:`sample_deals` draws importance-weighted
 deals, uniform over the consistent ones (batched), and :func:`holder_weights` / :func:`triple_weights` sum
 them per card and per envelope triple. The loops run compiled (the kernels at the end of this module); the
-cheap per-card estimate from the facts alone is :mod:`agents.knowledge.marginals`.
+cheap per-card estimate from the facts alone is :mod:`agents.knowledge.marginals`; their numpy statements,
+which the tests compare with them, are in ``tests/references/``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from agents.compiled import KERNEL
-from agents.knowledge.facts import CAT_MASKS, CAT_SLICES, CATEGORY, Facts, bit_count, category_of, pack
+from agents.knowledge.facts import CAT_MASKS, Facts, bit_count, category_of, pack
 from agents.knowledge.marginals import QUOTIENTS
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
@@ -22,27 +23,11 @@ from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 def deal_weights(q: np.ndarray, alive: np.ndarray, n: int, M: int) -> np.ndarray:
     """(n, M) importance weights of the sampled deals: ``1 / q`` of each live deal, normalised per game. ``q`` (N,)
     is each deal's proposal probability, ``alive`` (N,) bool (N = n * M). Compiled
-    (:func:`agents.knowledge.deal_sampling.deal_weights_kernel`); :func:`deal_weights_reference` is the numpy statement."""
+    (:func:`agents.knowledge.deal_sampling.deal_weights_kernel`);
+    :func:`tests.references.deal_sampling.deal_weights_reference` is the numpy statement."""
     out = np.empty((n, M))
     deal_weights_kernel(np.ascontiguousarray(q, np.float64), np.ascontiguousarray(alive, bool), M, out)
     return out
-
-
-def deal_weights_reference(q: np.ndarray, alive: np.ndarray, n: int, M: int) -> np.ndarray:
-    """:func:`deal_weights` in numpy (the tests' statement): the smallest live ``q`` of the game over each live
-    deal's (so the likeliest proposal weighs 1 and nothing overflows), summed deal by deal, then normalised.
-
-    Why a product and not a sum of logarithms: a deal places at most 21 cards, each with probability at least
-    1 / (7 holders x 21), so q >= 1e-46, far inside float64; products and quotients round the same in numpy and in
-    a compiled loop, where numba's ``log`` and ``exp`` differ from numpy's in the last bit."""
-    q = q.reshape(n, M)
-    alive = alive.reshape(n, M)
-    qmin = np.where(alive, q, np.inf).min(1, keepdims=True)
-    w = np.where(alive, qmin / np.where(alive, q, 1.0), 0.0)
-    s = np.zeros(n)
-    for m in range(M):  # deal by deal, as the kernel adds them
-        s += w[:, m]
-    return np.where(s[:, None] > 0, w / np.where(s > 0, s, 1.0)[:, None], 0.0)
 
 
 def uniform_weights(alive: np.ndarray) -> np.ndarray:
@@ -76,8 +61,8 @@ def sample_deals(
     use it to find consistent deals (witnesses), not to estimate probabilities.
 
     The loops run compiled (:func:`agents.knowledge.deal_sampling.sample_deals_kernel`) on random
-    numbers drawn from ``rng`` in the order :func:`sample_deals_reference` (the numpy statement,
-    used by the tests) draws them, and ``rng`` ends in the same state, so both give the same deals.
+    numbers drawn from ``rng`` in the order :func:`tests.references.deal_sampling.sample_deals_reference` (the numpy
+    statement, used by the tests) draws them, and ``rng`` ends in the same state, so both give the same deals.
     """
     has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live = facts
     return sample_deals_bits(
@@ -159,96 +144,6 @@ def triple_weights(owner: np.ndarray, w: np.ndarray, E: int) -> np.ndarray:
     return out
 
 
-def sample_deals_reference(
-    facts: Facts,
-    samples: int,
-    rng: np.random.Generator,
-    clauses_first: bool = False,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`sample_deals` in numpy: the readable reference, used by the tests only (same deals, same rng use)."""
-    has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live = facts
-    n, H, C = has.shape
-    E = H - 1
-    M = samples
-    N = n * M
-    g_of = np.repeat(np.arange(n), M)
-    known = has.any(1)
-    owner0 = np.where(known, has.argmax(1), -1).astype(np.int8)  # (n, 21)
-    owner = np.repeat(owner0, M, axis=0)  # (N, 21)
-    cap = np.repeat(np.maximum(size - has.sum(2), 0), M, axis=0).astype(np.int64)  # (N, H)
-    env_open = np.stack([~has[:, E, sl].any(1) for sl in CAT_SLICES], 1)  # (n, 3)
-    env_cap = np.repeat(env_open, M, axis=0).astype(np.int64)  # (N, 3)
-    unk_total = np.repeat((~known).sum(1), M).astype(np.int64)
-    unk_cat = np.repeat(np.stack([(~known[:, sl]).sum(1) for sl in CAT_SLICES], 1), M, axis=0).astype(np.int64)
-    nposs = (~no).sum(1) + 100 * known  # known cards last
-    order = np.argsort(nposs, axis=1, kind="stable")  # (n, 21)
-    steps = int((~known).sum(1).max()) if n else 0
-    q = np.ones(N)  # proposal probability of each deal
-    alive = np.ones(N, bool)
-    ar = np.arange(N)
-    allowed_all = ~no  # (n, H, 21)
-    if clauses_first and cl_live.shape[1]:
-        slots = np.flatnonzero(cl_live.any(0))
-        for k in rng.permutation(slots):
-            hk = cl_holder[g_of, k].astype(np.int64)
-            ck = cl_cards[g_of, k].astype(np.int64)  # (N, 3)
-            held = owner[ar[:, None], ck]
-            todo = alive & cl_live[g_of, k] & ~(held == hk[:, None]).any(1) & (cap[ar, hk] > 0)
-            cand = (held < 0) & allowed_all[g_of[:, None], hk[:, None], ck] & todo[:, None]
-            rows = np.flatnonzero(cand.any(1))
-            if len(rows) == 0:
-                continue
-            j = np.where(cand[rows], rng.random((len(rows), 3)), -1.0).argmax(1)
-            cr = ck[rows, j]
-            owner[rows, cr] = hk[rows]
-            cap[rows, hk[rows]] -= 1
-            unk_total[rows] -= 1
-            unk_cat[rows, CATEGORY[cr]] -= 1
-    for t in range(steps):
-        c = order[g_of, t]  # (N,)
-        todo = alive & (owner[ar, c] < 0)
-        if not todo.any():
-            continue
-        rows = np.flatnonzero(todo)
-        cr = c[rows]
-        cat = CATEGORY[cr]
-        allowed = allowed_all[g_of[rows], :, cr]  # (r, H)
-        w = np.zeros((len(rows), H))
-        w[:, :E] = cap[rows, :E] / np.maximum(unk_total[rows], 1)[:, None]
-        w[:, E] = env_cap[rows, cat] / np.maximum(unk_cat[rows, cat], 1)
-        w = np.where(allowed, w, 0.0)
-        tot = w.sum(1)
-        dead = tot <= 0
-        alive[rows[dead]] = False
-        live = ~dead
-        rows, cr, cat, w, tot = rows[live], cr[live], cat[live], w[live], tot[live]
-        cum = np.cumsum(w, 1)
-        u = rng.random(len(rows)) * tot
-        h = np.minimum((cum <= u[:, None]).sum(1), H - 1)
-        # guard against rounding picking a zero-weight holder
-        h = np.where(w[np.arange(len(rows)), h] > 0, h, w.argmax(1))
-        q[rows] *= w[np.arange(len(rows)), h] / tot
-        owner[rows, cr] = h
-        is_env = h == E
-        cap[rows[~is_env], h[~is_env]] -= 1
-        env_cap[rows[is_env], cat[is_env]] -= 1
-        unk_total[rows] -= 1
-        unk_cat[rows, cat] -= 1
-    # Clauses.
-    K = cl_live.shape[1]
-    if K:
-        held = owner[ar[:, None, None], np.repeat(cl_cards, M, axis=0).astype(np.int64)]  # (N, K, 3)
-        ok = (held == np.repeat(cl_holder, M, axis=0)[:, :, None]).any(2) | ~np.repeat(cl_live, M, axis=0)
-        alive &= ok.all(1)
-    if acc_live.shape[1]:
-        held = owner[ar[:, None, None], np.repeat(acc_cards, M, axis=0).astype(np.int64)]
-        broken = (held == E).all(2) & np.repeat(acc_live, M, axis=0)
-        alive &= ~broken.any(1)
-    if clauses_first:
-        return owner.reshape(n, M, C), uniform_weights(alive.reshape(n, M)), alive.reshape(n, M)
-    return owner.reshape(n, M, C), deal_weights_reference(q, alive, n, M), alive.reshape(n, M)
-
-
 # ---------------------------------------------------------------------------------------------- compiled kernels
 @njit(**KERNEL)
 def sample_deals_kernel(
@@ -278,7 +173,7 @@ def sample_deals_kernel(
     div: np.ndarray,
     steps: int,
 ) -> None:
-    """The loops of :func:`agents.knowledge.deal_sampling.sample_deals_reference` over N = n * samples deals.
+    """The loops of :func:`tests.references.deal_sampling.sample_deals_reference` over N = n * samples deals.
 
     Deal r belongs to game r // samples and starts from its game's ``owner0`` (n, 21) int8 holder
     per card (-1 unplaced) and int64 counters ``cap0`` (n, H) room per holder, ``env_cap0`` (n, 3)
@@ -481,9 +376,9 @@ def sample_setup_kernel(
 
 @njit(**KERNEL)
 def deal_weights_kernel(q: np.ndarray, alive: np.ndarray, samples: int, out: np.ndarray) -> None:
-    """``out`` (n, samples) = :func:`agents.knowledge.deal_sampling.deal_weights_reference` of the proposal probabilities ``q``
-    (N,) and ``alive`` (N,) bool of n games' deals (N = n * samples): the same operations (the smallest live q
-    divided by each live deal's q, summed deal by deal, each divided by the sum)."""
+    """``out`` (n, samples) = :func:`tests.references.deal_sampling.deal_weights_reference` of the proposal
+    probabilities ``q`` (N,) and ``alive`` (N,) bool of n games' deals (N = n * samples): the same operations (the
+    smallest live q divided by each live deal's q, summed deal by deal, each divided by the sum)."""
     n = out.shape[0]
     for i in range(n):
         r0 = i * samples

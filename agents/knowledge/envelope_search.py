@@ -181,7 +181,8 @@ def valid_deals(owner: np.ndarray, facts: Facts) -> np.ndarray:
     Reads ``no``, the clauses and their live flags of ``facts`` (``has`` and sizes are not
     checked: deals are built complete, and sizes never change). ``no`` must be closed under
     rule 1 (a located card is absent elsewhere), as after :func:`fixpoint`. Compiled
-    (:func:`agents.knowledge.envelope_search.valid_deals_kernel`); :func:`valid_deals_reference` is the numpy statement.
+    (:func:`agents.knowledge.envelope_search.valid_deals_kernel`);
+    :func:`tests.references.envelope_search.valid_deals_reference` is the numpy statement.
     """
     n, W, _ = owner.shape
     ok = np.empty((n, W), bool)
@@ -191,25 +192,6 @@ def valid_deals(owner: np.ndarray, facts: Facts) -> np.ndarray:
         np.asarray(facts.cl_cards, i64), np.ascontiguousarray(facts.cl_live), np.asarray(facts.acc_cards, i64),
         np.ascontiguousarray(facts.acc_live), ok,
     )  # fmt: skip
-    return ok
-
-
-def valid_deals_reference(owner: np.ndarray, facts: Facts) -> np.ndarray:
-    """:func:`valid_deals` in numpy: the readable reference, used by the tests only."""
-    no, cl_holder, cl_cards, cl_live = facts.no, facts.cl_holder, facts.cl_cards, facts.cl_live
-    acc_cards, acc_live = facts.acc_cards, facts.acc_live
-    n, W, C = owner.shape
-    E = no.shape[1] - 1
-    o = owner.astype(np.int64)
-    r = np.arange(n)[:, None, None]
-    ok = ~no[r, o, np.arange(C)[None, None, :]].any(2)
-    if cl_live.shape[1]:
-        held = o[r[..., None], np.arange(W)[None, :, None, None], cl_cards[:, None].astype(np.int64)]  # (n, W, K, 3)
-        sat = (held == cl_holder[:, None, :, None]).any(3) | ~cl_live[:, None, :]
-        ok &= sat.all(2)
-    if acc_live.shape[1]:
-        held = o[r[..., None], np.arange(W)[None, :, None, None], acc_cards[:, None].astype(np.int64)]
-        ok &= ~((held == E).all(3) & acc_live[:, None, :]).any(2)
     return ok
 
 
@@ -397,7 +379,7 @@ def valid_deals_kernel(
     acc_live: np.ndarray,
     ok: np.ndarray,
 ) -> None:
-    """:func:`agents.knowledge.propagation.valid_deals_reference` into ``ok`` (n, W) bool.
+    """:func:`tests.references.envelope_search.valid_deals_reference` into ``ok`` (n, W) bool.
 
     ``owner`` (n, W, 21) int8 holder per card; ``no`` (n, H, 21) bool; clauses as int64 / bool arrays.
     """

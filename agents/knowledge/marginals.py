@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from agents.compiled import INLINE, KERNEL
-from agents.knowledge.facts import CAT_MASKS, CAT_SLICES, FIRST_OF, FULL, bit_count, pack_cells
+from agents.knowledge.facts import CAT_MASKS, FIRST_OF, FULL, bit_count, pack_cells
 from cluedo_env.rules.cards import NUM_CARDS
 
 QUOTIENTS = np.arange(NUM_CARDS + 1.0)[:, None] / np.maximum(np.arange(NUM_CARDS + 1.0), 1.0)  # a / b, a, b <= 21
@@ -23,7 +23,8 @@ def marginals(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
     ``has``, ``no`` (n, H, 21) bool and ``size`` (n, H) as in :class:`agents.knowledge.facts.Facts`. A
     holder that may hold a card weighs (open slots) / (possible cards) (the envelope per
     category); weights are normalised over the holders of each card. Compiled
-    (:func:`agents.knowledge.marginals.marginals_kernel`); :func:`marginals_reference` is the numpy statement.
+    (:func:`agents.knowledge.marginals.marginals_kernel`); :func:`tests.references.marginals.marginals_reference` is the
+    numpy statement.
     """
     n, H, C = has.shape
     return marginals_rows(np.ascontiguousarray(has), np.ascontiguousarray(no), np.asarray(size, np.int64), np.arange(n))
@@ -38,29 +39,12 @@ def marginals_rows(has: np.ndarray, no: np.ndarray, size: np.ndarray, idx: np.nd
     return out
 
 
-def marginals_reference(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """:func:`marginals` in numpy: the readable reference, used by the tests only (same results, bit for bit)."""
-    E = has.shape[1] - 1
-    unknown = ~has & ~no
-    slots = np.maximum(size - has.sum(2), 0).astype(np.float64)  # (n, H)
-    cand = unknown.sum(2).astype(np.float64)
-    w = np.where(unknown, (slots / np.maximum(cand, 1))[:, :, None], 0.0)
-    env_u = unknown[:, E]  # (n, 21)
-    for sl in CAT_SLICES:
-        cnt = env_u[:, sl].sum(1, keepdims=True)
-        open_ = ~has[:, E, sl].any(1, keepdims=True)
-        w[:, E, sl] = np.where(env_u[:, sl] & open_, 1.0 / np.maximum(cnt, 1), 0.0)
-    total = w.sum(1, keepdims=True)
-    p = np.where(total > 0, w / np.where(total > 0, total, 1), 0.0)
-    return np.where(has, 1.0, p)
-
-
 # ---------------------------------------------------------------------------------------------- compiled kernels
 
 
 @njit(**INLINE)
 def marginal_weights(hb: np.ndarray, nb: np.ndarray, i: int, size: np.ndarray, g: int, w: np.ndarray) -> None:
-    """The unnormalised weights ``w`` (H, 21) of :func:`agents.knowledge.deal_sampling.marginals_reference` for the facts in
+    """The unnormalised weights ``w`` (H, 21) of :func:`tests.references.marginals.marginals_reference` for the facts in
     row i of ``hb``, ``nb`` (n, H) int64, hand sizes row g of ``size`` (B, H) int64: per seat, its free slots over
     its candidate cards; per envelope category, 1 / its candidates while the category is open. Bits are counted,
     not cells: several times faster, the same numbers."""
@@ -100,7 +84,7 @@ def marginal(held: bool, weight: float, total: float) -> float:
 def marginals_bits(
     hb: np.ndarray, nb: np.ndarray, i: int, size: np.ndarray, g: int, out: np.ndarray, j: int, w: np.ndarray
 ) -> None:
-    """Row ``j`` of ``out`` (n, H, 21) float64: :func:`agents.knowledge.deal_sampling.marginals_reference` of the facts in
+    """Row ``j`` of ``out`` (n, H, 21) float64: :func:`tests.references.marginals.marginals_reference` of the facts in
     row ``i`` of ``hb``, ``nb`` (n, H) int64, hand sizes row ``g`` of ``size`` (B, H) int64; scratch ``w``
     (H, 21) float64."""
     marginal_weights(hb, nb, i, size, g, w)
@@ -115,7 +99,7 @@ def marginals_kernel(
     has: np.ndarray, no: np.ndarray, size: np.ndarray, idx: np.ndarray, out: np.ndarray, w: np.ndarray,
     hb: np.ndarray, nb: np.ndarray,
 ) -> None:  # fmt: skip
-    """:func:`agents.knowledge.deal_sampling.marginals_reference` into ``out`` (n, H, 21) float64.
+    """:func:`tests.references.marginals.marginals_reference` into ``out`` (n, H, 21) float64.
 
     ``has``, ``no`` (B, H, 21) bool, ``size`` (B, H) int64 of which rows ``idx`` (n,) are read (row i of
     ``out`` is game ``idx[i]``); scratch ``w`` (H, 21) float64, ``hb``, ``nb`` (1, H) int64 (a game's facts as

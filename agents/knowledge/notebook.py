@@ -49,7 +49,6 @@ from agents.knowledge.facts import (
     CAT_BITS,
     ENVELOPE_SIZE,
     FULL,
-    POW2,
     FactBits,
     Facts,
     envelope_card,
@@ -67,7 +66,7 @@ from agents.knowledge.witnesses import (
     witness_rows_kernel,
     witness_sample_kernel,
 )
-from cluedo_env.engine.views import HIDDEN, PASSED, PlayerView, Records
+from cluedo_env.engine.views import PlayerView, Records
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
 
@@ -195,7 +194,8 @@ class Notebook:
         """Take in history records (complete ones only); returns the games that got new facts.
 
         Compiled (:func:`agents.knowledge.notebook_intake.add_records_kernel`, record by record);
-        :meth:`add_records_reference` is the numpy statement (the tests check both leave the same arrays).
+        :func:`tests.references.notebook.add_records_reference` is the numpy statement (the tests check both leave the
+        same arrays).
         """
         if len(rec.game) == 0:
             return np.zeros(0, np.int64)
@@ -232,64 +232,6 @@ class Notebook:
             self._counts = np.empty(self.B, np.int64)
         return self._counts
 
-    def add_records_reference(self, rec: Records) -> np.ndarray:
-        """:meth:`add_records` in numpy: the readable statement, used by the tests only."""
-        if len(rec.game) == 0:
-            return np.zeros(0, np.int64)
-        me = self.seat
-        g = rec.game
-        cards = A.category_cards(rec.triple)  # (m, 3)
-        resp = rec.response  # (m, P)
-        sugg = ~rec.is_accusation
-        # Passes: holds none of the three (R-G6).
-        rows, seats = np.nonzero((resp == PASSED) & sugg[:, None])
-        for j in range(3):
-            self.no[g[rows], seats, cards[rows, j]] = True
-        # Shown to me: has. Shown by me: remembered (for the refutation policy).
-        rows, seats = np.nonzero((resp >= 0) & sugg[:, None])
-        card = resp[rows, seats].astype(np.int64)
-        to_me = rec.player[rows] == me
-        self.has[g[rows[to_me]], seats[to_me], card[to_me]] = True
-        by_me = (seats == me) & ~to_me
-        self.shown_by_me[g[rows[by_me]], rec.player[rows[by_me]], card[by_me]] = True
-        # Public counts: refutations received, suggestions nobody refuted.
-        shows = ((resp >= 0) | (resp == HIDDEN)).sum(1)
-        np.add.at(self.shown_to, (g[sugg], rec.player[sugg].astype(np.int64)), shows[sugg])
-        lone = sugg & (shows == 0)
-        np.add.at(self.unrefuted, (g[lone], rec.player[lone].astype(np.int64)), 1)
-        self.named[g[sugg, None], rec.player[sugg, None].astype(np.int64), cards[sugg]] = True
-        # Hidden refutations: clauses.
-        rows, seats = np.nonzero((resp == HIDDEN) & sugg[:, None])
-        if len(rows):
-            cg = g[rows]
-            order = np.argsort(cg, kind="stable")
-            rows, seats, cg = rows[order], seats[order], cg[order]
-            # Put each new clause in a free slot: compact the live clauses first.
-            self._compact(np.unique(cg))
-            first = np.searchsorted(cg, cg, side="left")
-            slot = self.cl_live[cg].sum(1) + np.arange(len(cg)) - first
-            self._grow(int(slot.max()) + 1)
-            self.cl_holder[cg, slot] = seats
-            self.cl_cards[cg, slot] = cards[rows]
-            self.cl_live[cg, slot] = True
-        # Wrong accusations of others: the envelope lacks at least one of the three.
-        wrong = rec.is_accusation & ~rec.correct & (rec.player != me)
-        if wrong.any():
-            wg, wp = g[wrong], rec.player[wrong].astype(np.int64)
-            self.acc_cards[wg, wp] = cards[wrong]
-            self.acc_live[wg, wp] = True
-        return np.unique(g)
-
-    def _compact(self, games: np.ndarray) -> None:
-        """Move the live clauses of ``games`` to the front of their rows."""
-        if len(games) == 0:
-            return
-        order = np.argsort(~self.cl_live[games], axis=1, kind="stable")
-        r = games[:, None]
-        self.cl_holder[games] = self.cl_holder[r, order]
-        self.cl_cards[games] = self.cl_cards[r, order]
-        self.cl_live[games] = self.cl_live[r, order]
-
     def set_envelope(self, idx: np.ndarray, envelope: np.ndarray) -> None:
         """Envelope card ids (n, 3), -1 where unknown (this seat accused: R-A2)."""
         known = envelope[:, 0] >= 0
@@ -301,7 +243,8 @@ class Notebook:
         """Take in every complete record of games ``idx`` not yet seen, then propagate.
 
         The intake (records, records taken in, the envelope seen, the games to propagate) is one compiled call
-        (:func:`agents.knowledge.notebook_intake.intake_kernel`); :meth:`update_reference` is the statement."""
+        (:func:`agents.knowledge.notebook_intake.intake_kernel`); :func:`tests.references.notebook.update_reference` is
+        the statement."""
         idx = np.ascontiguousarray(idx, np.int64)
         if len(idx) == 0:
             return
@@ -318,21 +261,6 @@ class Notebook:
         )  # fmt: skip
         if m:
             self.propagate(changed[:m])
-
-    def update_reference(self, view: PlayerView, idx: np.ndarray) -> None:
-        """:meth:`update` step by step (:meth:`add_records`, :meth:`set_envelope`, then :meth:`propagate`): the
-        statement the tests compare with."""
-        idx = np.asarray(idx, np.int64)
-        if len(idx) == 0:
-            return
-        limit, start = self._unread(view, idx)
-        self.add_records(view.records_between(idx, start, limit))
-        self.processed[idx] = np.maximum(self.processed[idx], limit)
-        env = view.envelope_if_known_of(idx)
-        self.set_envelope(idx, env)
-        changed = _unique(idx[(limit > start) | (env[:, 0] >= 0)])  # games with new records or the envelope seen
-        if len(changed):
-            self.propagate(changed)
 
     def _unread(self, view: PlayerView, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(limit, start) (n,) int64: the records of games ``idx`` to take in now are ``start`` .. ``limit - 1``. The
@@ -536,7 +464,7 @@ class Notebook:
         without a witness.
 
         Compiled (:func:`agents.knowledge.witnesses.witness_rows_kernel`, then ``witness_sample_kernel``): the same
-        deals, from the same random numbers, as :meth:`_sample_witnesses_reference`."""
+        deals, from the same random numbers, as :func:`tests.references.notebook.sample_witnesses_reference`."""
         n, K = bits.hb.shape[0], bits.cl_live.shape[1]
         rows, cards, live_cols = np.empty(n * NUM_CARDS, np.int64), np.empty(n * NUM_CARDS, np.int64), np.empty(K, bool)
         R = witness_rows_kernel(unknown, valid, bits.cl_live, rows, cards, live_cols)
@@ -548,36 +476,6 @@ class Notebook:
             self.cl_cards, bits.cl_live, self.acc_cards, bits.acc_live, self.witness_samples, clause_order, self.rng,
             self.witness, valid, unknown, *self._witness_scratch(),
         )  # fmt: skip
-
-    def _sample_witnesses_reference(
-        self, idx: np.ndarray, bits: FactBits, unknown: np.ndarray, valid: np.ndarray
-    ) -> int:
-        """:meth:`_sample_witnesses` step by step: one :func:`agents.knowledge.deal_sampling.sample_deals_bits` call per deal
-        (the tests compare the two)."""
-        E = self.E
-        need = unknown & ~valid
-        todo = np.flatnonzero(need.any(1))
-        if len(todo) == 0:
-            return 0
-        rows, cards = np.nonzero(need[todo])
-        rows = todo[rows]
-        clause_order = random_clause_order(self.rng, bits.cl_live[rows].any(0))
-        for i, c in zip(rows.tolist(), cards.tolist(), strict=True):
-            if valid[i, c]:  # an earlier deal witnesses it
-                continue
-            g = idx[i : i + 1]
-            forced_h = bits.hb[i : i + 1].copy()
-            forced_h[:, E] |= POW2[c]
-            for _ in range(self.witness_samples):
-                owner, _, alive = sample_deals_bits(
-                    forced_h, bits.nb[i : i + 1], bits.size[i : i + 1], self.cl_holder[g], self.cl_cards[g],
-                    bits.cl_live[i : i + 1], self.acc_cards[g], bits.acc_live[i : i + 1], samples=1, rng=self.rng,
-                    clauses_first=True, clause_order=clause_order,
-                )  # fmt: skip
-                if alive[0, 0]:
-                    self._register(idx, np.array([i]), owner, alive, valid)
-                    break
-        return int((unknown & ~valid).any(1).sum())
 
     def _register(
         self, idx: np.ndarray, rows: np.ndarray, owner: np.ndarray, alive: np.ndarray, valid: np.ndarray

@@ -70,7 +70,7 @@ def add_records_kernel(
     tmp_cards: np.ndarray,
     tmp_live: np.ndarray,
 ) -> None:
-    """:meth:`agents.knowledge.notebook.Notebook.add_records_reference` on the notebook's arrays, record by record.
+    """:func:`tests.references.notebook.add_records_reference` on the notebook's arrays, record by record.
 
     Records (m of them, in the order the view gives them) as :class:`cluedo_env.engine.views.Records`
     arrays; the notebook's arrays are updated in place (``cl_*`` must have room: see

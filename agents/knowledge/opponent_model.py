@@ -26,9 +26,9 @@ import numpy as np
 from numba import njit
 
 from agents.compiled import KERNEL
-from agents.knowledge.facts import FactBits, Facts, pack_rows_kernel, unpack
+from agents.knowledge.facts import FactBits, pack_rows_kernel
 from agents.knowledge.notebook import Notebook
-from agents.knowledge.propagation import fixpoint_bits, fixpoint_kernel
+from agents.knowledge.propagation import fixpoint_kernel
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0
 
 
@@ -79,11 +79,13 @@ def assumed_bits(
     refuters: tuple[np.ndarray, np.ndarray] | None = None,
     strong_allows: bool = False,
 ) -> tuple[FactBits, np.ndarray]:
-    """:func:`assumed_facts_reference` on bitmasks (new arrays; the clauses' cards are the notebook's ``cl_cards[idx]``,
-    ``acc_cards[idx]``), in one compiled call (:func:`agents.knowledge.opponent_model.assumed_bits_kernel`: the notebook's
-    facts packed, the assumed facts of :func:`agents.knowledge.opponent_model.assumed_no_kernel`, closed as there). The
-    same facts as :func:`assumed_facts_reference`: players ask for them at nearly every decision, and the dozen numpy
-    calls of the packing, the subsets and the write-back were most of the expert's time outside its sampler."""
+    """:func:`tests.references.opponent_model.assumed_facts_reference` on bitmasks (new arrays; the clauses' cards are
+    the notebook's ``cl_cards[idx]``, ``acc_cards[idx]``), in one compiled call
+    (:func:`agents.knowledge.opponent_model.assumed_bits_kernel`: the notebook's facts packed, the assumed facts of
+    :func:`agents.knowledge.opponent_model.assumed_no_kernel`, closed as there). The same facts as
+    :func:`tests.references.opponent_model.assumed_facts_reference`: players ask for them at nearly every decision, and
+    the dozen numpy calls of the packing, the subsets and the write-back were most of the expert's time outside its
+    sampler."""
     idx = np.asarray(idx, np.int64)
     n, P, K = len(idx), nb.P, nb.cl_live.shape[1]
     H, i64 = P + 1, np.int64
@@ -105,59 +107,7 @@ def assumed_bits(
     return bits, used
 
 
-def assumed_facts_reference(
-    nb: Notebook,
-    idx: np.ndarray,
-    has_board: bool,
-    allow: np.ndarray | None = None,
-    extra_no: np.ndarray | None = None,
-    naive: bool = True,
-    refuters: tuple[np.ndarray, np.ndarray] | None = None,
-    strong_allows: bool = False,
-) -> tuple[Facts, np.ndarray]:
-    """The notebook's facts of games ``idx`` plus the naive-player model's, closed by propagation.
-
-    ``allow`` (n,) bool: games where the model may be used (default all); ``extra_no`` (n, P, 21):
-    more assumed "holds not" facts; ``naive``: add the naive-player model's. At a *strong* table (some opponent has
-    named a card it holds, :func:`strong_players`): ``refuters`` = (``lacks`` (B, P, 21), ``deviant`` (B, P)) of
-    :class:`agents.knowledge.refuter_model.RefuterModel` adds what refuters' choices imply (not for deviant ones), and
-    ``strong_allows`` uses the model there even where ``allow`` is False.
-    Returns (facts, used): ``used`` (n,) bool is False where nothing was added or the assumed
-    facts were contradictory; there ``facts`` are the notebook's own (copies). The numpy statement, used
-    by the tests; players use :func:`assumed_bits` (compiled, the same facts).
-    """
-    facts = nb.arrays(idx)
-    extra = assumed_no(nb, idx, has_board) if naive else np.zeros((len(idx), nb.P, NUM_CARDS), bool)
-    if extra_no is not None:
-        extra = extra | extra_no
-    strong = strong_players(nb, idx, has_board)
-    strong[:, nb.seat] = False
-    table = strong.any(1)
-    if refuters is not None:
-        lacks, deviant = refuters
-        extra = extra | (lacks[idx] & (table[:, None] & ~deviant[idx])[:, :, None])
-    extra &= ~facts.no[:, : nb.P] & ~facts.has[:, : nb.P]
-    used = extra.any((1, 2))
-    if allow is not None:
-        used &= allow | (table if strong_allows else False)
-    rows = np.flatnonzero(used)
-    if len(rows) == 0:
-        return facts, used
-    sub = facts.take(rows)
-    sub.no[:, : nb.P] |= extra[rows]
-    bits = sub.bits()
-    bad = fixpoint_bits(bits)
-    ok = rows[~bad]
-    good = ~bad
-    facts.has[ok] = unpack(bits.hb[good])
-    facts.no[ok] = unpack(bits.nb[good])
-    facts.cl_live[ok] = bits.cl_live[good]
-    facts.acc_live[ok] = bits.acc_live[good]
-    used[rows[bad]] = False
-    return facts, used
-
-
-__all__ = ["assumed_bits", "assumed_facts_reference", "assumed_no", "naive_players", "strong_players"]
+__all__ = ["assumed_bits", "assumed_no", "naive_players", "strong_players"]
 
 
 # ---------------------------------------------------------------------------------------------- compiled kernels
@@ -178,8 +128,8 @@ def assumed_no_kernel(
     extra: np.ndarray,
     used: np.ndarray,
 ) -> None:
-    """The "holds not" facts :func:`agents.knowledge.opponent_model.assumed_facts_reference` adds, per game ``idx[i]`` of the
-    notebook's ``has``, ``no`` (B, H, 21) and ``named`` (B, P, 21) bool.
+    """The "holds not" facts :func:`tests.references.opponent_model.assumed_facts_reference` adds, per game ``idx[i]``
+    of the notebook's ``has``, ``no`` (B, H, 21) and ``named`` (B, P, 21) bool.
 
     A table is *strong* where some opponent has named a card it is known to hold (on the board, not the room).
     ``naive``: every card an opponent named (on the board, not the room) where the table is not strong;

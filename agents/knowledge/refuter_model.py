@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from agents.compiled import INLINE, KERNEL
-from agents.knowledge.facts import CAT_ONEHOT, CATEGORY, CATEGORY_SIZE, category_of
+from agents.knowledge.facts import CATEGORY_SIZE, category_of
 from cluedo_env.engine.views import PlayerView, Records
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
@@ -64,8 +64,9 @@ class RefuterModel:
         """Take in the complete records of games ``idx`` not yet seen (our suggestions only).
 
         ``shown_by_me`` (B, P, 21): the cards we showed each player (the refuter knows we hold them).
-        Compiled (:func:`agents.knowledge.refuter_model.refuter_update_kernel`, record by record); :meth:`update_reference`
-        is the numpy statement (the tests check both leave the same arrays).
+        Compiled (:func:`agents.knowledge.refuter_model.refuter_update_kernel`, record by record);
+        :func:`tests.references.refuter_model.update_reference` is the numpy statement (the tests check both leave the
+        same arrays).
         """
         rec = self._new_records(view, np.asarray(idx, np.int64))
         if len(rec.game) == 0:
@@ -76,58 +77,6 @@ class RefuterModel:
             view.hand_sizes[:, self.seat].astype(np.float64), float(self.margin), self.shown, self.received,
             self.lacks, self.deviant,
         )  # fmt: skip
-
-    def update_reference(self, view: PlayerView, idx: np.ndarray, shown_by_me: np.ndarray | None = None) -> None:
-        """:meth:`update` in numpy: the readable statement, used by the tests only."""
-        idx = np.asarray(idx, np.int64)
-        rec = self._new_records(view, idx)
-        keep = ~rec.is_accusation & (rec.player == self.seat)
-        rows = np.flatnonzero(keep)
-        if len(rows) == 0:
-            return
-        # Records come game by game in order; take them in passes of at most one per game.
-        g_all = rec.game[rows]
-        first = np.r_[True, g_all[1:] != g_all[:-1]]
-        start = np.maximum.accumulate(np.where(first, np.arange(len(rows)), 0))
-        rank = np.arange(len(rows)) - start
-        hand = view.hand_sizes.astype(np.float64)[:, self.seat]  # (B,)
-        for r in range(int(rank.max()) + 1):
-            sel = rows[rank == r]
-            g = rec.game[sel]
-            cards = A.category_cards(rec.triple[sel]).astype(np.int64)  # (m, 3)
-            resp = rec.response[sel].astype(np.int64)  # (m, P)
-            for k in range(self.P):
-                s = np.flatnonzero(resp[:, k] >= 0)
-                if len(s) == 0:
-                    continue
-                gs = g[s]
-                if shown_by_me is None:
-                    mine = np.zeros((len(s), 3))
-                else:
-                    mine = shown_by_me[gs, k].astype(np.float64) @ CAT_ONEHOT.T.astype(np.float64)
-                # What the refuter expects of our hand per category: what we showed it, the rest pro rata.
-                share = mine + (hand[gs] - mine.sum(1))[:, None] * CATEGORY_SIZE / NUM_CARDS
-                self._one(gs, k, cards[s], resp[s, k], share)
-            self.received[g] += (resp >= 0).sum(1)
-
-    def _one(self, g: np.ndarray, k: int, cards: np.ndarray, c: np.ndarray, hand_share: np.ndarray) -> None:
-        """Refuter ``k`` showed us card ``c`` (m,) of the named ``cards`` (m, 3) in games ``g``."""
-        m = len(g)
-        shown_k = self.shown[g, k]  # (m, 21) before this record
-        new = ~shown_k[np.arange(m), c]
-        named_seen = shown_k[np.arange(m)[:, None], cards].any(1)
-        self.deviant[g[new & named_seen], k] = True
-        use = new & ~named_seen
-        by_k = shown_k.sum(1)
-        left = (
-            CATEGORY_SIZE[None, :] - hand_share - shown_k.astype(np.float64) @ CAT_ONEHOT.T.astype(np.float64)
-            - np.maximum(self.received[g] - by_k, 0)[:, None] / 3.0
-        )  # fmt: skip
-        lead = left[np.arange(m)[:, None], CATEGORY[cards]] >= left[np.arange(m), CATEGORY[c]][:, None] + self.margin
-        lack = lead & use[:, None] & (cards != c[:, None])
-        rr, jj = np.nonzero(lack)
-        self.lacks[g[rr], k, cards[rr, jj]] = True
-        self.shown[g, k, c] = True
 
 
 __all__ = ["RefuterModel"]
@@ -156,7 +105,7 @@ def refuter_update_kernel(
     shown_by_me: np.ndarray, hand: np.ndarray, margin: float, shown: np.ndarray, received: np.ndarray,
     lacks: np.ndarray, deviant: np.ndarray,
 ) -> None:  # fmt: skip
-    """:meth:`agents.knowledge.refuter_model.RefuterModel.update_reference` (the numpy statement) record by record: the
+    """:func:`tests.references.refuter_model.update_reference` (the numpy statement) record by record: the
     records (``game`` (m,), ``is_acc``, ``player``, ``triple`` (m, 3) category indices, ``response`` (m, P), in
     order within each game) of this ``seat``'s suggestions update ``shown``, ``lacks`` (B, P, 21) bool,
     ``received`` (B,) int64 and ``deviant`` (B, P) bool in place. ``shown_by_me`` (B, P, 21) bool (shape

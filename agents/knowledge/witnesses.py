@@ -133,7 +133,7 @@ def witness_sample_kernel(
     owner: np.ndarray, cap: np.ndarray, env_cap: np.ndarray, unk_total: np.ndarray, unk_cat: np.ndarray,
     alive: np.ndarray, q: np.ndarray, w: np.ndarray, div: np.ndarray,
 ) -> int:  # fmt: skip
-    """:meth:`agents.knowledge.notebook.Notebook._sample_witnesses_reference` in one call: the cells (``rows[j]``,
+    """:func:`tests.references.notebook.sample_witnesses_reference` in one call: the cells (``rows[j]``,
     ``cards[j]``) of :func:`witness_rows_kernel` in order; a cell that an earlier deal already witnesses is skipped,
     else deals of the facts ``hb``, ``nb``, ``size`` (n, H) of row ``rows[j]`` (game ``idx[rows[j]]``) with the
     card forced into the envelope are drawn one at a time (:func:`sample_deals_kernel`, clauses first in

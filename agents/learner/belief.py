@@ -140,27 +140,9 @@ class BeliefTracker:
         idx = np.asarray(idx, np.int64)
         if out is None:
             out = np.empty((len(idx), self.size), np.int8)
-        for s, rows, gi in self._by_seat(idx):  # compiled: one call per seat (features_reference: the statement)
+        for s, rows, gi in self._by_seat(idx):  # compiled, one call per seat (statement: tests/references/belief.py)
             nb = self._notebook(s)
             belief_features_kernel(nb.has, nb.no, nb.bad, gi, rows, self._order[s], out)
-        return out
-
-    def features_reference(self, idx: np.ndarray) -> np.ndarray:
-        """:meth:`features` in numpy: the readable statement, used by the tests only."""
-        idx = np.asarray(idx, np.int64)
-        n, H = len(idx), self.P + 1
-        out = np.empty((n, self.size), np.int8)
-        hw = H * NUM_CARDS
-        for s, rows, gi in self._by_seat(idx):
-            nb = self._notebook(s)
-            order = self._order[s]
-            has = nb.has[gi][:, order]  # (k, H, 21)
-            out[rows, :hw] = has.reshape(len(gi), hw)
-            out[rows, hw : 2 * hw] = nb.no[gi][:, order].reshape(len(gi), hw)
-            env = has[:, -1]
-            cat = np.stack([env[:, sl].any(1) for sl in CAT_SLICES], 1)
-            out[rows, 2 * hw : 2 * hw + 3] = cat
-            out[rows, 2 * hw + 3] = nb.solved(gi)
         return out
 
     def envelope_probabilities(self, idx: np.ndarray) -> np.ndarray:

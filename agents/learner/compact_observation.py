@@ -87,8 +87,8 @@ def _engine_slots_kernel(
     slot, length; a contiguous copy each), and on a board ``token_room`` and ``room_turns``, row by row.
 
     Why compiled: as numpy column gathers and a (n, 6, 197) argmax this was over half of the encoder's time. The
-    numbers are those of the numpy statement in :meth:`CompactObservation.encode_reference`: a token's location
-    is the first largest slot of its one-hot row, as ``argmax`` takes it."""
+    numbers are those of the numpy statement in :func:`tests.references.compact_observation.encode_reference`: a token's
+    location is the first largest slot of its one-hot row, as ``argmax`` takes it."""
     # Row views and unsigned indices: numba then skips the negative-index fix-up of every access (measured: the
     # copy 5x faster than with signed 2-D indexing).
     u = np.uint64
@@ -204,26 +204,6 @@ class CompactObservation:
             np.ascontiguousarray(obs, np.int8), self._runs, out, self._board, tokens, NUM_SUSPECTS,
             NUM_LOCATIONS, ROOM_LOC0, CORRIDOR, my, my_size, token_room, NUM_ROOMS + 1, room_turns, self._turns,
         )  # fmt: skip
-        self._notebook_slots(tracker, idx, out)
-        return out
-
-    def encode_reference(self, obs: np.ndarray, tracker: BeliefTracker, idx: np.ndarray) -> np.ndarray:
-        """:meth:`encode` in numpy: the readable statement of the engine-derived slots, used by the tests only."""
-        obs = np.asarray(obs)
-        n = len(obs)
-        out = np.zeros((n, self.size), np.int8)
-        out[:, self._dst] = obs[:, self._src]
-        rows = np.arange(n)
-        if self._board:
-            t = self._tokens
-            loc = obs[:, t.offset : t.offset + t.size].reshape(n, NUM_SUSPECTS, NUM_LOCATIONS).argmax(-1)  # (n, 6)
-            room = np.where(loc >= ROOM_LOC0, loc - ROOM_LOC0, CORRIDOR)
-            p = self.pieces["token_room"]
-            cols = p.offset + np.arange(NUM_SUSPECTS) * (NUM_ROOMS + 1) + room
-            out[rows[:, None], cols] = 1
-            me = obs[:, self._my.offset : self._my.offset + self._my.size].argmax(1)
-            p = self.pieces["room_turns"]
-            out[:, p.offset : p.offset + p.size] = self._turns[loc[rows, me]]
         self._notebook_slots(tracker, idx, out)
         return out
 

@@ -64,11 +64,11 @@ from __future__ import annotations
 import numpy as np
 
 from agents.compiled import EntryPoint
-from agents.knowledge.facts import CAT_SLICES, FactBits, unpack_rows_kernel
+from agents.knowledge.facts import FactBits, unpack_rows_kernel
 from agents.knowledge.marginals import marginals_rows
 from agents.knowledge.notebook import Notebook
 from agents.knowledge.opponent_model import assumed_bits
-from agents.knowledge.suggestion_value import envelope_information, h2, public_information
+from agents.knowledge.suggestion_value import envelope_information, public_information
 from agents.planning.movement import TIE, choose_moves, empty_board_tables, turn_start_choice
 from agents.players.base import Agent, replace_illegal, suggestion_room
 from agents.players.deducer_decisions import (
@@ -78,7 +78,7 @@ from agents.players.deducer_decisions import (
     naive_probabilities_kernel,
     proved_accusations_kernel,
 )
-from agents.players.refutation import choose_refutation, refute_kernel, suggester_candidates
+from agents.players.refutation import refute_kernel
 from agents.players.suggestion_choice import (
     best_suggestion_kernel,
     candidates_kernel,
@@ -91,23 +91,14 @@ from cluedo_env.rules.board import NUM_LOCATIONS, load_board
 from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
 
 # The 7 non-empty subsets of the three named cards, and 1/|S| per member.
-SUBSETS = np.array([[(m >> j) & 1 for j in range(3)] for m in range(1, 8)], bool)  # (7, 3)
-SUBSET_SIZE = SUBSETS.sum(1)
-SHOW_SHARE = SUBSETS / SUBSET_SIZE[:, None]  # (7, 3): chance each member is the one shown
-LOG_SIZE = np.log2(SUBSET_SIZE)
-OFFSET = np.array([0, WEAPON_CARD0, ROOM_CARD0])
-
-
-def _entropy_terms(p: np.ndarray) -> np.ndarray:
-    p = np.clip(p, 0.0, 1.0)
-    return np.where(p > 1e-12, -p * np.log2(np.where(p > 1e-12, p, 1.0)), 0.0)
 
 
 def information(prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_all: bool) -> np.ndarray:
     """(n, T) expected information (bits) about the whole deal of suggesting each triple of ``cards`` (n, T, 3).
 
-    Compiled (:func:`agents.players.suggestion_choice.deal_information_kernel`); :func:`information_reference` is the
-    numpy statement (the two agree to about 1e-15: the sums run in another order).
+    Compiled (:func:`agents.players.suggestion_choice.deal_information_kernel`);
+    :func:`tests.references.deducer.information_reference` is the numpy statement (the two agree to about 1e-15: the
+    sums run in another order).
     """
     n, T, _ = cards.shape
     out = np.empty((n, T))
@@ -116,46 +107,6 @@ def information(prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_a
         np.ascontiguousarray(order, np.int64), bool(refute_all), out,
     )  # fmt: skip
     return out
-
-
-def information_reference(prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_all: bool) -> np.ndarray:
-    """(n, T) expected information (bits) of suggesting each triple of ``cards`` (n, T, 3).
-
-    prob (n, H, 21): probability of each holder holding each card; order (n, P - 1): the
-    seats asked, in order (R-G6). Cards are treated as independent. With the first-refuter
-    rule the answer is (first seat holding a named card, the card it shows) or nobody; with
-    ``refute_all`` each asked seat answers on its own (summed). The refuter picks among its
-    named cards uniformly (the information of that pick is subtracted: it says nothing
-    about the deal).
-    """
-    n, T, _ = cards.shape
-    r = np.arange(n)[:, None, None, None]
-    q = prob[r, order[:, None, :, None], cards[:, :, None, :]]  # (n, T, K, 3) asked seat k holds card x
-    if refute_all:
-        other = 1.0 - q
-    else:
-        before = np.cumsum(q, axis=2) - q
-        other = np.clip(1.0 - before - q, 0.0, 1.0)  # held by a seat asked later, by us, or the envelope
-    ps = _subset_probs(q, other)  # (n, T, K, 7)
-    shown = ps @ SHOW_SHARE  # (n, T, K, 3)
-    cond = ps @ LOG_SIZE  # (n, T, K) bits of the refuter's own choice
-    if refute_all:
-        none = other.prod(-1)  # (n, T, K) seat k holds none
-        return (_entropy_terms(none) + _entropy_terms(shown).sum(-1) - cond).sum(-1)
-    none = np.clip(1.0 - q.sum(2), 0.0, 1.0).prod(-1)  # (n, T): nobody asked holds any
-    return _entropy_terms(none) + _entropy_terms(shown).sum((-1, -2)) - cond.sum(-1)
-
-
-def _subset_probs(yes: np.ndarray, no: np.ndarray) -> np.ndarray:
-    """(..., 7) probability of each subset S (order of SUBSETS) from per-card (..., 3) in / out probabilities."""
-    f = np.stack([no, yes], -1)  # (..., 3, 2)
-    ps = f[..., 2, :, None, None] * f[..., 1, None, :, None] * f[..., 0, None, None, :]  # index 4 i2 + 2 i1 + i0
-    return ps.reshape(ps.shape[:-3] + (8,))[..., 1:]
-
-
-def _card_uncertainty(prob: np.ndarray) -> np.ndarray:
-    """(n, 21) entropy (bits) of each card's holder."""
-    return _entropy_terms(prob).sum(1)
 
 
 _PASSAGE_TO = load_board().passage  # (197,) the room location a secret passage leads to, -1: none
@@ -454,20 +405,11 @@ class DeducerAgent(Agent):
         proved_accusations_kernel(nb.has, nb.bad, idx, mask, view.phase[idx], out)
         return out
 
-    def accusations_reference(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """:meth:`accusations` in numpy: the readable statement, used by the tests only."""
-        nb = self.notebook
-        env = nb.envelope_known(idx)
-        solved = nb.solved(idx)
-        unknown_as_first = np.maximum(env, A.CATEGORY_CARD0)  # -1 (unknown): any card; solved rows are exact
-        action = A.ACCUSE0 + A.cards_triple(*unknown_as_first.T)
-        legal = mask[np.arange(len(idx)), action]
-        return np.where(solved & legal & (view.phase[idx] != A.REFUTE), action, -1)
-
     def refute(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(n,) SHOW action: the named card that teaches the suggester least (:mod:`agents.players.refutation`), from the
         notebook's own marginals (rough is enough; no sampling here). Compiled
-        (:func:`agents.players.refutation.refute_kernel`); :meth:`refute_reference` is the numpy statement."""
+        (:func:`agents.players.refutation.refute_kernel`); :func:`tests.references.deducer.refute_reference` is the
+        numpy statement."""
         nb = self.notebook
         idx = np.asarray(idx, np.int64)
         n, H = len(idx), nb.P + 1
@@ -478,16 +420,6 @@ class DeducerAgent(Agent):
                       np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)), np.empty((1, H), np.int64),
                       np.empty((1, H), np.int64))  # fmt: skip
         return out
-
-    def refute_reference(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """:meth:`refute` in numpy (:mod:`agents.players.refutation`): the readable statement, used by the tests only."""
-        nb = self.notebook
-        legal = mask[:, A.SHOW0 : A.ACCUSE0]
-        suggester = view.current[idx].astype(np.int64)
-        seen = nb.shown_by_me[idx, suggester]  # (n, 21)
-        to_others = nb.shown_by_me[idx].any(1) & ~seen
-        left = suggester_candidates(nb, nb.marginals(idx), idx, suggester)
-        return A.SHOW0 + choose_refutation(legal, seen, to_others, left, self.rng)
 
     # ------------------------------------------------------------------ suggestions
     def _order(self, view: PlayerView, n: int) -> np.ndarray:
@@ -514,8 +446,8 @@ class DeducerAgent(Agent):
 
         Uncertainty: the binary entropy of "in the envelope", then (a tenth as much) of the card's holder.
         Compiled (:func:`agents.players.suggestion_choice.candidates_kernel`, on the random numbers
-        :meth:`_candidates_reference` draws, in its order). ``categories`` = 2: the rooms' row is not chosen
-        (its numbers are drawn all the same); the room values score every room.
+        :func:`tests.references.deducer.candidates_reference` draws, in its order). ``categories`` = 2: the rooms' row
+        is not chosen (its numbers are drawn all the same); the room values score every room.
         """
         n = len(prob)
         noise = self.rng.random(2 * n * NUM_CARDS)  # the reference's draws, in its order, in one call
@@ -525,20 +457,6 @@ class DeducerAgent(Agent):
             noise[n * NUM_CARDS :], out, np.empty(NUM_CARDS), categories,
         )  # fmt: skip
         return [out[:, 0], out[:, 1], out[:, 2]]
-
-    def _candidates_reference(self, prob: np.ndarray, k: int, categories: int = 3) -> list[np.ndarray]:
-        """:meth:`_candidates` in numpy: the readable statement, used by the tests only (it chooses all three
-        categories whatever ``categories`` says; a caller that asks for two reads two)."""
-        E = prob.shape[1] - 1
-        u = h2(prob[:, E]) + 0.1 * _card_uncertainty(prob) + 1e-6 * self.rng.random(prob.shape[::2])
-        blank = (prob[:, self.notebook.seat] > 0.999) | (prob[:, E] > 0.999)  # nobody can show it
-        out = []
-        for sl in CAT_SLICES:
-            uc = u[:, sl]
-            top = np.argsort(-uc, axis=1)[:, :k]
-            b = np.where(blank[:, sl], self.rng.random(uc.shape), -1.0).argmax(1)  # a blank if any (else a card)
-            out.append(np.concatenate([top, b[:, None]], 1) + sl.start)
-        return out
 
     def deal_weights(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         """(n,) weight of the whole-deal information in each game's suggestion score (``deal_weight``)."""
@@ -670,17 +588,5 @@ class DeducerAgent(Agent):
         goal_rooms_kernel(self.notebook.has, self.notebook.bad, idx, value)
         return value
 
-    def _goal_room_reference(self, idx: np.ndarray, value: np.ndarray) -> np.ndarray:
-        """:meth:`_goal_room` in numpy: the readable statement, used by the tests only."""
-        n = len(idx)
-        nb = self.notebook
-        solved = nb.solved(idx)
-        if solved.any():
-            env_room = nb.envelope_known(idx)[:, 2] - ROOM_CARD0
-            goal = np.zeros((n, NUM_ROOMS))
-            goal[np.arange(n), np.clip(env_room, 0, NUM_ROOMS - 1)] = 1.0
-            value = np.where(solved[:, None], goal, value)
-        return np.maximum(value, 0.0)
 
-
-__all__ = ["DeducerAgent", "information", "information_reference"]
+__all__ = ["DeducerAgent", "information"]

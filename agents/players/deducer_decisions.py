@@ -102,7 +102,7 @@ def naive_probabilities_kernel(
 def goal_rooms_kernel(has: np.ndarray, bad: np.ndarray, idx: np.ndarray, value: np.ndarray) -> None:
     """Room values ``value`` (n, 9) float64 in place: where the notebook (``has`` (B, H, 21), ``bad`` (B,)) proves
     the solution of game ``idx[i]``, its room alone, worth 1; elsewhere negative values read 0
-    (:meth:`agents.players.deducer.DeducerAgent._goal_room_reference`)."""
+    (:func:`tests.references.deducer.goal_room_reference`)."""
     E = has.shape[1] - 1
     for i in range(idx.shape[0]):
         g = idx[i]

@@ -243,7 +243,7 @@ def candidates_kernel(
     prob: np.ndarray, seat: int, k: int, noise: np.ndarray, blank_noise: np.ndarray, out: np.ndarray, u: np.ndarray,
     categories: int = 3,
 ) -> None:  # fmt: skip
-    """:meth:`agents.players.deducer.DeducerAgent._candidates_reference` into ``out`` (n, 3, k + 1) int64 card ids.
+    """:func:`tests.references.deducer.candidates_reference` into ``out`` (n, 3, k + 1) int64 card ids.
 
     ``prob`` (n, H, 21) float64; ``noise`` (n * 21,) and ``blank_noise`` (n * 21,) the uniform numbers the
     reference draws, in its order: ``noise`` row by row, ``blank_noise`` category by category (n x 6 suspects, then
@@ -302,7 +302,7 @@ def _entropy_term(p: float) -> float:
 
 @njit(**INLINE)
 def _uncertainty(prob: np.ndarray, i: int, c: int, E: int, h_lo: float, h_hi: float) -> float:
-    """h2(e) + 0.1 * the entropy of card c's holder, as :meth:`agents.players.deducer.DeducerAgent._candidates_reference`."""
+    """h2(e) + 0.1 * the entropy of card c's holder, as :func:`tests.references.deducer.candidates_reference`."""
     tot = _entropy_term(prob[i, 0, c])
     for h in range(1, E + 1):
         tot += _entropy_term(prob[i, h, c])
@@ -320,8 +320,8 @@ def _ent(p: float) -> float:
 def deal_information_kernel(
     prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_all: bool, out: np.ndarray
 ) -> None:
-    """:func:`agents.players.deducer.information_reference` into ``out`` (n, T): the expected information (bits) about the
-    whole deal of suggesting each triple of ``cards`` (n, T, 3), from ``prob`` (n, H, 21) and the seats asked
+    """:func:`tests.references.deducer.information_reference` into ``out`` (n, T): the expected information (bits) about
+    the whole deal of suggesting each triple of ``cards`` (n, T, 3), from ``prob`` (n, H, 21) and the seats asked
     ``order`` (n, K). The same model and terms; sums in another order (matrix products of the reference), so
     the values agree to about 1e-15."""
     n, T, _ = cards.shape
