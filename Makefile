@@ -18,6 +18,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 setup: $(VENV)/.installed
 
 demo: $(VENV)/.installed
+	$(PY) -m cluedo_env.cli warmup
 	$(PY) scripts/demo.py
 
 # The replay viewer's browser test needs Chromium from the system packages (root or sudo):
@@ -26,7 +27,9 @@ test: $(VENV)/.installed
 	@echo "Chromium for the browser tests: checking, installing if missing (log: .browser-install.log)"
 	@scripts/install_browser.sh > .browser-install.log 2>&1 \
 		|| { tail -5 .browser-install.log; [ -z "$$CI" ] && echo "(no Chromium: the browser tests will skip)"; }
-	CLUEDO_REQUIRE_BROWSER=$${CI:+1} $(PY) -m pytest
+	@# numba's cache is built once here, visibly, so that the test workers load it instead of compiling twice
+	$(PY) -m cluedo_env.cli warmup
+	CLUEDO_REQUIRE_BROWSER=$${CI:+1} $(PY) -m pytest -n auto --dist loadgroup --durations=25
 
 browser: $(VENV)/.installed
 	scripts/install_browser.sh

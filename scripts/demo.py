@@ -1,6 +1,6 @@
 """End-to-end demo: train a Cluedo player briefly against random players, evaluate it, print the table.
 
-    python scripts/demo.py                                   # about 3 min on 2 CPU cores
+    python scripts/demo.py                                   # a few minutes on 2 CPU cores
     python scripts/demo.py --timesteps 4096 --games 40       # a few seconds: does it all work?
 
 Steps (all seeded, ``--seed``):
@@ -75,8 +75,6 @@ def main(argv: list[str] | None = None) -> dict:
     trained = Trainer(cfg, resume=False, progress=not args.no_progress).run()
     t_train = time.perf_counter() - t0
     model = trained["model"]
-    _say(f"      trained {trained['timesteps']:,} steps in {t_train:.0f} s "
-         f"({trained['timesteps'] / t_train:,.0f} learner steps/s)")  # fmt: skip
 
     common = ["--games", str(args.games), "--preset", env["preset"], "--seed", str(args.seed)]
     if args.no_progress:

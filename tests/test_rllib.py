@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasium==1.2.2, docs/rllib_scaling.md)")
+pytestmark = pytest.mark.xdist_group("ray")  # one test worker runs every Ray cluster, one at a time
 
 import ray  # noqa: E402
 import torch  # noqa: E402

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasium==1.2.2, docs/rllib_scaling.md)")
+pytestmark = pytest.mark.xdist_group("ray")  # one test worker runs every Ray cluster, one at a time
 
 import torch  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402

@@ -105,10 +105,20 @@ class RunCallback(BaseCallback):
     def _on_training_start(self) -> None:
         self.bar = None
         if self.progress:
-            self.bar = tqdm(total=self.trainer.total, initial=self.model.num_timesteps, unit="step",
-                            dynamic_ncols=True)  # fmt: skip
+            # The whole run's average rate (smoothing=0): the bar stands still during each update, so a recent
+            # rate would swing the ETA between collecting and updating.
+            self.bar = tqdm(total=self.trainer.final_timesteps(self.model), initial=self.model.num_timesteps,
+                            unit="step", dynamic_ncols=True, smoothing=0)  # fmt: skip
         self.last_t = time.perf_counter()
         self.last_steps = self.model.num_timesteps
+
+    def _phase(self, what: str) -> None:
+        """Name what the run does now on the bar (collecting, updating, evaluating, saving)."""
+        if self.bar is not None:
+            self.bar.set_description_str(what, refresh=True)
+
+    def _on_rollout_start(self) -> None:
+        self._phase("collecting")
 
     def _on_step(self) -> bool:
         trainer = self.trainer
@@ -116,9 +126,12 @@ class RunCallback(BaseCallback):
         if self.bar is not None:
             self.bar.update(n - self.bar.n)
         if n >= trainer.next_checkpoint:
+            self._phase("saving")
             trainer.checkpoint(self.model)
         if n >= trainer.next_eval:
+            self._phase("evaluating")
             trainer.evaluate(self.model, self.logger)
+            self._phase("collecting")
         return True
 
     def _on_rollout_end(self) -> None:
@@ -131,6 +144,7 @@ class RunCallback(BaseCallback):
         self.logger.record("speed/loop_steps_per_s", steps / max(now - self.last_t, 1e-9))
         if trainer.league is not None:
             trainer.league.maybe_swap(self.model)
+        self._phase("updating")  # PPO's epochs over the rollout follow this hook
 
     def _on_training_end(self) -> None:
         if self.bar is not None:
@@ -348,6 +362,12 @@ class Trainer:
         info = {**row, "checkpoint": str(Path(self.last_checkpoint).relative_to(self.run_dir))}
         write_text_atomic(best_path, json.dumps(info, indent=1) + "\n")
 
+    def final_timesteps(self, model) -> int:
+        """The steps the run ends at: SB3 collects whole rollouts (games x steps each) until it reaches the total."""
+        rollout = model.n_steps * model.env.num_envs
+        remaining = max(0, self.total - model.num_timesteps)
+        return model.num_timesteps + -(-remaining // rollout) * rollout
+
     # ------------------------------------------------------------------- run
     def run(self) -> dict:
         self.t0 = time.perf_counter()
@@ -355,6 +375,10 @@ class Trainer:
         self.model = model
         remaining = self.total - model.num_timesteps
         if remaining > 0:
+            final, rollout = self.final_timesteps(model), model.n_steps * model.env.num_envs
+            if final != self.total:
+                print(f"note: training {final:,} steps, not {self.total:,}: PPO learns from whole rollouts of "
+                      f"{rollout:,} steps ({model.env.num_envs} games x {model.n_steps} steps)", file=sys.stderr)
             model.learn(remaining, callback=RunCallback(self, self.progress), reset_num_timesteps=False,
                         tb_log_name="ppo")  # fmt: skip
         self.checkpoint(model)
@@ -369,7 +393,11 @@ class Trainer:
             "best_model": str(self.run_dir / "best_model.zip") if (self.run_dir / "best_model.zip").is_file() else None,
             "final_eval": final,
         }
-        print(json.dumps(out, indent=1))
+        write_text_atomic(self.run_dir / "summary.json", json.dumps(out, indent=1) + "\n")
+        rate = out["collect_steps_per_s"]
+        print(f"trained {out['timesteps']:,} steps in {wall / 60:.1f} min"
+              + (f" ({rate:,.0f} env steps/s collecting)" if rate else "")
+              + f"; model {out['model']}, summary {self.run_dir / 'summary.json'}", file=sys.stderr)  # fmt: skip
         return out
 
 
