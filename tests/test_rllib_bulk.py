@@ -116,7 +116,7 @@ def test_episodes_match_the_env_and_the_module():
 def test_direct_episode_build_equals_rllibs_constructor():
     from gymnasium import spaces
 
-    from training.rllib.bulk_runner import EpisodeFactory, check_episode_layout, episode_layout
+    from training.rllib.bulk_runner import EpisodeChunk, EpisodeFactory, check_episode_layout, episode_layout
 
     obs_space, act_space = spaces.Box(0, 127, (7,), np.int8), spaces.Discrete(3)
     assert check_episode_layout(obs_space, act_space)
@@ -126,7 +126,7 @@ def test_direct_episode_build_equals_rllibs_constructor():
                 terminated=False, truncated=True, t_started=9, lookback=1, start_time=1.0, last_time=2.5)  # fmt: skip
     fast, slow = EpisodeFactory(obs_space, act_space), EpisodeFactory(obs_space, act_space, fast=False)
     assert fast.fast and not slow.fast
-    a, b = fast.make(**args), slow.make(**args)
+    a, b = fast.make(EpisodeChunk(**args)), slow.make(EpisodeChunk(**args))
     assert episode_layout(a) == episode_layout(b)
     assert len(a) == 3 and a.t == 12 and a.get_return() == 1.0 and a.get_duration_s() == 1.5
 

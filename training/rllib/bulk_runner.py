@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -82,6 +82,32 @@ def _buffer(data: Any, lookback: int, space: Any = None, struct: Any = None) -> 
 _new_buffer = InfiniteLookbackBuffer.__new__
 
 
+class EpisodeChunk(NamedTuple):
+    """One stretch of one agent's game, in the fields RLlib's ``SingleAgentEpisode`` is built from."""
+
+    id_: str
+    observations: np.ndarray
+    """(lookback + len + 1, D): one more row than the steps (the observation after the last action)."""
+    actions: np.ndarray
+    """(lookback + len,)"""
+    rewards: np.ndarray
+    """(lookback + len,) float32"""
+    extra: dict[str, np.ndarray]
+    """Extra model outputs by column (logp, distribution inputs, weights' sequence number), each (lookback + len,)."""
+    terminated: bool
+    truncated: bool
+    t_started: int
+    lookback: int
+    start_time: float | None = None
+    last_time: float | None = None
+    agent_id: str | None = None
+    """With ``module_id`` and ``multi_agent_episode_id``: set for one seat's part of a multi-agent game (batched
+    self-play, :mod:`training.rllib.selfplay_runner`), as a ``MultiAgentEpisode``'s agent episodes have them; the
+    learner then batches the chunk under that module."""
+    module_id: str | None = None
+    multi_agent_episode_id: str | None = None
+
+
 class EpisodeFactory:
     """Builds numpy ``SingleAgentEpisode`` chunks from arrays for one pair of spaces."""
 
@@ -94,16 +120,10 @@ class EpisodeFactory:
         self._none_struct = get_base_struct_from_space(None)
         self.fast = bool(fast) and check_episode_layout(observation_space, action_space)
 
-    def make(self, *, id_: str, observations: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-             extra: dict[str, np.ndarray], terminated: bool, truncated: bool, t_started: int, lookback: int,
-             start_time: float | None = None, last_time: float | None = None, agent_id: str | None = None,
-             module_id: str | None = None,
-             multi_agent_episode_id: str | None = None) -> SingleAgentEpisode:  # fmt: skip
-        """One episode chunk: ``observations`` has ``lookback + len + 1`` rows, the others ``lookback + len``.
-
-        ``agent_id``, ``module_id``, ``multi_agent_episode_id``: set for one seat's part of a multi-agent game
-        (batched self-play, :mod:`training.rllib.selfplay_runner`), as a ``MultiAgentEpisode``'s agent episodes
-        have them; the learner then batches the chunk under that module."""
+    def make(self, chunk: EpisodeChunk) -> SingleAgentEpisode:
+        """The episode of one chunk (see :class:`EpisodeChunk`)."""
+        (id_, observations, actions, rewards, extra, terminated, truncated, t_started, lookback, start_time,
+         last_time, agent_id, module_id, multi_agent_episode_id) = chunk  # fmt: skip
         n_infos = len(observations)
         if not self.fast:
             ep = SingleAgentEpisode(id_=id_, observations=observations, observation_space=self.observation_space,
@@ -147,7 +167,7 @@ def check_episode_layout(observation_space: Any, action_space: Any) -> bool:
                          _act_struct=get_base_struct_from_space(action_space),
                          _rew_struct=get_base_struct_from_space(_REWARDS_BOX_SPACE),
                          _none_struct=get_base_struct_from_space(None))  # fmt: skip
-    a, b = slow.make(**args), fast.make(**args)
+    a, b = slow.make(EpisodeChunk(**args)), fast.make(EpisodeChunk(**args))
     return episode_layout(a) == episode_layout(b)
 
 
@@ -377,11 +397,12 @@ class BulkEnvRunner(BulkSampling, SingleAgentEnvRunner):
                     id_ = f"{self._id_prefix}{self._next_id:x}"
                 t_started = int(self._carry_t[i]) if carried else 0
                 began = float(self._carry_start[i]) if carried else float(stamp[start])
-                ep = make(id_=id_, observations=ep_obs, actions=act_x[i, chunk], rewards=rew_x[i, chunk], extra=extra,
-                          terminated=e is not None and bool(term[i, e]),
-                          truncated=e is not None and bool(trunc[i, e]) and not bool(term[i, e]),
-                          t_started=t_started, lookback=lookback, start_time=began,
-                          last_time=float(stamp[stop]))  # fmt: skip
+                ep = make(EpisodeChunk(
+                    id_=id_, observations=ep_obs, actions=act_x[i, chunk], rewards=rew_x[i, chunk], extra=extra,
+                    terminated=e is not None and bool(term[i, e]),
+                    truncated=e is not None and bool(trunc[i, e]) and not bool(term[i, e]),
+                    t_started=t_started, lookback=lookback, start_time=began, last_time=float(stamp[stop]),
+                ))  # fmt: skip
                 ret = float(cum[i, stop - 1] - (cum[i, start - 1] if start else 0.0))
                 if e is None:
                     self._carry_id[i] = id_

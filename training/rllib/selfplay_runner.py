@@ -85,7 +85,7 @@ from cluedo_env.envs.aec import agent_seat as seat_of
 from cluedo_env.envs.learner_actions import LearnerActions, num_actions
 from cluedo_env.rules import actions as A
 from training.players import register_player_prefixes
-from training.rllib.bulk_runner import BulkSampling, EpisodeFactory, _check_supported, draw_actions
+from training.rllib.bulk_runner import BulkSampling, EpisodeChunk, EpisodeFactory, _check_supported, draw_actions
 from training.rllib.league import LeagueAgent, LeaguePool
 
 MAPPINGS = ("by_seat", "shuffled")  # ``selfplay.mapping`` in an RLlib config
@@ -137,6 +137,25 @@ class _Ended(NamedTuple):
 
 
 @dataclass(frozen=True)
+class _Fragment(NamedTuple):
+    """What one sampled fragment recorded, step by step (steps, n rows), for cutting it into seats' chunks."""
+
+    obs: np.ndarray
+    """(steps, n, D) the acting seat's observation."""
+    act: np.ndarray
+    """(steps, n) the action taken."""
+    logp: np.ndarray
+    """(steps, n) its log-probability."""
+    dist: np.ndarray
+    """(steps, n, A) the distribution inputs it was drawn from."""
+    prev_rew: np.ndarray
+    """(steps, n) the reward the acting seat received since its previous decision."""
+    stamp: np.ndarray
+    """(steps + 1,) wall-clock time of each step."""
+    seq_now: int
+    """The weights' sequence number the fragment was sampled with."""
+
+
 class GameRef:
     """What the bulk runner passes as ``episode`` to ``policy_mapping_fn``: the game's episode id."""
 
@@ -441,7 +460,7 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         """
         steps, n = actor.shape
         P = self.P
-        seq_now = int(self._weights_seq_no)
+        fragment = _Fragment(obs, act, logp, dist, prev_rew, stamp, int(self._weights_seq_no))
         by_row: dict[int, list[_Ended]] = {}
         count = np.zeros((steps + 1, n), np.int64)
         for e in ends:
@@ -461,19 +480,18 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         # of the same seat replace the open one)
         for g, row_ends in by_row.items():
             for s in np.flatnonzero(row_ends[0].open & ~acted[g]).tolist():
-                self._seat_chunk(out, g, s, np.zeros(0, np.int64), row_ends[0], True, obs, act, logp, dist,
-                                 prev_rew, stamp, seq_now)  # fmt: skip
+                self._seat_chunk(out, g, s, np.zeros(0, np.int64), row_ends[0], True, fragment)
         for group in np.split(order, cuts):
             g = int(group[0] % n)
             j = int(game.flat[group[0]])
             row_ends = by_row.get(g, ())
             end = row_ends[j] if j < len(row_ends) else None
-            self._seat_chunk(out, g, int(actor.flat[group[0]]), group // n, end, j == 0, obs, act, logp, dist,
-                             prev_rew, stamp, seq_now)  # fmt: skip
+            self._seat_chunk(out, g, int(actor.flat[group[0]]), group // n, end, j == 0, fragment)
         return out
 
-    def _seat_chunk(self, out, g, s, ks, end, first, obs, act, logp, dist, prev_rew, stamp, seq_now) -> None:
+    def _seat_chunk(self, out, g, s, ks, end, first, fragment: _Fragment) -> None:
         """Seat ``s``'s decisions ``ks`` in one game of row ``g`` (``end``: that game ended in this fragment)."""
+        obs, act, logp, dist, prev_rew, stamp, seq_now = fragment
         if end is None:  # the row's current game
             module, sid, gid = int(self._slot_module[g, s]), self._slot_id[g, s], self._game_id[g]
             was_open, returned = bool(self._pend[g, s]), int(self._slot_t[g, s])
@@ -505,7 +523,7 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
                 r = np.concatenate([r, np.float32([end.rewards[s]])])
             t0 = returned if first else 0
             last = int(ks[-1]) + 1 if len(ks) else 0
-            out.append(self._factory.make(
+            out.append(self._factory.make(EpisodeChunk(
                 id_=sid, observations=o, actions=a[:n_done], rewards=r.astype(np.float32), lookback=0,
                 extra={Columns.ACTION_DIST_INPUTS: d[:n_done], Columns.ACTION_LOGP: lp[:n_done],
                        WEIGHTS_SEQ_NO: seq[:n_done]},
@@ -513,7 +531,7 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
                 t_started=t0,
                 start_time=float(stamp[int(ks[0]) if len(ks) else 0]), last_time=float(stamp[last]),
                 agent_id=agent_id(s), module_id=self._module_ids[module], multi_agent_episode_id=gid,
-            ))  # fmt: skip
+            )))  # fmt: skip
         if end is None:  # the last decision stays open: the next fragment starts the seat's chunk with it
             k = int(ks[-1]) if len(ks) else -1
             if k >= 0:
