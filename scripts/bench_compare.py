@@ -27,10 +27,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 # The worker: reads "player preset games batch seed" lines, answers CPU seconds of one play_games call.
+# The worker runs in either checkout; a checkout from before agents/ was ordered by concept has its registry and
+# runner at the top of agents/ (compared across that move, the same calls stand on both sides).
 _WORKER = """
 import sys, time
-from agents.play.registry import make_agent
-from agents.play.runner import play_games
+try:
+    from agents.play.registry import make_agent
+    from agents.play.runner import play_games
+except ImportError:
+    from agents.registry import make_agent
+    from agents.runner import play_games
 from cluedo_env.rules.config import RulesConfig
 for line in sys.stdin:
     player, preset, games, batch, seed = line.split()
@@ -86,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--core", type=int, default=0, help="the core both workers run on (-1: not pinned)")
     args = ap.parse_args(argv)
     for side in (args.before, args.after):
-        if not (side / "agents" / "runner.py").is_file():
+        if not any((side / "agents" / path).is_file() for path in ("play/runner.py", "runner.py")):
             ap.error(f"{side} is not a checkout of this project (no agents/play/runner.py)")
     core = None if args.core < 0 or not _has_taskset() else args.core
     before, after = _Worker(args.before.resolve(), core), _Worker(args.after.resolve(), core)

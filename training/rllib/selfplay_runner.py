@@ -136,7 +136,6 @@ class _Ended(NamedTuple):
     returned: np.ndarray  # (P,) steps of each seat's episode returned before this fragment
 
 
-@dataclass(frozen=True)
 class _Fragment(NamedTuple):
     """What one sampled fragment recorded, step by step (steps, n rows), for cutting it into seats' chunks."""
 
@@ -156,6 +155,7 @@ class _Fragment(NamedTuple):
     """The weights' sequence number the fragment was sampled with."""
 
 
+@dataclass(frozen=True)
 class GameRef:
     """What the bulk runner passes as ``episode`` to ``policy_mapping_fn``: the game's episode id."""
 
