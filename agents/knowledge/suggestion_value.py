@@ -326,7 +326,9 @@ def envelope_triple(
     pre: np.ndarray, h_lo: float, h_hi: float,
 ) -> float:  # fmt: skip
     """The expected envelope information of triple (c0, c1, c2) of game i, from ``pre`` (:func:`_envelope_pre`)."""
-    return envelope_triple_above(prob, i, (c0, c1, c2), order, refute_all, see_card, pre, (h_lo, h_hi), -1.0, 0.0, False)
+    return envelope_triple_above(
+        prob, i, (c0, c1, c2), order, refute_all, see_card, pre, (h_lo, h_hi), -1.0, 0.0, False
+    )  # fmt: skip
 
 
 @njit(**INLINE)
