@@ -13,17 +13,18 @@ this one) is compiled or loaded.
 
 Why: a numba dispatcher types each argument of each call before it finds the machine code (about 0.15 us an
 array, 5 us a ``np.random.Generator``, plus the search among the compiled versions). The deducer's three calls per
-action (the notebook's intake and propagation, its decisions) take 30 to 90 arguments each, so this typing was
+action (the notebook's intake and propagation, its decisions) read 30 to 90 arrays each (a dozen arguments,
+most of them named tuples of arrays: :mod:`agents.knowledge.types`, whose every field is typed), so this typing was
 about 40 us of the ~0.2 ms fixed cost of an action: most of a player's time at the small batches a learner's
 opponents play at. An :class:`EntryPoint` types the arguments of its first call, compiles (or loads) that version
 once and calls its machine code directly afterwards, as :class:`cluedo_env.engine.vector_engine.VectorEngine` does
 for its kernels.
 
 The caller's side of the bargain: every later call passes arguments of the same types (dtypes, dimensions,
-C-contiguous layout; the arrays a player owns, the view's state arrays, index arrays it made contiguous int64
-itself). The machine code does not check them. :attr:`EntryPoint.check` (the test suite sets it for every test,
-``tests/conftest.py``) types every call again and raises if a signature ever changes, so the suite proves the
-bargain is kept on every path it plays.
+C-contiguous layout, and for a named tuple the same class and fields' types; the arrays a player owns, the view's
+state arrays, index arrays it made contiguous int64 itself). The machine code does not check them.
+:attr:`EntryPoint.check` (the test suite sets it for every test, ``tests/conftest.py``) types every call again and
+raises if a signature ever changes, so the suite proves the bargain is kept on every path it plays.
 """
 
 from __future__ import annotations

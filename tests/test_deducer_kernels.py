@@ -21,6 +21,7 @@ from agents.players.deducer import DeducerAgent
 from agents.players.deducer_decisions import decision_rows_kernel
 from agents.players.expert import ExpertAgent
 from agents.players.refutation import choose_refutation, refute_kernel, suggester_candidates
+from agents.players.types import RefuteScratch
 from cluedo_env.rules import actions as A
 
 
@@ -183,9 +184,9 @@ def test_compiled_refutation_equals_its_statement_on_random_notebooks():
     mask[np.arange(n), A.SHOW0 + rng.integers(0, 21, n)] = True  # at least one card to show
     noise = rng.random((n, 21))
     out = np.empty(n, np.int64)
-    refute_kernel(nb.has, nb.no, nb.size, nb.shown_by_me, nb.shown_to, idx, suggester, mask, noise, out,
-                  np.empty((1, P + 1, 21)), np.empty((P + 1, 21)), np.empty((1, P + 1), np.int64),
-                  np.empty((1, P + 1), np.int64))  # fmt: skip
+    scratch = RefuteScratch(np.empty((1, P + 1, 21)), np.empty((P + 1, 21)), np.empty((1, P + 1), np.int64),
+                            np.empty((1, P + 1), np.int64))  # fmt: skip
+    refute_kernel(nb.facts, nb.tallies, idx, suggester, mask, noise, out, scratch)
     seen = nb.shown_by_me[idx, suggester]
     to_others = nb.shown_by_me[idx].any(1) & ~seen
     left = suggester_candidates(nb, nb.marginals(idx), idx, suggester)

@@ -17,6 +17,7 @@ from numba import njit
 from agents.compiled import KERNEL
 from agents.knowledge.facts import CAT_MASKS, Facts, bit_count, category_of, pack
 from agents.knowledge.marginals import QUOTIENTS
+from agents.knowledge.types import ClauseCards, DealScratch, DealStart
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
 
@@ -115,11 +116,12 @@ def sample_deals_bits(
     elif clause_order is None:
         clause_order = random_clause_order(rng, cl_live.any(0))
     # The kernel draws its random numbers from ``rng`` itself, in the reference's order.
-    sample_deals_kernel(
-        *start, owner, *counters, alive, q, allowed, order, M, np.asarray(cl_holder, i64),
-        np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live), clause_order, np.asarray(acc_cards, i64),
-        np.ascontiguousarray(acc_live), rng, np.empty((2, H)), QUOTIENTS, steps,
+    clauses = ClauseCards(
+        np.asarray(cl_holder, i64), np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live),
+        np.asarray(acc_cards, i64), np.ascontiguousarray(acc_live),
     )  # fmt: skip
+    deals = DealScratch(owner, *counters, alive, q, np.empty((2, H)), QUOTIENTS)
+    sample_deals_kernel(DealStart(*start, allowed, order), deals, M, clauses, clause_order, rng, steps)
     alive = alive.reshape(n, M)
     if clauses_first:
         return owner.reshape(n, M, C), uniform_weights(alive), alive
@@ -147,35 +149,18 @@ def triple_weights(owner: np.ndarray, w: np.ndarray, E: int) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------- compiled kernels
 @njit(**KERNEL)
 def sample_deals_kernel(
-    owner0: np.ndarray,
-    cap0: np.ndarray,
-    env_cap0: np.ndarray,
-    unk_total0: np.ndarray,
-    unk_cat0: np.ndarray,
-    owner: np.ndarray,
-    cap: np.ndarray,
-    env_cap: np.ndarray,
-    unk_total: np.ndarray,
-    unk_cat: np.ndarray,
-    alive: np.ndarray,
-    q: np.ndarray,
-    allowed: np.ndarray,
-    order: np.ndarray,
+    start: DealStart,
+    deals: DealScratch,
     samples: int,
-    cl_holder: np.ndarray,
-    cl_cards: np.ndarray,
-    cl_live: np.ndarray,
+    clauses: ClauseCards,
     clause_order: np.ndarray,
-    acc_cards: np.ndarray,
-    acc_live: np.ndarray,
     rng: np.random.Generator,
-    w: np.ndarray,
-    div: np.ndarray,
     steps: int,
 ) -> None:
     """The loops of :func:`tests.references.deal_sampling.sample_deals_reference` over N = n * samples deals.
 
-    Deal r belongs to game r // samples and starts from its game's ``owner0`` (n, 21) int8 holder
+    Deal r belongs to game r // samples and starts from its game's ``start`` (a
+    :class:`agents.knowledge.types.DealStart`): ``owner0`` (n, 21) int8 holder
     per card (-1 unplaced) and int64 counters ``cap0`` (n, H) room per holder, ``env_cap0`` (n, 3)
     envelope room per category, ``unk_total0`` (n,) / ``unk_cat0`` (n, 3) unplaced cards. Written:
     ``owner`` (N, 21) int8, the counters per deal (``cap`` (N, H), ``env_cap`` (N, 3), ``unk_total``
@@ -188,8 +173,13 @@ def sample_deals_kernel(
     in the order the reference's ``rng.random`` calls draw (clause by clause, step by step, deals in
     order), so the same generator state gives the same deals and leaves the generator in the same state.
     Scratch ``w`` (2, H) float64; ``div`` (22, 22) float64 the
-    quotients a / b of the counters (each at most 21), divided once.
+    quotients a / b of the counters (each at most 21), divided once. The arrays written and the scratch are
+    ``deals`` (a :class:`agents.knowledge.types.DealScratch`); the clauses ``clauses`` (a
+    :class:`agents.knowledge.types.ClauseCards`).
     """
+    owner0, cap0, env_cap0, unk_total0, unk_cat0, allowed, order = start
+    owner, cap, env_cap, unk_total, unk_cat, alive, q, w, div = deals
+    cl_holder, cl_cards, cl_live, acc_cards, acc_live = clauses
     N = owner.shape[0]
     H = cap.shape[1]
     E = H - 1

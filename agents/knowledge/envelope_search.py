@@ -16,6 +16,7 @@ from numba import njit
 from agents.compiled import INLINE, KERNEL
 from agents.knowledge.facts import FULL, POW2, FactBits, Facts, bit_count, popcount, unpack
 from agents.knowledge.propagation import fixpoint_bits, fixpoint_kernel
+from agents.knowledge.types import NodeScratch, SearchState
 from cluedo_env.rules.cards import NUM_CARDS
 
 
@@ -52,15 +53,21 @@ def search_envelope(
         return np.ones(n, bool), witness, witnessed
     status = np.empty(Q, np.int8)
     K, NA, D, i64 = facts.cl_live.shape[1], facts.acc_live.shape[1], NUM_CARDS + 1, np.int64
-    search_envelope_kernel(
+    facts64 = FactBits(
         np.ascontiguousarray(hb, i64), nb, np.asarray(size, i64), np.asarray(facts.cl_holder, i64),
         np.asarray(facts.cl_mask, i64), np.ascontiguousarray(facts.cl_live), np.asarray(facts.acc_mask, i64),
-        np.ascontiguousarray(facts.acc_live), qg.astype(i64), qc.astype(i64), max_rounds,
-        rng or np.random.default_rng(0), witness, witnessed, status, np.empty((Q, D, H), i64),
-        np.empty((Q, D, H), i64), np.empty((Q, D), i64), np.empty((Q, D, H), bool), np.empty(Q, i64),
-        np.empty(Q, i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
+        np.ascontiguousarray(facts.acc_live),
+    )  # fmt: skip
+    state = SearchState(np.empty((Q, D, H), i64), np.empty((Q, D, H), i64), np.empty((Q, D), i64),
+                        np.empty((Q, D, H), bool), np.empty(Q, i64), np.empty(Q, i64))  # fmt: skip
+    node = FactBits(
+        np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
         np.empty((1, K), i64), np.empty((1, K), bool), np.empty((1, NA), i64), np.empty((1, NA), bool),
-        np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64), np.empty(H),
+    )  # fmt: skip
+    scratch = NodeScratch(node, np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64), np.empty(H))
+    search_envelope_kernel(
+        facts64, qg.astype(i64), qc.astype(i64), max_rounds, rng or np.random.default_rng(0), witness, witnessed,
+        status, state, scratch,
     )  # fmt: skip
     decided = np.ones(n, bool)
     decided[qg[status == 0]] = False
@@ -198,16 +205,18 @@ def valid_deals(owner: np.ndarray, facts: Facts) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------- compiled kernels
 @njit(**INLINE)
 def _search_expand(
-    q: int, d: int, qg: np.ndarray, size: np.ndarray, cl_holder: np.ndarray, cl_mask: np.ndarray,
-    cl_live: np.ndarray, acc_mask: np.ndarray, acc_live: np.ndarray, ch: np.ndarray, cn: np.ndarray,
-    sz1: np.ndarray, clh1: np.ndarray, clm1: np.ndarray, cll1: np.ndarray, accm1: np.ndarray, accl1: np.ndarray,
-    bad1: np.ndarray, snap: np.ndarray, unit: np.ndarray, st_h: np.ndarray, st_n: np.ndarray, br_card: np.ndarray,
-    tried: np.ndarray, depth: np.ndarray, witness: np.ndarray, witnessed: np.ndarray,
+    q: int, d: int, qg: np.ndarray, facts: FactBits, scratch: NodeScratch, state: SearchState, witness: np.ndarray,
+    witnessed: np.ndarray,
 ) -> None:  # fmt: skip
-    """The ``expand`` of :func:`agents.knowledge.propagation.search_envelope_reference` for one child (``ch``, ``cn`` (1, H)
+    """The ``expand`` of :func:`search_envelope_reference` for one child (``ch``, ``cn`` (1, H)
     int64, propagated in place) of query q, put at depth d: closed by :func:`fixpoint_kernel` on its game's clauses;
     a complete consistent deal is registered as the witness of each of its envelope cards, an incomplete one stored
-    with the unplaced card of fewest possible holders to branch on next."""
+    with the unplaced card of fewest possible holders to branch on next. The node is ``scratch.node``'s cells; the
+    game's facts ``facts``; the stacks ``state``."""
+    _, _, size, cl_holder, cl_mask, cl_live, acc_mask, acc_live = facts
+    ch, cn, sz1, clh1, clm1, cll1, accm1, accl1 = scratch.node
+    bad1, snap, unit = scratch.bad, scratch.snap, scratch.unit
+    st_h, st_n, br_card, tried, depth, _ = state
     g = qg[q]
     H = ch.shape[1]
     E = H - 1
@@ -258,23 +267,21 @@ def _search_expand(
 
 @njit(**KERNEL)
 def search_envelope_kernel(
-    hb: np.ndarray, nb: np.ndarray, size: np.ndarray, cl_holder: np.ndarray, cl_mask: np.ndarray,
-    cl_live: np.ndarray, acc_mask: np.ndarray, acc_live: np.ndarray, qg: np.ndarray, qc: np.ndarray,
-    max_rounds: int, rng: np.random.Generator, witness: np.ndarray, witnessed: np.ndarray, status: np.ndarray,
-    st_h: np.ndarray, st_n: np.ndarray, br_card: np.ndarray, tried: np.ndarray, depth: np.ndarray, go: np.ndarray,
-    ch: np.ndarray, cn: np.ndarray, sz1: np.ndarray, clh1: np.ndarray, clm1: np.ndarray, cll1: np.ndarray,
-    accm1: np.ndarray, accl1: np.ndarray, bad1: np.ndarray, snap: np.ndarray, unit: np.ndarray, key: np.ndarray,
+    facts: FactBits, qg: np.ndarray, qc: np.ndarray, max_rounds: int, rng: np.random.Generator, witness: np.ndarray,
+    witnessed: np.ndarray, status: np.ndarray, state: SearchState, scratch: NodeScratch,
 ) -> None:  # fmt: skip
-    """:func:`agents.knowledge.propagation.search_envelope_reference` (the numpy statement) query by query within each round:
+    """:func:`search_envelope_reference` (the numpy statement) query by query within each round:
     the same nodes, the same random numbers from ``rng`` (a round draws H numbers per query that branches, queries
     in order), the same witnesses (``witness`` (n, 21, 21) int8, ``witnessed`` (n, 21) bool) and the same proofs
-    (``nb`` (n, H) int64 in place). The facts ``hb``, ``nb``, ``size``, ``cl_holder``, ``cl_mask``, ``cl_live``,
-    ``acc_mask``, ``acc_live`` (n, ...) of :class:`agents.knowledge.facts.FactBits` (int64 holders); queries ``qg``, ``qc``
-    (Q,) int64 game and card. Written: ``status`` (Q,) int8 (1 possible, -1 impossible, 0 open). Scratch: the
-    search state ``st_h``, ``st_n`` (Q, 22, H) int64, ``br_card`` (Q, 22) int64, ``tried`` (Q, 22, H) bool,
-    ``depth``, ``go`` (Q,) int64; one node ``ch``, ``cn`` (1, H) int64; one game's facts ``sz1`` (1, H),
-    ``clh1``, ``clm1`` (1, K) int64, ``cll1`` (1, K) bool, ``accm1`` (1, A) int64, ``accl1`` (1, A) bool, ``bad1``
-    (1,) bool, ``snap`` (2, H) int64, ``unit`` (K,) int64 (:func:`fixpoint_kernel`'s); ``key`` (H,) float64."""
+    (``facts.nb`` (n, H) int64 in place). The facts ``facts`` (n, ...), a :class:`agents.knowledge.facts.FactBits`
+    with int64 holders; queries ``qg``, ``qc`` (Q,) int64 game and card. Written: ``status`` (Q,) int8 (1
+    possible, -1 impossible, 0 open). Scratch: the search stacks ``state`` (a
+    :class:`agents.knowledge.types.SearchState`), one node and the fixpoint's arrays ``scratch`` (a
+    :class:`agents.knowledge.types.NodeScratch`)."""
+    hb, nb, size = facts.hb, facts.nb, facts.size
+    ch, cn = scratch.node.hb, scratch.node.nb
+    key = scratch.key
+    st_h, st_n, br_card, tried, depth, go = state
     Q = qg.shape[0]
     H = hb.shape[1]
     E = H - 1
@@ -286,9 +293,7 @@ def search_envelope_kernel(
             ch[0, h] = hb[qg[q], h]
             cn[0, h] = nb[qg[q], h]
         ch[0, E] |= 1 << qc[q]
-        _search_expand(q, 0, qg, size, cl_holder, cl_mask, cl_live, acc_mask, acc_live, ch, cn, sz1, clh1, clm1,
-                       cll1, accm1, accl1, bad1, snap, unit, st_h, st_n, br_card, tried, depth, witness,
-                       witnessed)  # fmt: skip
+        _search_expand(q, 0, qg, facts, scratch, state, witness, witnessed)
     for _ in range(max_rounds):
         n_run = 0
         for q in range(Q):
@@ -333,9 +338,7 @@ def search_envelope_kernel(
                 ch[0, h] = st_h[q, d, h]
                 cn[0, h] = st_n[q, d, h]
             ch[0, pick] |= 1 << card
-            _search_expand(q, d + 1, qg, size, cl_holder, cl_mask, cl_live, acc_mask, acc_live, ch, cn, sz1, clh1,
-                           clm1, cll1, accm1, accl1, bad1, snap, unit, st_h, st_n, br_card, tried, depth, witness,
-                           witnessed)  # fmt: skip
+            _search_expand(q, d + 1, qg, facts, scratch, state, witness, witnessed)
     for q in range(Q):
         if status[q] == 0 and witnessed[qg[q], qc[q]]:
             status[q] = 1

@@ -60,6 +60,18 @@ from agents.knowledge.marginals import QUOTIENTS, marginals_rows
 from agents.knowledge.notebook_intake import add_records_kernel, clause_slots_needed, intake_kernel
 from agents.knowledge.notebook_propagation import propagate_back_kernel, propagate_kernel
 from agents.knowledge.propagation import fixpoint_bits, probe
+from agents.knowledge.types import (
+    Book,
+    ClauseCards,
+    DealScratch,
+    DealStart,
+    IntakeScratch,
+    PropagateScratch,
+    RecordRows,
+    Tallies,
+    WitnessScratch,
+    WitnessStore,
+)
 from agents.knowledge.witnesses import (
     check_witnesses_kernel,
     register_witnesses_kernel,
@@ -150,11 +162,23 @@ class Notebook:
         self._intake = EntryPoint(intake_kernel)  # the compiled calls of every action, typed once (agents.compiled)
         self._propagate_call = EntryPoint(propagate_kernel)
         self.search_stats: dict | None = None  # set to {} to collect search statistics
+        self._bind()
         self._compacted: np.ndarray | None = None  # scratch of add_records
         self._counts: np.ndarray | None = None  # scratch of clause_slots_needed
-        self._clause_tmp: tuple | None = None  # scratch of the records' intake (_clause_scratch)
+        self._clause_tmp: IntakeScratch | None = None  # scratch of the records' intake (_intake_scratch)
         self._pscratch: tuple | None = None  # scratch of propagate (_propagate_scratch)
-        self._wscratch: tuple | None = None  # scratch of the witness sampler (_witness_scratch)
+        self._wscratch: WitnessScratch | None = None  # scratch of the witness sampler (_witness_scratch)
+
+    def _bind(self) -> None:
+        """The arrays as the kernels take them (:mod:`agents.knowledge.types`): ``facts`` (a
+        :class:`agents.knowledge.facts.Facts` of all B games), ``witnesses`` and ``tallies``. Built here and again
+        whenever an array is reallocated (:meth:`_grow`), so every call passes the same tuples; ``book`` holds them
+        with ``bad`` and ``version``, what the players' kernels read."""
+        self.facts = Facts(self.has, self.no, self.size, self.cl_holder, self.cl_cards, self.cl_live, self.acc_cards,
+                           self.acc_live)  # fmt: skip
+        self.witnesses = WitnessStore(self.witness, self.wvalid)
+        self.tallies = Tallies(self.shown_by_me, self.shown_to, self.unrefuted, self.named)
+        self.book = Book(self.facts, self.tallies, self.bad, self.version)
 
     # ------------------------------------------------------------------ reset
     def reset(self, idx: np.ndarray, hand: np.ndarray, hand_sizes: np.ndarray) -> None:
@@ -189,6 +213,7 @@ class Notebook:
             new = np.zeros((old.shape[0], newK) + old.shape[2:], old.dtype)
             new[:, :K] = old
             setattr(self, name, new)
+        self._bind()
 
     def add_records(self, rec: Records) -> np.ndarray:
         """Take in history records (complete ones only); returns the games that got new facts.
@@ -202,11 +227,8 @@ class Notebook:
         game = np.asarray(rec.game, np.int64)
         response = np.ascontiguousarray(rec.response)
         self._make_room(rec, response)
-        add_records_kernel(
-            self.seat, game, rec.is_accusation, rec.player, np.ascontiguousarray(rec.triple), rec.correct, response,
-            self.has, self.no, self.shown_by_me, self.shown_to, self.unrefuted, self.named, self.cl_holder,
-            self.cl_cards, self.cl_live, self.acc_cards, self.acc_live, self._compacted, *self._clause_scratch(),
-        )  # fmt: skip
+        rows = RecordRows(game, rec.is_accusation, rec.player, np.ascontiguousarray(rec.triple), rec.correct, response)
+        add_records_kernel(self.seat, rows, self.facts, self.tallies, self._intake_scratch())
         return _unique(game)
 
     def _make_room(self, rec: Records, response: np.ndarray) -> None:
@@ -217,14 +239,17 @@ class Notebook:
         if self._compacted is None or len(self._compacted) != self.B:
             self._compacted = np.zeros(self.B, bool)
 
-    def _clause_scratch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One row of clauses (holder (K,), cards (K, 3), live (K,)) as scratch of the records' intake, kept between
-        calls (rebuilt when the clause slots grow)."""
+    def _intake_scratch(self) -> IntakeScratch:
+        """The compaction flags (:meth:`_make_room`) and one row of clauses (holder (K,), cards (K, 3), live (K,)) as
+        scratch of the records' intake, kept between calls (rebuilt when the clause slots grow)."""
         K = self.cl_live.shape[1]
-        if self._clause_tmp is None or len(self._clause_tmp[0]) != K:
-            self._clause_tmp = (np.empty(K, self.cl_holder.dtype), np.empty((K, 3), self.cl_cards.dtype),
-                                np.empty(K, bool))  # fmt: skip
-        return self._clause_tmp
+        tmp = self._clause_tmp
+        if tmp is None or len(tmp.holder) != K or tmp.compacted is not self._compacted:
+            tmp = self._clause_tmp = IntakeScratch(
+                self._compacted, np.empty(K, self.cl_holder.dtype), np.empty((K, 3), self.cl_cards.dtype),
+                np.empty(K, bool),
+            )  # fmt: skip
+        return tmp
 
     def _count_scratch(self) -> np.ndarray:
         """(B,) int64 scratch of :func:`clause_slots_needed`, kept between calls."""
@@ -253,11 +278,11 @@ class Notebook:
         response = np.ascontiguousarray(rec.response)
         self._make_room(rec, response)
         changed = np.empty(len(idx), np.int64)
+        triple = np.ascontiguousarray(rec.triple)
+        rows = RecordRows(rec.game, rec.is_accusation, rec.player, triple, rec.correct, response)
         m = self._intake(
-            self.seat, idx, start, limit, view.envelope_if_known_of(idx), rec.game, rec.is_accusation, rec.player,
-            np.ascontiguousarray(rec.triple), rec.correct, response, self.has, self.no, self.shown_by_me, self.shown_to,
-            self.unrefuted, self.named, self.cl_holder, self.cl_cards, self.cl_live, self.acc_cards, self.acc_live,
-            self._compacted, *self._clause_scratch(), self.processed, changed,
+            self.seat, idx, start, limit, view.envelope_if_known_of(idx), rows, self.facts, self.tallies,
+            self._intake_scratch(), self.processed, changed,
         )  # fmt: skip
         if m:
             self.propagate(changed[:m])
@@ -319,22 +344,22 @@ class Notebook:
             self.propagate_reference(idx)
             return
         n = len(idx)
-        bits, bad, unknown, valid, rows_scratch = self._propagate_scratch(n)
+        bits, scratch = self._propagate_scratch(n)
         left = self._propagate_call(
-            idx, self.has, self.no, self.size, self.cl_holder, self.cl_cards, self.cl_live, self.acc_cards,
-            self.acc_live, self.exact, -1 if self.exact_triples is None else int(self.exact_triples), self.wvalid,
-            self.witness, self.bad, int(self.witness_samples), self.rng, *bits, bad, unknown, valid, *rows_scratch,
-            *self._witness_scratch(),
+            idx, self.facts, self.witnesses, self.bad, self.exact,
+            -1 if self.exact_triples is None else int(self.exact_triples), int(self.witness_samples), self.rng, bits,
+            scratch, self._witness_scratch(),
         )  # fmt: skip
         if left:  # open cells without a witness: the search decides them, then the write-back
+            bad, unknown, valid = scratch.bad, scratch.unknown, scratch.valid
             bad |= self._search_open(idx, bits, unknown, valid)
             self.wvalid[idx] = valid
             propagate_back_kernel(idx, bits.hb, bits.nb, bits.cl_live, bits.acc_live, bad, self.has, self.no,
                                   self.cl_live, self.acc_live, self.bad)  # fmt: skip
 
-    def _propagate_scratch(self, n: int) -> tuple[FactBits, np.ndarray, np.ndarray, np.ndarray, tuple]:
-        """Scratch of :meth:`propagate` for n rows: the rows' facts as bitmasks, ``bad`` (n,), ``unknown`` and ``valid``
-        (n, 21), then the fixpoint's and the witness rows' arrays. Kept between calls (rows of arrays grown to the
+    def _propagate_scratch(self, n: int) -> tuple[FactBits, PropagateScratch]:
+        """Scratch of :meth:`propagate` for n rows: the rows' facts as bitmasks, then ``bad`` (n,), ``unknown`` and
+        ``valid`` (n, 21), the fixpoint's and the witness rows' arrays. Kept between calls (rows of arrays grown to the
         largest n asked, rebuilt when the clause slots grow): every array is written before it is read."""
         H, K, P = self.P + 1, self.cl_live.shape[1], self.P
         have = self._pscratch
@@ -351,24 +376,29 @@ class Notebook:
         rows, (snap, unit, live_cols, clause_order) = have[2], have[3]
         r = [a[:n] for a in rows[:11]]
         cells = n * NUM_CARDS
-        return FactBits(*r[:8]), r[8], r[9], r[10], (snap, unit, rows[11][:cells], rows[12][:cells], live_cols,
-                                                     clause_order)  # fmt: skip
+        return FactBits(*r[:8]), PropagateScratch(r[8], r[9], r[10], snap, unit, rows[11][:cells], rows[12][:cells],
+                                                  live_cols, clause_order)  # fmt: skip
 
-    def _witness_scratch(self) -> tuple[np.ndarray, ...]:
+    def _witness_scratch(self) -> WitnessScratch:
         """The one-deal scratch of :func:`agents.knowledge.witnesses.witness_sample_kernel` (after ``unknown``), kept
         between calls (rebuilt when the clause slots grow), and the quotient table."""
         H, K, P = self.P + 1, self.cl_live.shape[1], self.P
         have = self._wscratch
-        if have is None or have[3].shape[1] != K or have[0].shape[1] != H:  # gh (1, K), fh (1, H)
+        if have is None or have.clauses.cl_holder.shape[1] != K or have.fh.shape[1] != H:
             i64 = np.int64
-            have = self._wscratch = (
-                np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
-                np.empty((1, K, 3), i64), np.empty((1, K), bool), np.empty((1, P, 3), i64), np.empty((1, P), bool),
+            clauses = ClauseCards(np.empty((1, K), i64), np.empty((1, K, 3), i64), np.empty((1, K), bool),
+                                  np.empty((1, P, 3), i64), np.empty((1, P), bool))  # fmt: skip
+            start = DealStart(
                 np.empty((1, NUM_CARDS), np.int8), np.empty((1, H), i64), np.empty((1, 3), i64), np.empty(1, i64),
-                np.empty((1, 3), i64), np.empty((1, NUM_CARDS), i64), np.empty((1, H, NUM_CARDS), bool),
-                np.empty(NUM_CARDS, i64), np.empty((1, NUM_CARDS), np.int8), np.empty((1, H), i64),
-                np.empty((1, 3), i64), np.empty(1, i64), np.empty((1, 3), i64), np.empty(1, bool),
-                np.empty(1), np.empty((2, H)), QUOTIENTS,
+                np.empty((1, 3), i64), np.empty((1, H, NUM_CARDS), bool), np.empty((1, NUM_CARDS), i64),
+            )  # fmt: skip
+            deal = DealScratch(
+                np.empty((1, NUM_CARDS), np.int8), np.empty((1, H), i64), np.empty((1, 3), i64), np.empty(1, i64),
+                np.empty((1, 3), i64), np.empty(1, bool), np.empty(1), np.empty((2, H)), QUOTIENTS,
+            )  # fmt: skip
+            have = self._wscratch = WitnessScratch(
+                np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), clauses, start,
+                np.empty(NUM_CARDS, i64), deal,
             )  # fmt: skip
         return have
 
@@ -471,10 +501,10 @@ class Notebook:
         if R == 0:
             return 0
         clause_order = random_clause_order(self.rng, live_cols)
+        bits = bits._replace(size=np.ascontiguousarray(bits.size, np.int64))
         return witness_sample_kernel(
-            idx, rows[:R], cards[:R], bits.hb, bits.nb, np.ascontiguousarray(bits.size, np.int64), self.cl_holder,
-            self.cl_cards, bits.cl_live, self.acc_cards, bits.acc_live, self.witness_samples, clause_order, self.rng,
-            self.witness, valid, unknown, *self._witness_scratch(),
+            idx, rows[:R], cards[:R], bits, self.facts, self.witness_samples, clause_order, self.rng, self.witness,
+            valid, unknown, self._witness_scratch(),
         )  # fmt: skip
 
     def _register(

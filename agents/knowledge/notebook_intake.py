@@ -11,6 +11,8 @@ import numpy as np
 from numba import njit
 
 from agents.compiled import KERNEL
+from agents.knowledge.facts import Facts
+from agents.knowledge.types import IntakeScratch, RecordRows, Tallies
 from cluedo_env.rules.cards import ROOM_CARD0, WEAPON_CARD0
 
 _PASSED, _HIDDEN = -2, -3  # a record's response: could not refute; showed a card this seat did not see
@@ -48,36 +50,23 @@ def clause_slots_needed(
 @njit(**KERNEL)
 def add_records_kernel(
     me: int,
-    game: np.ndarray,
-    is_acc: np.ndarray,
-    player: np.ndarray,
-    triple: np.ndarray,
-    correct: np.ndarray,
-    response: np.ndarray,
-    has: np.ndarray,
-    no: np.ndarray,
-    shown_by_me: np.ndarray,
-    shown_to: np.ndarray,
-    unrefuted: np.ndarray,
-    named: np.ndarray,
-    cl_holder: np.ndarray,
-    cl_cards: np.ndarray,
-    cl_live: np.ndarray,
-    acc_cards: np.ndarray,
-    acc_live: np.ndarray,
-    compacted: np.ndarray,
-    tmp_holder: np.ndarray,
-    tmp_cards: np.ndarray,
-    tmp_live: np.ndarray,
+    rec: RecordRows,
+    book: Facts,
+    tallies: Tallies,
+    scratch: IntakeScratch,
 ) -> None:
     """:func:`tests.references.notebook.add_records_reference` on the notebook's arrays, record by record.
 
-    Records (m of them, in the order the view gives them) as :class:`cluedo_env.engine.views.Records`
-    arrays; the notebook's arrays are updated in place (``cl_*`` must have room: see
+    Records ``rec`` (m of them, in the order the view gives them) as :class:`cluedo_env.engine.views.Records`
+    arrays; the notebook's facts ``book`` and ``tallies`` are updated in place (``cl_*`` must have room: see
     :func:`clause_slots_needed`). A game's live clauses move to the front of its row (in order) before
     its first new clause is put after them, as the reference does. Scratch: ``compacted`` (B,) bool, False
-    on entry and left so; ``tmp_holder`` (K,), ``tmp_cards`` (K, 3), ``tmp_live`` (K,) of the clause arrays' dtypes.
+    on entry and left so; ``holder`` (K,), ``cards`` (K, 3), ``live`` (K,) of the clause arrays' dtypes.
     """
+    game, is_acc, player, triple, correct, response = rec
+    has, no, _, cl_holder, cl_cards, cl_live, acc_cards, acc_live = book
+    shown_by_me, shown_to, unrefuted, named = tallies
+    compacted, tmp_holder, tmp_cards, tmp_live = scratch
     m, P = response.shape
     K = cl_live.shape[1]
     for r in range(m):
@@ -145,19 +134,25 @@ def add_records_kernel(
 
 @njit(**KERNEL)
 def intake_kernel(
-    me, idx, start, limit, env, game, is_acc, player, triple, correct, response, has, no, shown_by_me, shown_to,
-    unrefuted, named, cl_holder, cl_cards, cl_live, acc_cards, acc_live, compacted, tmp_holder, tmp_cards, tmp_live,
-    processed, changed,
-) -> int:  # fmt: skip
+    me: int,
+    idx: np.ndarray,
+    start: np.ndarray,
+    limit: np.ndarray,
+    env: np.ndarray,
+    rec: RecordRows,
+    book: Facts,
+    tallies: Tallies,
+    scratch: IntakeScratch,
+    processed: np.ndarray,
+    changed: np.ndarray,
+) -> int:
     """:meth:`agents.knowledge.notebook.Notebook.update` up to the propagation, in one call: the records
     (:func:`add_records_kernel`, the same arguments), then per game ``idx[i]`` the records taken in (``processed``
     (B,) int64 raised to ``limit[i]``), the envelope where this seat has seen it (``env`` (n, 3) card ids, -1:
     not seen; R-A2), and the games to propagate, those with new records (``limit > start``, (n,) int64) or the
     envelope seen, into ``changed`` (n,) int64 sorted and distinct (``np.unique``); returns their number."""
-    add_records_kernel(
-        me, game, is_acc, player, triple, correct, response, has, no, shown_by_me, shown_to, unrefuted, named,
-        cl_holder, cl_cards, cl_live, acc_cards, acc_live, compacted, tmp_holder, tmp_cards, tmp_live,
-    )  # fmt: skip
+    add_records_kernel(me, rec, book, tallies, scratch)
+    has = book.has
     E = has.shape[1] - 1
     m = 0
     for i in range(idx.shape[0]):

@@ -12,8 +12,9 @@ from numba import njit
 from numba.np.random.random_methods import random_interval
 
 from agents.compiled import INLINE, KERNEL
-from agents.knowledge.facts import CAT_MASKS, FULL, bit_count, pack_rows_kernel, unpack_rows_kernel
+from agents.knowledge.facts import CAT_MASKS, FULL, FactBits, Facts, bit_count, pack_rows_kernel, unpack_rows_kernel
 from agents.knowledge.propagation import fixpoint_kernel
+from agents.knowledge.types import PropagateScratch, WitnessScratch, WitnessStore
 from agents.knowledge.witnesses import check_witnesses_kernel, witness_rows_kernel, witness_sample_kernel
 from cluedo_env.rules.cards import NUM_CARDS
 
@@ -21,42 +22,28 @@ from cluedo_env.rules.cards import NUM_CARDS
 @njit(**KERNEL)
 def propagate_front_kernel(
     idx: np.ndarray,
-    has: np.ndarray,
-    no: np.ndarray,
-    size: np.ndarray,
-    cl_holder: np.ndarray,
-    cl_cards: np.ndarray,
-    cl_live: np.ndarray,
-    acc_cards: np.ndarray,
-    acc_live: np.ndarray,
+    book: Facts,
+    store: WitnessStore,
     exact: bool,
     exact_triples: int,
-    wvalid: np.ndarray,
-    witness: np.ndarray,
-    hb: np.ndarray,
-    nb: np.ndarray,
-    sz: np.ndarray,
-    clh: np.ndarray,
-    cl_mask: np.ndarray,
-    cl_live_rows: np.ndarray,
-    acc_mask: np.ndarray,
-    acc_live_rows: np.ndarray,
-    bad: np.ndarray,
-    unknown: np.ndarray,
-    valid: np.ndarray,
-    snap: np.ndarray,
-    unit: np.ndarray,
+    bits: FactBits,
+    scratch: PropagateScratch,
 ) -> int:
     """The start of :meth:`agents.knowledge.notebook.Notebook.propagate` for games ``idx`` in one call; returns how many rows
     still need a witness (sampling or search, left to Python).
 
-    The notebook's arrays (``has`` .. ``acc_live``, ``wvalid``, ``witness``) are read. Written, per row: the facts
-    as bitmasks (``hb`` .. ``acc_live_rows``, a :class:`agents.knowledge.facts.FactBits`: :meth:`Notebook.bits`) closed by
-    :func:`fixpoint_kernel` (``bad`` where contradictory); then with ``exact`` the open envelope cells
-    ``unknown`` (n, 21) (none in a contradictory row, or where more than ``exact_triples`` >= 0 solution
-    hypotheses are left) and ``valid`` (n, 21) where a stored witness still holds (:func:`check_witnesses_kernel`),
-    as ``Notebook._exact_envelope`` computes them. Scratch of the fixpoint: ``snap`` (2, H), ``unit`` (K,).
+    The notebook's arrays (``book``: ``has`` .. ``acc_live``; ``store``: ``witness``, ``wvalid``) are read.
+    Written, per row: the facts as bitmasks (``bits``, as :meth:`Notebook.bits` gives them) closed by
+    :func:`fixpoint_kernel` (``scratch.bad`` where contradictory); then with ``exact`` the open envelope cells
+    ``scratch.unknown`` (n, 21) (none in a contradictory row, or where more than ``exact_triples`` >= 0 solution
+    hypotheses are left) and ``scratch.valid`` (n, 21) where a stored witness still holds
+    (:func:`check_witnesses_kernel`), as ``Notebook._exact_envelope`` computes them. Scratch of the fixpoint:
+    ``snap`` (2, H), ``unit`` (K,).
     """
+    has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live = book
+    witness, wvalid = store
+    hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows = bits
+    bad, unknown, valid, snap, unit = scratch.bad, scratch.unknown, scratch.valid, scratch.snap, scratch.unit
     n, H = hb.shape
     E = H - 1
     pack_rows_kernel(idx, has, no, cl_cards, acc_cards, hb, nb, cl_mask, acc_mask)
@@ -144,10 +131,17 @@ def permute_live(rng: np.random.Generator, live: np.ndarray, out: np.ndarray) ->
 
 @njit(**KERNEL)
 def propagate_kernel(
-    idx, has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live, exact, exact_triples, wvalid, witness,
-    bad_games, samples, rng, hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows, bad, unknown, valid,
-    snap, unit, rows, cards, live_cols, clause_order, fh, fn, fs, gh, gc, gl, ga, gal, owner0, cap0, env_cap0,
-    unk_total0, unk_cat0, order, allowed, key, owner, cap, env_cap, unk_total, unk_cat, alive, q, w, div,
+    idx: np.ndarray,
+    book: Facts,
+    store: WitnessStore,
+    bad_games: np.ndarray,
+    exact: bool,
+    exact_triples: int,
+    samples: int,
+    rng: np.random.Generator,
+    bits: FactBits,
+    scratch: PropagateScratch,
+    wscratch: WitnessScratch,
 ) -> int:  # fmt: skip
     """:meth:`agents.knowledge.notebook.Notebook.propagate` of games ``idx`` in one call, up to the search: returns 0 when it
     is done, else the rows whose open envelope cells still lack a witness after sampling (Python then searches
@@ -159,33 +153,34 @@ def propagate_kernel(
     :func:`witness_sample_kernel`, the clauses satisfied first in the order :func:`permute_live` draws from
     ``rng``; then the write-back (``valid`` into ``wvalid``; :func:`propagate_back_kernel`, ``bad_games`` or-ed).
     Why one call: a notebook propagates on nearly every action of its player, and the half-dozen calls with
-    their scratch arrays cost more than the work in most of them. The arguments after ``rng`` are scratch, as
-    those kernels take them (``rows``, ``cards`` (n * 21,) int64, ``live_cols`` (K,) bool, ``clause_order`` (K,)
-    int64).
+    their scratch arrays cost more than the work in most of them. The arguments after ``rng`` are the rows' facts
+    and scratch, as those kernels take them (``bits``, ``scratch``: a :class:`agents.knowledge.types.PropagateScratch`,
+    ``wscratch``: :func:`witness_sample_kernel`'s).
     """
-    todo = propagate_front_kernel(
-        idx, has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live, exact, exact_triples, wvalid, witness,
-        hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows, bad, unknown, valid, snap, unit,
-    )  # fmt: skip
+    todo = propagate_front_kernel(idx, book, store, exact, exact_triples, bits, scratch)
+    unknown, valid = scratch.unknown, scratch.valid
+    rows, cards, live_cols, clause_order = scratch.rows, scratch.cards, scratch.live_cols, scratch.clause_order
+    wvalid = store.wvalid
     n = idx.shape[0]
     if exact:
         if todo:
             left = 1
             if samples > 0:
-                R = witness_rows_kernel(unknown, valid, cl_live_rows, rows, cards, live_cols)
+                R = witness_rows_kernel(unknown, valid, bits.cl_live, rows, cards, live_cols)
                 left = 0
                 if R > 0:
                     m = permute_live(rng, live_cols, clause_order)
                     left = witness_sample_kernel(
-                        idx, rows[:R], cards[:R], hb, nb, sz, cl_holder, cl_cards, cl_live_rows, acc_cards,
-                        acc_live_rows, samples, clause_order[:m], rng, witness, valid, unknown, fh, fn, fs, gh, gc,
-                        gl, ga, gal, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, allowed, key, owner, cap,
-                        env_cap, unk_total, unk_cat, alive, q, w, div,
+                        idx, rows[:R], cards[:R], bits, book, samples, clause_order[:m], rng, store.witness, valid,
+                        unknown, wscratch,
                     )  # fmt: skip
             if left:
                 return left
         for i in range(n):
             for c in range(NUM_CARDS):
                 wvalid[idx[i], c] = valid[i, c]
-    propagate_back_kernel(idx, hb, nb, cl_live_rows, acc_live_rows, bad, has, no, cl_live, acc_live, bad_games)
+    propagate_back_kernel(
+        idx, bits.hb, bits.nb, bits.cl_live, bits.acc_live, scratch.bad, book.has, book.no, book.cl_live,
+        book.acc_live, bad_games,
+    )  # fmt: skip
     return 0

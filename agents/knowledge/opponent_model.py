@@ -26,9 +26,10 @@ import numpy as np
 from numba import njit
 
 from agents.compiled import KERNEL
-from agents.knowledge.facts import FactBits, pack_rows_kernel
+from agents.knowledge.facts import FactBits, Facts, pack_rows_kernel
 from agents.knowledge.notebook import Notebook
 from agents.knowledge.propagation import fixpoint_kernel
+from agents.knowledge.types import AssumedScratch, Assumptions, Tallies
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0
 
 
@@ -98,12 +99,13 @@ def assumed_bits(
     none = np.zeros((0, P, NUM_CARDS), bool)
     lacks, deviant = refuters if refuters is not None else (none, np.zeros((0, P), bool))
     allow = np.ones(n, bool) if allow is None else np.ascontiguousarray(allow, bool)
-    assumed_bits_kernel(
-        idx, nb.seat, bool(has_board), bool(naive), allow,
-        none if extra_no is None else np.ascontiguousarray(extra_no, bool), lacks, deviant, bool(strong_allows),
-        nb.has, nb.no, nb.size, nb.named, nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live, *bits,
-        used, np.empty((n, P), i64), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64), np.empty((1, K), i64),
+    model = Assumptions(
+        nb.seat, bool(has_board), bool(naive), bool(strong_allows), allow,
+        none if extra_no is None else np.ascontiguousarray(extra_no, bool), lacks, deviant,
     )  # fmt: skip
+    scratch = AssumedScratch(np.empty((n, P), i64), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64),
+                             np.empty((1, K), i64))  # fmt: skip
+    assumed_bits_kernel(idx, model, nb.facts, nb.tallies, bits, used, scratch)
     return bits, used
 
 
@@ -113,23 +115,11 @@ __all__ = ["assumed_bits", "assumed_no", "naive_players", "strong_players"]
 # ---------------------------------------------------------------------------------------------- compiled kernels
 @njit(**KERNEL)
 def assumed_no_kernel(
-    idx: np.ndarray,
-    seat: int,
-    has_board: bool,
-    naive: bool,
-    has: np.ndarray,
-    no: np.ndarray,
-    named: np.ndarray,
-    allow: np.ndarray,
-    extra_no: np.ndarray,
-    lacks: np.ndarray,
-    deviant: np.ndarray,
-    strong_allows: bool,
-    extra: np.ndarray,
-    used: np.ndarray,
+    idx: np.ndarray, model: Assumptions, book: Facts, tallies: Tallies, extra: np.ndarray, used: np.ndarray
 ) -> None:
-    """The "holds not" facts :func:`tests.references.opponent_model.assumed_facts_reference` adds, per game ``idx[i]``
-    of the notebook's ``has``, ``no`` (B, H, 21) and ``named`` (B, P, 21) bool.
+    """The "holds not" facts :func:`tests.references.opponent_model.assumed_facts_reference` adds, per game ``idx[i]`` of the
+    notebook's ``has``, ``no`` (B, H, 21) (of ``book``) and ``named`` (B, P, 21) bool (of ``tallies``), with the
+    options and evidence of ``model`` (a :class:`agents.knowledge.types.Assumptions`).
 
     A table is *strong* where some opponent has named a card it is known to hold (on the board, not the room).
     ``naive``: every card an opponent named (on the board, not the room) where the table is not strong;
@@ -139,6 +129,8 @@ def assumed_no_kernel(
     those not known yet (neither has nor has-not), ``used`` (n,) bool: some, and ``allow[i]`` (or, with
     ``strong_allows``, a strong table).
     """
+    seat, has_board, naive, strong_allows, allow, extra_no, lacks, deviant = model
+    has, no, named = book.has, book.no, tallies.named
     n = idx.shape[0]
     P = named.shape[1]
     more = extra_no.shape[0] > 0
@@ -173,26 +165,26 @@ def assumed_no_kernel(
 
 @njit(**KERNEL)
 def assumed_bits_kernel(
-    idx: np.ndarray, seat: int, has_board: bool, naive: bool, allow: np.ndarray, extra_no: np.ndarray,
-    lacks: np.ndarray, deviant: np.ndarray, strong_allows: bool, has: np.ndarray, no: np.ndarray, size: np.ndarray,
-    named: np.ndarray, cl_holder: np.ndarray, cl_cards: np.ndarray, cl_live: np.ndarray, acc_cards: np.ndarray,
-    acc_live: np.ndarray, hb: np.ndarray, nb: np.ndarray, sz: np.ndarray, clh: np.ndarray, clm: np.ndarray,
-    cll: np.ndarray, accm: np.ndarray, accl: np.ndarray, used: np.ndarray, extra: np.ndarray, bad: np.ndarray,
-    snap: np.ndarray, unit: np.ndarray, clh1: np.ndarray,
+    idx: np.ndarray, model: Assumptions, book: Facts, tallies: Tallies, bits: FactBits, used: np.ndarray,
+    scratch: AssumedScratch,
 ) -> None:  # fmt: skip
-    """:func:`agents.knowledge.opponent_model.assumed_bits` in one pass: row i of the FactBits arrays ``hb``, ``nb``, ``sz``,
-    ``clh``, ``clm``, ``cll``, ``accm``, ``accl`` (n, ...) gets the facts of game ``idx[i]`` (what
+    """:func:`agents.knowledge.opponent_model.assumed_bits` in one pass: row i of ``bits`` (n, ...), a
+    :class:`agents.knowledge.facts.FactBits`, gets the facts of game ``idx[i]`` of the notebook's ``book`` (what
     :func:`pack_rows_kernel` and the notebook's rows give), plus where ``used[i]`` the assumed "holds not" facts
     (:func:`assumed_no_kernel`, same arguments), closed by :func:`fixpoint_kernel` (100 rounds, as
     :func:`agents.knowledge.propagation.fixpoint_bits`); where those contradict themselves, the notebook's own facts and
     ``used[i]`` False. Scratch: ``extra`` (n, P) int64, ``bad`` (1,) bool, ``snap`` (2, H) int64, ``unit`` (K,)
-    int64, ``clh1`` (1, K) int64 (the clause holders as the fixpoint reads them)."""
+    int64, ``clh1`` (1, K) int64 (the clause holders as the fixpoint reads them), a
+    :class:`agents.knowledge.types.AssumedScratch`."""
+    has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live = book
+    named = tallies.named
+    hb, nb, sz, clh, clm, cll, accm, accl = bits
+    extra, bad, snap, unit, clh1 = scratch
     H = has.shape[1]
     P = named.shape[1]
     K = cl_live.shape[1]
     NA = acc_live.shape[1]
-    assumed_no_kernel(idx, seat, has_board, naive, has, no, named, allow, extra_no, lacks, deviant, strong_allows,
-                      extra, used)  # fmt: skip
+    assumed_no_kernel(idx, model, book, tallies, extra, used)
     pack_rows_kernel(idx, has, no, cl_cards, acc_cards, hb, nb, clm, accm)
     for i in range(idx.shape[0]):
         g = idx[i]

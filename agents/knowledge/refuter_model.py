@@ -29,6 +29,7 @@ from numba import njit
 
 from agents.compiled import INLINE, KERNEL
 from agents.knowledge.facts import CATEGORY_SIZE, category_of
+from agents.knowledge.types import RefuterState
 from cluedo_env.engine.views import PlayerView, Records
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
@@ -45,6 +46,7 @@ class RefuterModel:
         self.received = np.zeros(B, np.int64)  # refutations we received
         self.lacks = np.zeros((B, P, NUM_CARDS), bool)  # assumed: the player does not hold the card
         self.deviant = np.zeros((B, P), bool)  # refuted against rule 1 at least once
+        self.state = RefuterState(self.shown, self.received, self.lacks, self.deviant)  # as the kernel takes them
 
     def reset(self, idx: np.ndarray) -> None:
         self.processed[idx] = 0
@@ -72,10 +74,8 @@ class RefuterModel:
         if len(rec.game) == 0:
             return
         refuter_update_kernel(
-            self.seat, rec.game, rec.is_accusation, rec.player, rec.triple, rec.response,
-            np.zeros((0, self.P, NUM_CARDS), bool) if shown_by_me is None else shown_by_me,
-            view.hand_sizes[:, self.seat].astype(np.float64), float(self.margin), self.shown, self.received,
-            self.lacks, self.deviant,
+            self.seat, rec, np.zeros((0, self.P, NUM_CARDS), bool) if shown_by_me is None else shown_by_me,
+            view.hand_sizes[:, self.seat].astype(np.float64), float(self.margin), self.state,
         )  # fmt: skip
 
 
@@ -101,16 +101,16 @@ def _category_counts(cells: np.ndarray, g: int, k: int) -> tuple[float, float, f
 
 @njit(**KERNEL)
 def refuter_update_kernel(
-    seat: int, game: np.ndarray, is_acc: np.ndarray, player: np.ndarray, triple: np.ndarray, response: np.ndarray,
-    shown_by_me: np.ndarray, hand: np.ndarray, margin: float, shown: np.ndarray, received: np.ndarray,
-    lacks: np.ndarray, deviant: np.ndarray,
-) -> None:  # fmt: skip
+    seat: int, rec: Records, shown_by_me: np.ndarray, hand: np.ndarray, margin: float, state: RefuterState
+) -> None:
     """:func:`tests.references.refuter_model.update_reference` (the numpy statement) record by record: the
-    records (``game`` (m,), ``is_acc``, ``player``, ``triple`` (m, 3) category indices, ``response`` (m, P), in
-    order within each game) of this ``seat``'s suggestions update ``shown``, ``lacks`` (B, P, 21) bool,
-    ``received`` (B,) int64 and ``deviant`` (B, P) bool in place. ``shown_by_me`` (B, P, 21) bool (shape
-    (0, P, 21): none), ``hand`` (B,) float64 this seat's hand size. The same float operations, in the same order,
-    as the statement, so the same comparisons."""
+    records ``rec`` (``game`` (m,), ``is_accusation``, ``player``, ``triple`` (m, 3) category indices, ``response``
+    (m, P), in order within each game) of this ``seat``'s suggestions update ``state`` in place: ``shown``,
+    ``lacks`` (B, P, 21) bool, ``received`` (B,) int64 and ``deviant`` (B, P) bool. ``shown_by_me`` (B, P, 21)
+    bool (shape (0, P, 21): none), ``hand`` (B,) float64 this seat's hand size. The same float operations, in the
+    same order, as the statement, so the same comparisons."""
+    game, is_acc, player, triple, response = rec.game, rec.is_accusation, rec.player, rec.triple, rec.response
+    shown, received, lacks, deviant = state
     P = response.shape[1]
     have_mine = shown_by_me.shape[0] > 0
     for j in range(game.shape[0]):

@@ -156,16 +156,21 @@ def _h2_or_below(p: float, h_lo: float, h_hi: float, below: bool) -> float:
 
 @njit(**INLINE)
 def _seat_answers(
-    a: float, b: float, c: float, A_: float, B_: float, C_: float, r0: float, r1: float, r2: float, see_card: bool,
-    h_lo: float, h_hi: float, below: bool = False,
+    q: tuple[float, float, float], other: tuple[float, float, float], r: tuple[float, float, float], see_card: bool,
+    h: tuple[float, float], below: bool = False,
 ) -> float:  # fmt: skip
     """One asked seat's term of :func:`agents.knowledge.suggestion_value._after_seat_answers` (same operations):
-    q = (a, b, c), other = (A_, B_, C_), r = e / max(other, TINY).
+    q = (a, b, c), other = (A_, B_, C_), r = e / max(other, TINY) per card of the triple; ``h`` = (``h_lo``,
+    ``h_hi``), :func:`h2c`'s clamped values.
 
     An answer of probability 0 adds exactly 0 (its entropies are finite), so it is skipped: same result.
     With ``below``, every entropy is :func:`_h2_or_below`'s log-free lower bound: the term is then at
     most the exact one (every entropy has a non-negative weight).
     """
+    a, b, c = q
+    A_, B_, C_ = other
+    r0, r1, r2 = r
+    h_lo, h_hi = h
     s0, s1, s2 = a * B_ * C_, A_ * b * C_, A_ * B_ * c
     s01, s02, s12 = a * b * C_, a * B_ * c, A_ * b * c
     s012 = a * b * c
@@ -249,17 +254,18 @@ def envelope_triple(
 ) -> float:  # fmt: skip
     """The expected envelope information of triple (c0, c1, c2) of game i, from ``pre`` (:func:`_envelope_pre`)."""
     return envelope_triple_above(
-        prob, i, c0, c1, c2, order, refute_all, see_card, pre, h_lo, h_hi, -1.0, 0.0, False
+        prob, i, (c0, c1, c2), order, refute_all, see_card, pre, (h_lo, h_hi), -1.0, 0.0, False
     )  # fmt: skip
 
 
 @njit(**INLINE)
 def envelope_triple_above(
-    prob: np.ndarray, i: int, c0: int, c1: int, c2: int, order: np.ndarray, refute_all: bool, see_card: bool,
-    pre: np.ndarray, h_lo: float, h_hi: float, floor: float, extra: float, below: bool,
+    prob: np.ndarray, i: int, triple: tuple[int, int, int], order: np.ndarray, refute_all: bool, see_card: bool,
+    pre: np.ndarray, h: tuple[float, float], floor: float, extra: float, below: bool,
 ) -> float:  # fmt: skip
-    """:func:`envelope_triple`, or ``-1 - B`` (negative) as soon as the value provably ends with
-    ``value + extra < floor``: ``B`` is the bound that showed it, ``max(prior - partial, 0)``, at least the value.
+    """:func:`envelope_triple` of ``triple`` = (c0, c1, c2) (``h`` = (``h_lo``, ``h_hi``)), or ``-1 - B`` (negative)
+    as soon as the value provably ends with ``value + extra < floor``: ``B`` is the bound that showed it,
+    ``max(prior - partial, 0)``, at least the value.
 
     With ``below`` (first-refuter rule only) the seats' entropies are log-free lower bounds
     (:func:`_h2_or_below`), so the result is an upper bound of the value, about 5x cheaper: a triple
@@ -272,6 +278,7 @@ def envelope_triple_above(
     remaining seats (most of the logarithms) are skipped. The terms are added in the same order as
     without the floor, so a value that is returned is the same number. ``floor = -1`` never stops.
     """
+    c0, c1, c2 = triple
     K = order.shape[1]
     HE, HN = 3 * K, 3 * K + 1
     prior = pre[HE, c0] + pre[HE, c1] + pre[HE, c2]
@@ -279,8 +286,8 @@ def envelope_triple_above(
     for k in range(K):
         s = order[i, k]
         seat = _seat_answers(
-            prob[i, s, c0], prob[i, s, c1], prob[i, s, c2], pre[k, c0], pre[k, c1], pre[k, c2],
-            pre[K + k, c0], pre[K + k, c1], pre[K + k, c2], see_card, h_lo, h_hi, below,
+            (prob[i, s, c0], prob[i, s, c1], prob[i, s, c2]), (pre[k, c0], pre[k, c1], pre[k, c2]),
+            (pre[K + k, c0], pre[K + k, c1], pre[K + k, c2]), see_card, h, below,
         )  # fmt: skip
         if refute_all:
             passes = pre[k, c0] * pre[k, c1] * pre[k, c2]

@@ -14,7 +14,8 @@ from numba import njit
 from agents.compiled import INLINE, KERNEL
 from agents.knowledge.deal_sampling import sample_deals_kernel, sample_setup_kernel
 from agents.knowledge.envelope_search import clauses_hold
-from agents.knowledge.facts import bit_count, category_of
+from agents.knowledge.facts import FactBits, Facts, bit_count, category_of
+from agents.knowledge.types import WitnessScratch
 from cluedo_env.rules.cards import NUM_CARDS
 
 
@@ -124,18 +125,14 @@ def _release_from_envelope(
 
 @njit(**KERNEL)
 def witness_sample_kernel(
-    idx: np.ndarray, rows: np.ndarray, cards: np.ndarray, hb: np.ndarray, nb: np.ndarray, size: np.ndarray,
-    cl_holder: np.ndarray, cl_cards: np.ndarray, cl_live: np.ndarray, acc_cards: np.ndarray, acc_live: np.ndarray,
-    samples: int, clause_order: np.ndarray, rng: np.random.Generator, witness: np.ndarray, valid: np.ndarray,
-    unknown: np.ndarray, fh: np.ndarray, fn: np.ndarray, fs: np.ndarray, gh: np.ndarray, gc: np.ndarray,
-    gl: np.ndarray, ga: np.ndarray, gal: np.ndarray, owner0: np.ndarray, cap0: np.ndarray, env_cap0: np.ndarray,
-    unk_total0: np.ndarray, unk_cat0: np.ndarray, order: np.ndarray, allowed: np.ndarray, key: np.ndarray,
-    owner: np.ndarray, cap: np.ndarray, env_cap: np.ndarray, unk_total: np.ndarray, unk_cat: np.ndarray,
-    alive: np.ndarray, q: np.ndarray, w: np.ndarray, div: np.ndarray,
+    idx: np.ndarray, rows: np.ndarray, cards: np.ndarray, bits: FactBits, book: Facts, samples: int,
+    clause_order: np.ndarray, rng: np.random.Generator, witness: np.ndarray, valid: np.ndarray, unknown: np.ndarray,
+    scratch: WitnessScratch,
 ) -> int:  # fmt: skip
     """:func:`tests.references.notebook.sample_witnesses_reference` in one call: the cells (``rows[j]``,
     ``cards[j]``) of :func:`witness_rows_kernel` in order; a cell that an earlier deal already witnesses is skipped,
-    else deals of the facts ``hb``, ``nb``, ``size`` (n, H) of row ``rows[j]`` (game ``idx[rows[j]]``) with the
+    else deals of the facts ``bits`` (the rows' cells ``hb``, ``nb``, ``size`` (n, H) int64 and live flags) of
+    row ``rows[j]`` (game ``idx[rows[j]]``, its clauses' holders and cards read from the notebook's ``book``) with the
     card forced into the envelope are drawn one at a time (:func:`sample_deals_kernel`, clauses first in
     ``clause_order``), at most ``samples``, until one is consistent; it becomes the witness of each of its envelope
     cards (``witness`` (B, 21, 21), ``valid`` (n, 21) in place). Returns how many rows still have an ``unknown``
@@ -146,10 +143,18 @@ def witness_sample_kernel(
     setup per row: forcing a card into the envelope changes the row's setup in a few counters and takes the card
     out of the placement order (:func:`_force_into_envelope`), which costs a fraction of a setup.
 
-    Scratch, one row: the facts ``fh``, ``fn``, ``fs`` (1, H) int64, clauses ``gh`` (1, K) int64, ``gc``
-    (1, K, 3) int64, ``gl`` (1, K) bool, accusations ``ga`` (1, P, 3) int64, ``gal`` (1, P) bool; then
-    :func:`sample_setup_kernel`'s and :func:`sample_deals_kernel`'s arrays for one deal (``q`` (1,)).
+    Scratch, one row (:class:`agents.knowledge.types.WitnessScratch`): the facts ``fh``, ``fn``, ``fs`` (1, H)
+    int64, the clauses (``gh`` (1, K) int64, ``gc`` (1, K, 3) int64, ``gl`` (1, K) bool, accusations ``ga``
+    (1, P, 3) int64, ``gal`` (1, P) bool); then :func:`sample_setup_kernel`'s and :func:`sample_deals_kernel`'s
+    arrays for one deal (``q`` (1,)).
     """
+    hb, nb, size, cl_live, acc_live = bits.hb, bits.nb, bits.size, bits.cl_live, bits.acc_live
+    cl_holder, cl_cards, acc_cards = book.cl_holder, book.cl_cards, book.acc_cards
+    fh, fn, fs, key = scratch.fh, scratch.fn, scratch.fs, scratch.key
+    gh, gc, gl, ga, gal = scratch.clauses
+    owner0, cap0, env_cap0, unk_total0, unk_cat0, allowed, order = scratch.start
+    alive = scratch.deal.alive
+    owner = scratch.deal.owner
     H = hb.shape[1]
     E = H - 1
     row = -1  # the row whose facts and setup (no card forced) the scratch holds
@@ -177,10 +182,7 @@ def witness_sample_kernel(
             row = i
         p = _force_into_envelope(c, fh, fs, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, unk)
         for _ in range(samples):
-            sample_deals_kernel(
-                owner0, cap0, env_cap0, unk_total0, unk_cat0, owner, cap, env_cap, unk_total, unk_cat, alive, q,
-                allowed, order, 1, gh, gc, gl, clause_order, ga, gal, rng, w, div, unk - 1,
-            )  # fmt: skip
+            sample_deals_kernel(scratch.start, scratch.deal, 1, scratch.clauses, clause_order, rng, unk - 1)
             if alive[0]:
                 _register_deal(owner[0], E, witness, g, valid, i)
                 break

@@ -30,6 +30,7 @@ not know as they do. :func:`compact_layout` lists the pieces (names, shapes, off
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -64,6 +65,36 @@ DERIVED_MEANING = {
 }
 
 
+class BoardSlots(NamedTuple):
+    """Where :func:`_engine_slots_kernel` reads the board's pieces and writes the derived ones (slot offsets and
+    counts; the offsets are 0 and ``turns`` empty without a board). Built once per encoder."""
+
+    board: bool
+    """The game has a board (else only the copy runs)."""
+    tokens: int
+    """First slot of the engine's ``token_location`` rows (6 one-hot rows of ``locations``)."""
+    suspects: int
+    """Suspect tokens: 6."""
+    locations: int
+    """Locations per token row: 197."""
+    room0: int
+    """First room location."""
+    corridor: int
+    """``token_room`` column of a token on a square."""
+    my: int
+    """First slot of the engine's ``my_suspect`` one-hot."""
+    my_size: int
+    """Slots of ``my_suspect``."""
+    token_room: int
+    """First slot of the compact ``token_room`` piece."""
+    rooms1: int
+    """``token_room`` columns per token: 9 rooms and the corridor."""
+    room_turns: int
+    """First slot of the compact ``room_turns`` piece."""
+    turns: np.ndarray
+    """(197, 36) int8: ``room_turns`` of each location of my token."""
+
+
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _first_max(x, at, size):
     """``argmax(x[at : at + size])``: the first largest value's offset (the maximum first: a reduction that
@@ -78,17 +109,16 @@ def _first_max(x, at, size):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _engine_slots_kernel(
-    obs, runs, out, board, tokens, suspects, locations, room0, corridor, my, my_size, token_room, rooms1, room_turns,
-    turns,
-) -> None:  # fmt: skip
+def _engine_slots_kernel(obs, runs, out, slots: BoardSlots) -> None:
     """The compact slots taken from the engine observation ``obs`` (n, D) int8, written into ``out`` (n, size):
     ``out[:, dst] = obs[:, src]`` given as ``runs`` (r, 3) of consecutive slots (first source slot, first target
-    slot, length; a contiguous copy each), and on a board ``token_room`` and ``room_turns``, row by row.
+    slot, length; a contiguous copy each), and on a board ``token_room`` and ``room_turns``, row by row (where
+    ``slots`` says).
 
     Why compiled: as numpy column gathers and a (n, 6, 197) argmax this was over half of the encoder's time. The
-    numbers are those of the numpy statement in :func:`tests.references.compact_observation.encode_reference`: a token's
-    location is the first largest slot of its one-hot row, as ``argmax`` takes it."""
+    numbers are those of the numpy statement in :func:`tests.references.compact_observation.encode_reference`: a token's location
+    is the first largest slot of its one-hot row, as ``argmax`` takes it."""
+    board, tokens, suspects, locations, room0, corridor, my, my_size, token_room, rooms1, room_turns, turns = slots
     # Row views and unsigned indices: numba then skips the negative-index fix-up of every access (measured: the
     # copy 5x faster than with signed 2-D indexing).
     u = np.uint64
@@ -181,15 +211,18 @@ class CompactObservation:
         self._board = config.has_board
         self._belief_offset = self.pieces[belief_layout(config.players)[0][0]].offset  # the belief features' slots
         # The board's slots for the kernel: token rows, my token, token_room, room_turns (offsets; 0 without a board).
-        self._board_slots = (0, 0, 0, 0, 0)
+        board_slots = (0, 0, 0, 0, 0)
         self._turns = np.zeros((0, 0), np.int8)
         if self._board:
             self._tokens = engine["token_location"]
             self._my = engine["my_suspect"]
             turns = travel_turns(config.dice)[:, :, None] <= TURN_LEVELS + 1e-9  # (197, 9, 4)
             self._turns = turns.reshape(NUM_LOCATIONS, -1).astype(np.int8)
-            self._board_slots = (self._tokens.offset, self._my.offset, self._my.size, self.pieces["token_room"].offset,
-                                 self.pieces["room_turns"].offset)  # fmt: skip
+            board_slots = (self._tokens.offset, self._my.offset, self._my.size, self.pieces["token_room"].offset,
+                           self.pieces["room_turns"].offset)  # fmt: skip
+        tokens, my, my_size, token_room, room_turns = board_slots
+        self._slots = BoardSlots(self._board, tokens, NUM_SUSPECTS, NUM_LOCATIONS, ROOM_LOC0, CORRIDOR, my, my_size,
+                                 token_room, NUM_ROOMS + 1, room_turns, self._turns)  # fmt: skip
 
     def encode(self, obs: np.ndarray, tracker: BeliefTracker, idx: np.ndarray) -> np.ndarray:
         """(n, size) int8 compact observations of games ``idx`` from their engine observations ``obs``
@@ -199,11 +232,7 @@ class CompactObservation:
             raise ValueError(f"expected engine observations of shape (n, {self.engine_size}), got {obs.shape}")
         n = len(obs)
         out = np.zeros((n, self.size), np.int8)
-        tokens, my, my_size, token_room, room_turns = self._board_slots
-        _engine_slots_kernel(
-            np.ascontiguousarray(obs, np.int8), self._runs, out, self._board, tokens, NUM_SUSPECTS,
-            NUM_LOCATIONS, ROOM_LOC0, CORRIDOR, my, my_size, token_room, NUM_ROOMS + 1, room_turns, self._turns,
-        )  # fmt: skip
+        _engine_slots_kernel(np.ascontiguousarray(obs, np.int8), self._runs, out, self._slots)
         self._notebook_slots(tracker, idx, out)
         return out
 

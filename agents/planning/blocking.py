@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit
 
 from agents.compiled import INLINE, KERNEL
+from agents.planning.types import BlockingBoard, BlockingScratch
 from cluedo_env.rules.board import NUM_SQUARES
 from cluedo_env.rules.cards import NUM_ROOMS, NUM_SUSPECTS
 
@@ -153,24 +154,11 @@ def blocked_turns_kernel(
     tokens: np.ndarray,
     rows: np.ndarray,
     locs: np.ndarray,
-    neighbors: np.ndarray,
-    fronts: np.ndarray,
-    passage: np.ndarray,
-    d0: np.ndarray,
-    T: np.ndarray,
+    board: BlockingBoard,
     reenter: float,
     S: np.ndarray,
     S_roll: np.ndarray,
-    bmark: np.ndarray,
-    mark: np.ndarray,
-    over: np.ndarray,
-    work: np.ndarray,
-    head: np.ndarray,
-    rd: np.ndarray,
-    R: np.ndarray,
-    R0: np.ndarray,
-    walk: np.ndarray,
-    at: np.ndarray,
+    scratch: BlockingScratch,
 ) -> None:
     """Rows ``S[e]``, ``S_roll[e]`` (m, 9) of the expected turns to enter each room from location ``locs[e]`` in
     game ``rows[e]``, around the blocking tokens of that game.
@@ -179,14 +167,18 @@ def blocked_turns_kernel(
     (the mover's own, for one); ``rows`` (m,) int64 game of each entry, in ascending order (a game's tables are
     computed once for its run of entries); ``locs`` (m,) int64. The row of a location a blocking token stands
     on is all inf (nobody can move there).
-    Board: ``neighbors`` (188, 4) and ``fronts`` (9, 4) int64, -1 padded (the squares next to a square; the
+    Board (``board``, a :class:`agents.planning.types.BlockingBoard`): ``neighbors`` (188, 4) and ``fronts`` (9, 4)
+    int64, -1 padded (the squares next to a square; the
     squares in front of a room's doors); ``passage`` (9,) int64 the room a room's secret passage leads to, -1
     if none; ``d0`` (9, 197) int64 the empty board's fewest pips from each location to each room
     (``Board.distance``, transposed). ``T`` (D,) float64 turns to enter a room ``d`` pips away,
     ``T[D - 1] = inf`` standing for unreachable (every distance >= D - 1). ``reenter``: turns to leave a room
-    and come back in. Scratch: ``bmark`` (188,), ``mark``, ``over`` (9, 188), ``work`` (5, 188) int64 zeros,
-    ``head`` (64,), ``rd`` (9, 9) int64, ``R``, ``R0`` (9, 9), ``walk``, ``at`` (9,) float64.
+    and come back in. Scratch (a :class:`agents.planning.types.BlockingScratch`): ``bmark`` (188,), ``mark``,
+    ``over`` (9, 188), ``work`` (5, 188) int64 zeros, ``head`` (64,), ``rd`` (9, 9) int64, ``R``, ``R0`` (9, 9),
+    ``walk``, ``at`` (9,) float64.
     """
+    neighbors, fronts, passage, d0, T = board
+    bmark, mark, over, work, head, rd, R, R0, walk, at = scratch
     m = len(rows)
     far = len(T) - 1
     # The empty board's room-to-room routes, reused in games where no room-to-room distance changes.

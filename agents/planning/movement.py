@@ -99,6 +99,7 @@ from numba import njit
 
 from agents.compiled import INLINE, KERNEL
 from agents.planning.blocking import blocked_turns_kernel
+from agents.planning.types import BlockingBoard, BlockingScratch
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board
@@ -174,7 +175,7 @@ def turn_tables(
 
 
 @lru_cache(maxsize=4)
-def _blocking_inputs(dice: int) -> tuple[np.ndarray, ...]:
+def _blocking_inputs(dice: int) -> BlockingBoard:
     """The board and ``T(d)`` as :func:`agents.planning.blocking.blocked_turns_kernel` takes them (read-only)."""
     board = load_board()
     neighbors = np.full((NUM_SQUARES, 4), -1, np.int64)
@@ -189,7 +190,7 @@ def _blocking_inputs(dice: int) -> tuple[np.ndarray, ...]:
     # Around tokens a distance can exceed the empty board's (at most 188 pips); the last entry is "unreachable".
     T = np.append(turns_to_enter(dice, NUM_LOCATIONS), np.inf)
     d0 = np.ascontiguousarray(board.distance[:, ROOM_LOC0:].T, np.int64)  # (9, 197)
-    out = (neighbors, fronts, passage, d0, T)
+    out = BlockingBoard(neighbors, fronts, passage, d0, T)
     for a in out:
         a.flags.writeable = False
     return out
@@ -247,16 +248,18 @@ def blocked_travel_turns(
 
 def _kernel_rows(tokens: np.ndarray, rows: np.ndarray, locs: np.ndarray, dice: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`blocked_travel_turns` of every entry by the kernel (``tokens`` (n, 6), ``rows`` ascending)."""
-    neighbors, fronts, passage, d0, T = _blocking_inputs(dice)
     m = len(rows)
     S = np.empty((m, NUM_ROOMS))
     S_roll = np.empty((m, NUM_ROOMS))
+    scratch = BlockingScratch(
+        np.zeros(NUM_SQUARES, np.int64), np.zeros((NUM_ROOMS, NUM_SQUARES), np.int64),
+        np.empty((NUM_ROOMS, NUM_SQUARES), np.int64), np.zeros((5, NUM_SQUARES), np.int64), np.empty(64, np.int64),
+        np.empty((NUM_ROOMS, NUM_ROOMS), np.int64), np.empty((NUM_ROOMS, NUM_ROOMS)), np.empty((NUM_ROOMS, NUM_ROOMS)),
+        np.empty(NUM_ROOMS), np.empty(NUM_ROOMS),
+    )  # fmt: skip
     blocked_turns_kernel(
-        np.ascontiguousarray(tokens, np.int64), np.asarray(rows, np.int64), np.asarray(locs, np.int64), neighbors,
-        fronts, passage, d0, T, REENTER_TURNS, S, S_roll, np.zeros(NUM_SQUARES, np.int64),
-        np.zeros((NUM_ROOMS, NUM_SQUARES), np.int64), np.empty((NUM_ROOMS, NUM_SQUARES), np.int64),
-        np.zeros((5, NUM_SQUARES), np.int64), np.empty(64, np.int64), np.empty((NUM_ROOMS, NUM_ROOMS), np.int64),
-        np.empty((NUM_ROOMS, NUM_ROOMS)), np.empty((NUM_ROOMS, NUM_ROOMS)), np.empty(NUM_ROOMS), np.empty(NUM_ROOMS),
+        np.ascontiguousarray(tokens, np.int64), np.asarray(rows, np.int64), np.asarray(locs, np.int64),
+        _blocking_inputs(dice), REENTER_TURNS, S, S_roll, scratch,
     )  # fmt: skip
     return S, S_roll
 

@@ -69,6 +69,7 @@ from agents.knowledge.marginals import marginals_rows
 from agents.knowledge.notebook import Notebook
 from agents.knowledge.opponent_model import assumed_bits
 from agents.knowledge.suggestion_value import envelope_information, public_information
+from agents.knowledge.types import AssumedScratch, Assumptions
 from agents.planning.movement import TIE, choose_moves, empty_board_tables, turn_start_choice
 from agents.players.base import Agent, replace_illegal, suggestion_room
 from agents.players.deducer_decisions import (
@@ -84,6 +85,17 @@ from agents.players.suggestion_choice import (
     candidates_kernel,
     deal_information_kernel,
     room_values_kernel,
+)
+from agents.players.types import (
+    Decided,
+    DecisionCaches,
+    DecisionOptions,
+    DecisionScratch,
+    DecisionView,
+    MoveTables,
+    NaiveScratch,
+    RefuteScratch,
+    SuggestionRows,
 )
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
@@ -245,11 +257,12 @@ class DeducerAgent(Agent):
         nb = self.notebook
         opts = self.model_options(view, idx)
         lacks, deviant = opts.get("refuters") or self._no_refuter_facts(nb.P)
-        naive_probabilities_kernel(
-            idx, nb.seat, view.config.has_board, bool(opts["naive"]), np.ascontiguousarray(opts["allow"], bool), lacks,
-            deviant, bool(opts.get("strong_allows", False)), float(self.naive_mix), nb.has, nb.no, nb.size, nb.named,
-            nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live, out, *self._naive_scratch(),
+        scratch = self._naive_scratch()
+        model = Assumptions(
+            nb.seat, view.config.has_board, bool(opts["naive"]), bool(opts.get("strong_allows", False)),
+            np.ascontiguousarray(opts["allow"], bool), scratch[1], lacks, deviant,
         )  # fmt: skip
+        naive_probabilities_kernel(idx, model, float(self.naive_mix), nb.book, out, scratch[0])
 
     def _probabilities(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         """:meth:`probabilities`, computed (the numpy statement; :meth:`_probabilities_into` is the compiled path
@@ -344,30 +357,32 @@ class DeducerAgent(Agent):
         T = max(NUM_SUSPECTS * NUM_WEAPONS, (self.shortlist + 1) ** 3)
         L = NUM_LOCATIONS  # MOVE destinations
         scratch = self._dscratch  # kept between calls; the kernel reads only what it wrote in this call
-        if scratch is None or scratch[0] < n or scratch[1] != (H, k, T):
+        naive, no_extra = self._naive_scratch()
+        if scratch is None or scratch[0] < n or scratch[1] != (H, k, T) or scratch[2].naive is not naive:
             cap = max(n, 2 * scratch[0] if scratch is not None and scratch[1] == (H, k, T) else n)
             i64 = np.int64
-            scratch = self._dscratch = (cap, (H, k, T), (
+            refute = RefuteScratch(np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)), naive.bits.hb, naive.bits.nb)
+            arrays = DecisionScratch(
                 np.empty(cap, i64), np.empty(cap, i64), np.empty(cap, i64), np.empty((cap, A.NUM_ACTIONS), bool),
                 np.empty(cap, i64),
                 np.empty((cap, H, NUM_CARDS)), np.empty(cap * 2 * NUM_CARDS),
                 np.empty((cap, max(T, L))), np.empty((cap, 3, k), i64), np.empty(cap, i64),
                 np.empty((3 * (P - 1) + 2, NUM_CARDS)), np.empty(2 * T), np.empty((3, max(k, NUM_ROOMS)), i64),
-                np.empty((cap, NUM_ROOMS)), np.empty(NUM_CARDS), np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)),
-                np.empty(cap, i64), np.empty(cap, bool),
-            ))  # fmt: skip
+                np.empty((cap, NUM_ROOMS)), np.empty(NUM_CARDS), np.empty(cap, i64), refute, naive,
+            )  # fmt: skip
+            scratch = self._dscratch = (cap, (H, k, T), arrays, np.empty(cap, bool))
         plan_moves = view.config.has_board and not self.blocking_aware  # else the Python planner moves
         S, S_roll = empty_board_tables(view.config.dice)  # (read only where plan_moves)
         cs, cw = self._every_card_rows(n)
         lacks, deviant = self._no_refuter_facts(P)
+        options = DecisionOptions(float(self.naive_model_rounds * P), float(self.naive_mix),
+                                  view.config.refutation == "all", int(self.shortlist), int(self.room_shortlist),
+                                  plan_moves)  # fmt: skip
         self._decisions(
-            idx, view.phase, mask, view.current, view.turn_count, float(self.naive_model_rounds * P), nb.seat, nb.has,
-            nb.no, nb.size, nb.bad, nb.named, nb.cl_holder, nb.cl_cards, nb.cl_live, nb.acc_cards, nb.acc_live,
-            nb.shown_by_me, nb.shown_to, nb.version, prob, pver, pstamp, view.config.has_board, True, lacks, deviant,
-            False, float(self.naive_mix), self._order(view, n),
-            view.config.refutation == "all", int(self.shortlist), int(self.room_shortlist), cs, cw, self._rv,
-            self._rv_turn, plan_moves, view.pos, _PASSAGE_TO, S, S_roll, TIE, self.rng, out, rows, counts, *scratch[2],
-            *self._naive_scratch(),
+            idx, DecisionView(view.phase, mask, view.current, view.turn_count, view.pos), options,
+            Assumptions(nb.seat, view.config.has_board, True, False, scratch[3], no_extra, lacks, deviant), nb.book,
+            DecisionCaches(prob, pver, pstamp, self._rv, self._rv_turn), SuggestionRows(self._order(view, n), cs, cw),
+            MoveTables(_PASSAGE_TO, S, S_roll, TIE), self.rng, Decided(out, rows, counts), scratch[2],
         )  # fmt: skip
 
     def _no_refuter_facts(self, P: int) -> tuple[np.ndarray, np.ndarray]:
@@ -378,22 +393,24 @@ class DeducerAgent(Agent):
             have = self._no_refuters = (np.zeros((0, P, NUM_CARDS), bool), np.zeros((0, P), bool))
         return have
 
-    def _naive_scratch(self) -> tuple[np.ndarray, ...]:
-        """The one-game scratch of :func:`agents.players.deducer_decisions.naive_probabilities_kernel` (after ``out``), kept
-        between calls (rebuilt when the clause slots grow); shared by :meth:`_probabilities_into` and
-        :meth:`_decide_compiled`."""
+    def _naive_scratch(self) -> tuple[NaiveScratch, np.ndarray]:
+        """The one-game scratch of :func:`agents.players.deducer_decisions.naive_probabilities_kernel` and its model's
+        ``extra_no`` (0, P, 21) bool (no extra facts), kept between calls (rebuilt when the clause slots grow); shared
+        by :meth:`_probabilities_into` and :meth:`_decide_compiled`."""
         nb = self.notebook
         H, P, K = nb.P + 1, nb.P, nb.cl_live.shape[1]
         have = self._nscratch
-        if have is None or have[3].shape[1] != K or have[0].shape[1] != H:
+        if have is None or have[0].bits.cl_holder.shape[1] != K or have[0].bits.hb.shape[1] != H:
             i64 = np.int64
-            have = self._nscratch = (
+            bits = FactBits(
                 np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
                 np.empty((1, K), i64), np.empty((1, K), bool), np.empty((1, P), i64), np.empty((1, P), bool),
-                np.empty((1, P), i64), np.empty(1, bool), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64),
-                np.empty((1, H, NUM_CARDS)), np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)),
-                np.zeros((0, P, NUM_CARDS), bool),
             )  # fmt: skip
+            assumed = AssumedScratch(np.empty((1, P), i64), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64),
+                                     bits.cl_holder)  # fmt: skip
+            naive = NaiveScratch(bits, assumed, np.empty(1, bool), np.empty((1, H, NUM_CARDS)),
+                                 np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)))  # fmt: skip
+            have = self._nscratch = (naive, np.zeros((0, P, NUM_CARDS), bool))
         return have
 
     def accusations(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -416,9 +433,9 @@ class DeducerAgent(Agent):
         suggester = view.current[idx].astype(np.int64)  # whose suggestion is refuted: the player whose turn it is
         noise = self.rng.random((n, NUM_CARDS))  # the reference's tie-break numbers, in its order
         out = np.empty(n, np.int64)
-        refute_kernel(nb.has, nb.no, nb.size, nb.shown_by_me, nb.shown_to, idx, suggester, mask, noise, out,
-                      np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)), np.empty((1, H), np.int64),
-                      np.empty((1, H), np.int64))  # fmt: skip
+        scratch = RefuteScratch(np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)), np.empty((1, H), np.int64),
+                                np.empty((1, H), np.int64))  # fmt: skip
+        refute_kernel(nb.facts, nb.tallies, idx, suggester, mask, noise, out, scratch)
         return out
 
     # ------------------------------------------------------------------ suggestions

@@ -15,9 +15,20 @@ from agents.compiled import INLINE, KERNEL
 from agents.knowledge.facts import envelope_card, notebook_solved, room_of_triple, triple_index
 from agents.knowledge.marginals import marginals_bits, pack_cells
 from agents.knowledge.opponent_model import assumed_bits_kernel
+from agents.knowledge.types import Assumptions, Book
 from agents.planning.movement import choose_moves_kernel, turn_start_kernel
 from agents.players.refutation import refute_kernel
 from agents.players.suggestion_choice import best_suggestion_kernel, candidates_kernel, room_values_kernel
+from agents.players.types import (
+    Decided,
+    DecisionCaches,
+    DecisionOptions,
+    DecisionScratch,
+    DecisionView,
+    MoveTables,
+    NaiveScratch,
+    SuggestionRows,
+)
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
@@ -45,45 +56,38 @@ def proved_accusations_kernel(
 
 @njit(**KERNEL)
 def naive_probabilities_kernel(
-    idx: np.ndarray, seat: int, has_board: bool, naive: bool, allow: np.ndarray, lacks: np.ndarray,
-    deviant: np.ndarray, strong_allows: bool, mix: float,
-    has: np.ndarray, no: np.ndarray, size: np.ndarray, named: np.ndarray, cl_holder: np.ndarray,
-    cl_cards: np.ndarray, cl_live: np.ndarray, acc_cards: np.ndarray, acc_live: np.ndarray, out: np.ndarray,
-    hb: np.ndarray, nb: np.ndarray, sz: np.ndarray, clh: np.ndarray, clm: np.ndarray, cll: np.ndarray,
-    accm: np.ndarray, accl: np.ndarray, extra: np.ndarray, used: np.ndarray, bad: np.ndarray, snap: np.ndarray,
-    unit: np.ndarray, model: np.ndarray, own: np.ndarray, w: np.ndarray, no_extra: np.ndarray,
+    idx: np.ndarray, model: Assumptions, mix: float, book: Book, out: np.ndarray, scratch: NaiveScratch,
 ) -> None:  # fmt: skip
     """The deducer's holder probabilities with the naive-player model (:meth:`agents.players.deducer.DeducerAgent.
     _probabilities`, the numpy statement), game by game: ``out[g]`` (H, 21) float64 for each game g of ``idx``.
 
-    The notebook's facts (``has``, ``no`` (B, H, 21), ``size`` (B, H), the clauses, ``named`` (B, P, 21)) plus
-    what the opponent models assume, closed (:func:`assumed_bits_kernel` on one game at a time, with ``naive``,
-    ``allow``, the refuters' ``lacks`` and ``deviant`` and ``strong_allows``: the options of
+    The notebook's facts (``book``: ``has``, ``no`` (B, H, 21), ``size`` (B, H), the clauses, ``named`` (B, P, 21))
+    plus what the opponent models assume, closed (:func:`assumed_bits_kernel` on one game at a time, with ``model``:
+    ``naive``, ``allow`` (n,), the refuters' ``lacks`` and ``deviant`` and ``strong_allows``, the options of
     :meth:`agents.players.deducer.DeducerAgent.model_options`; the notebook's own facts where they contradict themselves,
     or add nothing); their marginals, mixed
     as ``mix * model + (1 - mix) * own`` with the notebook's own marginals (``mix >= 1``: the model's alone).
-    The same operations as the statement, so the same numbers. Scratch, one game each: ``hb``, ``nb``, ``sz``
-    (1, H) int64, ``clh``, ``clm`` (1, K) int64, ``cll`` (1, K) bool, ``accm`` (1, P) int64, ``accl`` (1, P)
-    bool, ``extra`` (1, P) int64, ``used``, ``bad`` (1,) bool, ``snap`` (2, H) int64, ``unit`` (K,) int64,
-    ``model``, ``own`` (1, H, 21) float64, ``w`` (H, 21) float64; constant ``no_extra`` (0, P, 21) bool (no extra
-    facts). The marginals are taken of the facts as bitmasks (:func:`marginals_bits`: the same numbers as of the
-    cells).
+    The same operations as the statement, so the same numbers. Scratch, one game each: ``scratch`` (a
+    :class:`agents.players.types.NaiveScratch`); ``model.extra_no`` is (0, P, 21) (no extra facts). The marginals
+    are taken of the facts as bitmasks (:func:`marginals_bits`: the same numbers as of the cells).
     """
+    facts = book.facts
+    has, no, size = facts.has, facts.no, facts.size
+    hb, nb = scratch.bits.hb, scratch.bits.nb
+    used, model_p, own, w = scratch.used, scratch.model, scratch.own, scratch.w
     H = has.shape[1]
     for i in range(idx.shape[0]):
         g = idx[i]
         j = slice(i, i + 1)
-        assumed_bits_kernel(
-            idx[j], seat, has_board, naive, allow[j], no_extra, lacks, deviant, strong_allows, has, no, size, named,
-            cl_holder, cl_cards, cl_live, acc_cards, acc_live, hb, nb, sz, clh, clm, cll, accm, accl, used, extra, bad,
-            snap, unit, clh,
-        )  # fmt: skip
+        one = Assumptions(model.seat, model.has_board, model.naive, model.strong_allows, model.allow[j],
+                          model.extra_no, model.lacks, model.deviant)  # fmt: skip
+        assumed_bits_kernel(idx[j], one, facts, book.tallies, scratch.bits, used, scratch.assumed)
         ok = used[0]  # the assumed facts added something and hold together (else hb, nb are the notebook's own)
-        marginals_bits(hb, nb, 0, size, g, model, 0, w)  # (sz[0] is size[g])
+        marginals_bits(hb, nb, 0, size, g, model_p, 0, w)  # (sz[0] is size[g])
         if mix >= 1.0:
             for h in range(H):
                 for c in range(NUM_CARDS):
-                    out[g, h, c] = model[0, h, c]
+                    out[g, h, c] = model_p[0, h, c]
             continue
         if ok:  # the notebook's own facts, as bitmasks again
             pack_cells(has, no, g, hb, nb, 0)
@@ -91,11 +95,11 @@ def naive_probabilities_kernel(
         else:  # the model is the notebook's own facts: the same marginals, computed once
             for h in range(H):
                 for c in range(NUM_CARDS):
-                    own[0, h, c] = model[0, h, c]
+                    own[0, h, c] = model_p[0, h, c]
         rest = 1.0 - mix
         for h in range(H):
             for c in range(NUM_CARDS):
-                out[g, h, c] = model[0, h, c] * mix + own[0, h, c] * rest
+                out[g, h, c] = model_p[0, h, c] * mix + own[0, h, c] * rest
 
 
 @njit(**KERNEL)
@@ -146,15 +150,17 @@ def decision_rows_kernel(phase: np.ndarray, accuse: np.ndarray, out: np.ndarray,
 
 @njit(**KERNEL)
 def _probability_rows(
-    idx, late, version, prob, pver, pstamp, stale, allow, seat, has_board, naive, lacks, deviant, strong_allows, mix,
-    has, no, size, named, cl_holder, cl_cards, cl_live, acc_cards, acc_live, hb, nb, sz, clh, clm, cll, accm, accl,
-    extra, used, bad1, snap, unit, model, own, w, no_extra, rows,
+    idx: np.ndarray, late: np.ndarray, book: Book, caches: DecisionCaches, model: Assumptions, mix: float,
+    stale: np.ndarray, scratch: NaiveScratch, rows: np.ndarray,
 ) -> None:  # fmt: skip
     """:meth:`agents.players.deducer.DeducerAgent.probabilities` of games ``idx`` (m,) into ``rows`` (m, H, 21): the cache
-    ``prob`` (B, H, 21) with its notebook ``pver`` and key ``pstamp`` (B,) int64 per game; games whose notebook
-    ``version`` or key ``late`` (m,) int64 (the naive model applies) changed are computed again, in order
-    (:func:`naive_probabilities_kernel`, ``allow`` = ``late``). Scratch ``stale`` (m,) int64, ``allow`` (m,) bool,
-    then the naive kernel's."""
+    ``prob`` (B, H, 21) with its notebook ``pver`` and key ``pstamp`` (B,) int64 per game (of ``caches``); games
+    whose notebook ``version`` or key ``late`` (m,) int64 (the naive model applies) changed are computed again, in
+    order (:func:`naive_probabilities_kernel`, ``allow`` = ``late``). Scratch ``stale`` (m,) int64, ``model.allow``
+    (m,) bool, then the naive kernel's."""
+    version = book.version
+    prob, pver, pstamp = caches.prob, caches.pver, caches.pstamp
+    allow = model.allow
     s = 0
     for j in range(idx.shape[0]):
         g = idx[j]
@@ -165,11 +171,9 @@ def _probability_rows(
             pver[g] = version[g]  # (the games of idx are distinct)
             pstamp[g] = late[j]
     if s:
-        naive_probabilities_kernel(
-            stale[:s], seat, has_board, naive, allow[:s], lacks, deviant, strong_allows, mix, has, no, size, named,
-            cl_holder, cl_cards, cl_live, acc_cards, acc_live, prob, hb, nb, sz, clh, clm, cll, accm, accl, extra,
-            used, bad1, snap, unit, model, own, w, no_extra,
-        )  # fmt: skip
+        some = Assumptions(model.seat, model.has_board, model.naive, model.strong_allows, allow[:s], model.extra_no,
+                           model.lacks, model.deviant)  # fmt: skip
+        naive_probabilities_kernel(stale[:s], some, mix, book, prob, scratch)
     for j in range(idx.shape[0]):
         g = idx[j]
         for h in range(prob.shape[1]):
@@ -186,12 +190,9 @@ def _draw(rng: np.random.Generator, out: np.ndarray, count: int) -> None:
 
 @njit(**KERNEL)
 def deducer_decisions_kernel(
-    idx, phase_all, mask, current, turn_count, late_turns, seat, has, no, size, bad, named, cl_holder, cl_cards,
-    cl_live, acc_cards, acc_live, shown_by_me, shown_to, version, prob, pver, pstamp, has_board, naive, lacks, deviant,
-    strong_allows, mix, order, refute_all, shortlist, room_shortlist, every_s, every_w, rv, rv_turn, plan_moves, pos,
-    passage, S, S_roll, tie, rng, out, rows, counts,
-    ph, accuse, sub, msub, sub2, prows, draws, noise, cand, best, pre, memo, reps, value, u, prob1, w1,
-    stale, allow, hb, nb, sz, clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, model, own, w, no_extra,
+    idx: np.ndarray, view: DecisionView, options: DecisionOptions, model: Assumptions, book: Book,
+    caches: DecisionCaches, cards: SuggestionRows, tables: MoveTables, rng: np.random.Generator, decided: Decided,
+    scratch: DecisionScratch,
 ) -> None:  # fmt: skip
     """:meth:`agents.players.deducer.DeducerAgent.act` after the notebook's update, in one call: the accusations of proved
     solutions, END_TURN in POST, the refutations (:func:`refute_kernel`), the suggestions
@@ -210,17 +211,25 @@ def deducer_decisions_kernel(
     the same. Why one call: these steps were some forty numpy calls and kernel calls per action, about as much time
     as the kernels' own work at batch 1024.
 
-    Games ``idx`` (n,) and their ``mask`` (n, 870) bool; per game of the batch ``phase_all``, ``current`` (whose
-    turn it is: whose suggestion a refutation answers) and ``turn_count`` (B,); the naive model applies from turn
-    ``late_turns`` (float) on. The notebook's arrays, the probability cache (``prob``, ``pver``, ``pstamp``), the
-    naive model's options, the seats asked in turn ``order`` (>= n, P - 1), the card rows ``every_s``, ``every_w``
-    (>= n, 6) int64 of the board's suggestions. The rest is scratch: ``ph``, ``accuse``, ``sub``, ``sub2`` (n,)
-    int64, ``msub`` (n, 870) bool, ``prows`` (n, H, 21), ``draws`` (>= 42 n,), ``noise``
-    (n, >= max(T, 197)), ``cand`` (n, 3, >= k + 1),
-    ``best`` (n,) int64, ``pre`` (3 (P - 1) + 2, 21), ``memo`` (>= 2 T,), ``reps`` (3, >= max(k + 1, 9)), ``value``
-    (n, 9), ``u`` (21,), the refutation's ``prob1`` (1, H, 21), ``w1`` (H, 21) (and ``hb``, ``nb``); then
-    :func:`_probability_rows`'s (T: triples per suggestion, k: the longer shortlist).
+    Games ``idx`` (n,) and, in ``view``, their ``mask`` (n, 870) bool; per game of the batch ``phase`` (read as
+    ``phase_all``), ``current`` (whose turn it is: whose suggestion a refutation answers) and ``turn_count`` (B,);
+    the naive model applies from turn ``options.late_turns`` (float) on. The notebook's arrays (``book``), the
+    probability and room value caches (``caches``), the naive model's options (``model``, whose ``allow`` is
+    scratch), the seats asked in turn ``order`` (>= n, P - 1) and the card rows ``every_s``, ``every_w`` (>= n, 6)
+    int64 of the board's suggestions (``cards``). The rest is scratch (``scratch``, a
+    :class:`agents.players.types.DecisionScratch`: T triples per suggestion, k the longer shortlist).
     """
+    phase_all, mask, current, turn_count, pos = view
+    late_turns, mix, refute_all, shortlist, room_shortlist, plan_moves = options
+    seat, has_board = model.seat, model.has_board
+    facts, tallies, bad = book.facts, book.tallies, book.bad
+    has = facts.has
+    rv, rv_turn = caches.rv, caches.rv_turn
+    order, every_s, every_w = cards
+    passage, S, S_roll, tie = tables
+    out, rows, counts = decided
+    ph, accuse, sub, msub, sub2, prows, draws, noise, cand, best = scratch[:10]
+    pre, memo, reps, value, u, stale = scratch[10:16]
     n = idx.shape[0]
     for i in range(n):
         ph[i] = phase_all[idx[i]]
@@ -239,10 +248,7 @@ def deducer_decisions_kernel(
         for j in range(k):  # rng.random((k, 21)), row by row
             for c in range(NUM_CARDS):
                 noise[j, c] = rng.random()
-        refute_kernel(
-            has, no, size, shown_by_me, shown_to, sub[:k], sub2[:k], msub[:k], noise[:k, :NUM_CARDS], best[:k], prob1, w1,
-            hb, nb,
-        )  # fmt: skip
+        refute_kernel(facts, tallies, sub[:k], sub2[:k], msub[:k], noise[:k, :NUM_CARDS], best[:k], scratch.refute)
         for j in range(k):
             out[rows[0, j]] = best[j]
     # The probabilities of the games that suggest now and of those whose room values are computed again (at START,
@@ -265,10 +271,7 @@ def deducer_decisions_kernel(
             m += 1
     if k + m:
         _probability_rows(
-            sub[: k + m], sub2[: k + m], version, prob, pver, pstamp, stale, allow, seat, has_board, naive, lacks,
-            deviant, strong_allows, mix, has, no, size, named, cl_holder, cl_cards, cl_live, acc_cards, acc_live, hb,
-            nb, sz, clh, clm, cll, accm, accl, extra, used, bad1, snap, unit, model, own, w, no_extra,
-            prows[: k + m],
+            sub[: k + m], sub2[: k + m], book, caches, model, mix, stale, scratch.naive, prows[: k + m]
         )  # fmt: skip
     # Suggestions: the legal triple of highest envelope information.
     if k:

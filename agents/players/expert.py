@@ -109,6 +109,8 @@ suggester, else the one whose exclusion teaches the suggester fewest bits about 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from agents.knowledge.deal_sampling import holder_weights, sample_deals_bits, triple_weights
@@ -124,56 +126,70 @@ from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 SOLVE_MIDPOINT = {2: 8.0, 3: 7.0, 4: 5.6, 5: 4.5, 6: 3.5}
 
 
+@dataclasses.dataclass(frozen=True)
+class ExpertOptions:
+    """The expert's own options (the module docstring says how each was measured)."""
+
+    samples: int = 64
+    """Deals sampled per game for the suggestions' probabilities."""
+    accusation_samples: int = 128
+    """Deals sampled per game for an accusation check."""
+    screen_samples: int = 32
+    """Deals of the screen before an accusation check (0: every check samples ``accusation_samples`` at once)."""
+    screen_z: float = 3.0
+    """How many standard errors below the threshold a screened-out check must be."""
+    floor: float = 0.5
+    """The least probability of the likeliest triple at which to accuse without proof."""
+    rounds_to_certainty: float | None = None
+    """The rounds we would probably need to prove the solution (None: from the hypotheses left)."""
+    min_ess: float = 8.0
+    """The least effective sample size at which a risk is taken."""
+    max_hypotheses: int = 24
+    """Accusations without proof only where at most this many solution triples are left."""
+    sampled_marginals: bool = True
+    """Suggestions from the sampled deals' probabilities (else the deducer's)."""
+    naive_factor: float = 2.0
+    """A naive opponent's solve midpoint is this times a deducer-like one's."""
+    strong_deal_weight: float | None = None
+    """Weight of the whole-deal information against a strong table (None: 1.0 in the card game, 0 on the board)."""
+    naive_plays_as_deducer: bool = False
+    """Against a naive table, the deducer's probabilities instead of sampled ones (measured worse: cards 88.8%
+    instead of 89.4% against three heuristic players, 8,000 games)."""
+    naive_model: bool = True
+    """Assume what naive opponents' suggestions say about their hands."""
+    refuter_model: bool = True
+    """Assume what strong refuters' choices imply (:mod:`agents.knowledge.refuter_model`)."""
+    naive_accuse_rounds: float = 2.0
+    """The naive-player model in accusations from this round on."""
+    refuter_margin: float = 1.0
+    """Candidates by which a category must lead (:class:`agents.knowledge.refuter_model.RefuterModel`)."""
+    accuse_assumed: bool = True
+    """Accuse where the assumed facts leave one triple."""
+
+
+_EXPERT_OPTIONS = tuple(f.name for f in dataclasses.fields(ExpertOptions))
+
+
 class ExpertAgent(DeducerAgent):
     """The deducer with sampled probabilities and risk-taking accusations."""
 
     name = "expert"
 
-    def __init__(
-        self,
-        seed: int | None = None,
-        samples: int = 64,
-        accusation_samples: int = 128,
-        screen_samples: int = 32,
-        screen_z: float = 3.0,
-        floor: float = 0.5,
-        rounds_to_certainty: float | None = None,
-        min_ess: float = 8.0,
-        max_hypotheses: int = 24,
-        sampled_marginals: bool = True,
-        naive_factor: float = 2.0,
-        strong_deal_weight: float | None = None,
-        naive_plays_as_deducer: bool = False,
-        naive_model: bool = True,
-        refuter_model: bool = True,
-        naive_accuse_rounds: float = 2.0,
-        refuter_margin: float = 1.0,
-        accuse_assumed: bool = True,
-        **kwargs,
-    ) -> None:
-        super().__init__(seed=seed, naive_model=naive_model, **kwargs)
+    def __init__(self, seed: int | None = None, options: ExpertOptions | None = None, **kwargs) -> None:
+        """``options`` (default :class:`ExpertOptions`'s); any of its fields may also be given as a keyword, which
+        wins (``ExpertAgent(seed=0, samples=32)``, as :func:`agents.play.registry.make_agent` passes them); the other
+        keywords go to :class:`DeducerAgent`. Each option is also an attribute of the player."""
+        given = {k: kwargs.pop(k) for k in list(kwargs) if k in _EXPERT_OPTIONS}
+        options = dataclasses.replace(options or ExpertOptions(), **given)
+        screen_samples, screen_z = options.screen_samples, options.screen_z
+        super().__init__(seed=seed, naive_model=options.naive_model, **kwargs)
         if isinstance(screen_samples, bool) or not isinstance(screen_samples, (int, np.integer)) or screen_samples < 0:
             raise ValueError(f"screen_samples must be a whole number >= 0 (0: no screen), got {screen_samples!r}")
         if not (isinstance(screen_z, (int, float)) and screen_z > 0):
             raise ValueError(f"screen_z must be a number > 0 (standard errors below the threshold), got {screen_z!r}")
-        self.samples = samples
-        self.accusation_samples = accusation_samples
-        self.screen_samples = screen_samples  # 0: every accusation check samples accusation_samples deals at once
-        self.screen_z = screen_z  # how many standard errors below the threshold a screened-out check must be
-        self.floor = floor
-        self.rounds_to_certainty = rounds_to_certainty
-        self.min_ess = min_ess
-        self.max_hypotheses = max_hypotheses
-        self.sampled_marginals = sampled_marginals
-        self.naive_factor = naive_factor
-        self.strong_deal_weight = strong_deal_weight  # None: 1.0 in the card game, 0 on the board (measured)
-        # True: against a naive table, the deducer's probabilities instead of sampled ones (measured worse:
-        # cards 88.8% instead of 89.4% against three heuristic players, 8,000 games).
-        self.naive_plays_as_deducer = naive_plays_as_deducer
-        self.refuter_model = refuter_model  # assume what strong refuters' choices imply (agents/knowledge/refuter_model.py)
-        self.naive_accuse_rounds = naive_accuse_rounds  # the naive-player model in accusations from this round
-        self.refuter_margin = refuter_margin  # candidates by which a category must lead (RefuterModel)
-        self.accuse_assumed = accuse_assumed  # accuse where the assumed facts leave one triple
+        self.options = options
+        for name in _EXPERT_OPTIONS:
+            setattr(self, name, getattr(options, name))
         self.refuters: RefuterModel | None = None
         self.risky_accusations = 0  # accusations made without proof (for reports)
         self._prob: np.ndarray | None = None  # cached holder probabilities per game ...

@@ -26,9 +26,11 @@ import numpy as np
 from numba import njit
 
 from agents.compiled import KERNEL
-from agents.knowledge.facts import CAT_ONEHOT, CATEGORY, CATEGORY_SIZE, FIRST_OF
+from agents.knowledge.facts import CAT_ONEHOT, CATEGORY, CATEGORY_SIZE, FIRST_OF, Facts
 from agents.knowledge.marginals import card_total, marginal, marginal_weights, pack_cells
 from agents.knowledge.notebook import Notebook
+from agents.knowledge.types import Tallies
+from agents.players.types import RefuteScratch
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
@@ -84,22 +86,25 @@ __all__ = ["choose_refutation", "leak_bits", "suggester_candidates"]
 # ---------------------------------------------------------------------------------------------- compiled kernels
 @njit(**KERNEL)
 def refute_kernel(
-    has: np.ndarray, no: np.ndarray, size: np.ndarray, shown_by_me: np.ndarray, shown_to: np.ndarray, idx: np.ndarray,
-    suggester: np.ndarray, mask: np.ndarray, noise: np.ndarray, out: np.ndarray, prob: np.ndarray, w: np.ndarray,
-    hb: np.ndarray, nb: np.ndarray,
+    facts: Facts, tallies: Tallies, idx: np.ndarray, suggester: np.ndarray, mask: np.ndarray, noise: np.ndarray,
+    out: np.ndarray, scratch: RefuteScratch,
 ) -> None:  # fmt: skip
     """The notebook players' refutation (:mod:`agents.players.refutation`), compiled: ``out`` (n,) int64 the SHOW action of
     :func:`~agents.players.refutation.choose_refutation` on :func:`~agents.players.refutation.suggester_candidates`, from the
-    notebook's own marginals (``has``, ``no`` (B, H, 21), ``size`` (B, H)), in games ``idx`` (n,) refuting
+    notebook's own marginals (``facts``: ``has``, ``no`` (B, H, 21), ``size`` (B, H)), in games ``idx`` (n,) refuting
     ``suggester`` (n,) int64, among the named cards ``mask`` (n, 870) bool allows, with ``noise`` (n, 21) uniform
     numbers (the reference's ``rng.random(legal.shape)``). ``shown_by_me`` (B, P, 21) bool, ``shown_to`` (B, P)
-    int64: the notebook's. Scratch ``prob`` (1, H, 21), ``w`` (H, 21) float64, ``hb``, ``nb`` (1, H) int64.
+    int64: the notebook's ``tallies``. Scratch (:class:`agents.players.types.RefuteScratch`): ``prob`` (1, H, 21),
+    ``w`` (H, 21) float64, ``hb``, ``nb`` (1, H) int64.
 
     The same operations as the reference, except that each category's sum of the suggester's probabilities is
     added card by card (numpy's matrix product may add in another order: the last bit can differ). Where one named
     card is held the choice is forced and nothing is scored (most refutations); otherwise only the suggester's row
     of the marginals is computed, the one row read.
     """
+    has, no, size = facts.has, facts.no, facts.size
+    shown_by_me, shown_to = tallies.shown_by_me, tallies.shown_to
+    prob, w, hb, nb = scratch
     for i in range(idx.shape[0]):
         g, s = idx[i], suggester[i]
         legal = 0

@@ -144,7 +144,7 @@ def best_suggestion_kernel(
                             skip = memo[T + m] + extra < top - MARGIN  # the bound that stopped an equal triple
                             if not skip:
                                 ub = envelope_triple_above(
-                                    prob, i, c0, c1, c2, order, False, True, pre, h_lo, h_hi, top - MARGIN, extra,
+                                    prob, i, (c0, c1, c2), order, False, True, pre, (h_lo, h_hi), top - MARGIN, extra,
                                     True,
                                 )  # fmt: skip
                                 skip = ub + extra < top - MARGIN
@@ -156,8 +156,9 @@ def best_suggestion_kernel(
                             else:
                                 floor = top if best >= 0 else -1.0
                                 v = envelope_triple_above(
-                                    prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi, floor, extra, False
-                                )
+                                    prob, i, (c0, c1, c2), order, refute_all, True, pre, (h_lo, h_hi), floor, extra,
+                                    False,
+                                )  # fmt: skip
                                 if v >= 0.0:  # exact (-1: stopped early, it cannot win)
                                     memo[m] = v
                             v = v + extra
@@ -226,12 +227,12 @@ def room_values_kernel(
                         continue  # at most its prior entropy: cannot beat the best (first-refuter rule)
                     if not refute_all:  # a log-free upper bound first
                         ub = envelope_triple_above(
-                            prob, i, c0, c1, c2, order, False, True, pre, h_lo, h_hi, best - MARGIN, 0.0, True
+                            prob, i, (c0, c1, c2), order, False, True, pre, (h_lo, h_hi), best - MARGIN, 0.0, True
                         )
                         if ub < best - MARGIN:
                             continue
                     v = envelope_triple_above(
-                        prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi, best, 0.0, False
+                        prob, i, (c0, c1, c2), order, refute_all, True, pre, (h_lo, h_hi), best, 0.0, False
                     )
                     if v > best:
                         best = v
