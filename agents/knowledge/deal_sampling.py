@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.compiled import KERNEL
+from agents.compiled import KERNEL, EntryPoint
 from agents.knowledge.facts import CAT_MASKS, Facts, bit_count, category_of, pack
 from agents.knowledge.marginals import QUOTIENTS
 from agents.knowledge.types import ClauseCards, DealScratch, DealStart
@@ -117,11 +117,12 @@ def sample_deals_bits(
         clause_order = random_clause_order(rng, cl_live.any(0))
     # The kernel draws its random numbers from ``rng`` itself, in the reference's order.
     clauses = ClauseCards(
-        np.asarray(cl_holder, i64), np.asarray(cl_cards, i64), np.ascontiguousarray(cl_live),
-        np.asarray(acc_cards, i64), np.ascontiguousarray(acc_live),
+        np.ascontiguousarray(cl_holder, i64), np.ascontiguousarray(cl_cards, i64), np.ascontiguousarray(cl_live, bool),
+        np.ascontiguousarray(acc_cards, i64), np.ascontiguousarray(acc_live, bool),
     )  # fmt: skip
     deals = DealScratch(owner, *counters, alive, q, np.empty((2, H)), QUOTIENTS)
-    sample_deals_kernel(DealStart(*start, allowed, order), deals, M, clauses, clause_order, rng, steps)
+    _sample_deals_call(DealStart(*start, allowed, order), deals, int(M), clauses,
+                       np.ascontiguousarray(clause_order, i64), rng, int(steps))  # fmt: skip
     alive = alive.reshape(n, M)
     if clauses_first:
         return owner.reshape(n, M, C), uniform_weights(alive), alive
@@ -425,3 +426,8 @@ def triple_weights_kernel(owner: np.ndarray, w: np.ndarray, E: int, out: np.ndar
                     r = c - ROOM_CARD0
                     break
             out[i, (s * 6 + wp) * 9 + r] += w[i, m]
+
+
+# Typed once (agents.compiled): numba types a named tuple argument in Python on every plain call, and the expert
+# samples deals at nearly every decision. Every argument is built above with fixed dtypes and layouts.
+_sample_deals_call = EntryPoint(sample_deals_kernel)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.compiled import KERNEL
+from agents.compiled import KERNEL, EntryPoint
 from agents.knowledge.facts import FactBits, Facts, pack_rows_kernel
 from agents.knowledge.notebook import Notebook
 from agents.knowledge.propagation import fixpoint_kernel
@@ -87,7 +87,7 @@ def assumed_bits(
     :func:`tests.references.opponent_model.assumed_facts_reference`: players ask for them at nearly every decision, and
     the dozen numpy calls of the packing, the subsets and the write-back were most of the expert's time outside its
     sampler."""
-    idx = np.asarray(idx, np.int64)
+    idx = np.ascontiguousarray(idx, np.int64)
     n, P, K = len(idx), nb.P, nb.cl_live.shape[1]
     H, i64 = P + 1, np.int64
     bits = FactBits(
@@ -98,6 +98,7 @@ def assumed_bits(
     used = np.empty(n, bool)
     none = np.zeros((0, P, NUM_CARDS), bool)
     lacks, deviant = refuters if refuters is not None else (none, np.zeros((0, P), bool))
+    lacks, deviant = np.ascontiguousarray(lacks, bool), np.ascontiguousarray(deviant, bool)
     allow = np.ones(n, bool) if allow is None else np.ascontiguousarray(allow, bool)
     model = Assumptions(
         nb.seat, bool(has_board), bool(naive), bool(strong_allows), allow,
@@ -105,7 +106,7 @@ def assumed_bits(
     )  # fmt: skip
     scratch = AssumedScratch(np.empty((n, P), i64), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64),
                              np.empty((1, K), i64))  # fmt: skip
-    assumed_bits_kernel(idx, model, nb.facts, nb.tallies, bits, used, scratch)
+    _assumed_bits_call(idx, model, nb.facts, nb.tallies, bits, used, scratch)
     return bits, used
 
 
@@ -211,3 +212,8 @@ def assumed_bits_kernel(
                 cll[i, k] = cl_live[g, k]
             for a in range(NA):
                 accl[i, a] = acc_live[g, a]
+
+
+# Typed once (agents.compiled): numba types a named tuple argument in Python on every plain call (~4 us each), and
+# players ask for these facts at nearly every decision. Every argument is built above with fixed dtypes and layouts.
+_assumed_bits_call = EntryPoint(assumed_bits_kernel)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.compiled import INLINE, KERNEL
+from agents.compiled import INLINE, KERNEL, EntryPoint
 from agents.knowledge.facts import CATEGORY_SIZE, category_of
 from agents.knowledge.types import RefuterState
 from cluedo_env.engine.views import PlayerView, Records
@@ -47,6 +47,7 @@ class RefuterModel:
         self.lacks = np.zeros((B, P, NUM_CARDS), bool)  # assumed: the player does not hold the card
         self.deviant = np.zeros((B, P), bool)  # refuted against rule 1 at least once
         self.state = RefuterState(self.shown, self.received, self.lacks, self.deviant)  # as the kernel takes them
+        self._update = EntryPoint(refuter_update_kernel)  # typed once (agents.compiled): a tuple is slow to type
 
     def reset(self, idx: np.ndarray) -> None:
         self.processed[idx] = 0
@@ -73,9 +74,10 @@ class RefuterModel:
         rec = self._new_records(view, np.asarray(idx, np.int64))
         if len(rec.game) == 0:
             return
-        refuter_update_kernel(
-            self.seat, rec, np.zeros((0, self.P, NUM_CARDS), bool) if shown_by_me is None else shown_by_me,
-            view.hand_sizes[:, self.seat].astype(np.float64), float(self.margin), self.state,
+        shown = np.zeros((0, self.P, NUM_CARDS), bool) if shown_by_me is None else shown_by_me
+        self._update(
+            int(self.seat), rec, np.ascontiguousarray(shown, bool), view.hand_sizes[:, self.seat].astype(np.float64),
+            float(self.margin), self.state,
         )  # fmt: skip
 
 
