@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from references.deal_sampling import deal_weights_reference, sample_deals_reference
 from references.deducer import candidates_reference, information_reference
-from references.envelope_search import valid_deals_reference
+from references.envelope_search import search_envelope_reference, valid_deals_reference
 from references.marginals import marginals_reference
 from references.notebook import add_records_reference, sample_witnesses_reference, update_reference
 from references.opponent_model import assumed_facts_reference
@@ -32,11 +32,7 @@ from agents.knowledge.deal_sampling import (
     sample_deals,
     triple_weights,
 )
-from agents.knowledge.envelope_search import (
-    search_envelope,
-    search_envelope_reference,
-    valid_deals,
-)
+from agents.knowledge.envelope_search import search_envelope, valid_deals
 from agents.knowledge.facts import POW2, FactBits, Facts, unpack
 from agents.knowledge.marginals import marginals
 from agents.knowledge.notebook import Notebook
@@ -57,12 +53,12 @@ def _copy(bits: FactBits) -> FactBits:
 
 
 def _propagate_by_statement(self: Notebook, idx) -> None:
-    """:meth:`Notebook.propagate` by its statement, :meth:`Notebook.propagate_reference`, whose steps (fixpoint, witness
+    """:meth:`Notebook.propagate` by its statement, :meth:`Notebook.propagate_steps`, whose steps (fixpoint, witness
     sampling) are Python calls a test can spy on; the one-call ``propagate_kernel`` is held to the statement by
     ``test_propagate_kernels_match_the_numpy_statement``."""
     idx = np.asarray(idx, np.int64)
     self.version[idx] += 1
-    Notebook.propagate_reference(self, idx)
+    Notebook.propagate_steps(self, idx)
 
 
 @pytest.fixture(scope="module")
@@ -256,7 +252,7 @@ def test_update_in_one_call_matches_its_statement(preset: str, players: int, mon
 def test_propagate_kernels_match_the_numpy_statement(preset: str, players: int, options: dict,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     """The notebook's compiled propagation (packing, fixpoint, the envelope cells to decide, stored witnesses, the
-    write-back) leaves every array, and the random stream, as :meth:`Notebook.propagate_reference` does."""
+    write-back) leaves every array, and the random stream, as :meth:`Notebook.propagate_steps` does."""
     calls = [0, 0]
     kernel = Notebook.propagate
 
@@ -264,7 +260,7 @@ def test_propagate_kernels_match_the_numpy_statement(preset: str, players: int, 
         twin = copy.deepcopy(self)
         kernel(self, idx)
         twin.version[np.asarray(idx, np.int64)] += 1
-        Notebook.propagate_reference(twin, idx)
+        Notebook.propagate_steps(twin, idx)
         _assert_same_notebooks(self, twin)
         calls[0] += 1
         calls[1] += int(self.wvalid[idx].any()) if self.exact else 1
@@ -283,7 +279,7 @@ def test_witness_sampling_kernels_match_the_numpy_statement(preset: str, players
     """The compiled witness sampling (the cells to witness, the forced deals, clauses first, the registration) stores
     the same witnesses, and draws the same random numbers, as :func:`references.notebook.sample_witnesses_reference`.
 
-    The notebooks propagate by :meth:`Notebook.propagate_reference` here, the path that calls ``_sample_witnesses``;
+    The notebooks propagate by :meth:`Notebook.propagate_steps` here, the path that calls ``_sample_witnesses``;
     the one-call ``propagate_kernel`` is held to that statement by the test above."""
     calls = [0, 0]
 

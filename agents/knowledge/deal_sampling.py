@@ -93,7 +93,8 @@ def sample_deals_bits(
     clauses_first: bool = False,
     clause_order: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`sample_deals` with the cells as bitmasks ``hb``, ``nb`` (n, H) int64 (:class:`agents.knowledge.facts.FactBits`),
+    """:func:`sample_deals` with the cells as bitmasks ``hb``, ``nb`` (n, H) int64
+    (:class:`agents.knowledge.facts.FactBits`),
     the clauses by card id: what the notebook has at hand (no unpacking). ``clause_order`` (with ``clauses_first``):
     the clause slots to satisfy first, in that order, instead of a new :func:`random_clause_order`."""
     n, H = hb.shape
@@ -321,7 +322,8 @@ def sample_setup_kernel(
     allowed: np.ndarray,
     key: np.ndarray,
 ) -> int:
-    """The start of :func:`agents.knowledge.deal_sampling.sample_deals` from the cells as bitmasks; returns the steps (the
+    """The start of :func:`agents.knowledge.deal_sampling.sample_deals` from the cells as bitmasks; returns the steps
+    (the
     most unplaced cards of a game).
 
     ``hb``, ``nb`` (n, H) int64, ``size`` (n, H) int64. Written: ``owner0`` (n, 21) int8 (the holder of

@@ -14,8 +14,8 @@ import numpy as np
 from numba import njit
 
 from agents.compiled import INLINE, KERNEL
-from agents.knowledge.facts import FULL, POW2, FactBits, Facts, bit_count, popcount, unpack
-from agents.knowledge.propagation import fixpoint_bits, fixpoint_kernel
+from agents.knowledge.facts import FULL, FactBits, Facts, bit_count, unpack
+from agents.knowledge.propagation import fixpoint_kernel
 from agents.knowledge.types import NodeScratch, SearchState
 from cluedo_env.rules.cards import NUM_CARDS
 
@@ -38,13 +38,11 @@ def search_envelope(
     query: np.ndarray | None = None,
     max_rounds: int = 400,
     rng: np.random.Generator | None = None,
-    stats: dict | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`search_envelope_reference` compiled (:func:`agents.knowledge.envelope_search.search_envelope_kernel`, query by
-    query within each round: the same nodes, random numbers, witnesses and proofs). With ``stats`` (per-query
-    outcomes and rounds, for studies) the numpy statement runs instead."""
-    if stats is not None:
-        return search_envelope_reference(facts, query, max_rounds, rng, stats)
+    """Decide the envelope cells ``query`` (n, 21) bool (default: every open one) exactly: (decided (n,) bool,
+    witness (n, 21, 21) int8 deals, witnessed (n, 21) bool). Compiled (:func:`search_envelope_kernel`, query by
+    query within each round); ``tests/references/envelope_search.py`` states it in numpy (the same nodes, random
+    numbers, witnesses and proofs)."""
     hb, nb, size = facts.hb, facts.nb, facts.size
     n, H = hb.shape
     qg, qc, witness, witnessed = _search_start(facts, query)
@@ -69,114 +67,6 @@ def search_envelope(
         facts64, qg.astype(i64), qc.astype(i64), max_rounds, rng or np.random.default_rng(0), witness, witnessed,
         status, state, scratch,
     )  # fmt: skip
-    decided = np.ones(n, bool)
-    decided[qg[status == 0]] = False
-    return decided, witness, witnessed
-
-
-def search_envelope_reference(
-    facts: FactBits,
-    query: np.ndarray | None = None,
-    max_rounds: int = 400,
-    rng: np.random.Generator | None = None,
-    stats: dict | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Decide envelope cells of n games exactly, by a batched backtracking search; ``facts.nb`` in place.
-
-    ``facts`` as :func:`fixpoint_bits` takes them. One query per envelope cell of ``query``
-    (n, 21) bool (default: every unknown one): is there a consistent deal with this card in
-    the envelope? Each query runs a depth-first search (DPLL): place the card, propagate
-    with :func:`fixpoint_bits`, branch on the unplaced card with the fewest possible
-    holders (trying them in random order, weighted by their open slots, so that a
-    consistent deal is usually found on the first descent), back up on a contradiction.
-    All queries advance together, one node each per round. A query that reaches a complete
-    consistent deal proves its card possible (and so does every other query of the same
-    game whose card that deal puts in the envelope); one whose tree is exhausted proves the
-    card is not in the envelope, which is written into ``nb``. Queries still open after
-    ``max_rounds`` rounds prove nothing (sound either way).
-
-    Returns (decided (n,) bool: every queried cell was decided; witness (n, 21, 21) int8:
-    for each envelope card found possible, a consistent deal (holder of every card) with it
-    in the envelope; witnessed (n, 21) bool: which witness rows are filled). ``stats``, if
-    given, receives per query its outcome (1, -1, 0 open) and the round that settled it.
-
-    The numpy statement (the readable search, and the path with ``stats``); :func:`search_envelope` runs it
-    compiled, and the tests check both give the same.
-    """
-    hb, nb, size = facts.hb, facts.nb, facts.size
-    n, H = hb.shape
-    C = NUM_CARDS
-    E = H - 1
-    qg, qc, witness, witnessed = _search_start(facts, query)
-    Q = len(qg)
-    if Q == 0:
-        return np.ones(n, bool), witness, witnessed
-    D = C + 1
-    st_h = np.zeros((Q, D, H), np.int64)
-    st_n = np.zeros((Q, D, H), np.int64)
-    br_card = np.zeros((Q, D), np.int64)
-    tried = np.zeros((Q, D, H), bool)
-    depth = np.full(Q, -1, np.int64)
-    status = np.zeros(Q, np.int8)  # 0 open, 1 possible, -1 impossible
-    qa = np.arange(Q)
-    shifts = np.arange(C)
-    rng = rng or np.random.default_rng(0)
-
-    def expand(q: np.ndarray, d: np.ndarray, ch: np.ndarray, cn: np.ndarray) -> None:
-        """Propagate children (ch, cn) of queries q, to be put at depth d."""
-        g = qg[q]
-        bad = fixpoint_bits(facts.take(g)._replace(hb=ch, nb=cn))
-        located = np.bitwise_or.reduce(ch, axis=1)
-        done = ~bad & (located == FULL)
-        if done.any():
-            owner = unpack(ch[done]).argmax(1).astype(np.int8)  # (r, C)
-            env = np.nonzero(unpack(ch[done, E]))  # three cards per deal
-            rows = g[done][env[0]]
-            witness[rows, env[1]] = owner[env[0]]
-            witnessed[rows, env[1]] = True
-        grow = ~bad & (located != FULL)
-        if grow.any():
-            q, d, ch, cn, loc = q[grow], d[grow], ch[grow], cn[grow], located[grow]
-            st_h[q, d], st_n[q, d] = ch, cn
-            nposs = ((~cn[:, :, None] >> shifts) & 1).sum(1)  # (r, C) possible holders per card
-            nposs = np.where((loc[:, None] >> shifts) & 1 == 1, 99, nposs)
-            br_card[q, d] = nposs.argmin(1)
-            tried[q, d] = False
-            depth[q] = d
-
-    root_h, root_n = hb[qg].copy(), nb[qg].copy()
-    root_h[qa, E] |= POW2[qc]
-    expand(qa, np.zeros(Q, np.int64), root_h, root_n)
-    settled = np.full(Q, -1)
-    for rnd in range(max_rounds):
-        status[(status == 0) & witnessed[qg, qc]] = 1
-        status[(status == 0) & (depth < 0)] = -1
-        settled[(settled < 0) & (status != 0)] = rnd
-        run = np.flatnonzero(status == 0)
-        if len(run) == 0:
-            break
-        d = depth[run]
-        card = br_card[run, d]
-        cand = ((st_n[run, d] >> card[:, None]) & 1 == 0) & ~tried[run, d]
-        left = cand.any(1)
-        depth[run[~left]] -= 1  # every holder tried: back up
-        go = run[left]
-        if len(go) == 0:
-            continue
-        d, card = d[left], card[left]
-        slots = np.maximum(size[qg[go]] - popcount(st_h[go, d]), 0) + 0.5
-        h = np.where(cand[left], slots * rng.random(slots.shape), -1.0).argmax(1)
-        tried[go, d, h] = True
-        ch, cn = st_h[go, d].copy(), st_n[go, d].copy()
-        ch[np.arange(len(go)), h] |= POW2[card]
-        expand(go, d + 1, ch, cn)
-    status[(status == 0) & witnessed[qg, qc]] = 1
-    status[(status == 0) & (depth < 0)] = -1
-    if stats is not None:
-        stats.setdefault("status", []).append(status.copy())
-        stats.setdefault("settled", []).append(settled)
-    out = status == -1
-    np.bitwise_or.at(nb, (qg[out], E), POW2[qc[out]])
     decided = np.ones(n, bool)
     decided[qg[status == 0]] = False
     return decided, witness, witnessed

@@ -104,7 +104,8 @@ class Facts(NamedTuple):
 
 
 class FactBits(NamedTuple):
-    """The facts of n games on bitmasks (bit c = card c), as :func:`agents.knowledge.propagation.fixpoint_bits` takes them."""
+    """The facts of n games on bitmasks (bit c = card c), as :func:`~agents.knowledge.propagation.fixpoint_bits` takes
+    them."""
 
     hb: np.ndarray
     """(n, H) int64: cards each holder holds (``Facts.has`` packed)."""
@@ -173,7 +174,8 @@ def envelope_card(has: np.ndarray, g: int, E: int, k: int) -> int:
 
 @njit(**INLINE)
 def notebook_solved(has: np.ndarray, bad: np.ndarray, g: int, E: int) -> bool:
-    """Game g's notebook proves the solution: three envelope cards and no contradiction (:meth:`agents.knowledge.notebook.
+    """Game g's notebook proves the solution: three envelope cards and no contradiction
+    (:meth:`agents.knowledge.notebook.
     Notebook.solved`, the statement)."""
     count = 0
     for c in range(NUM_CARDS):

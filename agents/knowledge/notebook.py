@@ -116,7 +116,8 @@ class Notebook:
     bumped whenever a game's facts may have changed (for caches).
 
     Options: ``exact`` decides every envelope cell exactly (witnesses and search, default);
-    ``probe_cells`` ("envelope", "all" or None) adds failed-literal probing (:func:`agents.knowledge.propagation.probe`);
+    ``probe_cells`` ("envelope", "all" or None) adds failed-literal probing
+    (:func:`agents.knowledge.propagation.probe`);
     ``search_rounds`` bounds the search; up to ``witness_samples`` sampled deals per open cell are
     tried as witnesses before searching.
     """
@@ -161,7 +162,6 @@ class Notebook:
         self.version = np.zeros(B, np.int64)  # bumped whenever a game's facts may have changed
         self._intake = EntryPoint(intake_kernel)  # the compiled calls of every action, typed once (agents.compiled)
         self._propagate_call = EntryPoint(propagate_kernel)
-        self.search_stats: dict | None = None  # set to {} to collect search statistics
         self._bind()
         self._compacted: np.ndarray | None = None  # scratch of add_records
         self._counts: np.ndarray | None = None  # scratch of clause_slots_needed
@@ -310,7 +310,8 @@ class Notebook:
     def sample_deals(
         self, idx: np.ndarray, samples: int, rng: np.random.Generator
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:func:`agents.knowledge.deal_sampling.sample_deals` of the facts of games ``idx`` (the same deals, without copies)."""
+        """:func:`~agents.knowledge.deal_sampling.sample_deals` of the facts of games ``idx`` (the same deals, without
+        copies)."""
         idx = np.asarray(idx, np.int64)
         b = self.bits(idx)
         cl, acc = self.cl_cards[idx], self.acc_cards[idx]
@@ -331,17 +332,18 @@ class Notebook:
     def propagate(self, idx: np.ndarray) -> None:
         """Close the facts of games ``idx`` (:func:`fixpoint_bits`, then exact envelope facts if ``exact``).
 
-        Without probing, one compiled call (:func:`agents.knowledge.notebook_propagation.propagate_kernel`) does the packing, the
+        Without probing, one compiled call (:func:`agents.knowledge.notebook_propagation.propagate_kernel`) does the
+        packing, the
         fixpoint, the choice of the envelope cells to decide, the check of the stored witnesses, the sampled
         witnesses and the write-back: a notebook propagates on nearly every action of its player, and these steps
         were a dozen calls. Only rows whose open cells sampling did not witness go on to the search
-        (:meth:`_search_open`, shared with the probing path). :meth:`propagate_reference` is the statement."""
+        (:meth:`_search_open`, shared with the probing path). :meth:`propagate_steps` is the statement."""
         idx = np.ascontiguousarray(idx, np.int64)
         if len(idx) == 0:
             return
         self.version[idx] += 1
         if self.probe_cells:
-            self.propagate_reference(idx)
+            self.propagate_steps(idx)
             return
         n = len(idx)
         bits, scratch = self._propagate_scratch(n)
@@ -402,7 +404,7 @@ class Notebook:
             )  # fmt: skip
         return have
 
-    def propagate_reference(self, idx: np.ndarray) -> None:
+    def propagate_steps(self, idx: np.ndarray) -> None:
         """:meth:`propagate` step by step in numpy (and the path with probing): :meth:`bits`, :func:`fixpoint_bits`
         or :func:`probe`, :meth:`_exact_envelope`, then the write-back. The tests compare it with the compiled path.
         """
@@ -430,8 +432,9 @@ class Notebook:
         the impossible cells. ``bits`` are the facts of games ``idx`` after :func:`fixpoint_bits`,
         updated in place. Returns new contradiction flags (none in a consistent game).
 
-        The numpy statement of what :func:`agents.knowledge.notebook_propagation.propagate_front_kernel` decides before the
-        sampling (:meth:`propagate_reference`).
+        The numpy statement of what :func:`agents.knowledge.notebook_propagation.propagate_front_kernel` decides before
+        the
+        sampling (:meth:`propagate_steps`).
         """
         hb, nb = bits.hb, bits.nb
         E = self.E
@@ -475,7 +478,7 @@ class Notebook:
         if len(todo):
             sub = bits.take(todo)
             decided, witness, witnessed = search_envelope(
-                sub, query=need[todo], max_rounds=self.search_rounds, rng=self.rng, stats=self.search_stats
+                sub, query=need[todo], max_rounds=self.search_rounds, rng=self.rng
             )
             gi = idx[todo]
             self.undecided[gi] = ~decided

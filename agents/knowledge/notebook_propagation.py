@@ -29,7 +29,8 @@ def propagate_front_kernel(
     bits: FactBits,
     scratch: PropagateScratch,
 ) -> int:
-    """The start of :meth:`agents.knowledge.notebook.Notebook.propagate` for games ``idx`` in one call; returns how many rows
+    """The start of :meth:`agents.knowledge.notebook.Notebook.propagate` for games ``idx`` in one call; returns how many
+    rows
     still need a witness (sampling or search, left to Python).
 
     The notebook's arrays (``book``: ``has`` .. ``acc_live``; ``store``: ``witness``, ``wvalid``) are read.
@@ -97,7 +98,8 @@ def propagate_back_kernel(
     acc_live: np.ndarray,
     bad: np.ndarray,
 ) -> None:
-    """The end of :meth:`agents.knowledge.notebook.Notebook.propagate`: the rows' closed facts back into games ``idx`` of the
+    """The end of :meth:`agents.knowledge.notebook.Notebook.propagate`: the rows' closed facts back into games ``idx``
+    of the
     notebook (cells, live flags; ``bad`` or-ed)."""
     unpack_rows_kernel(idx, hb, nb, has, no)
     for i in range(idx.shape[0]):
@@ -111,7 +113,8 @@ def propagate_back_kernel(
 
 @njit(**INLINE)
 def permute_live(rng: np.random.Generator, live: np.ndarray, out: np.ndarray) -> int:
-    """``rng.permutation(np.flatnonzero(live))`` (:func:`agents.knowledge.deal_sampling.random_clause_order`) into ``out[:m]``;
+    """``rng.permutation(np.flatnonzero(live))`` (:func:`agents.knowledge.deal_sampling.random_clause_order`) into
+    ``out[:m]``;
     returns m. numpy's shuffle (Fisher-Yates from the last slot, numpy's bounded integers, as numba's own
     ``Generator.shuffle`` draws them), without the array that ``permutation`` allocates: the same order from the
     same numbers, and nothing drawn for fewer than two slots."""
@@ -143,7 +146,8 @@ def propagate_kernel(
     scratch: PropagateScratch,
     wscratch: WitnessScratch,
 ) -> int:  # fmt: skip
-    """:meth:`agents.knowledge.notebook.Notebook.propagate` of games ``idx`` in one call, up to the search: returns 0 when it
+    """:meth:`agents.knowledge.notebook.Notebook.propagate` of games ``idx`` in one call, up to the search: returns 0
+    when it
     is done, else the rows whose open envelope cells still lack a witness after sampling (Python then searches
     them, stores ``valid`` in ``wvalid`` and writes back with :func:`propagate_back_kernel`).
 

@@ -118,7 +118,8 @@ __all__ = ["assumed_bits", "assumed_no", "naive_players", "strong_players"]
 def assumed_no_kernel(
     idx: np.ndarray, model: Assumptions, book: Facts, tallies: Tallies, extra: np.ndarray, used: np.ndarray
 ) -> None:
-    """The "holds not" facts :func:`tests.references.opponent_model.assumed_facts_reference` adds, per game ``idx[i]`` of the
+    """The "holds not" facts :func:`tests.references.opponent_model.assumed_facts_reference` adds, per game ``idx[i]``
+    of the
     notebook's ``has``, ``no`` (B, H, 21) (of ``book``) and ``named`` (B, P, 21) bool (of ``tallies``), with the
     options and evidence of ``model`` (a :class:`agents.knowledge.types.Assumptions`).
 

@@ -124,7 +124,8 @@ def h2_scalar(p: float) -> float:
 
 @njit(**INLINE)
 def h2c(p: float, h_lo: float, h_hi: float) -> float:
-    """:func:`h2_scalar` with its two clamped values passed in (``h2_scalar(0)``, ``h2_scalar(1)``): the same number, without
+    """:func:`h2_scalar` with its two clamped values passed in (``h2_scalar(0)``, ``h2_scalar(1)``): the same number,
+    without
     the logarithms where the argument is clamped (a card known to be in or out of the envelope)."""
     if p <= TINY:
         return h_lo

@@ -40,7 +40,8 @@ def register_witnesses_kernel(
     witness: np.ndarray,
     valid: np.ndarray,
 ) -> None:
-    """:meth:`agents.knowledge.notebook.Notebook._register` in place: every live sampled deal ``owner`` (r, M, 21) becomes the
+    """:meth:`agents.knowledge.notebook.Notebook._register` in place: every live sampled deal ``owner`` (r, M, 21)
+    becomes the
     witness of each of its envelope cards (``witness`` (B, 21, 21) of game ``idx[rows[r]]``, later deals
     overwriting earlier ones) and sets ``valid`` (n, 21) at (``rows[r]``, card)."""
     r_, M, _ = owner.shape

@@ -260,7 +260,8 @@ def belief_features_kernel(
     has: np.ndarray, no: np.ndarray, bad: np.ndarray, gi: np.ndarray, rows: np.ndarray, order: np.ndarray,
     out: np.ndarray,
 ) -> None:  # fmt: skip
-    """:meth:`agents.learner.belief.BeliefTracker.features` of one seat's notebook: for games ``gi`` (k,), into rows ``rows``
+    """:meth:`agents.learner.belief.BeliefTracker.features` of one seat's notebook: for games ``gi`` (k,), into rows
+    ``rows``
     of ``out`` (n, 2 H 21 + 4) int8, the cells ``has`` then ``no`` (B, H, 21) with holders in ``order`` (H,), then
     per category whether its envelope card is proved, then "solved" (three proved and no contradiction)."""
     H = order.shape[0]

@@ -116,7 +116,8 @@ def _engine_slots_kernel(obs, runs, out, slots: BoardSlots) -> None:
     ``slots`` says).
 
     Why compiled: as numpy column gathers and a (n, 6, 197) argmax this was over half of the encoder's time. The
-    numbers are those of the numpy statement in :func:`tests.references.compact_observation.encode_reference`: a token's location
+    numbers are those of the numpy statement in :func:`tests.references.compact_observation.encode_reference`: a token's
+    location
     is the first largest slot of its one-hot row, as ``argmax`` takes it."""
     board, tokens, suspects, locations, room0, corridor, my, my_size, token_room, rooms1, room_turns, turns = slots
     # Row views and unsigned indices: numba then skips the negative-index fix-up of every access (measured: the

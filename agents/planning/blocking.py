@@ -1,4 +1,5 @@
-"""Compiled kernel of :mod:`agents.planning.movement`'s blocking-aware tables: travel turns around the tokens that block.
+"""Compiled kernel of :mod:`agents.planning.movement`'s blocking-aware tables: travel turns around the tokens that
+block.
 
 :func:`blocked_turns_kernel` computes, game by game, what :func:`agents.planning.movement.turn_tables`
 computes once for the empty board, with the squares of the given tokens taken out of the
@@ -132,7 +133,8 @@ def _repair(r, d0, neighbors, bmark, nblocked, mark, over, gs, work, head, cs):
 
 @njit(**INLINE)
 def _routes(rd, T, passage, far, R):
-    """``R`` (9, 9): expected turns from room a to room b, as ``agents.planning.movement.turn_tables`` (walking ``rd[a, b]``
+    """``R`` (9, 9): expected turns from room a to room b, as ``agents.planning.movement.turn_tables`` (walking ``rd[a,
+    b]``
     pips, or one passage per turn; then shortest routes; inf on the diagonal)."""
     for a in range(NUM_ROOMS):
         for b in range(NUM_ROOMS):

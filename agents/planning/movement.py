@@ -427,7 +427,8 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------- compiled kernels
 @njit(**INLINE)
 def _arrival_value(v: np.ndarray, i: int, S: np.ndarray, loc: int) -> float:
-    """What reaching location ``loc`` now is worth per turn in game i (:func:`agents.planning.movement._values_from_rows`):
+    """What reaching location ``loc`` now is worth per turn in game i
+    (:func:`agents.planning.movement._values_from_rows`):
     ``max(v[i, room] if loc is a room else 0, max_r v[i, r] / (1 + S[loc, r]))``, the same operations."""
     R = v.shape[1]
     room0 = S.shape[0] - R
@@ -444,7 +445,8 @@ def _arrival_value(v: np.ndarray, i: int, S: np.ndarray, loc: int) -> float:
 def choose_moves_kernel(
     v: np.ndarray, legal: np.ndarray, S: np.ndarray, noise: np.ndarray, use_noise: bool, tie: float, out: np.ndarray
 ) -> None:
-    """:func:`agents.planning.movement.choose_moves` on the empty board's table, compiled: ``out`` (n,) the chosen location
+    """:func:`agents.planning.movement.choose_moves` on the empty board's table, compiled: ``out`` (n,) the chosen
+    location
     (0..196), -1 where no MOVE is legal.
 
     ``v`` (n, 9) room values (clipped at 0), ``legal`` (n, 197) bool legal destinations, ``S`` (197, 9) expected
@@ -485,12 +487,14 @@ def turn_start_kernel(
     v: np.ndarray, stay_ok: np.ndarray, passage_ok: np.ndarray, roll_ok: np.ndarray, x: np.ndarray,
     target: np.ndarray, S: np.ndarray, S_roll: np.ndarray, tie: float, out: np.ndarray,
 ) -> None:  # fmt: skip
-    """:func:`agents.planning.movement.turn_start_choice` on the empty board's tables, compiled: ``out`` (n,) the action:
+    """:func:`agents.planning.movement.turn_start_choice` on the empty board's tables, compiled: ``out`` (n,) the
+    action:
     STAY, PASSAGE (the secret passage), ROLL, or END_TURN where none is open.
 
     ``v`` (n, 9) room values (clipped at 0); ``stay_ok``, ``passage_ok``, ``roll_ok`` (n,) bool the open options;
     ``x`` (n,) the seat's location, ``target`` (n,) the passage's room location from there (-1: none); ``S``,
-    ``S_roll`` (197, 9) :func:`agents.planning.movement.turn_tables`. Each value as ``turn_start_choice`` computes it: stay
+    ``S_roll`` (197, 9) :func:`agents.planning.movement.turn_tables`. Each value as ``turn_start_choice`` computes it:
+    stay
     is worth the room's value, the passage what arriving in its room is worth (``choose_moves_kernel``'s score),
     a roll ``max_r v[r] / S_roll[x, r]``; the best within ``tie`` in that order wins; if nothing is worth
     anything, roll, else take the passage, else stay.

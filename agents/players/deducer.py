@@ -1,4 +1,5 @@
-"""The deducer: full constraint reasoning (agents/knowledge/propagation.py), envelope-seeking suggestions, certain accusations.
+"""The deducer: full constraint reasoning (agents/knowledge/propagation.py), envelope-seeking suggestions, certain
+accusations.
 
 Per seat and batch, a :class:`agents.knowledge.notebook.Notebook` is kept up to date from
 ``view.new_records`` (it remembers how many records of each game it has taken in, and
@@ -186,7 +187,8 @@ class DeducerAgent(Agent):
         nb.reset(idx, view.hand[idx], view.hand_sizes[idx])
 
     def model_options(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None) -> dict:
-        """The options of :func:`agents.knowledge.opponent_model.assumed_bits` that :meth:`model_bits` uses in games ``idx``:
+        """The options of :func:`agents.knowledge.opponent_model.assumed_bits` that :meth:`model_bits` uses in games
+        ``idx``:
         the naive-player model (``naive_model``) from round ``naive_rounds`` (default ``naive_model_rounds``) on.
         A subclass that assumes more (the expert's refuter model) adds its options here, so the compiled
         probabilities (:meth:`_probabilities_into`) take them too."""
@@ -342,10 +344,12 @@ class DeducerAgent(Agent):
         self, view: PlayerView, idx: np.ndarray, mask: np.ndarray, out: np.ndarray, rows: np.ndarray,
         counts: np.ndarray,
     ) -> None:  # fmt: skip
-        """The steps of :meth:`act`, in one call of :func:`agents.players.deducer_decisions.deducer_decisions_kernel`: the
+        """The steps of :meth:`act`, in one call of :func:`agents.players.deducer_decisions.deducer_decisions_kernel`:
+        the
         same choices and random numbers as :meth:`accusations`, :meth:`refute`, :meth:`suggest`,
         :meth:`_cached_room_values` (whose cache ``_rv`` it fills) and the empty board's movement planner
-        (:func:`agents.planning.movement.turn_start_choice`, ``choose_moves``), which remain the readable statement (the tests
+        (:func:`agents.planning.movement.turn_start_choice`, ``choose_moves``), which remain the readable statement (the
+        tests
         compare the two paths action by action). With ``blocking_aware`` the moves are left to the planner."""
         nb = self.notebook
         n, B, H, P = len(idx), view.batch_size, nb.P + 1, nb.P
@@ -386,7 +390,8 @@ class DeducerAgent(Agent):
         )  # fmt: skip
 
     def _no_refuter_facts(self, P: int) -> tuple[np.ndarray, np.ndarray]:
-        """The refuter model's options of :func:`agents.players.deducer_decisions.naive_probabilities_kernel` where there is
+        """The refuter model's options of :func:`agents.players.deducer_decisions.naive_probabilities_kernel` where
+        there is
         none (the deducer's): ``lacks`` (0, P, 21), ``deviant`` (0, P) bool, kept."""
         have = self._no_refuters
         if have is None or have[1].shape[1] != P:
@@ -423,7 +428,8 @@ class DeducerAgent(Agent):
         return out
 
     def refute(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """(n,) SHOW action: the named card that teaches the suggester least (:mod:`agents.players.refutation`), from the
+        """(n,) SHOW action: the named card that teaches the suggester least (:mod:`agents.players.refutation`), from
+        the
         notebook's own marginals (rough is enough; no sampling here). Compiled
         (:func:`agents.players.refutation.refute_kernel`); :func:`tests.references.deducer.refute_reference` is the
         numpy statement."""

@@ -64,7 +64,8 @@ def naive_probabilities_kernel(
     The notebook's facts (``book``: ``has``, ``no`` (B, H, 21), ``size`` (B, H), the clauses, ``named`` (B, P, 21))
     plus what the opponent models assume, closed (:func:`assumed_bits_kernel` on one game at a time, with ``model``:
     ``naive``, ``allow`` (n,), the refuters' ``lacks`` and ``deviant`` and ``strong_allows``, the options of
-    :meth:`agents.players.deducer.DeducerAgent.model_options`; the notebook's own facts where they contradict themselves,
+    :meth:`agents.players.deducer.DeducerAgent.model_options`; the notebook's own facts where they contradict
+    themselves,
     or add nothing); their marginals, mixed
     as ``mix * model + (1 - mix) * own`` with the notebook's own marginals (``mix >= 1``: the model's alone).
     The same operations as the statement, so the same numbers. Scratch, one game each: ``scratch`` (a
@@ -123,7 +124,8 @@ def goal_rooms_kernel(has: np.ndarray, bad: np.ndarray, idx: np.ndarray, value: 
 @njit(**KERNEL)
 def decision_rows_kernel(phase: np.ndarray, accuse: np.ndarray, out: np.ndarray, rows: np.ndarray,
                          counts: np.ndarray) -> None:  # fmt: skip
-    """What :meth:`agents.players.deducer.DeducerAgent.act` decides where, in one pass over its games: ``out`` (n,) int64
+    """What :meth:`agents.players.deducer.DeducerAgent.act` decides where, in one pass over its games: ``out`` (n,)
+    int64
     the accusation ``accuse[i]`` where there is one (>= 0), else END_TURN in POST, else -1; the rows still to
     decide by kind, in order, in ``rows`` (3, n) int64 (0: refutations, 1: suggestions, 2: START and MOVE), their
     numbers in ``counts`` (3,) int64. ``phase`` (n,): the games' phases."""
@@ -153,7 +155,8 @@ def _probability_rows(
     idx: np.ndarray, late: np.ndarray, book: Book, caches: DecisionCaches, model: Assumptions, mix: float,
     stale: np.ndarray, scratch: NaiveScratch, rows: np.ndarray,
 ) -> None:  # fmt: skip
-    """:meth:`agents.players.deducer.DeducerAgent.probabilities` of games ``idx`` (m,) into ``rows`` (m, H, 21): the cache
+    """:meth:`agents.players.deducer.DeducerAgent.probabilities` of games ``idx`` (m,) into ``rows`` (m, H, 21): the
+    cache
     ``prob`` (B, H, 21) with its notebook ``pver`` and key ``pstamp`` (B,) int64 per game (of ``caches``); games
     whose notebook ``version`` or key ``late`` (m,) int64 (the naive model applies) changed are computed again, in
     order (:func:`naive_probabilities_kernel`, ``allow`` = ``late``). Scratch ``stale`` (m,) int64, ``model.allow``
@@ -194,7 +197,8 @@ def deducer_decisions_kernel(
     caches: DecisionCaches, cards: SuggestionRows, tables: MoveTables, rng: np.random.Generator, decided: Decided,
     scratch: DecisionScratch,
 ) -> None:  # fmt: skip
-    """:meth:`agents.players.deducer.DeducerAgent.act` after the notebook's update, in one call: the accusations of proved
+    """:meth:`agents.players.deducer.DeducerAgent.act` after the notebook's update, in one call: the accusations of
+    proved
     solutions, END_TURN in POST, the refutations (:func:`refute_kernel`), the suggestions
     (:func:`best_suggestion_kernel` on the cached probabilities, :func:`_probability_rows`, and on the board every
     suspect and weapon in the room one stands in, else :func:`candidates_kernel`'s shortlist) and the room values of
@@ -202,7 +206,8 @@ def deducer_decisions_kernel(
     :func:`room_values_kernel`, :func:`goal_rooms_kernel`).
 
     With ``plan_moves`` the START and MOVE choices follow on the empty board's tables (:func:`turn_start_kernel`,
-    :func:`choose_moves_kernel`, as :func:`agents.planning.movement.turn_start_choice` and ``choose_moves`` call them: the
+    :func:`choose_moves_kernel`, as :func:`agents.planning.movement.turn_start_choice` and ``choose_moves`` call them:
+    the
     seats' squares ``pos`` (B, P), the secret ``passage`` of each location (197,), ``S``, ``S_roll`` (197, 9), ties
     within ``tie``), so ``out`` (n,) int64 gets every action; without, it gets all but those, whose rows
     :func:`decision_rows_kernel` leaves in ``rows[2, :counts[2]]`` for the Python planner (around blocking tokens).
@@ -287,9 +292,8 @@ def deducer_decisions_kernel(
         else:
             kk = shortlist + 1
             _draw(rng, draws, 2 * k * NUM_CARDS)
-            candidates_kernel(
-                prows[:k], seat, shortlist, draws[: k * NUM_CARDS], draws[k * NUM_CARDS : 2 * k * NUM_CARDS], cand[:k, :, :kk], u
-            )  # fmt: skip
+            half = k * NUM_CARDS
+            candidates_kernel(prows[:k], seat, shortlist, draws[:half], draws[half : 2 * half], cand[:k, :, :kk], u)
             cs, cw, cr = cand[:k, 0, :kk], cand[:k, 1, :kk], cand[:k, 2, :kk]
         T = cs.shape[1] * cw.shape[1] * cr.shape[1]
         for j in range(k):  # rng.random((k, T))
@@ -306,7 +310,8 @@ def deducer_decisions_kernel(
         _draw(rng, draws, 2 * m * NUM_CARDS)
         kk = room_shortlist + 1
         pr = prows[k : k + m]
-        candidates_kernel(pr, seat, room_shortlist, draws[: m * NUM_CARDS], draws[m * NUM_CARDS : 2 * m * NUM_CARDS], cand[:m, :, :kk], u, 2)
+        half = m * NUM_CARDS
+        candidates_kernel(pr, seat, room_shortlist, draws[:half], draws[half : 2 * half], cand[:m, :, :kk], u, 2)
         room_values_kernel(pr, cand[:m, 0, :kk], cand[:m, 1, :kk], order[:m], refute_all, value[:m], pre, reps)
         goal_rooms_kernel(has, bad, sub[k : k + m], value[:m])
         for j in range(m):

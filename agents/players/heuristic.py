@@ -234,7 +234,8 @@ def draws_needed(need: np.ndarray, has_board: bool) -> int:
     per suggestion, 21 per refutation."""
     suggest = int(np.count_nonzero(need == NEED_SUGGEST))
     refute = int(np.count_nonzero(need == NEED_REFUTE))
-    return suggest * (CATEGORY_COUNT[0] + CATEGORY_COUNT[1] + (0 if has_board else CATEGORY_COUNT[2])) + NUM_CARDS * refute
+    per_suggestion = CATEGORY_COUNT[0] + CATEGORY_COUNT[1] + (0 if has_board else CATEGORY_COUNT[2])
+    return suggest * per_suggestion + NUM_CARDS * refute
 
 
 @njit(**KERNEL)

@@ -15,7 +15,8 @@ about the envelope:
 3. ties go to a card already shown to someone else (fewer distinct cards of this hand leak
    over the game), then at random.
 
-Used by :class:`agents.players.deducer.DeducerAgent` and, through it, :class:`agents.players.expert.ExpertAgent`, which run it
+Used by :class:`agents.players.deducer.DeducerAgent` and, through it, :class:`agents.players.expert.ExpertAgent`, which
+run it
 compiled (:func:`agents.players.refutation.refute_kernel`); these functions are its readable statement, and
 ``tests/test_deducer_kernels.py`` checks that both choose the same cards.
 """
@@ -89,8 +90,10 @@ def refute_kernel(
     facts: Facts, tallies: Tallies, idx: np.ndarray, suggester: np.ndarray, mask: np.ndarray, noise: np.ndarray,
     out: np.ndarray, scratch: RefuteScratch,
 ) -> None:  # fmt: skip
-    """The notebook players' refutation (:mod:`agents.players.refutation`), compiled: ``out`` (n,) int64 the SHOW action of
-    :func:`~agents.players.refutation.choose_refutation` on :func:`~agents.players.refutation.suggester_candidates`, from the
+    """The notebook players' refutation (:mod:`agents.players.refutation`), compiled: ``out`` (n,) int64 the SHOW action
+    of
+    :func:`~agents.players.refutation.choose_refutation` on :func:`~agents.players.refutation.suggester_candidates`,
+    from the
     notebook's own marginals (``facts``: ``has``, ``no`` (B, H, 21), ``size`` (B, H)), in games ``idx`` (n,) refuting
     ``suggester`` (n,) int64, among the named cards ``mask`` (n, 870) bool allows, with ``noise`` (n, 21) uniform
     numbers (the reference's ``rng.random(legal.shape)``). ``shown_by_me`` (B, P, 21) bool, ``shown_to`` (B, P)

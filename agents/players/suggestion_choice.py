@@ -215,7 +215,8 @@ def room_values_kernel(
             if reps[2, r] != r:  # the same column as an earlier room: the same value
                 out[i, r] = out[i, reps[2, r]]
                 continue
-            best = envelope_triple(prob, i, cs[i, a0], cw[i, b0], ROOM_CARD0 + r, order, refute_all, True, pre, h_lo, h_hi)
+            room = ROOM_CARD0 + r
+            best = envelope_triple(prob, i, cs[i, a0], cw[i, b0], room, order, refute_all, True, pre, h_lo, h_hi)
             for a in range(ks):
                 if reps[0, a] != a:
                     continue

@@ -2,7 +2,7 @@
 (:class:`agents.knowledge.notebook.Notebook`): functions taking the notebook, which the tests run on a copy of it, or
 swap in for the compiled methods, and compare array by array and random stream by random stream.
 
-:meth:`~agents.knowledge.notebook.Notebook.propagate_reference` stays in the notebook: it is also the path with
+:meth:`~agents.knowledge.notebook.Notebook.propagate_steps` stays in the notebook: it is also the path with
 failed-literal probing (``probe_cells``).
 """
 
