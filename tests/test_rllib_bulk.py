@@ -29,7 +29,7 @@ def _runner(**overrides):
     from training.rllib.bulk_runner import BulkEnvRunner
     from training.rllib.config import load_config
 
-    cfg = load_config("configs/rllib_vs_heuristic_compact.yaml", **{**SMALL, **overrides})
+    cfg = load_config("configs/experiments/rllib_vs_heuristic_compact.yaml", **{**SMALL, **overrides})
     return BulkEnvRunner(config=build_config(cfg), worker_index=0)
 
 
@@ -147,7 +147,7 @@ def test_ppo_trains_with_the_bulk_runner_league_and_resume(tmp_path):
     from training.rllib.config import load_config
     from training.rllib.train import latest_checkpoint, train
 
-    cfg = load_config("configs/rllib_vs_heuristic_compact.yaml", iterations=2, run_dir=str(tmp_path),
+    cfg = load_config("configs/experiments/rllib_vs_heuristic_compact.yaml", iterations=2, run_dir=str(tmp_path),
                       opponents=["heuristic", "league", "random"], league={"snapshot_every": 1, "max_snapshots": 2},
                       learner=BELIEF, ray={"num_cpus": 1}, **{k: v for k, v in SMALL.items()})  # fmt: skip
     assert build_config(cfg).env_runner_cls is BulkEnvRunner
