@@ -4,9 +4,9 @@
     python scripts/bench_training.py --config configs/experiments/train_vs_heuristic_factored_finetune.yaml \\
         --precision float32 bfloat16 --threads 1 2 --iterations 4
 
-Why: issue 17 sets a target for the training loop itself (>= 6,000 learner steps/s against heuristic players on
-2 cores), and the loop is two different workloads: collection (the env, the opponents, the learner's notebook,
-the policy's forward passes) and the PPO update (the network's forward and backward passes). This runs a
+The training loop (learner steps/s against heuristic players) is two different workloads: collection (the env,
+the opponents, the learner's notebook, the policy's forward passes) and the PPO update (the network's forward and
+backward passes). This runs a
 training config as ``training.sb3.train`` builds it (env, policy, PPO settings; a fresh network unless
 ``--keep-init``: the network costs the same, but a trained policy plays longer games), times each PPO
 iteration with SB3's rollout callbacks, and prints one row per (precision, torch threads):

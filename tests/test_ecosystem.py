@@ -1,4 +1,4 @@
-"""The envs through the tools RL practitioners reach for first (issue 15), and strict actions (issue 14).
+"""The envs through the tools RL practitioners reach for first, and strict actions.
 
 Each test drives an env with a library's own checker or wrapper: Gymnasium's ``check_env`` and
 vector wrappers, SB3's ``make_vec_env``/``check_env``/``VecNormalize``, sb3-contrib's
@@ -232,7 +232,7 @@ def test_pettingzoo_api_and_seed_tests_through_the_registry_and_module():
         seed_test(lambda: cluedo_v0.env(preset="cards", players=3), num_cycles=40)
 
 
-# ------------------------------------------------------------------ strict actions (issue 14)
+# ------------------------------------------------------------------ strict actions
 @pytest.mark.parametrize("action", ["0", 3.5, 3.0, True, np.float32(2), None, [0, 1]])
 def test_gymnasium_env_refuses_actions_that_are_not_one_integer(action):
     env = CluedoSingleAgentEnv(preset="cards", players=3)
