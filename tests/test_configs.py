@@ -52,5 +52,5 @@ def test_every_cited_config_exists():
              *sorted((ROOT / "scripts").glob("*.py")), *sorted((ROOT / "training").rglob("*.py"))]  # fmt: skip
     json.loads((ROOT / "training" / "pretrained" / "index.json").read_text())  # still valid JSON
     for text_path in texts:
-        for name in re.findall(r"configs/[\w/]+\.yaml", text_path.read_text()):
+        for name in re.findall(r"configs/[a-z0-9_/]+\.yaml", text_path.read_text()):
             assert (ROOT / name).is_file(), f"{text_path.relative_to(ROOT)} cites {name}, which does not exist"

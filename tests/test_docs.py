@@ -2,8 +2,9 @@
 Python block of README.md and docs/*.md runs on its own, and no page narrates how the work went.
 
 The code blocks run in a fresh interpreter each, in a scratch folder (with ``configs/`` linked in), with
-``CLUEDO_DOCS_STEPS`` set small: a block that trains or steps for long reads its step count from it
-(``int(os.environ.get("CLUEDO_DOCS_STEPS", 200_000))``), so the reader sees the real figure.
+``CLUEDO_DOCS_STEPS`` and ``CLUEDO_DOCS_GAMES`` set small: a block that trains or steps for long reads its step
+count (and its batch of games) from them (``int(os.environ.get("CLUEDO_DOCS_STEPS", 200_000))``), so the reader
+sees the real figures.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def test_there_are_code_blocks():
 @pytest.mark.parametrize("code", [c for _, c in BLOCKS], ids=[name for name, _ in BLOCKS])
 def test_code_block_runs(code, tmp_path):
     (tmp_path / "configs").symlink_to(ROOT / "configs")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CLUEDO_DOCS_STEPS": "2", "MPLBACKEND": "Agg"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CLUEDO_DOCS_STEPS": "2", "CLUEDO_DOCS_GAMES": "16",
+           "MPLBACKEND": "Agg"}
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
