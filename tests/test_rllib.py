@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pytest
 
-pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasium==1.2.2, docs/rllib_scaling.md)")
+pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasium==1.2.2, docs/training.md)")
 
 import ray  # noqa: E402
 import torch  # noqa: E402

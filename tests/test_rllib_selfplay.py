@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasium==1.2.2, docs/rllib_scaling.md)")
+pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasium==1.2.2, docs/training.md)")
 
 import torch  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402

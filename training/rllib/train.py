@@ -9,7 +9,7 @@ Checkpoints are ``Algorithm.save_to_path`` folders ``run_dir/checkpoints/iter_NN
 ``run_dir/latest.txt`` names the newest. ``rllib:run_dir/checkpoints/iter_NNNNNN`` is a player for
 ``scripts/evaluate.py`` once :mod:`training.rllib.module` is imported (this module imports it).
 The config's keys and setups: :mod:`training.rllib.config`; the algorithm it builds: :mod:`training.rllib.algorithm`.
-See docs/rllib_scaling.md for the cluster launch and the measured throughput.
+See docs/training.md for the cluster launch and docs/benchmarks.md for the measured throughput.
 """
 
 from __future__ import annotations
