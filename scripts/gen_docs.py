@@ -88,6 +88,8 @@ def render_results(data: dict, index: dict) -> str:
     out.append("\nCommands:\n\n")
     for r in data["training"]:
         out.append(f"* `{r['config']}`\n\n    ```bash\n    {r['train']}\n    {r['evaluate']}\n    ```\n\n")
+    if data.get("notes"):
+        out.append("What the runs show:\n\n" + "".join(f"- {note}\n" for note in data["notes"]) + "\n")
     out.append("## Baselines\n\n")
     rows = [[f"`{b['player']}`", b["what"], b["opponents"], _pct(b["win_rate"], b["ci95"]), str(b["games"]),
              f"`{b['command']}`", b["date"]] for b in data["baselines"]]  # fmt: skip
