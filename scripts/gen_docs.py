@@ -99,7 +99,7 @@ def render_results(data: dict, index: dict) -> str:
         entry = data["ladder"][key]
         out.append(f"\n### {title}\n\n{entry['what'][0].upper()}{entry['what'][1:]}.\n\n")
         out.append(_table(entry["columns"], entry["rows"]))
-        out.append("\n" + _provenance(entry))
+        out.append("\n" + _provenance(entry, data["machine"]))
     out.append("\n## Model cards\n\nThe players shipped with the package, playable by name wherever a player is "
                "named (`pretrained:NAME`): `cluedo play --players human pretrained:vs_heuristic deducer heuristic`, "
                "`cluedo evaluate`, training opponents.\n")
