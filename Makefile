@@ -1,18 +1,19 @@
 # Two commands do everything on a fresh machine (see README):
 #   make demo   set up .venv and run the main job (train briefly vs random players, evaluate, print the table)
 #   make test   set up .venv and run the whole test suite
+#   make docs   build the docs site into site/ (strict: a broken link or reference fails)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint setup clean clean-cache browser
+.PHONY: demo test lint docs setup clean clean-cache browser
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt torch==2.13.0
 	@# setuptools' notice on every editable install of a flat layout says nothing actionable here
-	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -c constraints.txt -e '.[dev,train,browser,rllib]'
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -c constraints.txt -e '.[dev,train,browser,rllib,docs]'
 	touch $@
 
 setup: $(VENV)/.installed
@@ -37,10 +38,15 @@ browser: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 
+# The generated pages (benchmarks, results) from docs/data/*.json and training/pretrained/index.json, then the site.
+docs: $(VENV)/.installed
+	$(PY) scripts/gen_docs.py
+	$(VENV)/bin/mkdocs build --strict
+
 # numba caches compiled kernels next to their modules (__pycache__/*.nbi, *.nbc); cluedo_env/kernel_cache.py
 # clears them when a kernel source changes. This removes them by hand (e.g. after a numba upgrade).
 clean-cache:
 	find cluedo_env agents -name '*.nbi' -delete -o -name '*.nbc' -delete
 
 clean: clean-cache
-	rm -rf $(VENV)
+	rm -rf $(VENV) site

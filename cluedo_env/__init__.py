@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 GYMNASIUM_ID = "cluedo_env/Cluedo-v0"
 PETTINGZOO_ID = "cluedo_env/cluedo_v0"

@@ -8,7 +8,7 @@ the ``expert_rule`` slot (accuse where the expert at its defaults would), and fi
 probability ``--high`` where the slot is set and ``--low`` elsewhere (soft targets: the policy keeps
 exploring), wherever action 1 is open. The result is a checkpoint for the config's ``init_from``.
 
-    PYTHONPATH=. python scripts/advised_expert_init.py --config configs/train_vs_deducer_advised_expert.yaml \\
+    PYTHONPATH=. python scripts/advised_expert_init.py --config configs/train_vs_deducer.yaml \\
         --base runs/x/model.zip --out runs/advised_expert_init.zip
 """
 

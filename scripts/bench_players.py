@@ -5,10 +5,9 @@
     PYTHONPATH=. .venv/bin/python scripts/bench_players.py --players deducer --profile    # cProfile, top 30
     PYTHONPATH=. .venv/bin/python scripts/bench_players.py --players deducer --kernels    # compiled vs Python time
 
-Why: issue 16 sets speed targets for the rule-based players (4 deducers >= 1,000 classic
-games/s and >= 2,000 cards games/s, 4 experts >= 300 classic games/s), at the batch size the
-evaluator uses (1024). Each cell plays ``--games`` games with :func:`agents.play.runner.play_games`
-after a warm-up run (numba compilation, caches), ``--repeat`` times; the table gives the
+The speed of the rule-based players at the batch size the evaluator uses (1024). Each cell plays ``--games``
+games with :func:`agents.play.runner.play_games` after a warm-up run (numba compilation, caches), ``--repeat``
+times; the table gives the
 median games/s and decisions/s (player actions, i.e. engine steps of live games), and games per
 CPU second of the process (less sensitive to other load on a shared machine; numba and numpy
 run single-threaded here, so CPU time is the time one core spends). The last column, ``ref ms``, is the CPU time

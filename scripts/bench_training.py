@@ -1,12 +1,12 @@
 """Speed of the whole MaskablePPO loop (collection + update): learner steps per second, per setting.
 
-    python scripts/bench_training.py --config configs/train_cards_vs_heuristic_bf16.yaml
-    python scripts/bench_training.py --config configs/train_vs_heuristic_factored_finetune.yaml \\
+    python scripts/bench_training.py --config configs/train_cards_vs_heuristic.yaml
+    python scripts/bench_training.py --config configs/experiments/train_vs_heuristic_factored_finetune.yaml \\
         --precision float32 bfloat16 --threads 1 2 --iterations 4
 
-Why: issue 17 sets a target for the training loop itself (>= 6,000 learner steps/s against heuristic players on
-2 cores), and the loop is two different workloads: collection (the env, the opponents, the learner's notebook,
-the policy's forward passes) and the PPO update (the network's forward and backward passes). This runs a
+The training loop (learner steps/s against heuristic players) is two different workloads: collection (the env,
+the opponents, the learner's notebook, the policy's forward passes) and the PPO update (the network's forward and
+backward passes). This runs a
 training config as ``training.sb3.train`` builds it (env, policy, PPO settings; a fresh network unless
 ``--keep-init``: the network costs the same, but a trained policy plays longer games), times each PPO
 iteration with SB3's rollout callbacks, and prints one row per (precision, torch threads):
@@ -79,7 +79,7 @@ def bench(config: str, precision: str, threads: int, iterations: int, keep_init:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     ap = ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--config", nargs="+", default=["configs/train_cards_vs_heuristic_bf16.yaml"], metavar="YAML")
+    ap.add_argument("--config", nargs="+", default=["configs/train_cards_vs_heuristic.yaml"], metavar="YAML")
     ap.add_argument("--precision", nargs="+", choices=["float32", "bfloat16"], default=["float32", "bfloat16"])
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2], help="torch threads (default: 1 2)")
     ap.add_argument("--iterations", type=int, default=3, help="timed PPO iterations per setting (median)")

@@ -4,7 +4,7 @@
     PYTHONPATH=. .venv/bin/python scripts/play_hash.py --players deducer --games 512
     PYTHONPATH=. .venv/bin/python scripts/play_hash.py --players expert,deducer,deducer,heuristic   # a mixed table
 
-Why: speed work on the rule-based players (issue 16) must not change what they play. Four equal
+Speed work on the rule-based players must not change what they play. Four equal
 players play ``--games`` seeded games (:func:`agents.play.runner.play_games`); every decision (games
 asked, actions returned) and every game's outcome go into a SHA-256. Run it before and after a
 change: equal hashes mean the same decisions in every one of those games. (A change that is meant

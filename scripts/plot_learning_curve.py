@@ -1,6 +1,6 @@
 """Learning curve of a training run: training-episode win rate and evaluator win rates (95% CI).
 
-    python scripts/plot_learning_curve.py runs/vs_random --out docs/learning_curve_vs_random.png
+    python scripts/plot_learning_curve.py runs/vs_random --out runs/vs_random/learning_curve.png
 
 Reads ``run_dir/monitor.csv`` (VecMonitor: one row per learner episode: reward, length, time) and
 ``run_dir/evals.jsonl`` (periodic tournament evaluations). The training curve is the share of

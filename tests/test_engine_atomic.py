@@ -1,4 +1,4 @@
-"""Engine operations change all or nothing (issue 14, item 4): ``import_game``, ``step``, the AEC env's edges.
+"""Engine operations change all or nothing: ``import_game``, ``step``, the AEC env's edges.
 
 A refused ``import_game`` leaves every slot of the batch as it was (no half-written slot), and so
 does a refused ``step`` (no game of the batch changed, the random generator untouched: the engine
@@ -149,7 +149,7 @@ def test_step_refuses_actions_of_the_wrong_type_or_shape(actions):
 
 def test_a_full_history_is_refused_before_the_step_not_after():
     """A snapshot whose history would overflow the engine's arrays is refused at import, so no later
-    step of the batch can fail half-way (the issue's 404-record snapshot)."""
+    step of the batch can fail half-way (a 404-record snapshot)."""
     eng = _engine(steps=0)
     snap = _good(eng, 0)
     cap = eng.H

@@ -470,7 +470,7 @@ def test_damaged_board_data(damage, fragment):
 
 
 # =====================================================================================
-# Files, command lines and the one error style (issue 14)
+# Files, command lines and the one error style
 # =====================================================================================
 def test_rules_files_that_are_not_rules(tmp_path):
     binary = tmp_path / "binary.yaml"

@@ -195,7 +195,7 @@ def _nan_in(x: Any) -> bool:
     ],
 )
 def test_issue_cases_of_silently_accepted_snapshots(edit, fragment):
-    """The cases the issue found accepted: now each is a SnapshotError naming the field and what is allowed."""
+    """Inputs once accepted: each is a SnapshotError naming the field and what is allowed."""
     d = copy.deepcopy(SNAPSHOTS[1])  # classic, 3 players, at the start
     edit(d)
     with pytest.raises(SnapshotError) as info:

@@ -1,4 +1,4 @@
-"""Learner options of issue 17 (agents/learner/inputs.py): the accusation gate and potential-based shaping.
+"""Learner options (agents/learner/inputs.py): the accusation gate and potential-based shaping.
 
 * Shaping adds ``gamma * phi(s') - phi(s)`` per learner step with ``phi = 0`` at the end, so over an
   episode (gamma = 1) the shaped rewards sum to the plain ones minus ``phi(s_0)``; off, nothing changes.

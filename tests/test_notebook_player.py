@@ -1,4 +1,4 @@
-"""The notebook player (agents/players/notebook_player.py): the yardstick baseline of issue 16.
+"""The notebook player (agents/players/notebook_player.py): the yardstick baseline.
 
 It must know exactly its own hand and the cards shown to it, nothing more (so an unrefuted
 suggestion does not solve anything for it), suggest only open cards, accuse when one open

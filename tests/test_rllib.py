@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pytest
 
-pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasium==1.2.2, docs/rllib_scaling.md)")
+pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasium==1.2.2, docs/training.md)")
 pytestmark = pytest.mark.xdist_group("ray")  # one test worker runs every Ray cluster, one at a time
 
 import ray  # noqa: E402
@@ -57,7 +57,7 @@ def vs_bots_run(cluster, tmp_path_factory):
     from training.rllib.train import train
 
     run_dir = str(tmp_path_factory.mktemp("rl"))
-    cfg = load_config("configs/rllib_vs_heuristic_belief.yaml", iterations=2, run_dir=run_dir,
+    cfg = load_config("configs/experiments/rllib_vs_heuristic_belief.yaml", iterations=2, run_dir=run_dir,
                       opponents=["heuristic", "league", "deducer"], league={"snapshot_every": 1, "max_snapshots": 2},
                       learner=BELIEF, precision="bfloat16", **TWO_RUNNERS)  # fmt: skip
     return cfg, train(cfg, address=cluster.address, log=lambda *a: None)
@@ -174,7 +174,7 @@ def test_bench_from_a_missing_checkpoint_is_a_clear_error(tmp_path):
     from training.rllib.train import main
 
     with pytest.raises(CheckpointError, match="--bench-from .*no such checkpoint folder"):
-        main(["--config", "configs/rllib_selfplay_bulk.yaml", "--run-dir", str(tmp_path), "--bench", "1",
+        main(["--config", "configs/experiments/rllib_selfplay_bulk.yaml", "--run-dir", str(tmp_path), "--bench", "1",
               "--bench-from", str(tmp_path / "nope")])  # fmt: skip
 
 
@@ -241,7 +241,8 @@ def test_selfplay_shared_policy_trains_one_iteration(cluster, tmp_path):
     one_game = {"num_env_runners": 1, "num_envs_per_env_runner": 1, "rollout_fragment_length": 100}
     small = {**SMALL, "env_runners": one_game,
              "ppo": {"train_batch_size_per_learner": 600, "minibatch_size": 200, "num_epochs": 1}}  # fmt: skip
-    cfg = load_config("configs/rllib_selfplay.yaml", iterations=1, run_dir=str(tmp_path), **small)
+    cfg = load_config("configs/experiments/rllib_selfplay_multiagent.yaml", iterations=1, run_dir=str(tmp_path),
+                      **small)
     assert set(build_config(cfg).policies) == {"main"}
     summary = train(cfg, log=lambda *a: None)
     (row,) = summary["iterations"]
@@ -350,14 +351,15 @@ def test_bfloat16_module_gives_float32_masked_outputs_close_to_float32():
 
 
 def test_every_shipped_rllib_config_loads():
-    """Each ``configs/rllib_*.yaml`` passes the config checks (keys, values, player names) without starting Ray."""
+    """Each ``configs/rllib_*.yaml`` (and ``configs/experiments/rllib_*.yaml``) passes the config checks without Ray."""
     from pathlib import Path
 
     from training.rllib.config import load_config
 
-    paths = sorted((Path(__file__).resolve().parents[1] / "configs").glob("rllib_*.yaml"))
+    configs = Path(__file__).resolve().parents[1] / "configs"
+    paths = sorted(configs.glob("rllib_*.yaml")) + sorted((configs / "experiments").glob("rllib_*.yaml"))
     assert len(paths) >= 6
     for path in paths:
         cfg = load_config(path)
         assert cfg["precision"] in ("float32", "bfloat16"), path
-    assert load_config(paths[0].parent / "rllib_vs_heuristic_fast.yaml")["precision"] == "bfloat16"
+    assert load_config(configs / "rllib_vs_heuristic.yaml")["precision"] == "bfloat16"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasium==1.2.2, docs/rllib_scaling.md)")
+pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasium==1.2.2, docs/training.md)")
 pytestmark = pytest.mark.xdist_group("ray")  # one test worker runs every Ray cluster, one at a time
 
 import torch  # noqa: E402
@@ -30,7 +30,7 @@ def _runner(**overrides):
     from training.rllib.bulk_runner import BulkEnvRunner
     from training.rllib.config import load_config
 
-    cfg = load_config("configs/rllib_vs_heuristic_compact.yaml", **{**SMALL, **overrides})
+    cfg = load_config("configs/experiments/rllib_vs_heuristic_compact.yaml", **{**SMALL, **overrides})
     return BulkEnvRunner(config=build_config(cfg), worker_index=0)
 
 
@@ -148,7 +148,7 @@ def test_ppo_trains_with_the_bulk_runner_league_and_resume(tmp_path):
     from training.rllib.config import load_config
     from training.rllib.train import latest_checkpoint, train
 
-    cfg = load_config("configs/rllib_vs_heuristic_compact.yaml", iterations=2, run_dir=str(tmp_path),
+    cfg = load_config("configs/experiments/rllib_vs_heuristic_compact.yaml", iterations=2, run_dir=str(tmp_path),
                       opponents=["heuristic", "league", "random"], league={"snapshot_every": 1, "max_snapshots": 2},
                       learner=BELIEF, ray={"num_cpus": 1}, **{k: v for k, v in SMALL.items()})  # fmt: skip
     assert build_config(cfg).env_runner_cls is BulkEnvRunner

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasium==1.2.2, docs/rllib_scaling.md)")
+pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasium==1.2.2, docs/training.md)")
 pytestmark = pytest.mark.xdist_group("ray")  # one test worker runs every Ray cluster, one at a time
 
 import torch  # noqa: E402
@@ -32,7 +32,7 @@ def _runner(**overrides):
     from training.rllib.config import load_config
     from training.rllib.selfplay_runner import BulkSelfPlayRunner
 
-    cfg = load_config("configs/rllib_selfplay.yaml", **{**SMALL, **overrides})
+    cfg = load_config("configs/experiments/rllib_selfplay_multiagent.yaml", **{**SMALL, **overrides})
     return BulkSelfPlayRunner(config=build_config(cfg), worker_index=0)
 
 
@@ -302,7 +302,7 @@ def test_selfplay_config_is_checked():
     from cluedo_env.errors import TrainConfigError
     from training.rllib.config import load_config
 
-    path = "configs/rllib_selfplay.yaml"
+    path = "configs/experiments/rllib_selfplay_multiagent.yaml"
     for bad, match in (
         ({"mapping": "round_robin"}, "selfplay.mapping='round_robin' is not allowed"),
         ({"policies": []}, "selfplay.policies=\\[\\] is not allowed"),
@@ -343,8 +343,8 @@ def test_ppo_trains_bulk_selfplay_resumes_and_plays(tmp_path):
     from training.rllib.selfplay_runner import BulkSelfPlayRunner
     from training.rllib.train import latest_checkpoint, train
 
-    cfg = load_config("configs/rllib_selfplay.yaml", iterations=2, run_dir=str(tmp_path), ray={"num_cpus": 1},
-                      **SMALL)  # fmt: skip
+    cfg = load_config("configs/experiments/rllib_selfplay_multiagent.yaml", iterations=2, run_dir=str(tmp_path),
+                      ray={"num_cpus": 1}, **SMALL)  # fmt: skip
     assert build_config(cfg).env_runner_cls is BulkSelfPlayRunner
     try:
         summary = train(cfg, log=lambda *a: None)

@@ -279,7 +279,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
 
 
 def print_markdown(rows: list[dict[str, Any]]) -> None:
-    """The table as markdown, for the README."""
+    """The table as markdown."""
     print("| config | workload | batch | agent-steps/s, mask | (per CPU s) | + observation | (per CPU s) | games/s | "
           "decisions/game | bytes/game |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|")

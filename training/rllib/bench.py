@@ -1,7 +1,7 @@
 """How fast an RLlib config samples: ``python -m training --backend rllib --config X --bench N ...``.
 
 :func:`breakdown` splits a vs_bots env step's time between the env and the module, in this process; :func:`bench`
-measures the env runners' sampling rate with the learner idle (docs/rllib_scaling.md has the figures).
+measures the env runners' sampling rate with the learner idle (docs/benchmarks.md has the figures).
 """
 
 from __future__ import annotations

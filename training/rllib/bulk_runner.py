@@ -4,7 +4,7 @@ RLlib's ``SingleAgentEnvRunner`` steps our vector env (N games per call) but doe
 game and per step: ``add_env_step`` on one ``SingleAgentEpisode`` per game, the env-to-module and
 module-to-env connector pipelines that split the batch into N items and stack them back, a new
 episode object (and an ignored autoreset row) per finished game. Measured: 150-320 µs per game-step
-(docs/rllib_scaling.md), several times the env and the module together.
+(docs/benchmarks.md), several times the env and the module together.
 
 :class:`BulkEnvRunner` keeps RLlib's runner for everything but ``sample(num_timesteps=...)``
 (construction, the module and its weight sync, ``get_state``/``set_state``, checkpoints, the

@@ -9,7 +9,7 @@ Setups (``setup:`` in the YAML):
   per call in one batched engine (:mod:`training.rllib.vector_env`). ``learner:`` sets the learner env's
   options (``seat``, ``macro_moves``, ``macro_accuse``, ``belief``), as in the SB3 configs.
   ``sampler: bulk`` (or ``--sampler bulk``) samples with :class:`training.rllib.bulk_runner.BulkEnvRunner`
-  instead of RLlib's runner: the same episodes, built once per rollout fragment (docs/rllib_scaling.md).
+  instead of RLlib's runner: the same episodes, built once per rollout fragment (docs/training.md, "Ray RLlib").
   ``precision: bfloat16`` (or ``--precision bfloat16``) runs the module's networks under CPU autocast in the
   env runners and the learner (float32 weights, logits, values and losses; a checkpoint plays float32), as
   ``precision`` does in an SB3 config: several times cheaper products on CPUs with AMX or AVX512-BF16.

@@ -14,7 +14,7 @@
 
 Importing this module registers the ``rllib:`` prefix with :mod:`agents.play.registry`::
 
-    make_agent("rllib:runs/rllib_vs_heuristic_belief/checkpoints/iter_000190")     # greedy
+    make_agent("rllib:runs/rllib_vs_heuristic/checkpoints/iter_000060")     # greedy
     make_agent("rllib:runs/rllib_selfplay/checkpoints/iter_000200", deterministic=False, module="main")
 
 The path is an algorithm checkpoint (``Algorithm.save_to_path``) or an RLModule folder inside one;

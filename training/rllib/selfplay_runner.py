@@ -2,7 +2,7 @@
 
 ``setup: selfplay`` with ``sampler: bulk``. RLlib's ``MultiAgentEnvRunner`` steps one PettingZoo game per env
 and pays its per-step bookkeeping (a ``MultiAgentEpisode`` step, the connector pipelines) on every move:
-~330 env steps/s (docs/rllib_scaling.md, "Batched self-play"). :class:`BulkSelfPlayRunner` keeps RLlib's
+~330 env steps/s (docs/benchmarks.md). :class:`BulkSelfPlayRunner` keeps RLlib's
 multi-agent runner for everything but ``sample(num_timesteps=...)`` (construction, the ``MultiRLModule`` and its
 weight sync, ``get_state``/``set_state``, checkpoints) and samples ``num_envs_per_env_runner`` games of one
 :class:`~cluedo_env.engine.vector_engine.VectorEngine` per step:

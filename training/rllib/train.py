@@ -1,15 +1,15 @@
 """PPO on Ray RLlib (new API stack) for Cluedo: batched learner-vs-players, or multi-agent self-play.
 
-    python -m training --backend rllib --config configs/rllib_vs_heuristic_belief.yaml     # local Ray
-    python -m training --backend rllib --config configs/rllib_vs_heuristic_belief.yaml --address auto  # a cluster
-    python -m training --backend rllib --config configs/rllib_vs_heuristic_belief.yaml --resume  # from run_dir
-    python -m training --backend rllib --config configs/rllib_vs_heuristic_belief.yaml --bench 1 2  # sampling rate
+    python -m training --backend rllib --config configs/rllib_vs_heuristic.yaml     # local Ray
+    python -m training --backend rllib --config configs/rllib_vs_heuristic.yaml --address auto  # a cluster
+    python -m training --backend rllib --config configs/rllib_vs_heuristic.yaml --resume  # from run_dir
+    python -m training --backend rllib --config configs/rllib_vs_heuristic.yaml --bench 1 2  # sampling rate
 
 Checkpoints are ``Algorithm.save_to_path`` folders ``run_dir/checkpoints/iter_NNNNNN``;
 ``run_dir/latest.txt`` names the newest. ``rllib:run_dir/checkpoints/iter_NNNNNN`` is a player for
 ``scripts/evaluate.py`` once :mod:`training.rllib.module` is imported (this module imports it).
 The config's keys and setups: :mod:`training.rllib.config`; the algorithm it builds: :mod:`training.rllib.algorithm`.
-See docs/rllib_scaling.md for the cluster launch and the measured throughput.
+See docs/training.md for the cluster launch and docs/benchmarks.md for the measured throughput.
 """
 
 from __future__ import annotations

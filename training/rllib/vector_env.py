@@ -51,7 +51,7 @@ class MaskedObservations(gymnasium.vector.VectorWrapper):
 
     One flat array, not a dict: RLlib splits the batch into N per-game items and stacks them back
     every step, a plain row copy for an array but a tree walk per game for a dict (measured:
-    docs/rllib_scaling.md). :class:`~training.rllib.module.MaskedPPOTorchRLModule` splits it again.
+    docs/training.md). :class:`~training.rllib.module.MaskedPPOTorchRLModule` splits it again.
     Infos are dropped (an empty dict each step): the mask is all RLlib needs, and RLlib's
     ``DictInfoToList`` would turn every info array into N dicts per step.
     """
