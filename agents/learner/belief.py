@@ -94,7 +94,7 @@ class BeliefTracker:
 
     @classmethod
     def for_player(cls, current: BeliefTracker | None, view: PlayerView, seed: int | None = None) -> BeliefTracker:
-        """The tracker of a player sitting in ``view.seat`` in every game: ``current`` if it already
+        """The tracker of a player in ``view.seat`` in every game: ``current`` if it already
         follows this view, else a new one with every game started (players call it in reset and act)."""
         if current is not None and current.B == view.batch_size and current.views[0] is view:
             return current

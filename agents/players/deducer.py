@@ -18,14 +18,14 @@ Play, batched over the games where the seat is to act:
   from per-card holder probabilities (:meth:`Notebook.marginals`, or better ones that a
   subclass supplies) under an independence approximation, for the refutation rule in force
   (first refuter, or everybody with ``refutation=all``). Learning who holds a card that
-  cannot be the envelope's is worth nothing there, so the deducer no longer spends turns on
+  cannot be the envelope's is worth nothing there, so the deducer spends no turn on
   it. Naming a card whose place is known to us (our own, or a proved envelope card) is a
   "blank": nobody can show it, so the answer is about the other two; that is how own cards
   isolate a category, and the score finds when it pays. Optional terms
   (:meth:`DeducerAgent.suggestion_scores`): ``deal_weight`` x information about the whole deal,
   ``leak_weight`` x what the public answer teaches the other players; both default to 0, as
   measured (cards, 4 players, 1,000 games): the envelope score alone needs 4.9 rounds against
-  three notebook players (6.5 with the old whole-deal score) and wins 84% against three
+  three notebook players (6.5 with a whole-deal score) and wins 84% against three
   heuristic players; a leak penalty of 0.5 or 1 did not change the win rate against three
   deducers (24-26%, parity 25%). On the board the room is the one we stand in (R-G1) and all
   36 suspect x weapon pairs are scored; in the card-only game the best few cards of each

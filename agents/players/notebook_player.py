@@ -1,6 +1,6 @@
 """The notebook player: a yardstick between the random player and the heuristic.
 
-Why it exists: strength targets of the rule-based players (issue 16) are stated against a
+Why it exists: strength targets of the rule-based players are stated against a
 fixed, simple baseline that other implementations can reproduce exactly. This player is that
 baseline. It knows only
 
