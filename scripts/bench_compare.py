@@ -28,13 +28,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # The worker: reads "player preset games batch seed" lines, answers CPU seconds of one play_games call.
 # The worker runs in either checkout; a checkout from before agents/ was ordered by concept has its registry and
-# runner at the top of agents/ (compared across that move, the same calls stand on both sides).
+# runner at the top of agents/ (compared across that move, the same calls stand on both sides). The layout is read
+# from the files, not tried by importing: an editable install would answer a missing module from the other checkout.
 _WORKER = """
-import sys, time
-try:
+import os, sys, time
+if os.path.exists("agents/play/runner.py"):
     from agents.play.registry import make_agent
     from agents.play.runner import play_games
-except ImportError:
+else:
     from agents.registry import make_agent
     from agents.runner import play_games
 from cluedo_env.rules.config import RulesConfig
