@@ -24,7 +24,8 @@ import pytest
 
 from cluedo_env import record as R
 from cluedo_env.render.html import CHROMIUM, CHROMIUM_ARGS, _notebook, demo_record, page_data, render_html
-from cluedo_env.rules.cards import SUSPECTS, WEAPONS
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import CARD_NAMES, NUM_CARDS, SUSPECTS, WEAPONS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOT = ROOT / "docs" / "replay_viewer.png"
@@ -95,6 +96,32 @@ def test_page_embeds_no_hidden_information(game):
             assert marked == seen
             if nb["envelope"] is not None:  # only after this seat's own accusation (R-A2)
                 assert any(h["type"] == "accusation" and h["player"] == seat for h in snap["history"])
+
+
+def test_the_public_part_of_the_page_does_not_depend_on_the_shown_cards(game):
+    """Change every card a refuter showed (in the steps and in the snapshots): what every spectator reads (all but
+    the seats' notebooks) stays the same, so no shown card (R-G7) can be read off the page's public data."""
+    import copy
+
+    def public_part(data: dict) -> str:  # the notebooks (and each frame's index into them) are the seats' own
+        frames = [{k: v for k, v in f.items() if k != "nb"} for f in data["frames"]]
+        return json.dumps({**{k: v for k, v in data.items() if k != "notebooks"}, "frames": frames}, sort_keys=True)
+
+    rec, snaps = game
+    public = public_part(page_data(rec, snaps))
+    rec2, snaps2 = copy.deepcopy(rec), copy.deepcopy(snaps)
+    changed = 0
+    for st in rec2["steps"]:
+        if isinstance(st.get("action"), int) and A.SHOW0 <= st["action"] < A.SHOW0 + NUM_CARDS:
+            st["action"] = A.SHOW0 + (st["action"] - A.SHOW0 + 1) % NUM_CARDS
+            st["name"] = A.describe(st["action"])
+            changed += 1
+    for snap in snaps2:
+        for h in snap["history"]:
+            if h["type"] == "suggestion":
+                h["shown"] = [CARD_NAMES[(CARD_NAMES.index(c) + 1) % NUM_CARDS] if c else c for c in h["shown"]]
+    assert changed > 5
+    assert public_part(page_data(rec2, snaps2)) == public
 
 
 def test_shown_cards_stay_between_suggester_and_refuter(game):

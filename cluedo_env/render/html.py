@@ -43,8 +43,9 @@ from typing import Any
 
 from cluedo_env import record as record_mod
 from cluedo_env.render.events import SUSPECT_COLORS, WEAPON_SHORT
+from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import ROOM_LETTERS, load_board
-from cluedo_env.rules.cards import CARD_NAMES, PASSAGES, ROOMS, SUSPECTS, WEAPONS
+from cluedo_env.rules.cards import CARD_NAMES, NUM_CARDS, PASSAGES, ROOMS, SUSPECTS, WEAPONS
 
 _ROOM_FILLS = (
     "#ecd4be",  # Kitchen
@@ -217,7 +218,7 @@ def page_data(record: dict[str, Any], snapshots: list[dict[str, Any]] | None = N
             frame["w"] = [snap["weapons"][w] for w in WEAPONS]
         if i > 0:
             st = steps[i - 1]
-            frame["act"] = {"player": st.get("player"), "name": st.get("name") or str(st.get("action"))}
+            frame["act"] = {"player": st.get("player"), "name": _public_action_name(st)}
             if st.get("roll") is not None:
                 frame["act"]["roll"] = st["roll"]
         frames.append(frame)
@@ -243,6 +244,15 @@ def page_data(record: dict[str, Any], snapshots: list[dict[str, Any]] | None = N
 
 
 # ============================================================================ html
+def _public_action_name(step: dict[str, Any]) -> str:
+    """A step's action as everybody may read it: a SHOW names no card (R-G7: only the suggester and the refuter
+    see it; their notebooks carry it), every other action as recorded."""
+    action = step.get("action")
+    if isinstance(action, int) and A.SHOW0 <= action < A.SHOW0 + NUM_CARDS:
+        return "SHOW(a card)"
+    return step.get("name") or str(action)
+
+
 def _asset(name: str) -> str:
     return resources.files("cluedo_env").joinpath(f"data/{name}").read_text(encoding="utf-8")
 
