@@ -142,6 +142,36 @@ def pages() -> dict[Path, str]:
             ROOT / "docs" / "results.md": render_results(results, index)}  # fmt: skip
 
 
+def engine_table(report: dict, command: str) -> dict:
+    """The ``engine`` table of ``docs/data/benchmarks.json`` from a ``scripts/bench.py --json`` report: the rows of
+    its ``full`` workload, the command that measured them, the machine and the date."""
+    from cluedo_env.cli.bench import fmt
+
+    m = report["machine"]
+    rows = []
+    for r in report["results"]:
+        if r["workload"] != "full":
+            continue
+        preset, players = r["config"].split(":")
+        label = f"{preset} (2 dice), {players} players" if preset == "seed000" else f"{preset}, {players} players"
+        rows.append([label, str(r["batch_size"]), fmt(r.get("mask")), fmt(r.get("obs")), fmt(r.get("games_per_s")),
+                     fmt(r.get("decisions_per_game")), f"{r.get('bytes_per_game', 0):,}"])  # fmt: skip
+    machine = (f"{m['cpus_usable']} usable CPUs (load average {m['load_average'][0]:.1f} at the start), one core; "
+               f"Python {m['python']}, numpy {m['numpy']}, numba {m['numba']}")
+    return {"command": command, "machine": machine, "date": m["date"][:10], "rows": rows}
+
+
+def replace_engine_table(report: dict, command: str) -> None:
+    """Write a new measurement of the engine into ``docs/data/benchmarks.json`` (the old figures go), then the page."""
+    path = DATA / "benchmarks.json"
+    data = json.loads(path.read_text())
+    for table in data["tables"]:
+        if table["id"] == "engine":
+            table.update(engine_table(report, command))
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    main([])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if a page differs from its data")

@@ -9,6 +9,7 @@ sees the real figures.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -88,3 +89,22 @@ def test_no_development_narration():
             if NARRATION.search(line) and path.name != "test_docs.py":
                 found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()[:100]}")
     assert not found, "\n".join(found)
+
+
+def test_a_bench_run_becomes_the_docs_engine_table():
+    """``scripts/bench.py --docs``: a run's ``full`` rows replace the engine table, with its command, machine, date."""
+    from scripts.gen_docs import engine_table, render_benchmarks
+
+    machine = {"cpus_usable": 2, "load_average": [0.1, 0.1, 0.1], "python": "3.11.7", "numpy": "2", "numba": "0.6",
+               "date": "2026-12-03T09:00:00+00:00"}  # fmt: skip
+    rows = [{"config": "seed000:4", "workload": "full", "batch_size": 4096, "mask": 1.2e6, "obs": 6.1e5,
+             "games_per_s": 1200.0, "decisions_per_game": 876.0, "bytes_per_game": 5776},
+            {"config": "classic:4", "workload": "uniform", "batch_size": 1, "mask": 1.0, "obs": 1.0}]  # fmt: skip
+    table = engine_table({"machine": machine, "results": rows}, "python scripts/bench.py --docs")
+    assert table["rows"] == [["seed000 (2 dice), 4 players", "4096", "1.20M", "610.0k", "1,200", "876", "5,776"]]
+    assert table["date"] == "2026-12-03" and "numba 0.6" in table["machine"]
+    data = json.loads((ROOT / "docs" / "data" / "benchmarks.json").read_text())
+    engine = next(t for t in data["tables"] if t["id"] == "engine")
+    engine.update(table)
+    page = render_benchmarks(data)
+    assert "| seed000 (2 dice), 4 players | 4096 | 1.20M |" in page and "python scripts/bench.py --docs" in page
