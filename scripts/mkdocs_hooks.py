@@ -7,19 +7,21 @@ so the reference cannot drift from the command line. The other generated pages (
 
 from __future__ import annotations
 
-import importlib.util
+import sys
 from pathlib import Path
 
 from mkdocs.structure.files import File
 
-_GEN = Path(__file__).resolve().with_name("gen_docs.py")
+_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _gen_docs():
-    spec = importlib.util.spec_from_file_location("gen_docs", _GEN)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """:mod:`scripts.gen_docs` (mkdocs loads this file by path; the checkout's root makes ``scripts`` importable)."""
+    if str(_ROOT) not in sys.path:
+        sys.path.insert(0, str(_ROOT))
+    from scripts import gen_docs
+
+    return gen_docs
 
 
 def on_files(files, config):

@@ -569,9 +569,9 @@ def searches() -> list[tuple[FactBits, np.ndarray, dict]]:
     seen: list[tuple[FactBits, np.ndarray, dict]] = []
     search = notebook_module.search_envelope
 
-    def spy(facts, query=None, max_rounds=400, rng=None, stats=None):
+    def spy(facts, query=None, max_rounds=400, rng=None):
         seen.append((_copy(facts), np.array(query, copy=True), rng.bit_generator.state))
-        return search(facts, query=query, max_rounds=max_rounds, rng=rng, stats=stats)
+        return search(facts, query=query, max_rounds=max_rounds, rng=rng)
 
     mp = pytest.MonkeyPatch()
     mp.setattr(notebook_module, "search_envelope", spy)

@@ -224,7 +224,7 @@ def test_every_shipped_training_config_loads():
     from training.sb3.config import rules_config
     from training.single_agent import num_actions
 
-    paths = sorted((ROOT / "configs").glob("train_*.yaml"))
+    paths = sorted((ROOT / "configs").glob("train_*.yaml")) + sorted((ROOT / "configs" / "experiments").glob("train_*"))
     assert len(paths) >= 8
     for path in paths:
         cfg = load_train_config(path)
@@ -329,8 +329,9 @@ def test_init_from_a_pretrained_player(tmp_path):
     assert init_path("runs/x/best_model.zip") == Path("runs/x/best_model.zip")
     with pytest.raises(TrainConfigError, match="unknown pretrained player 'nope'.*pretrained:vs_heuristic"):
         Trainer(_tiny(tmp_path / "bad", init_from="pretrained:nope"), progress=False)
-    cfg = load_train_config(ROOT / "configs" / "train_cards_vs_heuristic_factored.yaml", run_dir=str(tmp_path / "r"),
-                            init_from="pretrained:cards_vs_heuristic", env={"num_envs": 4})  # fmt: skip
+    path = ROOT / "configs" / "experiments" / "train_cards_vs_heuristic_factored.yaml"
+    cfg = load_train_config(path, run_dir=str(tmp_path / "r"), init_from="pretrained:cards_vs_heuristic",
+                            env={"num_envs": 4})  # fmt: skip
     model = Trainer(cfg, progress=False)._build()
     shipped = load_model(path_of("cards_vs_heuristic")).policy.state_dict()
     assert all(torch.equal(v.float(), shipped[k].float()) for k, v in model.policy.state_dict().items())
