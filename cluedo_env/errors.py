@@ -29,6 +29,29 @@ class CluedoError(ValueError):
     """Base of the project's errors for bad input; the message says what was wrong and what is allowed."""
 
 
+class CluedoIndexError(CluedoError, IndexError):
+    """An index (a game slot, a seat) outside what exists; still caught by ``except IndexError``."""
+
+
+class CluedoKeyError(CluedoError, KeyError):
+    """An unknown name (an agent, a key); still caught by ``except KeyError``."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownAgentError(CluedoKeyError):
+    """An agent name that is not one of a game's (``player_0`` .. ``player_{P-1}``)."""
+
+
+class GameOverError(CluedoKeyError):
+    """A call that needs an agent after the game ended and every agent was removed (PettingZoo's ``KeyError``)."""
+
+
+class CluedoTypeError(CluedoError, TypeError):
+    """A value of the wrong type (a string for a flag, a float array for ``out=``); still a ``TypeError``."""
+
+
 class UsageError(CluedoError):
     """A bad command-line argument (or combination of arguments)."""
 
@@ -107,6 +130,11 @@ def run_cli(main: Callable[[list[str]], Any], argv: Sequence[str] | None = None)
 __all__ = [
     "CheckpointError",
     "CluedoError",
+    "CluedoIndexError",
+    "CluedoKeyError",
+    "CluedoTypeError",
+    "GameOverError",
+    "UnknownAgentError",
     "TrainConfigError",
     "UsageError",
     "error_line",

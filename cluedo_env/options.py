@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
+from cluedo_env.checks import SEED_MAX
 from cluedo_env.errors import UsageError
 from cluedo_env.rules.config import MAX_TURNS_LIMIT, PRESETS
 
@@ -91,7 +93,6 @@ def _range_text(lo: int | None, hi: int | None) -> str:
     return "an integer"
 
 
-SEED_MAX = 2**63 - 1  # numpy's SeedSequence takes any non-negative integer; 63 bits keep it an int64 everywhere
 seed_type = int_in(0, SEED_MAX, "a seed")
 
 
@@ -128,12 +129,15 @@ def add_seed_arg(ap: argparse.ArgumentParser, default: int | None, what: str) ->
 
 
 def rules_overrides(rules: list[tuple[str, object]], max_turns: int | None, players_option: str | None = None,
-                    players: int | None = None) -> dict[str, Any]:  # fmt: skip
+                    players: int | None = None, preset: str | None = None) -> dict[str, Any]:  # fmt: skip
     """The ``--rule`` and ``--max-turns`` flags as config overrides.
 
     ``players`` (the seat count another option fixes) wins only if no ``--rule players=...``
-    says otherwise: a conflicting ``--rule players=N`` is an error, never silently ignored.
+    says otherwise: a conflicting ``--rule players=N`` is an error, never silently ignored; so is
+    a rules file (``preset``, a YAML path) whose ``players:`` differs.
     """
+    if players is not None and preset is not None and preset not in PRESETS and Path(preset).is_file():
+        _check_file_players(preset, players_option, players)
     overrides = dict(rules)
     if max_turns is not None:
         if "max_turns" in overrides and overrides["max_turns"] != max_turns:
@@ -149,6 +153,18 @@ def rules_overrides(rules: list[tuple[str, object]], max_turns: int | None, play
             )
         overrides["players"] = players
     return overrides
+
+
+def _check_file_players(path: str, players_option: str | None, players: int) -> None:
+    """A rules file that names a seat count other than the command line's is an error, not an override."""
+    from cluedo_env.rules.config import read_yaml
+
+    data = read_yaml(path, "rules file")
+    if isinstance(data, dict) and isinstance(data.get("rules"), dict):
+        data = data["rules"]
+    if isinstance(data, dict) and "players" in data and data["players"] != players:
+        raise UsageError(f"rules file {path} says players: {data['players']!r} but {players_option} gives {players} "
+                         f"seats (make them agree, or drop players: from the file)")  # fmt: skip
 
 
 __all__ = [

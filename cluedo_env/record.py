@@ -217,11 +217,11 @@ def check_record_path(path: str | Path) -> Path:
 
 def load(path: str | Path) -> dict[str, Any]:
     """Read and validate a record file; RecordError for a missing, corrupted or foreign file."""
+    from cluedo_env.files import read_input
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RecordError(f"cannot read record {path}: {exc.strerror or exc} (give a game record .json file)") from exc
+        text = read_input(path, "record", error=RecordError).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RecordError(f"{path}: not a game record (not UTF-8 text: {exc})") from exc
     try:

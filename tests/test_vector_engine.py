@@ -150,7 +150,7 @@ def test_games_finish_at_different_steps_and_stay_finished():
         drop = np.flatnonzero((acts >= A.ACCUSE0) & (rng.random(eng.B) >= keep))
         m = eng.legal_action_mask[drop, : A.ACCUSE0]
         acts[drop] = np.where(m, rng.random(m.shape), -1.0).argmax(1)
-        eng.step(acts)
+        res = eng.step(acts)
         step += 1
         for i in np.flatnonzero(eng.phase == A.OVER):
             snap = eng.export_game(int(i))
@@ -158,10 +158,11 @@ def test_games_finish_at_different_steps_and_stay_finished():
                 finished_at[i] = step
                 assert eng.done[i]
                 assert eng.rewards[i].any() == bool(eng.terminated[i])  # +-1 on termination, 0 on truncation
-                frozen[int(i)] = {k: v for k, v in snap.items() if k != "rewards"}
-            else:  # finished earlier: nothing changes, and no reward is paid twice
-                assert {k: v for k, v in snap.items() if k != "rewards"} == frozen[int(i)]
-                assert not eng.rewards[i].any()
+                assert np.array_equal(res.rewards[i], eng.rewards[i])
+                frozen[int(i)] = snap
+            else:  # finished earlier: nothing changes, its result included, and no reward is paid twice
+                assert snap == frozen[int(i)]
+                assert not res.rewards[i].any()
             assert eng.actor[i] == -1 and not eng.legal_action_mask[i].any() and eng.legal_counts()[i] == 0
             assert eng.done[i]
         assert step < 20 * config.max_turns
@@ -178,10 +179,10 @@ def test_step_ignores_the_action_given_to_a_finished_game(ignored):
     assert eng.phase[0] == A.OVER and eng.winner[0] == 1  # R-E2: the other player is the last one standing
     before = eng.export_game(0)
     live_action = int(np.flatnonzero(eng.legal_action_mask[1])[0])
-    eng.step(np.array([ignored, live_action, int(np.flatnonzero(eng.legal_action_mask[2])[0])]))
+    res = eng.step(np.array([ignored, live_action, int(np.flatnonzero(eng.legal_action_mask[2])[0])]))
     after = eng.export_game(0)
-    assert {k: v for k, v in after.items() if k != "rewards"} == {k: v for k, v in before.items() if k != "rewards"}
-    assert after["rewards"] == [0.0, 0.0]
+    assert after == before and after["rewards"] == [-1.0, 1.0]  # the finished game's result is kept
+    assert res.rewards[0].tolist() == [0.0, 0.0]  # and this step paid it nothing
 
 
 # ============================================================================ autoreset

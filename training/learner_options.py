@@ -19,7 +19,10 @@ import numpy as np
 
 from agents.learner.compact_observation import check_observation
 from agents.learner.inputs import check_accuse_gate, check_shaping
+from cluedo_env.checks import check_bool, check_seed
 from cluedo_env.rules.config import ConfigError, RulesConfig, make_config
+
+BOOL_OPTIONS = ("macro_moves", "end_on_elimination", "macro_accuse", "belief")
 
 UNPLAYED_MODES = ("step", "skip")
 ILLEGAL_ACTION_MODES = ("raise", "lose")
@@ -54,6 +57,9 @@ class LearnerOptions:
     rules_config: RulesConfig = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        for name in BOOL_OPTIONS:  # 'no' is true to Python: only a bool says what it means
+            check_bool(name, getattr(self, name))
+        check_seed(self.seed)
         check_observation(self.observation, self.belief)
         check_accuse_gate(self.accuse_gate, self.macro_accuse)
         object.__setattr__(self, "shaping", check_shaping(self.shaping, self.belief))
@@ -75,7 +81,9 @@ class LearnerOptions:
             raise ConfigError(f"batch_size must be a positive integer, got {self.batch_size!r}")
         rules = make_config(self.config, **dict(self.rules))
         P = rules.players
-        if self.seat != "random" and not (isinstance(self.seat, (int, np.integer)) and 0 <= self.seat < P):
+        if self.seat != "random" and not (
+            isinstance(self.seat, (int, np.integer)) and not isinstance(self.seat, bool) and 0 <= self.seat < P
+        ):
             raise ConfigError(f"seat must be 0..{P - 1} or 'random', got {self.seat!r}")
         object.__setattr__(self, "rules_config", rules)
 

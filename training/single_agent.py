@@ -134,6 +134,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
 from cluedo_env import GYMNASIUM_ID, register_gymnasium
+from cluedo_env.checks import check_seed
 from cluedo_env.envs.learner_actions import (  # noqa: F401 - re-exported: the env's action spaces
     MACRO0,
     MACRO_SHIFT,
@@ -209,6 +210,7 @@ class CluedoSingleAgentEnv(gymnasium.Env):
         self._in_episode = False
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        check_seed(seed)
         super().reset(seed=seed)
         if seed is not None or not self._started:
             obs = self.core.reset(seed if seed is not None else int(self.np_random.integers(2**31)))
@@ -286,6 +288,7 @@ class CluedoVectorEnv(gymnasium.vector.VectorEnv):
         self._autoreset = np.zeros(num_envs, bool)  # NEXT_STEP: these rows start their next game at the next step
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        check_seed(seed)
         if seed is not None:
             self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(seed)
         seed = seed if seed is not None else int(self.np_random.integers(2**31))

@@ -19,6 +19,7 @@ Outputs in ``--out`` (a folder): ``tournament.md``/``.json``/``.png`` or ``round
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -38,7 +39,7 @@ from agents.play.tournament import (
     write_tournament,
 )
 from cluedo_env.errors import UsageError
-from cluedo_env.files import check_writable_dir, write_text_atomic
+from cluedo_env.files import check_writable_dir, lock_dir, write_text_atomic
 from cluedo_env.options import SEED_MAX, ArgumentParser, parse_rule, rules_overrides
 from cluedo_env.rules.config import PRESETS, RulesConfig, make_config
 from training.players import check_player_names
@@ -64,7 +65,7 @@ def _checked(args: argparse.Namespace) -> tuple[RulesConfig, list[str]]:
                          "(each name once)")  # fmt: skip
     seats_option = "--players" if args.players else "--seats"
     seats = len(args.players) if args.players else args.seats
-    overrides = rules_overrides(args.rule, args.max_turns, seats_option, seats)
+    overrides = rules_overrides(args.rule, args.max_turns, seats_option, seats, args.preset)
     config = make_config(args.preset, **overrides)
     check_player_names(names)
     for name in dict.fromkeys(names):  # a checkpoint that does not load fails now, not after other pairings
@@ -114,6 +115,32 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict:
                     help="with --record: save only the first N games")  # fmt: skip
     args = ap.parse_args(argv)
     config, _ = _checked(args)
+    with contextlib.ExitStack() as held:  # each output folder is this run's until it ends
+        folders = {Path(f).resolve(): what for f, what in ((args.record, "--record"), (args.out, "--out")) if f}
+        for folder, what in folders.items():
+            held.enter_context(lock_dir(folder, what))
+        _check_no_earlier_run(args)
+        return _run(args, config, argv)
+
+
+EARLIER_OUTPUTS = ("tournament.*", "round_robin.*", "head_to_head.*")
+
+
+def _check_no_earlier_run(args: argparse.Namespace) -> None:
+    """Refuse folders that hold an earlier evaluation's reports or records: two runs' files are never mixed."""
+    out = Path(args.out)
+    found = sorted(p.name for pattern in EARLIER_OUTPUTS for p in out.glob(pattern))
+    if found:
+        raise UsageError(f"--out {str(out)!r} already holds an earlier evaluation ({', '.join(found[:4])}) "
+                         "(choose an empty folder, or remove those files first)")  # fmt: skip
+    if args.record:
+        games = sorted(Path(args.record).glob("game_*.json"))
+        if games:
+            raise UsageError(f"--record {args.record!r} already holds {len(games)} game record(s) of an earlier run "
+                             f"({games[0].name} ...) (choose an empty folder, or remove them first)")  # fmt: skip
+
+
+def _run(args: argparse.Namespace, config: RulesConfig, argv: list[str] | None) -> dict:
     sink = RecordSink(args.record, args.record_games) if args.record else None
 
     if args.head_to_head:

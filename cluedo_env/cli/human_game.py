@@ -15,9 +15,12 @@ Input and output are injectable (``input_fn``, ``output``) so that tests can scr
 
 from __future__ import annotations
 
+import contextlib
+import re
+import signal
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,13 @@ HUMAN = "human"
 
 class Quit(Exception):
     """The person quit (``q`` or end of input)."""
+
+
+class Hangup(Exception):
+    """The terminal was closed (SIGHUP): the game is saved as on a quit."""
+
+
+MAX_ANSWER = 200  # characters: the longest name in a menu is far shorter
 
 
 class _Back(Exception):
@@ -55,18 +65,32 @@ class Console:
         self.commands: dict[str, Callable[[], None]] = {}
 
     def say(self, text: str = "") -> None:
-        self.output(text)
+        try:
+            self.output(text)
+        except OSError:  # the terminal is gone (closed window, broken pipe): the game is saved all the same
+            pass
 
     def ask(self, prompt: str) -> str:
-        """One answer (stripped); handles the global commands; Quit on ``q`` or end of input."""
+        """One answer (stripped); handles the global commands; Quit on ``q`` or end of input.
+
+        Whatever comes back is either an answer or a Quit: end of input, Ctrl-C, a closed terminal
+        (an OSError, or SIGHUP through :func:`play`), bytes that are not text. An answer longer than
+        :data:`MAX_ANSWER` characters is re-asked (no prompt needs more).
+        """
         while True:
             try:
                 raw = self.input_fn(prompt)
-            except (EOFError, KeyboardInterrupt) as exc:
+            except (EOFError, KeyboardInterrupt, OSError, UnicodeError, Hangup) as exc:
                 raise Quit() from exc
             if raw is None:
                 raise Quit()
             text = str(raw).strip()
+            if len(text) > MAX_ANSWER:
+                self.say(f"  That answer is {len(text)} characters long: type a number or a name (h for help).")
+                continue
+            if "\x00" in text or not text.isprintable():
+                self.say("  That answer holds control characters: type a number or a name (h for help).")
+                continue
             low = text.lower()
             if low in ("q", "quit", "exit"):
                 raise Quit()
@@ -81,8 +105,8 @@ class Console:
     def choose(self, title: str, options: list[tuple[str, Any]], back: bool = False) -> Any:
         """A numbered menu; the answer is a number or an option's name (case-insensitive, unique prefix)."""
         self.say(title)
-        for k, (label, _) in enumerate(options, 1):
-            self.say(f"  {k}) {label}")
+        for line in _menu_lines([label for label, *_ in options]):
+            self.say(line)
         hint = f"1-{len(options)}" + (", x to go back" if back else "")
         while True:
             text = self.ask(f"Choose [{hint}]: ")
@@ -94,13 +118,33 @@ class Console:
             self.say(f"  {reason}")
 
 
+WIDTH = 80  # the terminal the game fits: every line at most 80 columns, a turn's screen at most 24 lines
+
+
+def _menu_lines(labels: list[str]) -> list[str]:
+    """``  1) label`` one a line; short labels (card names) side by side, as many as fit in :data:`WIDTH`."""
+    items = [f"{k}) {label}" for k, label in enumerate(labels, 1)]
+    if len(items) <= 3 or max(len(x) for x in items) > 18:
+        return [f"  {x}" for x in items]
+    col = max(len(x) for x in items) + 2
+    per = max(1, (WIDTH - 2) // col)
+    return ["  " + "".join(x.ljust(col) for x in items[i : i + per]).rstrip() for i in range(0, len(items), per)]
+
+
+def _wrap(text: str, indent: str = "", max_lines: int | None = None) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, WIDTH, subsequent_indent=indent, max_lines=max_lines, placeholder=" ...") or [""]
+
+
 def _match(text: str, options: list[tuple[str, Any]]) -> tuple[int | None, str]:
     n = len(options)
-    if text.lstrip("+-").isdigit():
-        k = int(text)
+    if re.fullmatch(r"[+-]?[0-9]+", text):  # ASCII digits only: int() of '²' fails, of 5,000 digits too
+        k = int(text) if len(text) <= 9 else n + 1
         if 1 <= k <= n:
             return k - 1, ""
-        return None, f"{k} is out of range: enter a number from 1 to {n}."
+        shown = str(k) if len(text) <= 9 else f"{text[:6]}..."
+        return None, f"{shown} is out of range: enter a number from 1 to {n}."
     low = text.lower()
     exact = [i for i, (label, _) in enumerate(options) if label.lower() == low]
     if len(exact) == 1:
@@ -127,6 +171,33 @@ def _loc_label(loc: int) -> str:
         return ROOMS[board.room_of(loc)]
     r, c = board.squares[loc]
     return f"square {r},{c}"
+
+
+def move_options(board: Any, dests: list[int]) -> list[tuple[Any, ...]]:
+    """Menu entries for the legal destinations ``dests``: each room in reach (``"Kitchen (enter)"``), then for
+    each room out of reach the square nearest to it (``"toward Ballroom, 3 squares short"``; rooms sharing a
+    square share its entry), then, if some squares are in none of those, ``("", "other", squares)``."""
+    rooms = [d for d in dests if board.is_room(d)]
+    squares = [d for d in dests if not board.is_room(d)]
+    options: list[tuple[Any, ...]] = [(f"{ROOMS[board.room_of(d)]} (enter)", A.MOVE0 + d) for d in rooms]
+    toward: dict[int, list[tuple[int, int]]] = {}
+    reached = {board.room_of(d) for d in rooms}
+    if squares:
+        for room in range(len(ROOMS)):
+            if room in reached:
+                continue
+            dist = [int(board.distance[d, board.room_loc(room)]) for d in squares]
+            best = min(range(len(squares)), key=lambda k: (dist[k], squares[k]))
+            if dist[best] < 255:  # a square from which the room can be reached
+                toward.setdefault(squares[best], []).append((dist[best], room))
+    for d, targets in sorted(toward.items(), key=lambda kv: min(kv[1])):
+        parts = [f"{ROOMS[r]}, {n} square{'s' if n != 1 else ''} short" for n, r in sorted(targets)[:2]]
+        more = f" (+{len(targets) - 2} more)" if len(targets) > 2 else ""
+        options.append(("toward " + "; ".join(parts) + more, A.MOVE0 + d))
+    others = [d for d in squares if d not in toward]
+    if others:
+        options.append(("", "other", others))
+    return options
 
 
 def _triple_text(s: int, w: int, r: int) -> str:
@@ -175,9 +246,26 @@ def notebook_text(snapshot: dict[str, Any], seat: int) -> str:
 
 
 HELP = """How to answer: type the number of a choice, or its name (a unique beginning is enough).
-At any prompt: b = show the board, n = your notebook, h = this help, q = quit (the game is saved).
-Accusations: name a suspect, a weapon and a room; you are asked to confirm. A wrong accusation
-eliminates you (you still show cards to others)."""
+At any prompt: b = the board, n = your notebook, h = this help, q = quit (the game is saved).
+Accusations: name a suspect, a weapon and a room; you are asked to confirm. A wrong
+accusation eliminates you (you still show cards to others)."""
+
+
+def status_lines(snapshot: dict[str, Any], seat: int) -> list[str]:
+    """What a person needs in view at every decision, in at most four lines of 80 columns: where they are,
+    their hand, and the cards no one has been seen holding (the summary of their notebook)."""
+    k = knowledge(snapshot, seat)
+    where = snapshot["suspects"].get(SUSPECTS[seat]) if snapshot.get("suspects") else None
+    head = f"You: {SUSPECTS[seat]}" + (f" in the {where}" if where and where in ROOMS else "")
+    lines = _wrap(f"{head} | hand: {', '.join(k['hand']) or '-'}", "  ", max_lines=2)
+    if k["envelope"]:
+        lines.append(f"Envelope: {', '.join(k['envelope'])}")
+        return lines
+    open_ = [name for name, row in k["sheet"].items() if row["holder"] is None]
+    envelope = [name for name, row in k["sheet"].items() if row["holder"] == "envelope"]
+    text = "Notebook: " + (f"in the envelope: {', '.join(envelope)}; " if envelope else "")
+    text += f"unplaced ({len(open_)}): {', '.join(open_) or 'none'}"
+    return lines + _wrap(text, "  ", max_lines=2)
 
 
 # ============================================================================ the game
@@ -230,6 +318,7 @@ class HumanGame:
             "?": lambda: self.console.say(HELP),
         }
         self.finished = False
+        self._pending: list[str] = []  # the bots' narration not yet said
 
     # ----------------------------------------------------------------- state
     def snapshot(self) -> dict[str, Any]:
@@ -258,14 +347,17 @@ class HumanGame:
                 turn = (int(self.eng.turn_count[0]), int(self.eng.current[0]))
                 if turn != last_turn:
                     last_turn = turn
-                    say(f"\n--- Turn {turn[0] + 1}: {_seat(turn[1], self.players)} ---")
-                    if turn[1] in self.humans and self.show_board:
+                    self._flush()
+                    human = turn[1] in self.humans
+                    say(("\n" if human else "") + f"--- Turn {turn[0] + 1}: {_seat(turn[1], self.players)} ---")
+                    if human and self.show_board:
                         self.viewer = turn[1]
                         say(self._board_text())
                 seats = dict(enumerate(self.agents))
                 action = int(act_by_seat(self.eng.actor, seats, self._ask, np.full(1, -1, np.int64))[0])
                 self._apply(p, action)
         except Quit:
+            self._flush()
             say("\nGame abandoned.")
             return self.record()
         self.finished = True
@@ -276,6 +368,9 @@ class HumanGame:
         """The seat's action: a person at this terminal (agent None) or a bot, through its view."""
         if agent is None:
             self.viewer = seat
+            self._flush()
+            for line in status_lines(self.snapshot(), seat):
+                self.console.say(line)
             return np.array([self._ask_human(seat)], np.int64)
         return agent.act(self.views[seat], idx)
 
@@ -287,8 +382,23 @@ class HumanGame:
         for agent, view in zip(self.agents, self.views, strict=True):
             if agent is not None:
                 agent.observe_step(view)
-        for line in self._narrate(before, self.snapshot(), p, action, roll):
-            self.console.say(line)
+        lines = self._narrate(before, self.snapshot(), p, action, roll)
+        if p not in self.humans:  # a bot's turn is told on as few lines as fit, once it is over
+            self._pending += [x.strip() for x in lines]
+            if self.eng.phase[0] == A.OVER:
+                self._flush()
+            return
+        self._flush()
+        for line in lines:
+            for part in _wrap(line, "    "):
+                self.console.say(part)
+
+    def _flush(self) -> None:
+        """Say what the bots did since the last line was said, folded into lines of 80 columns."""
+        if self._pending:
+            for part in _wrap("; ".join(self._pending), "  "):
+                self.console.say(part)
+            self._pending = []
 
     # ------------------------------------------------------------- narration
     def _who(self, q: int) -> str:
@@ -397,12 +507,17 @@ class HumanGame:
         raise AssertionError(f"no prompt for phase {phase}")
 
     def _ask_move(self, legal: set[int]) -> int:
-        dests = sorted(a - A.MOVE0 for a in legal)
-        rooms = [d for d in dests if self.board.is_room(d)]
-        squares = [d for d in dests if not self.board.is_room(d)]
-        options = [(f"{_loc_label(d)}", A.MOVE0 + d) for d in rooms + squares]
-        title = f"Where do you move with {int(self.eng.roll[0])}? (rooms first; squares are row,col on the map)"
-        return self.console.choose(title, options)
+        """Moves by destination: the rooms in reach, then for each other room the square that gets closest."""
+        options = move_options(self.board, sorted(a - A.MOVE0 for a in legal))
+        rest = options.pop() if options[-1][1] == "other" else None
+        if rest is not None:
+            options.append(("Another square (row,col on the map, b shows it)", "other"))
+        pick = self.console.choose(f"Where do you move with {int(self.eng.roll[0])}?", options)
+        if pick == "other":
+            squares = rest[2]
+            pick = self.console.choose("Which square? (row,col on the map; x to go back)",
+                                       [(_loc_label(d), A.MOVE0 + d) for d in squares], back=True)  # fmt: skip
+        return pick
 
     def _pick_triple(self, kind: str, legal_ids: list[int], base: int) -> tuple[int, int, int]:
         """Suspect, then weapon, then room, offering only what some legal action allows."""
@@ -445,7 +560,7 @@ class HumanGame:
                 text = self.console.ask(f"  {kind} ({', '.join(names[i] for i in allowed)}): ")
                 if text.lower() in ("x", "back"):
                     raise _Back()
-                if text.lstrip("+-").isdigit():
+                if re.fullmatch(r"[+-]?[0-9]+", text):
                     say(f"  Type the {kind}'s name (a unique beginning is enough), not a number.")
                     continue
                 pick, reason = _match(text, [(names[i], i) for i in allowed])
@@ -494,16 +609,44 @@ def play(
         check_record_path(record_path)
     console = Console(input_fn, output)
     game = HumanGame(players, preset, seed, rules, console, color=color, show_board=show_board)
-    record = game.run()
+    with _hangup_as_quit():
+        try:
+            record = game.run()
+        except BaseException:  # anything unforeseen: the game so far is saved before the error goes on
+            if record_path is not None:
+                _save(game.record(), record_path, console, " (unfinished game)")
+            raise
     check(record)  # the record replays to the state the game reached
     if record_path is not None:
-        note = "" if game.finished else " (unfinished game)"
-        try:
-            save(record, record_path)
-        except RecordError as exc:
-            fallback = Path(tempfile.gettempdir()) / time.strftime("cluedo_game_%Y%m%d_%H%M%S.json")
-            save(record, fallback)
-            console.say(f"Could not save to {record_path} ({exc}); game record saved to {fallback} instead{note}")
-        else:
-            console.say(f"Game record saved to {record_path}{note}")
+        _save(record, record_path, console, "" if game.finished else " (unfinished game)")
     return record
+
+
+@contextlib.contextmanager
+def _hangup_as_quit() -> Iterator[None]:
+    """SIGHUP (the terminal closed) raises :class:`Hangup` at the prompt, which quits and saves the game."""
+
+    def hangup(signum: int, frame: Any) -> None:
+        raise Hangup()
+
+    try:
+        old = signal.signal(signal.SIGHUP, hangup)
+    except (AttributeError, ValueError):  # no SIGHUP (Windows), or not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, old)
+
+
+def _save(record: dict[str, Any], record_path: str | Path, console: Console, note: str) -> None:
+    """Save the record, or, should the path fail now, to a file in the temporary folder: a game is never lost."""
+    try:
+        save(record, record_path)
+    except RecordError as exc:
+        fallback = Path(tempfile.gettempdir()) / time.strftime("cluedo_game_%Y%m%d_%H%M%S.json")
+        save(record, fallback)
+        console.say(f"Could not save to {record_path} ({exc}); game record saved to {fallback} instead{note}")
+    else:
+        console.say(f"Game record saved to {record_path}{note}")

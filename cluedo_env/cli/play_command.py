@@ -36,7 +36,10 @@ def play_parser() -> ArgumentParser:
                    help="where to save the game record (default: cluedo_game_<date>_<time>.json)")  # fmt: skip
     p.add_argument("--no-record", action="store_true", help="do not save the game")
     p.add_argument("--color", action="store_true", help="ANSI colours on the board")
-    p.add_argument("--no-board", action="store_true", help="do not print the board at each of your turns")
+    p.add_argument("--board", action="store_true",
+                   help="print the full board at each of your turns (it needs about 100x55; b shows it on demand)")
+    p.add_argument("--no-board", action="store_true",
+                   help="do not print the board at each of your turns (the default: a turn fits 80x24)")
     web = p.add_argument_group("in the browser (cluedo_env.cli.web_game)")
     web.add_argument("--web", action="store_true",
                      help="play in the browser: a local server for one game (127.0.0.1 only)")  # fmt: skip
@@ -56,7 +59,7 @@ def play_command(argv: list[str], input_fn: Callable[[str], str] | None, output:
     from training.players import check_player_names  # registers the ckpt: / rllib: loaders the names need
 
     check_player_names(args.players, allowed_extra=(HUMAN,))
-    rules = rules_overrides(args.rule, args.max_turns, "--players", len(args.players))
+    rules = rules_overrides(args.rule, args.max_turns, "--players", len(args.players), args.preset)
     make_config(args.preset, **rules)  # a bad preset or rule fails here, before anything else
     path = None if args.no_record else (args.record or time.strftime("cluedo_game_%Y%m%d_%H%M%S.json"))
     if path is not None:
@@ -72,7 +75,7 @@ def play_command(argv: list[str], input_fn: Callable[[str], str] | None, output:
 
         return web_command(args, args.players, seed, path, rules, say)
     play(args.players, args.preset, seed, path, rules, input_fn, output, color=args.color,
-         show_board=not args.no_board)  # fmt: skip
+         show_board=args.board and not args.no_board)  # fmt: skip
     return 0
 
 

@@ -403,7 +403,8 @@ def step(
         s.last_roll[b] = 0
         if not is_live(s, active, b):
             for p in range(P):
-                s.rewards[b, p] = 0.0  # rewards of the last step: none for this game
+                if s.phase[b] != _OVER:  # a finished game keeps its result; a waiting one got nothing this step
+                    s.rewards[b, p] = 0.0
                 out_rewards[b, p] = 0.0
             out_terminated[b] = False
             out_truncated[b] = False

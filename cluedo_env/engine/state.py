@@ -29,7 +29,7 @@ dragged           (B, P) bool      moved by another's suggestion since own last 
 winner            (B,) int8        winning seat, -1 if none (yet)
 terminated        (B,) bool        the game ended with a win or R-E4
 truncated         (B,) bool        the game was cut at max_turns (R-E3)
-rewards           (B, P) float32   rewards of the last step
+rewards           (B, P) float32   rewards of the last step; a finished game keeps its result
 last_roll         (B,) int8        dice rolled in the last step, 0 if that step was no ROLL
 hist_len          (B,) int16       number of history records
 hist_kind         (B, H) int8      0 none, 1 suggestion, 2 accusation
@@ -68,6 +68,7 @@ of random actions (which come from ``sampler``).
 
 from __future__ import annotations
 
+import os
 from typing import NamedTuple
 
 import numpy as np
@@ -131,6 +132,31 @@ class State(NamedTuple):
     mask_sets: np.ndarray
     chance: np.ndarray
     sampler: np.ndarray
+
+
+def check_batch_size(B: int, P: int, H: int) -> None:
+    """Refuse a batch whose state would not fit in this machine's memory, saying how much it would take."""
+    from cluedo_env.errors import CluedoError
+
+    per_game = sum(a.nbytes for a in new_state(1, P, H))
+    need = per_game * B
+    try:
+        have = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):  # no sysconf (Windows): only the absurd is refused
+        have = 1 << 40
+    if need > have:
+        raise CluedoError(
+            f"batch_size={B} would take {_size(need)} for the game states alone ({per_game} bytes a game), "
+            f"more than this machine's {_size(have)} of memory (choose a smaller batch)"
+        )
+
+
+def _size(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PiB"
 
 
 def new_state(B: int, P: int, H: int) -> State:

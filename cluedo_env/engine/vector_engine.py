@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
+from cluedo_env.checks import check_seed, is_int
 from cluedo_env.engine import kernels as K
 from cluedo_env.engine.history import Accusation, Suggestion
 from cluedo_env.engine.movement import move_tables, with_scratch
@@ -48,11 +49,13 @@ from cluedo_env.engine.state import (
     PASSED,
     SUGGESTION,
     State,
+    check_batch_size,
     history_capacity,
     new_state,
     rules_of,
     tables_of,
 )
+from cluedo_env.errors import CluedoError, CluedoIndexError, CluedoTypeError
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import NUM_LOCATIONS, ROOM_LOC0, load_board
 from cluedo_env.rules.cards import NUM_CARDS
@@ -101,20 +104,27 @@ def _compiled(dispatcher: Any, *args: Any) -> Any:
     return entry
 
 
+def _check_out(out: Any, shape: tuple[int, ...]) -> None:
+    """An ``out=`` array the compiled encoder can fill: a C-contiguous int8 ndarray of ``shape``."""
+    if not isinstance(out, np.ndarray) or out.dtype != np.int8 or out.shape != shape or not out.flags.c_contiguous:
+        got = f"{out.dtype} {out.shape}{'' if out.flags.c_contiguous else ' not C-contiguous'}" if isinstance(
+            out, np.ndarray) else type(out).__name__  # fmt: skip
+        raise CluedoTypeError(f"out must be a C-contiguous {shape} int8 array, got {got} (or leave out=None)")
+
+
 class VectorEngine:
     """B games with one rules config; see :mod:`cluedo_env.engine.state` for the state arrays."""
 
     def __init__(self, config: RulesConfig | str | dict | None = None, batch_size: int = 1, autoreset: bool = False):
         self.config = make_config(config)
-        if (
-            not isinstance(batch_size, (int, np.integer))
-            or isinstance(batch_size, (bool, np.bool_))
-            or batch_size < 1
-        ):
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if not is_int(batch_size) or batch_size < 1:
+            raise (CluedoError if is_int(batch_size) else CluedoTypeError)(
+                f"batch_size must be a positive integer, got {batch_size!r}"
+            )
         self.B = int(batch_size)
         self.P = self.config.players
         self.H = history_capacity(self.config)
+        check_batch_size(self.B, self.P, self.H)
         self.autoreset = bool(autoreset)
         self.board = load_board()
         self.has_board = self.config.has_board
@@ -174,7 +184,7 @@ class VectorEngine:
     # ================================================================= reset
     def reset(self, seed: int | None = None) -> None:
         """Deal new games in every slot; each slot's chance stream is seeded from ``seed``."""
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed))
         self.chance[:] = self.rng.integers(0, 2**64, size=self.B, dtype=np.uint64, endpoint=False)
         self.sampler[:] = self.rng.integers(0, 2**64, size=self.B, dtype=np.uint64, endpoint=False)
         self._new_games(self._ar)
@@ -189,7 +199,7 @@ class VectorEngine:
     def _slots(self, idx: np.ndarray) -> np.ndarray:
         idx = np.asarray(idx)
         if idx.size and (not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 or idx.max() >= self.B):
-            raise IndexError(f"game indices must be integers 0..{self.B - 1}, got {idx.tolist()[:8]}")
+            raise CluedoIndexError(f"game indices must be integers 0..{self.B - 1}, got {idx.tolist()[:8]}")
         return np.ascontiguousarray(idx, np.int64).reshape(-1)
 
     def _new_games(self, idx: np.ndarray) -> None:
@@ -278,7 +288,7 @@ class VectorEngine:
         else:
             active = np.asarray(active)
             if active.shape != (self.B,) or active.dtype != bool:
-                raise ValueError(f"active must be a ({self.B},) bool mask, got {active.dtype} {active.shape}")
+                raise CluedoTypeError(f"active must be a ({self.B},) bool mask, got {active.dtype} {active.shape}")
             active = np.ascontiguousarray(active)
         if actions.dtype == np.int64 and actions.flags.c_contiguous:
             acts = actions
@@ -319,12 +329,12 @@ class VectorEngine:
         else:
             seats = np.ascontiguousarray(np.broadcast_to(np.asarray(player), (n,)), np.int64)
             if n and (seats.min() < 0 or seats.max() >= self.P):
-                raise ValueError(f"player must be a seat 0..{self.P - 1}, got {np.unique(seats).tolist()}")
+                raise CluedoIndexError(f"player must be a seat 0..{self.P - 1}, got {np.unique(seats).tolist()}")
         D = self.observation_size
         if out is None:
             out = np.empty((n, D), np.int8)
-        elif out.shape != (n, D) or out.dtype != np.int8 or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous ({n}, {D}) int8 array")
+        else:
+            _check_out(out, (n, D))
         self._k_obs(self.state, self.rules, self.obs_offsets, games, seats, out)
         return out
 
@@ -332,10 +342,23 @@ class VectorEngine:
     # The PettingZoo env steps one game at a time; these skip the batch checks above.
     def is_legal(self, i: int, action: int) -> bool:
         """Whether ``action`` is legal for game ``i``'s actor."""
+        if type(i) is not int or not 0 <= i < self.B:
+            i = self._slot(i)
+        if type(action) is not int and not is_int(action):
+            raise CluedoTypeError(f"action must be an integer 0..{A.NUM_ACTIONS - 1}, got {action!r}")
+        if not 0 <= action < A.NUM_ACTIONS:
+            return False
         return bool(self._k_is_legal(self.state, i, action))
 
     def observe_game(self, i: int, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-        """(D,) int8: seat ``seat``'s observation of game ``i`` (both checked by the caller)."""
+        """(D,) int8: seat ``seat``'s observation of game ``i``; the checks cost a few type tests."""
+        if type(i) is not int or not 0 <= i < self.B:
+            i = self._slot(i)
+        if type(seat) is not int or not 0 <= seat < self.P:
+            if not is_int(seat) or not 0 <= seat < self.P:
+                raise CluedoIndexError(f"seat must be an integer 0..{self.P - 1}, got {seat!r}")
+        if out is not None:
+            _check_out(out, (self.observation_size,))
         games = self._one_game
         games[0] = i
         seats = self._one_seat
@@ -402,7 +425,7 @@ class VectorEngine:
 
     def _slot(self, i: Any) -> int:
         if not isinstance(i, (int, np.integer)) or isinstance(i, (bool, np.bool_)) or not 0 <= i < self.B:
-            raise IndexError(f"game index must be an integer 0..{self.B - 1}, got {i!r}")
+            raise CluedoIndexError(f"game index must be an integer 0..{self.B - 1}, got {i!r}")
         return int(i)
 
     def import_game(self, i: int, snapshot: dict[str, Any]) -> None:

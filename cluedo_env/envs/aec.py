@@ -55,7 +55,8 @@ Illegal actions: ``raw_env.step`` raises :class:`~cluedo_env.rules.actions.Illeg
 action, the player and the phase, and leaves the game unchanged. ``env()`` uses PettingZoo's
 ``TerminateIllegalWrapper``, as the classic games do: an illegal action (with a warning) ends the
 game at once, with reward -1 for the offender and 0 for the others, all agents terminated and
-truncated. An action outside ``Discrete(870)`` fails the ``AssertOutOfBoundsWrapper`` assertion.
+truncated. An action outside ``Discrete(870)`` (or not an integer) raises ``IllegalActionError`` before
+PettingZoo's ``AssertOutOfBoundsWrapper`` assertion, so the check holds under ``python -O`` too.
 The wrappers are PettingZoo's own classes (``OrderEnforcingWrapper`` outermost), subclassed only to
 forward attributes faster (:mod:`cluedo_env.envs.wrappers`).
 
@@ -77,7 +78,8 @@ production engine; observations and masks are the engine's own (its compiled enc
 equal ``VectorEngine.observe`` by construction. ``scripts/bench_aec.py`` measures the speed.
 
 Errors: ``step`` before ``reset`` or after every agent has been removed at the end of a game
-raises ``RuntimeError`` saying to call ``reset()``.
+raises ``RuntimeError`` saying to call ``reset()``; ``last()`` then raises :class:`GameOverError`, an
+unknown agent name :class:`UnknownAgentError` (both ``KeyError``s), a bad seed a ``CluedoError``.
 """
 
 from __future__ import annotations
@@ -89,8 +91,10 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
+from cluedo_env.checks import check_seed
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.envs.wrappers import wrap
+from cluedo_env.errors import GameOverError, UnknownAgentError
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.config import RulesConfig, make_config
 
@@ -146,13 +150,23 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
 
     # ------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        try:
+            return self.observation_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._unknown(agent) from None
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        try:
+            return self.action_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._unknown(agent) from None
+
+    def _unknown(self, agent: Any) -> UnknownAgentError:
+        return UnknownAgentError(f"unknown agent {agent!r} (this game's agents: {', '.join(self.possible_agents)})")
 
     # -------------------------------------------------------------- reset
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        check_seed(seed)
         if seed is not None:
             self._eng.reset(seed=seed)
         else:  # the game's random stream goes on
@@ -245,13 +259,24 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
 
     # ------------------------------------------------------------ observe
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.agent_name_mapping[agent]
+        try:
+            seat = self.agent_name_mapping[agent]
+        except (KeyError, TypeError):
+            raise self._unknown(agent) from None
         eng = self._eng
         if seat == self._acting and not self.terminations.get(agent, True) and not self.truncations[agent]:
             mask = eng.legal_action_mask[0].view(np.int8).copy()
         else:
             mask = np.zeros(A.NUM_ACTIONS, np.int8)
         return {"observation": eng.observe_game(0, seat), "action_mask": mask}
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """As :meth:`AECEnv.last`; once every agent has been removed at the end of a game, a clear error."""
+        if not self.agents:
+            raise GameOverError(
+                "last() needs an agent to act: the game is over and every agent has been removed (call reset())"
+            )
+        return super().last(observe)
 
     # ------------------------------------------------------------- render
     def render(self) -> None | np.ndarray | str:
@@ -319,4 +344,4 @@ def env(**kwargs: Any) -> AECEnv:
     return wrap(raw_env(**kwargs), illegal_reward=-1.0)
 
 
-__all__ = ["env", "raw_env"]
+__all__ = ["GameOverError", "UnknownAgentError", "env", "raw_env"]

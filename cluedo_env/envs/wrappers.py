@@ -21,10 +21,13 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
+import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
+
+from cluedo_env.rules.actions import IllegalActionError
 
 FORWARDED = ("agents", "possible_agents", "agent_selection", "rewards", "_cumulative_rewards",
              "terminations", "truncations", "infos")  # fmt: skip
@@ -128,8 +131,12 @@ class FastAssertOutOfBoundsWrapper(_Forwarding, AssertOutOfBoundsWrapper):
     def step(self, action: Any) -> None:
         if type(action) is int and 0 <= action < self._n:  # Discrete(n).contains(action) is True
             self.env.step(action)
-        else:
-            super().step(action)
+            return
+        raw = self._raw
+        agent = raw.agent_selection
+        if action is not None or not (raw.terminations.get(agent) or raw.truncations.get(agent)):
+            _check_action(action, agent, self._n)  # an IllegalActionError, also under python -O
+        super().step(action)
 
 
 class FastOrderEnforcingWrapper(_Forwarding, OrderEnforcingWrapper):
@@ -153,6 +160,8 @@ class FastOrderEnforcingWrapper(_Forwarding, OrderEnforcingWrapper):
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         agent = self.agent_selection  # AttributeError before reset
         raw = self._raw
+        if not raw.agents:
+            return raw.last(observe)  # its GameOverError: no agent is left to report on
         observation = self.observe(agent) if observe else None
         return (observation, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent],
                 raw.infos[agent])  # fmt: skip
@@ -163,6 +172,22 @@ class FastOrderEnforcingWrapper(_Forwarding, OrderEnforcingWrapper):
 
 for _name in FORWARDED:
     setattr(FastOrderEnforcingWrapper, _name, (_forward_after_reset if _name in BEFORE_RESET else _forward)(_name))
+
+
+class ActionOutOfSpaceError(IllegalActionError, AssertionError):
+    """An action outside the action space, refused by ``env()`` itself: an :class:`IllegalActionError`, and an
+    ``AssertionError`` as PettingZoo's own check raised (which ``python -O`` would skip)."""
+
+
+def _check_action(action: Any, agent: Any, n: int) -> None:
+    """Refuse an action outside ``Discrete(n)`` with the env's own error rather than PettingZoo's assertion."""
+    ok = isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))
+    ok = ok or (isinstance(action, np.ndarray) and action.ndim == 0 and action.dtype.kind in "iu")
+    if not ok or not (n == 0 or 0 <= int(action) < n):
+        raise ActionOutOfSpaceError(
+            f"{agent}: action {action!r} is not in the action space Discrete({n}) (an integer 0..{n - 1}, "
+            "cluedo_env.rules.actions); obs['action_mask'] marks the legal actions; nothing was changed"
+        )
 
 
 def wrap(env: AECEnv, illegal_reward: float = -1.0) -> AECEnv:

@@ -16,6 +16,7 @@ from typing import Any
 
 from cluedo_env.errors import CluedoError
 
+CONFIG_LIMIT = 1024 * 1024  # a rules or training config is a few hundred bytes
 MAX_TURNS_LIMIT = 10_000  # far beyond any real game (a few hundred turns); engines allocate history per turn
 
 _CHOICES: dict[str, tuple[Any, ...]] = {
@@ -148,12 +149,10 @@ def read_yaml(path: str | Path, what: str = "config file", error: type[Exception
     """A YAML file's content; ``error`` (ConfigError by default) names the file and the reason it cannot be read."""
     import yaml
 
+    from cluedo_env.files import read_input
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except IsADirectoryError:
-        raise error(f"cannot read {what} {path}: it is a folder (give a .yaml file)") from None
-    except OSError as exc:
-        raise error(f"cannot read {what} {path}: {exc.strerror or exc} (give an existing .yaml file)") from exc
+        text = read_input(path, what, CONFIG_LIMIT, error).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(f"{path}: not a text file ({exc.reason} at byte {exc.start}; a {what} is UTF-8 YAML)") from exc
     try:

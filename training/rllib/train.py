@@ -25,7 +25,7 @@ import ray
 
 from agents.play import tournament
 from cluedo_env.errors import CheckpointError, TrainConfigError, UsageError, run_cli
-from cluedo_env.files import check_writable_dir, clean_stale_tmp
+from cluedo_env.files import check_writable_dir, clean_stale_tmp, lock_dir
 from cluedo_env.options import ArgumentParser, int_in
 from cluedo_env.rules.config import make_config
 from training import dispatch
@@ -101,7 +101,19 @@ def env_runner_nodes(algo: Any) -> list[str]:
 
 
 def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = False, log=print) -> dict[str, Any]:
-    """Train for ``cfg['iterations']`` iterations (counting those of a resumed run); returns a summary."""
+    """Train for ``cfg['iterations']`` iterations (counting those of a resumed run); returns a summary.
+
+    The run_dir is this run's while it trains (a second run into it is refused with the holder's pid), and
+    a run_dir with checkpoints is continued only with ``resume``, never mixed with a new run's.
+    """
+    with lock_dir(cfg["run_dir"], "run_dir"):
+        if not resume and resume_candidates(cfg["run_dir"]):
+            raise TrainConfigError(f"run_dir {str(cfg['run_dir'])!r} holds an earlier run's checkpoints (continue it "
+                                   "with --resume, or choose another run_dir)")  # fmt: skip
+        return _train(cfg, address=address, resume=resume, log=log)
+
+
+def _train(cfg: dict[str, Any], *, address: str | None, resume: bool, log) -> dict[str, Any]:
     init_ray(cfg, address)
     run_dir = Path(cfg["run_dir"])
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -27,15 +28,20 @@ from agents.learner.accusation_features import is_expert
 from agents.learner.inputs import LearnerInputs, gate_accusation
 from agents.play.registry import make_agent, register_prefix
 from agents.players.base import Agent
+from cluedo_env.checks import check_bool
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, num_actions
 from cluedo_env.errors import CheckpointError
-from cluedo_env.files import write_atomic
+from cluedo_env.files import check_input_file, write_atomic
 from cluedo_env.rules.config import RulesConfig, make_config
 from training.sb3.factored_policy import FactoredMaskablePolicy
 from training.sb3.lean_policy import LeanMaskablePolicy
 
 FORMAT = "cluedo_env.maskable_ppo.v1"
+# Rules a checkpoint may play under whatever it was trained with: the turn limit cuts games, it does not change them;
+# the preset is a label (its flags are compared one by one).
+RULES_FREE_TO_DIFFER = ("max_turns", "preset")
+CHECKPOINT_LIMIT = 4 * 1024**3  # bytes: the shipped players are a few MB; anything near this is not a checkpoint
 # A checkpoint pickles its policy class by module path. Checkpoints saved while the policies were modules at the
 # top of ``training`` (the shipped players among them) name these paths: they load with the same classes.
 _POLICY_CLASS_OF_MODULE = {
@@ -62,8 +68,9 @@ def load_model(path: str | os.PathLike, env=None, *, obs_size: int | None = None
                device: str = "cpu", **kwargs):  # fmt: skip
     """A MaskablePPO model from ``path``; raises :class:`CheckpointError` for anything unusable."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise CheckpointError(f"checkpoint {path}: no such file")
+    check_input_file(path, "checkpoint", CHECKPOINT_LIMIT, CheckpointError)
     if not zipfile.is_zipfile(path):
         raise CheckpointError(f"checkpoint {path}: not a zip file (truncated or not a saved model?)")
     try:
@@ -137,9 +144,10 @@ class PolicyAgent(LearnerInputs, Agent):
     """
 
     def __init__(self, path: str | os.PathLike | None = None, seed: int | None = None, deterministic: bool = True,
-                 model=None) -> None:  # fmt: skip
+                 model=None, out_of_distribution: bool = False) -> None:  # fmt: skip
         if (path is None) == (model is None):
             raise ValueError("PolicyAgent needs a checkpoint path or a model (one of them)")
+        self.out_of_distribution = check_bool("out_of_distribution", out_of_distribution)
         self.path = str(path) if path is not None else "<live model>"
         self.model = load_model(path) if model is None else model
         self.meta = self.model.cluedo_meta
@@ -193,9 +201,30 @@ class PolicyAgent(LearnerInputs, Agent):
         return self._advisor
 
     def reset(self, view: PlayerView, idx: np.ndarray) -> None:
+        self._check_rules(getattr(view, "config", None))
         super().reset(view, idx)
         if self.advisor_name is not None:
             self._advisor_of().reset(view, idx)
+
+    def _check_rules(self, config: RulesConfig | None) -> None:
+        """Refuse to play under rules other than the checkpoint's (the turn limit aside), unless told it is
+        out of distribution: the same shapes (classic and seed000 both) would otherwise play on with no warning."""
+        trained = self.meta.get("rules")
+        if config is None or not isinstance(trained, dict):
+            return
+        here = config.to_dict()
+        differ = sorted(k for k in here if k not in RULES_FREE_TO_DIFFER and trained.get(k, here[k]) != here[k])
+        if not differ:
+            return
+        text = ", ".join(f"{k}={trained.get(k)!r} (here {here[k]!r})" for k in differ)
+        if not self.out_of_distribution:
+            raise CheckpointError(
+                f"checkpoint {self.path}: trained under other rules: {text} (play it under its rules, or pass "
+                f'out_of_distribution, e.g. ckpt:PATH{{"out_of_distribution": true}}, to play it anyway)'
+            )
+        if not getattr(self, "_warned", False):
+            self._warned = True
+            print(f"note: {self.name} plays out of distribution: trained with {text}", file=sys.stderr)
 
     def observe_step(self, view: PlayerView) -> None:
         if self.advisor_name is not None:

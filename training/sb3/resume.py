@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from cluedo_env.errors import CheckpointError
+from cluedo_env.errors import CheckpointError, TrainConfigError
 from cluedo_env.files import clean_stale_tmp
 from training.sb3.checkpoints import load_model
 from training.sb3.config import is_int, is_number
@@ -96,4 +96,44 @@ def resume_point(run_dir: Path, log=_log) -> tuple[Path, int, dict | None, bool]
     )
 
 
-__all__ = ["env_seed", "resume_point", "set_torch_rng_state", "torch_rng_state"]
+# Keys that may change between a run and its --resume: how long it trains and how it is watched, not what it
+# learns. Any other difference (rules, opponents, network, PPO settings, seed) would make the resumed run
+# another experiment under the old name, so it is refused.
+SAFE_TO_CHANGE = ("total_timesteps", "checkpoint_every", "keep_checkpoints", "keep_best", "eval", "torch_threads",
+                  "run_dir", "init_from")  # fmt: skip
+
+
+def _flat(d: object, prefix: str = "") -> dict[str, object]:
+    if not isinstance(d, dict):
+        return {prefix: d}
+    out: dict[str, object] = {}
+    for k, v in d.items():
+        out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) and v else {f"{prefix}{k}": v})
+    return out
+
+
+def config_changes(saved: dict, cfg: dict) -> list[str]:
+    """The dotted keys whose value differs between a run's saved config and ``cfg``, except :data:`SAFE_TO_CHANGE`."""
+    old, new = _flat(saved), _flat(cfg)
+    keys = sorted(set(old) | set(new))
+    return [k for k in keys if k.split(".", 1)[0] not in SAFE_TO_CHANGE and old.get(k, None) != new.get(k, None)]
+
+
+def check_resume_config(saved: dict | None, cfg: dict, run_dir: Path) -> None:
+    """Refuse a ``--resume`` whose config differs from the run's, naming the keys (old -> new)."""
+    if not isinstance(saved, dict):
+        return  # a run from before configs were saved: nothing to compare
+    cfg = json.loads(json.dumps(cfg, default=str))  # as state.json holds it: lists, not tuples
+    changed = config_changes(saved, cfg)
+    if changed:
+        old, new = _flat(saved), _flat(cfg)
+        shown = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in changed[:6])
+        more = f" and {len(changed) - 6} more" if len(changed) > 6 else ""
+        raise TrainConfigError(
+            f"--resume {run_dir}: the config differs from the run's in {shown}{more} (resume with the run's config, "
+            f"or start a new run_dir; only {', '.join(SAFE_TO_CHANGE)} may change)"
+        )
+
+
+__all__ = ["SAFE_TO_CHANGE", "check_resume_config", "config_changes", "env_seed", "resume_point",
+           "set_torch_rng_state", "torch_rng_state"]  # fmt: skip

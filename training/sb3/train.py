@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from agents.play import tournament
 from cluedo_env.errors import CheckpointError, TrainConfigError, run_cli
-from cluedo_env.files import write_atomic, write_text_atomic
+from cluedo_env.files import lock_dir, write_atomic, write_text_atomic
 from cluedo_env.options import ArgumentParser, int_in, seed_type
 from training import dispatch
 from training.precision import warn_if_emulated
@@ -40,7 +40,7 @@ from training.sb3.checkpoints import PolicyAgent, load_model, make_meta, save_mo
 from training.sb3.config import check_run_inputs, init_path, load_train_config, rules_config, validate_train_config
 from training.sb3.factored_policy import FactoredMaskablePolicy, mlp_to_factored_state, suggest0_of
 from training.sb3.lean_policy import LeanMaskablePolicy
-from training.sb3.resume import env_seed, resume_point, set_torch_rng_state, torch_rng_state
+from training.sb3.resume import check_resume_config, env_seed, resume_point, set_torch_rng_state, torch_rng_state
 from training.sb3.vec_env import CluedoVecEnv
 
 
@@ -198,6 +198,11 @@ class League:
         model.logger.record("league/opponents", " ".join(names), exclude=("tensorboard",))
 
 
+def _holds_a_run(run_dir: Path) -> bool:
+    """Whether ``run_dir`` has a run's state or checkpoints (a new run there would mix its files with them)."""
+    return (run_dir / "state.json").exists() or any((run_dir / "checkpoints").glob("step_*.zip"))
+
+
 class Trainer:
     """One training run: env, model, checkpoints, evaluation; ``run()`` does it all."""
 
@@ -229,6 +234,8 @@ class Trainer:
         self.raw_env = self.timed.venv
         if self.resume:
             model = load_model(ckpt, env=self.env)
+            saved = (state or {}).get("config") or (getattr(model, "cluedo_meta", None) or {}).get("train_config")
+            check_resume_config(saved, cfg, self.run_dir)
             if exact:
                 set_torch_rng_state(state["torch_rng"])
             else:  # the saved generator belongs to a later step: a fresh one, reproducible from (seed, step)
@@ -370,6 +377,15 @@ class Trainer:
 
     # ------------------------------------------------------------------- run
     def run(self) -> dict:
+        with lock_dir(self.run_dir, "run_dir"):  # one run at a time in a run_dir
+            if not self.resume and _holds_a_run(self.run_dir):
+                raise TrainConfigError(
+                    f"run_dir {str(self.run_dir)!r} holds an earlier run (state.json or checkpoints/) "
+                    "(continue it with --resume, or choose another run_dir)"
+                )
+            return self._run()
+
+    def _run(self) -> dict:
         self.t0 = time.perf_counter()
         model = self._build()
         self.model = model
