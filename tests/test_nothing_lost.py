@@ -252,17 +252,33 @@ def test_learner_options_take_only_bools(name, value):
 
 # ============================================================================ 4. resume and checkpoints
 def test_resume_refuses_a_changed_config_naming_the_keys():
-    from training.sb3.resume import check_resume_config, config_changes
+    from training.resume_check import config_changes
+    from training.sb3.resume import SAFE_TO_CHANGE, check_resume_config
 
     saved = {"total_timesteps": 100, "env": {"players": 4, "preset": "classic"}, "ppo": {"net_arch": [8],
              "learning_rate": 0.001}, "eval": {"every": 10}}  # fmt: skip
     safe = {**saved, "total_timesteps": 500, "eval": {"every": 20}}
-    assert config_changes(saved, safe) == []
+    assert config_changes(saved, safe, SAFE_TO_CHANGE) == []
     check_resume_config(saved, safe, Path("run"))
     changed = {**saved, "env": {"players": 3, "preset": "classic"}, "ppo": {"net_arch": [16], "learning_rate": 0.001}}
-    assert config_changes(saved, changed) == ["env.players", "ppo.net_arch"]
+    assert config_changes(saved, changed, SAFE_TO_CHANGE) == ["env.players", "ppo.net_arch"]
     with pytest.raises(CluedoError, match=r"env.players: 4 -> 3; ppo.net_arch: \[8\] -> \[16\]"):
         check_resume_config(saved, changed, Path("run"))
+
+
+def test_rllib_resume_refuses_a_changed_config_naming_the_keys(tmp_path):
+    """An RLlib run keeps the config it started with (``config.json``); ``--resume`` compares before Ray starts."""
+    pytest.importorskip("ray.rllib")
+    from training.rllib.config import load_config
+    from training.rllib.train import RUN_CONFIG, check_resume
+
+    cfg = load_config("configs/rllib_vs_random.yaml", run_dir=str(tmp_path))
+    check_resume(cfg, tmp_path)  # no saved config (a run from before): nothing to compare
+    (tmp_path / RUN_CONFIG).write_text(json.dumps(cfg, default=str))
+    check_resume({**cfg, "iterations": cfg["iterations"] + 5}, tmp_path)  # training longer is the same run
+    changed = {**cfg, "env": {**cfg["env"], "players": 3}}
+    with pytest.raises(CluedoError, match=r"env.players: 4 -> 3"):
+        check_resume(changed, tmp_path)
 
 
 def test_a_checkpoint_refuses_other_rules_unless_told_out_of_distribution(capsys):

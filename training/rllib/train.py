@@ -25,11 +25,12 @@ import ray
 
 from agents.play import tournament
 from cluedo_env.errors import CheckpointError, TrainConfigError, UsageError, run_cli
-from cluedo_env.files import check_writable_dir, clean_stale_tmp, lock_dir
+from cluedo_env.files import check_writable_dir, clean_stale_tmp, lock_dir, write_text_atomic
 from cluedo_env.options import ArgumentParser, int_in
 from cluedo_env.rules.config import make_config
 from training import dispatch
 from training.precision import PRECISIONS
+from training.resume_check import check_same_run
 from training.rllib import config as rllib_config
 from training.rllib.algorithm import build_config, init_ray
 from training.rllib.bench import bench, breakdown
@@ -113,10 +114,28 @@ def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = Fal
         return _train(cfg, address=address, resume=resume, log=log)
 
 
+# What may change between an RLlib run and its --resume: how long it trains and how it is saved and watched.
+SAFE_TO_CHANGE = ("iterations", "checkpoint_every", "eval", "run_dir", "ray")
+RUN_CONFIG = "config.json"  # the config a run started with, in its run_dir
+
+
+def check_resume(cfg: dict[str, Any], run_dir: Path) -> None:
+    """Refuse a ``--resume`` whose config differs from the one ``run_dir``'s run started with (``config.json``)."""
+    try:
+        saved = json.loads((run_dir / RUN_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        saved = None  # a run from before configs were saved (or a damaged file): nothing to compare
+    check_same_run(saved, cfg, run_dir, SAFE_TO_CHANGE)
+
+
 def _train(cfg: dict[str, Any], *, address: str | None, resume: bool, log) -> dict[str, Any]:
-    init_ray(cfg, address)
     run_dir = Path(cfg["run_dir"])
+    if resume:
+        check_resume(cfg, run_dir)  # before Ray starts
+    init_ray(cfg, address)
     run_dir.mkdir(parents=True, exist_ok=True)
+    if not resume:
+        write_text_atomic(run_dir / RUN_CONFIG, json.dumps(cfg, indent=1, default=str) + "\n")
     algo = build_config(cfg).build_algo()
     start = 0
     progress = run_dir / "progress.jsonl"

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from cluedo_env.errors import CheckpointError, TrainConfigError
+from cluedo_env.errors import CheckpointError
 from cluedo_env.files import clean_stale_tmp
+from training.resume_check import check_same_run
 from training.sb3.checkpoints import load_model
 from training.sb3.config import is_int, is_number
 
@@ -103,37 +104,10 @@ SAFE_TO_CHANGE = ("total_timesteps", "checkpoint_every", "keep_checkpoints", "ke
                   "run_dir", "init_from")  # fmt: skip
 
 
-def _flat(d: object, prefix: str = "") -> dict[str, object]:
-    if not isinstance(d, dict):
-        return {prefix: d}
-    out: dict[str, object] = {}
-    for k, v in d.items():
-        out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) and v else {f"{prefix}{k}": v})
-    return out
-
-
-def config_changes(saved: dict, cfg: dict) -> list[str]:
-    """The dotted keys whose value differs between a run's saved config and ``cfg``, except :data:`SAFE_TO_CHANGE`."""
-    old, new = _flat(saved), _flat(cfg)
-    keys = sorted(set(old) | set(new))
-    return [k for k in keys if k.split(".", 1)[0] not in SAFE_TO_CHANGE and old.get(k, None) != new.get(k, None)]
-
-
 def check_resume_config(saved: dict | None, cfg: dict, run_dir: Path) -> None:
     """Refuse a ``--resume`` whose config differs from the run's, naming the keys (old -> new)."""
-    if not isinstance(saved, dict):
-        return  # a run from before configs were saved: nothing to compare
-    cfg = json.loads(json.dumps(cfg, default=str))  # as state.json holds it: lists, not tuples
-    changed = config_changes(saved, cfg)
-    if changed:
-        old, new = _flat(saved), _flat(cfg)
-        shown = "; ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in changed[:6])
-        more = f" and {len(changed) - 6} more" if len(changed) > 6 else ""
-        raise TrainConfigError(
-            f"--resume {run_dir}: the config differs from the run's in {shown}{more} (resume with the run's config, "
-            f"or start a new run_dir; only {', '.join(SAFE_TO_CHANGE)} may change)"
-        )
+    check_same_run(saved, cfg, run_dir, SAFE_TO_CHANGE)
 
 
-__all__ = ["SAFE_TO_CHANGE", "check_resume_config", "config_changes", "env_seed", "resume_point",
+__all__ = ["SAFE_TO_CHANGE", "check_resume_config", "env_seed", "resume_point",
            "set_torch_rng_state", "torch_rng_state"]  # fmt: skip
