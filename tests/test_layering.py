@@ -31,6 +31,7 @@ PACKAGES = ("cluedo_env", "agents", "training", "scripts")
 CLUEDO_PARTS = {
     "errors": 0,
     "files": 0,
+    "checks": 0,  # the one validator of booleans, integers and seeds
     "rules": 1,
     "options": 1.5,  # argument types and the rules options (--preset, --rule)
     "engine": 2,
