@@ -367,7 +367,7 @@ def test_compiled_move_choice_equals_the_scores_numpy_computes(seeded):
     players, rng = [HeuristicAgent(seed=s) for s in range(4)], np.random.default_rng(1)
     views = [PlayerView(eng, s) for s in range(4)]
     for player, view in zip(players, views, strict=True):
-        player.reset(view, np.arange(eng.B))
+        player.reset(view, np.arange(eng.batch_size))
     checked = started = 0
     for _ in range(120):
         for seat, view in enumerate(views):

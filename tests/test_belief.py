@@ -35,14 +35,14 @@ def _truth(eng: VectorEngine, seats: np.ndarray) -> np.ndarray:
     P = eng.P
     holder = np.where(eng.owner < 0, P, eng.owner).astype(np.int64)  # (B, 21) absolute
     rel = np.where(holder < P, (holder - seats[:, None]) % P, P)
-    out = np.zeros((eng.B, P + 1, NUM_CARDS), bool)
-    out[np.arange(eng.B)[:, None], rel, np.arange(NUM_CARDS)[None, :]] = True
+    out = np.zeros((eng.batch_size, P + 1, NUM_CARDS), bool)
+    out[np.arange(eng.batch_size)[:, None], rel, np.arange(NUM_CARDS)[None, :]] = True
     return out
 
 
 def _envelope_triple(eng: VectorEngine) -> np.ndarray:
-    out = np.zeros(eng.B, np.int64)
-    for g in range(eng.B):
+    out = np.zeros(eng.batch_size, np.int64)
+    for g in range(eng.batch_size):
         s, w, r = np.sort(np.flatnonzero(eng.owner[g] < 0))
         out[g] = (s * 6 + (w - 6)) * NUM_ROOMS + (r - 12)
     return out

@@ -54,8 +54,8 @@ def _truth(eng: VectorEngine) -> np.ndarray:
     """(B, P + 1, 21) the true holder of every card (the test may read hidden state; players may not)."""
     P = eng.P
     holder = np.where(eng.owner < 0, P, eng.owner).astype(np.int64)
-    out = np.zeros((eng.B, P + 1, 21), bool)
-    out[np.arange(eng.B)[:, None], holder, np.arange(21)[None, :]] = True
+    out = np.zeros((eng.batch_size, P + 1, 21), bool)
+    out[np.arange(eng.batch_size)[:, None], holder, np.arange(21)[None, :]] = True
     return out
 
 

@@ -222,7 +222,7 @@ class DiffRun:
         self.eng = VectorEngine(self.cfg, batch_size=batch_size)
         self.eng.reset(seed=seed)
         self.rng = np.random.default_rng([seed, 1])
-        B = self.eng.B
+        B = self.eng.batch_size
         self.start = [self.eng.export_game(i) for i in range(B)]
         self.games = [Game.from_dict(s) for s in self.start]
         self.log: list[list[tuple[int, int | None]]] = [[] for _ in range(B)]
@@ -254,13 +254,13 @@ class DiffRun:
         illegal = li[~mask[li, acts[li]]]
         assert len(illegal) == 0, f"sample_random_actions gave illegal actions in games {illegal}"
         accusing = live & (acts >= A.ACCUSE0)
-        drop = np.flatnonzero(accusing & (rng.random(eng.B) >= self.keep_acc))
+        drop = np.flatnonzero(accusing & (rng.random(eng.batch_size) >= self.keep_acc))
         if len(drop):  # a uniform non-accusation legal action instead (there always is one)
             m = mask[drop, : A.ACCUSE0]
             keys = np.where(m, rng.random(m.shape), -1.0)
             acts[drop] = keys.argmax(1)
             assert m[np.arange(len(drop)), acts[drop]].all()
-        cheat = np.flatnonzero(accusing & (acts >= A.ACCUSE0) & (rng.random(eng.B) < self.cheat))
+        cheat = np.flatnonzero(accusing & (acts >= A.ACCUSE0) & (rng.random(eng.batch_size) < self.cheat))
         ok = mask[cheat, self.correct_accusation[cheat]]
         acts[cheat[ok]] = self.correct_accusation[cheat[ok]]
         return acts
@@ -392,7 +392,7 @@ class DiffRun:
         )
 
     def run(self) -> dict[str, int]:
-        self.compare(np.arange(self.eng.B))  # the dealt positions, before any step
+        self.compare(np.arange(self.eng.batch_size))  # the dealt positions, before any step
         limit = 12 * (self.cfg.max_turns + self.cfg.players) + 20  # a turn takes a handful of steps
         while self.step():
             assert self.step_no <= limit, f"games did not finish within {limit} steps"

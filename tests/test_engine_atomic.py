@@ -38,8 +38,8 @@ def _engine(preset: str = "classic", players: int = 4, seed: int = 0, steps: int
 def _calm_actions(eng: VectorEngine, rng: np.random.Generator) -> np.ndarray:
     """One legal action per game, avoiding accusations when anything else is legal (-1 for finished games)."""
     mask = eng.legal_action_mask
-    out = np.full(eng.B, -1, np.int64)
-    for g in range(eng.B):
+    out = np.full(eng.batch_size, -1, np.int64)
+    for g in range(eng.batch_size):
         legal = np.flatnonzero(mask[g])
         if eng.phase[g] == A.OVER or not len(legal):
             continue
@@ -49,7 +49,7 @@ def _calm_actions(eng: VectorEngine, rng: np.random.Generator) -> np.ndarray:
 
 
 def _state(eng: VectorEngine) -> tuple[list[dict[str, Any]], np.ndarray]:
-    return [eng.export_game(i) for i in range(eng.B)], eng.legal_action_mask.copy()
+    return [eng.export_game(i) for i in range(eng.batch_size)], eng.legal_action_mask.copy()
 
 
 def _assert_unchanged(eng: VectorEngine, before: tuple[list[dict[str, Any]], np.ndarray]) -> None:

@@ -69,7 +69,7 @@ def test_full_game_sampler_games_run_hundreds_of_decisions():
     for _ in range(2000):
         result = eng.step(eng.sample_full_game_actions())
         games += int((result.terminated | result.truncated).sum())
-        steps += eng.B
+        steps += eng.batch_size
     assert games > 10 and steps / games > 150, steps / max(games, 1)
 
 

@@ -97,7 +97,7 @@ def _play(preset: str, players: int, seed: int) -> list[Position]:
             out.append(Position(cfg, eng.export_game(int(b)), live, eng.observe(idx=[b])[0], int(eng.actor[b])))
         mask = eng.legal_action_mask.copy()
         others = mask[:, : A.ACCUSE0].any(1)
-        mask[others & (rng.random(eng.B) >= ACCUSE_P), A.ACCUSE0 :] = False
+        mask[others & (rng.random(eng.batch_size) >= ACCUSE_P), A.ACCUSE0 :] = False
         act = np.where(mask, rng.random(mask.shape), -1.0).argmax(1)
         act[~mask.any(1)] = -1
         eng.step(act)

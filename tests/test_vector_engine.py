@@ -48,7 +48,7 @@ def assert_same_state(a: dict[str, np.ndarray], b: dict[str, np.ndarray], rows=N
 def no_accusations(eng: VectorEngine, rng: np.random.Generator, keep: float = 0.0) -> np.ndarray:
     """Uniform legal actions, with sampled accusations replaced (prob. 1 - keep) by a uniform other legal action."""
     acts = eng.sample_random_actions(rng)
-    drop = np.flatnonzero((acts >= A.ACCUSE0) & (rng.random(eng.B) >= keep))
+    drop = np.flatnonzero((acts >= A.ACCUSE0) & (rng.random(eng.batch_size) >= keep))
     if len(drop):
         m = eng.legal_action_mask[drop, : A.ACCUSE0]
         acts[drop] = np.where(m, rng.random(m.shape), -1.0).argmax(1)
@@ -139,15 +139,15 @@ def test_games_finish_at_different_steps_and_stay_finished():
     eng = VectorEngine(config, batch_size=24)
     eng.reset(seed=3)
     rng = np.random.default_rng(3)
-    keep = np.linspace(0.0, 1.0, eng.B)  # from no accusations (truncated) to uniform (quick eliminations)
-    finished_at = np.full(eng.B, -1)
+    keep = np.linspace(0.0, 1.0, eng.batch_size)  # from no accusations (truncated) to uniform (quick eliminations)
+    finished_at = np.full(eng.batch_size, -1)
     frozen: dict[int, dict] = {}
     step = 0
     while (eng.phase != A.OVER).any():
         acts = eng.sample_random_actions(rng)
         over = eng.phase == A.OVER
         assert (acts[over] == -1).all() and (acts[~over] >= 0).all()
-        drop = np.flatnonzero((acts >= A.ACCUSE0) & (rng.random(eng.B) >= keep))
+        drop = np.flatnonzero((acts >= A.ACCUSE0) & (rng.random(eng.batch_size) >= keep))
         m = eng.legal_action_mask[drop, : A.ACCUSE0]
         acts[drop] = np.where(m, rng.random(m.shape), -1.0).argmax(1)
         res = eng.step(acts)
@@ -317,13 +317,13 @@ def test_illegal_action_in_one_game_raises_and_changes_no_game():
     assert (eng.phase[:5] != A.OVER).all()
     bad = _first_illegal(eng, 5)
     acts[5] = bad
-    snaps = [eng.export_game(i) for i in range(eng.B)]
+    snaps = [eng.export_game(i) for i in range(eng.batch_size)]
     arrays, rng_state, mask = state(eng), eng.rng.bit_generator.state, eng.legal_action_mask.copy()
     expected = rf"^game 5: illegal action {re.escape(A.describe(bad))} \(id {bad}\) for player {eng.actor[5]}"
     with pytest.raises(A.IllegalActionError, match=expected) as info:
         eng.step(acts)
     assert "1 game(s) of 8" in str(info.value) and "no game was changed" in str(info.value)
-    assert [eng.export_game(i) for i in range(eng.B)] == snaps
+    assert [eng.export_game(i) for i in range(eng.batch_size)] == snaps
     assert_same_state(arrays, state(eng))
     assert eng.rng.bit_generator.state == rng_state  # the chance streams (in the state) did not move either
     assert np.array_equal(eng.legal_action_mask, mask)
@@ -452,7 +452,7 @@ def test_sample_random_actions_returns_only_legal_actions(config):
                 [A.PASSAGE, A.STAY, A.END_TURN, A.MOVE0, A.SUGGEST0, A.SHOW0, A.ACCUSE0], acts[live], side="right"
             ).tolist()
         )
-        drop = np.flatnonzero((acts >= A.ACCUSE0) & (rng.random(eng.B) > 0.02))
+        drop = np.flatnonzero((acts >= A.ACCUSE0) & (rng.random(eng.batch_size) > 0.02))
         m = eng.legal_action_mask[drop, : A.ACCUSE0]
         acts[drop] = np.where(m, rng.random(m.shape), -1.0).argmax(1)
         eng.step(acts)
@@ -508,11 +508,11 @@ def test_sample_random_actions_is_uniform_over_the_legal_actions(name):
     eng = _filled(game.to_dict(), batch=400)
     assert np.flatnonzero(eng.legal_action_mask[0]).tolist() == legal
     rng = np.random.default_rng(len(name))
-    calls = max(50, 200 * n_legal // eng.B)
+    calls = max(50, 200 * n_legal // eng.batch_size)
     counts = np.zeros(A.NUM_ACTIONS, np.int64)
     for _ in range(calls):
         counts += np.bincount(eng.sample_random_actions(rng), minlength=A.NUM_ACTIONS)
-    total = calls * eng.B
+    total = calls * eng.batch_size
     assert counts.sum() == total and counts[np.setdiff1d(np.arange(A.NUM_ACTIONS), legal)].sum() == 0
     expected = total / n_legal
     assert (counts[legal] > 0).all(), "some legal action is never sampled"
@@ -569,11 +569,11 @@ def test_import_export_round_trip_on_random_positions(config):
     eng.reset(seed=0)
     rng = np.random.default_rng(0)
     for n, snap in enumerate(snaps):
-        i = n % eng.B
-        others = [eng.export_game(j) for j in range(eng.B) if j != i]
+        i = n % eng.batch_size
+        others = [eng.export_game(j) for j in range(eng.batch_size) if j != i]
         eng.import_game(i, snap)
         assert eng.export_game(i) == snap
-        assert [eng.export_game(j) for j in range(eng.B) if j != i] == others  # only slot i changed
+        assert [eng.export_game(j) for j in range(eng.batch_size) if j != i] == others  # only slot i changed
         g = Game.from_dict(snap)
         assert eng.actor[i] == g.actor
         assert np.flatnonzero(eng.legal_action_mask[i]).tolist() == g.legal_actions()
@@ -582,7 +582,7 @@ def test_import_export_round_trip_on_random_positions(config):
             continue
         # The imported game plays on like the reference game.
         a = int(rng.choice(g.legal_actions()))
-        acts = np.full(eng.B, -1)
+        acts = np.full(eng.batch_size, -1)
         acts[i] = a
         live = np.flatnonzero(eng.phase != A.OVER)
         for j in live[live != i]:
@@ -650,7 +650,7 @@ def test_bad_batch_size_raises(batch_size):
 def test_numpy_integer_batch_size_is_accepted():
     eng = VectorEngine("classic", batch_size=np.int64(3))
     eng.reset(seed=0)
-    assert eng.B == 3 and eng.legal_action_mask.shape == (3, A.NUM_ACTIONS)
+    assert eng.batch_size == 3 and eng.legal_action_mask.shape == (3, A.NUM_ACTIONS)
 
 
 @pytest.mark.parametrize(
@@ -676,7 +676,7 @@ def test_legal_mask_and_counts_agree_after_reset():
         eng.reset(seed=4)
         assert eng.legal_action_mask.shape == (9, A.NUM_ACTIONS) and eng.legal_action_mask.dtype == bool
         assert np.array_equal(eng.legal_counts(), eng.legal_action_mask.sum(1))
-        for i in range(eng.B):
+        for i in range(eng.batch_size):
             assert_fresh_game(eng, i)
         assert not eng.show.any() and (eng.refuter == -1).all()  # nobody is asked to refute yet
 

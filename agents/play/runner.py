@@ -93,7 +93,7 @@ def act_by_seat(
 def seat_actions(eng: VectorEngine, agents: list[Agent], views: list[PlayerView]) -> np.ndarray:
     """(B,) actions: each seat's player acts in the games where that seat is to act; -1 where a game is over."""
     return act_by_seat(eng.actor, dict(enumerate(agents)), lambda agent, seat, idx: agent.act(views[seat], idx),
-                       np.full(eng.B, -1, np.int64))  # fmt: skip
+                       np.full(eng.batch_size, -1, np.int64))  # fmt: skip
 
 
 def play_games(
@@ -168,9 +168,9 @@ class _Recording:
         self.eng, self.sink, self.seed = eng, sink, seed
         self.limit = limit
         self.players = [getattr(a, "name", type(a).__name__) for a in agents]
-        self.on = np.zeros(eng.B, bool)  # slots whose current game is recorded
-        self.initial: list[dict | None] = [None] * eng.B
-        self.steps: list[list[tuple[int, int, int | None]]] = [[] for _ in range(eng.B)]
+        self.on = np.zeros(eng.batch_size, bool)  # slots whose current game is recorded
+        self.initial: list[dict | None] = [None] * eng.batch_size
+        self.steps: list[list[tuple[int, int, int | None]]] = [[] for _ in range(eng.batch_size)]
 
     def start(self, slots: np.ndarray, first_number: int) -> None:
         """Games number ``first_number``, ``first_number + 1``, ... start in ``slots``."""

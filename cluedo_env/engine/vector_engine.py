@@ -121,17 +121,17 @@ class VectorEngine:
             raise (CluedoError if is_int(batch_size) else CluedoTypeError)(
                 f"batch_size must be a positive integer, got {batch_size!r}"
             )
-        self.B = int(batch_size)
+        self.batch_size = int(batch_size)
         self.P = self.config.players
         self.H = history_capacity(self.config)
-        check_batch_size(self.B, self.P, self.H)
+        check_batch_size(self.batch_size, self.P, self.H)
         self.autoreset = bool(autoreset)
         self.board = load_board()
         self.has_board = self.config.has_board
         self.rules = rules_of(self.config)
         self.tables = tables_of(self.board)
         self.moves = with_scratch(move_tables(self.config.max_roll))  # shared tables, own working memory
-        self.state = new_state(self.B, self.P, self.H)
+        self.state = new_state(self.batch_size, self.P, self.H)
         for name, array in zip(State._fields, self.state, strict=True):
             setattr(self, name, array)  # eng.pos is eng.state.pos: one buffer
         self.special = self.mask[:, : A.MOVE0]  # (B, 4) ROLL, PASSAGE, STAY, END_TURN
@@ -140,12 +140,13 @@ class VectorEngine:
         self.obs_offsets = offsets(self.config)
         self.observation_size = size(self.config)
         self.rng = np.random.default_rng()
-        self._ar = np.arange(self.B, dtype=np.int64)
-        self._actions = np.zeros(self.B, np.int64)
+        self._ar = np.arange(self.batch_size, dtype=np.int64)
+        self._actions = np.zeros(self.batch_size, np.int64)
         self._all_active = np.zeros(0, bool)  # empty: every game is active
-        self._out = (np.zeros((self.B, self.P), np.float32), np.zeros(self.B, bool), np.zeros(self.B, bool))
+        B = self.batch_size
+        self._out = (np.zeros((B, self.P), np.float32), np.zeros(B, bool), np.zeros(B, bool))
         self._no_uniforms = np.zeros(0, np.float64)
-        self._actor_seats = np.full(self.B, -1, np.int64)  # observe(): "each game's actor"
+        self._actor_seats = np.full(self.batch_size, -1, np.int64)  # observe(): "each game's actor"
         self._one_game = np.zeros(1, np.int64)
         self._one_seat = np.zeros(1, np.int64)
         self.work = K.new_scratch()
@@ -185,8 +186,8 @@ class VectorEngine:
     def reset(self, seed: int | None = None) -> None:
         """Deal new games in every slot; each slot's chance stream is seeded from ``seed``."""
         self.rng = np.random.default_rng(check_seed(seed))
-        self.chance[:] = self.rng.integers(0, 2**64, size=self.B, dtype=np.uint64, endpoint=False)
-        self.sampler[:] = self.rng.integers(0, 2**64, size=self.B, dtype=np.uint64, endpoint=False)
+        self.chance[:] = self.rng.integers(0, 2**64, size=self.batch_size, dtype=np.uint64, endpoint=False)
+        self.sampler[:] = self.rng.integers(0, 2**64, size=self.batch_size, dtype=np.uint64, endpoint=False)
         self._new_games(self._ar)
 
     def reset_games(self, idx: np.ndarray) -> None:
@@ -198,8 +199,8 @@ class VectorEngine:
 
     def _slots(self, idx: np.ndarray) -> np.ndarray:
         idx = np.asarray(idx)
-        if idx.size and (not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 or idx.max() >= self.B):
-            raise CluedoIndexError(f"game indices must be integers 0..{self.B - 1}, got {idx.tolist()[:8]}")
+        if idx.size and (not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 or idx.max() >= self.batch_size):
+            raise CluedoIndexError(f"game indices must be integers 0..{self.batch_size - 1}, got {idx.tolist()[:8]}")
         return np.ascontiguousarray(idx, np.int64).reshape(-1)
 
     def _new_games(self, idx: np.ndarray) -> None:
@@ -207,15 +208,12 @@ class VectorEngine:
             self._k_new(self.state, self.rules, self.tables, idx, self.work)
 
     # ================================================================ queries
-    @property
-    def batch_size(self) -> int:
-        return self.B
 
     @property
     def actor(self) -> np.ndarray:
         """(B,) int8: the seat to act in each game (the refuter while refuting); -1 when over (compiled:
         :func:`cluedo_env.engine.kernels.actors`, the rule that players' masks use too)."""
-        out = np.empty(self.B, np.int8)
+        out = np.empty(self.batch_size, np.int8)
         K.actors(self.phase, self.refuter, self.current, out)
         return out
 
@@ -247,8 +245,8 @@ class VectorEngine:
         Chance comes from ``rng`` when given (one uniform per game), else from each game's own
         sampler stream (seeded by ``reset``). ``step`` accepts -1 only for finished games.
         """
-        out = np.empty(self.B, np.int64)
-        u = self._no_uniforms if rng is None else rng.random(self.B)
+        out = np.empty(self.batch_size, np.int64)
+        u = self._no_uniforms if rng is None else rng.random(self.batch_size)
         self._k_sample(self.state, self.tables, u, out)
         return out
 
@@ -260,7 +258,7 @@ class VectorEngine:
         so games run their full length (~440 decisions with 4 players) instead of ending in a few
         random accusations. Every benchmark uses it; chance from the sampler streams.
         """
-        out = np.empty(self.B, np.int64)
+        out = np.empty(self.batch_size, np.int64)
         self._k_full(self.state, self.tables, float(keep_accusation), out)
         return out
 
@@ -279,16 +277,18 @@ class VectorEngine:
         """
         if type(actions) is not np.ndarray:
             actions = np.asarray(actions)
-        if actions.shape != (self.B,) or actions.dtype.kind not in "iu":
+        if actions.shape != (self.batch_size,) or actions.dtype.kind not in "iu":
             raise A.IllegalActionError(
-                f"actions must be a ({self.B},) integer array, got {actions.dtype} {actions.shape}"
+                f"actions must be a ({self.batch_size},) integer array, got {actions.dtype} {actions.shape}"
             )
         if active is None:
             active = self._all_active
         else:
             active = np.asarray(active)
-            if active.shape != (self.B,) or active.dtype != bool:
-                raise CluedoTypeError(f"active must be a ({self.B},) bool mask, got {active.dtype} {active.shape}")
+            if active.shape != (self.batch_size,) or active.dtype != bool:
+                raise CluedoTypeError(
+                    f"active must be a ({self.batch_size},) bool mask, got {active.dtype} {active.shape}"
+                )
             active = np.ascontiguousarray(active)
         if actions.dtype == np.int64 and actions.flags.c_contiguous:
             acts = actions
@@ -306,7 +306,7 @@ class VectorEngine:
             raise A.IllegalActionError(
                 f"game {g}: illegal action {A.describe(a)} (id {a}) for player "
                 f"{int(self.actor[g])} in phase '{A.PHASE_NAMES[self.phase[g]]}' ({A.PHASE_HELP[self.phase[g]]}); "
-                f"{int(count)} game(s) of {self.B} had an illegal action; no game was changed"
+                f"{int(count)} game(s) of {self.batch_size} had an illegal action; no game was changed"
             )
         if not copy:
             return StepResult(rewards, terminated, truncated)
@@ -342,7 +342,7 @@ class VectorEngine:
     # The PettingZoo env steps one game at a time; these skip the batch checks above.
     def is_legal(self, i: int, action: int) -> bool:
         """Whether ``action`` is legal for game ``i``'s actor."""
-        if type(i) is not int or not 0 <= i < self.B:
+        if type(i) is not int or not 0 <= i < self.batch_size:
             i = self._slot(i)
         if type(action) is not int and not is_int(action):
             raise CluedoTypeError(f"action must be an integer 0..{A.NUM_ACTIONS - 1}, got {action!r}")
@@ -352,7 +352,7 @@ class VectorEngine:
 
     def observe_game(self, i: int, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """(D,) int8: seat ``seat``'s observation of game ``i``; the checks cost a few type tests."""
-        if type(i) is not int or not 0 <= i < self.B:
+        if type(i) is not int or not 0 <= i < self.batch_size:
             i = self._slot(i)
         if type(seat) is not int or not 0 <= seat < self.P:
             if not is_int(seat) or not 0 <= seat < self.P:
@@ -424,8 +424,8 @@ class VectorEngine:
         return g.to_dict()
 
     def _slot(self, i: Any) -> int:
-        if not isinstance(i, (int, np.integer)) or isinstance(i, (bool, np.bool_)) or not 0 <= i < self.B:
-            raise CluedoIndexError(f"game index must be an integer 0..{self.B - 1}, got {i!r}")
+        if not isinstance(i, (int, np.integer)) or isinstance(i, (bool, np.bool_)) or not 0 <= i < self.batch_size:
+            raise CluedoIndexError(f"game index must be an integer 0..{self.batch_size - 1}, got {i!r}")
         return int(i)
 
     def import_game(self, i: int, snapshot: dict[str, Any]) -> None:

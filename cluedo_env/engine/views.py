@@ -67,7 +67,7 @@ class PlayerView:
 
     @property
     def batch_size(self) -> int:
-        return self._eng.B
+        return self._eng.batch_size
 
     @property
     def num_players(self) -> int:
@@ -125,7 +125,7 @@ class PlayerView:
     @property
     def envelope_if_known(self) -> np.ndarray:
         """(B, 3) card ids of the solution for games where this seat has accused (R-A2), else -1."""
-        return self.envelope_if_known_of(np.arange(self._eng.B))
+        return self.envelope_if_known_of(np.arange(self._eng.batch_size))
 
     def envelope_if_known_of(self, idx: np.ndarray) -> np.ndarray:
         """(n, 3) rows ``idx`` of :attr:`envelope_if_known` (a new array), without the whole batch's."""
@@ -133,7 +133,7 @@ class PlayerView:
         idx = np.ascontiguousarray(idx, np.int64)
         out = np.empty((len(idx), 3), eng.envelope.dtype)
         if known_envelope_rows(self.seat, idx, eng.accused_at, eng.envelope, out) >= 0:  # compiled: one pass
-            raise _outside_batch(idx, eng.B)
+            raise _outside_batch(idx, eng.batch_size)
         return out
 
     @property
@@ -151,7 +151,7 @@ class PlayerView:
         idx = np.ascontiguousarray(idx, np.int64)
         out = np.empty((len(idx), eng.mask.shape[1]), bool)
         if seat_mask_rows(self.seat, idx, eng.phase, eng.refuter, eng.current, eng.mask, out) >= 0:  # one pass
-            raise _outside_batch(idx, eng.B)
+            raise _outside_batch(idx, eng.batch_size)
         return out
 
     @property
@@ -190,7 +190,7 @@ class PlayerView:
 
     def new_records(self, seen: np.ndarray) -> Records:
         """Every record of every game from index ``seen[g]`` on: catch up after ``seen`` per game."""
-        return self.records_between(np.arange(self._eng.B), seen, self._eng.hist_len)
+        return self.records_between(np.arange(self._eng.batch_size), seen, self._eng.hist_len)
 
     def records_between(self, idx: np.ndarray, start: np.ndarray, stop: np.ndarray) -> Records:
         """Records ``start[k]`` .. ``stop[k] - 1`` of games ``idx[k]`` (none where ``stop <= start``), game by game

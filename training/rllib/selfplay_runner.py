@@ -240,7 +240,7 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         """New games in every row; seats mapped to modules; nothing carried over."""
         rules = cluedo_env.raw_env(**rules_env_config(self.config.env_config)).engine.config
         n, P = self._games, rules.players
-        if self._eng is None or self._eng.B != n or self._eng.config != rules:
+        if self._eng is None or self._eng.batch_size != n or self._eng.config != rules:
             self._eng = VectorEngine(rules, n, autoreset=False)
         self._eng.reset(self._seed_value)
         self._seed_value += 1  # a later reset (a fallback, a new env) deals other games
