@@ -53,8 +53,8 @@ from cluedo_env.render.html import (
     _asset,
     _board_data,
     _json_for_script,
-    _loc,
     _public_record,
+    public_frame,
     render_html,
     seat_knowledge,
 )
@@ -84,29 +84,9 @@ def _action_name(step: dict[str, Any], before: dict[str, Any], seat: int) -> str
 def seat_frame(snap: dict[str, Any], seat: int, step: dict[str, Any] | None, before: dict[str, Any] | None,
                index: int) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
     """One replay-viewer frame of ``snap`` and ``seat``'s notebook in it (the frame's ``nb`` points at ``index``)."""
-    P = len(snap["hands"])
-    hist = snap.get("history") or []
-    frame: dict[str, Any] = {
-        "ph": snap["phase"],
-        "cur": snap["current"],
-        "ref": snap.get("refuter"),
-        "roll": snap.get("roll", 0),
-        "turn": snap.get("turn_count", 0),
-        "elim": [bool(x) for x in snap["eliminated"]],
-        "drag": [bool(x) for x in snap.get("dragged") or [False] * P],
-        "cards": [len(h) for h in snap["hands"]],
-        "win": snap.get("winner"),
-        "hn": len(hist),
-        "last": _public_record(hist[-1]) if hist else None,
-        "nb": [index if q == seat else None for q in range(P)],
-    }
-    if snap.get("suspects") is not None:
-        frame["s"] = [_loc(snap["suspects"][s]) for s in SUSPECTS]
-        frame["w"] = [snap["weapons"][w] for w in WEAPONS]
-    if step is not None and before is not None:
-        frame["act"] = {"player": step["player"], "name": _action_name(step, before, seat)}
-        if step.get("roll") is not None:
-            frame["act"]["roll"] = step["roll"]
+    shown = step is not None and before is not None
+    frame = public_frame(snap, step if shown else None, _action_name(step, before, seat) if shown else None)
+    frame["nb"] = [index if q == seat else None for q in range(len(snap["hands"]))]
     return frame, seat_knowledge(snap, seat)
 
 

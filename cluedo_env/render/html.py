@@ -178,6 +178,34 @@ def _result(final: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def public_frame(snap: dict[str, Any], step: dict[str, Any] | None = None, name: str | None = None) -> dict[str, Any]:
+    """One frame of the page at ``snap``: what everybody may see there (no notebook), and the step that led to it,
+    named ``name`` (default: its public name, which names no shown card)."""
+    P = len(snap["hands"])
+    hist = snap.get("history") or []
+    frame: dict[str, Any] = {
+        "ph": snap["phase"],
+        "cur": snap["current"],
+        "ref": snap.get("refuter"),
+        "roll": snap.get("roll", 0),
+        "turn": snap.get("turn_count", 0),
+        "elim": [bool(x) for x in snap["eliminated"]],
+        "drag": [bool(x) for x in snap.get("dragged") or [False] * P],
+        "cards": [len(h) for h in snap["hands"]],
+        "win": snap.get("winner"),
+        "hn": len(hist),
+        "last": _public_record(hist[-1]) if hist else None,
+    }
+    if snap.get("suspects") is not None:
+        frame["s"] = [_loc(snap["suspects"][s]) for s in SUSPECTS]
+        frame["w"] = [snap["weapons"][w] for w in WEAPONS]
+    if step is not None:
+        frame["act"] = {"player": step.get("player"), "name": name or _public_action_name(step)}
+        if step.get("roll") is not None:
+            frame["act"]["roll"] = step["roll"]
+    return frame
+
+
 def page_data(record: dict[str, Any], snapshots: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Everything the page embeds. Hidden information appears only inside a seat's own notebook."""
     snaps = snapshots if snapshots is not None else replay_snapshots(record)
@@ -198,29 +226,8 @@ def page_data(record: dict[str, Any], snapshots: list[dict[str, Any]] | None = N
                 nb_index[key] = len(notebooks)
                 notebooks.append(nb)
             nbs.append(nb_index[key])
-        hist = snap.get("history") or []
-        frame: dict[str, Any] = {
-            "ph": snap["phase"],
-            "cur": snap["current"],
-            "ref": snap.get("refuter"),
-            "roll": snap.get("roll", 0),
-            "turn": snap.get("turn_count", 0),
-            "elim": [bool(x) for x in snap["eliminated"]],
-            "drag": [bool(x) for x in snap.get("dragged") or [False] * P],
-            "cards": [len(h) for h in snap["hands"]],
-            "win": snap.get("winner"),
-            "hn": len(hist),
-            "last": _public_record(hist[-1]) if hist else None,
-            "nb": nbs,
-        }
-        if snap.get("suspects") is not None:
-            frame["s"] = [_loc(snap["suspects"][s]) for s in SUSPECTS]
-            frame["w"] = [snap["weapons"][w] for w in WEAPONS]
-        if i > 0:
-            st = steps[i - 1]
-            frame["act"] = {"player": st.get("player"), "name": _public_action_name(st)}
-            if st.get("roll") is not None:
-                frame["act"]["roll"] = st["roll"]
+        frame = public_frame(snap, steps[i - 1] if i > 0 else None)
+        frame["nb"] = nbs
         frames.append(frame)
     final = snaps[-1]
     rules = final.get("rules") or {}
