@@ -41,10 +41,10 @@ def is_int(value: Any) -> bool:
 def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None) -> int:
     """``value`` as an ``int`` if it is an integer (not a bool, not a float) in ``lo..hi``."""
     if not is_int(value):
-        raise OptionTypeError(f"{name} must be {_range(lo, hi)}, got {value!r} (a {type(value).__name__})")
+        raise OptionTypeError(f"{name} must be {range_text(lo, hi)}, got {value!r} (a {type(value).__name__})")
     value = int(value)
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise OptionRangeError(f"{name}={value} is out of range ({_range(lo, hi)})")
+        raise OptionRangeError(f"{name}={value} is out of range ({range_text(lo, hi)})")
     return value
 
 
@@ -60,9 +60,10 @@ def check_seed(value: Any, name: str = "seed", optional: bool = True) -> int | N
     return int(value)
 
 
-def _range(lo: int | None, hi: int | None) -> str:
+def range_text(lo: int | None, hi: int | None) -> str:
+    """What an integer in [lo, hi] is, for messages (either bound may be open)."""
     if lo is not None and hi is not None:
-        return f"an integer from {lo} to {hi}"
+        return f"an integer from {lo} to {'2**63-1' if hi == SEED_MAX else hi}"
     if lo is not None:
         return f"an integer >= {lo}"
     if hi is not None:
@@ -70,4 +71,5 @@ def _range(lo: int | None, hi: int | None) -> str:
     return "an integer"
 
 
-__all__ = ["SEED_MAX", "OptionRangeError", "OptionTypeError", "check_bool", "check_int", "check_seed", "is_int"]
+__all__ = ["SEED_MAX", "OptionRangeError", "OptionTypeError", "check_bool", "check_int", "check_seed", "is_int",
+           "range_text"]

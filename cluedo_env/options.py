@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from cluedo_env.checks import SEED_MAX
+from cluedo_env.checks import SEED_MAX, range_text
 from cluedo_env.errors import UsageError
 from cluedo_env.rules.config import MAX_TURNS_LIMIT, PRESETS
 
@@ -55,9 +55,9 @@ def int_in(lo: int | None = None, hi: int | None = None, what: str = "an integer
         try:
             value = int(text.replace("_", ""), 10)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what} ({_range_text(lo, hi)})") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} ({range_text(lo, hi)})") from None
         if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise argparse.ArgumentTypeError(f"{value} is out of range ({_range_text(lo, hi)})")
+            raise argparse.ArgumentTypeError(f"{value} is out of range ({range_text(lo, hi)})")
         return value
 
     parse.__name__ = "int"
@@ -81,16 +81,6 @@ def float_in(lo: float | None = None, what: str = "a number", strict: bool = Tru
 
     parse.__name__ = "float"
     return parse
-
-
-def _range_text(lo: int | None, hi: int | None) -> str:
-    if lo is not None and hi is not None:
-        return f"an integer from {lo} to {'2**63-1' if hi == SEED_MAX else hi}"
-    if lo is not None:
-        return f"an integer >= {lo}"
-    if hi is not None:
-        return f"an integer <= {hi}"
-    return "an integer"
 
 
 seed_type = int_in(0, SEED_MAX, "a seed")
