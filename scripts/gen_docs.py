@@ -161,15 +161,25 @@ def engine_table(report: dict, command: str) -> dict:
     return {"command": command, "machine": machine, "date": m["date"][:10], "rows": rows}
 
 
-def replace_engine_table(report: dict, command: str) -> None:
-    """Write a new measurement of the engine into ``docs/data/benchmarks.json`` (the old figures go), then the page."""
+def replace_table(table_id: str, entry: dict, after: str = "aec") -> None:
+    """Write a new measurement into table ``table_id`` of ``docs/data/benchmarks.json`` (the old figures go; a new
+    table goes after the table ``after``), then render the page."""
     path = DATA / "benchmarks.json"
     data = json.loads(path.read_text())
-    for table in data["tables"]:
-        if table["id"] == "engine":
-            table.update(engine_table(report, command))
+    tables = data["tables"]
+    found = [t for t in tables if t["id"] == table_id]
+    if found:
+        found[0].update(entry)
+    else:
+        at = next((i + 1 for i, t in enumerate(tables) if t["id"] == after), len(tables))
+        tables.insert(at, {"id": table_id, **entry})
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     main([])
+
+
+def replace_engine_table(report: dict, command: str) -> None:
+    """Write a new measurement of the engine into ``docs/data/benchmarks.json`` (the old figures go), then the page."""
+    replace_table("engine", engine_table(report, command))
 
 
 def main(argv: list[str] | None = None) -> int:
