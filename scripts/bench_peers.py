@@ -279,40 +279,45 @@ def bench_pettingzoo(name: str, args: argparse.Namespace) -> dict[str, Any]:
 # --- the report ---
 
 
-def _find(rows: list[dict[str, Any]], side: str, loop: str, batch: int) -> float | None:
-    return next((r["rate"] for r in rows if (r["side"], r["loop"], r["batch"]) == (side, loop, batch)), None)
+def _find(rows: list[dict[str, Any]], side: str, loop: str, batch: int, key: str = "rate") -> float | None:
+    return next((r[key] for r in rows if (r["side"], r["loop"], r["batch"]) == (side, loop, batch)), None)
 
 
 def add_ratios(rows: list[dict[str, Any]], batch: int) -> None:
     """``ratios`` of each peer row: ours / peer, ours being the engine at ``batch`` (mask, +obs) for PGX and
-    ``env()`` in the same agent_iter loop for PettingZoo."""
-    ours = {"mask": _find(rows, "ours", "mask", batch), "+obs": _find(rows, "ours", "+obs", batch),
-            "env()": _find(rows, "ours", "agent_iter", 1)}  # fmt: skip
+    ``env()`` in the same agent_iter loop for PettingZoo; ``ratios_cpu`` the same per CPU second of this process
+    (what a machine shared with other jobs still shows of each side's own speed)."""
+    where = {"mask": ("mask", batch), "+obs": ("+obs", batch), "env()": ("agent_iter", 1)}
     for r in rows:
         if r["side"] == "ours" or not r["rate"]:
             continue
         keys = ("mask", "+obs") if r["side"] == "PGX" else ("env()",)
-        r["ratios"] = {k: ours[k] / r["rate"] for k in keys if ours[k]}
+        for field, rate in (("ratios", "rate"), ("ratios_cpu", "cpu_rate")):
+            ours = {k: _find(rows, "ours", *where[k], key=rate) for k in keys}
+            r[field] = {k: v / r[rate] for k, v in ours.items() if v and r[rate]}
 
 
 def ratio_text(r: dict[str, Any]) -> str:
-    return ", ".join(f"{v:.2f}x ({k})" for k, v in r.get("ratios", {}).items()) or "-"
+    return ", ".join(f"{v:.2f}x ({k})" if v < 10 else f"{v:.0f}x ({k})" for k, v in r.get("ratios", {}).items()) or "-"
 
 
 def targets(rows: list[dict[str, Any]], batch: int) -> list[dict[str, Any]]:
-    """The three targets, each with its figure and whether it is met (None: not measured in this run)."""
-    scan = next((r for r in rows if r["env"] == "PGX connect_four" and r["loop"] == "lax.scan"), None)
-    ratio = (scan or {}).get("ratios", {}).get("mask")
+    """The three targets, each with its figure by the wall clock (``met`` on it; None: not measured in this run)
+    and per CPU second."""
+    scan = next((r for r in rows if r["env"] == "PGX connect_four" and r["loop"] == "lax.scan"), {})
+    ratio, ratio_cpu = scan.get("ratios", {}).get("mask"), scan.get("ratios_cpu", {}).get("mask")
     env_rate, b1 = _find(rows, "ours", "step loop", 1), _find(rows, "ours", "mask", 1)
-    out = [
+    env_cpu, b1_cpu = _find(rows, "ours", "step loop", 1, "cpu_rate"), _find(rows, "ours", "mask", 1, "cpu_rate")
+    return [
         {"what": f"ours, batch {batch}, mask / PGX connect_four lax.scan", "target": f">= {TARGETS['scan']:.1f}",
-         "figure": None if ratio is None else f"{ratio:.2f}", "met": None if ratio is None else ratio >= 1.0},
+         "figure": None if ratio is None else f"{ratio:.2f}", "figure_cpu": None if ratio_cpu is None else
+         f"{ratio_cpu:.2f}", "met": None if ratio is None else ratio >= TARGETS["scan"]},
         {"what": "env() classic:4, full-length games (bench_aec's step loop)", "target": f">= {fmt(TARGETS['env'])}",
-         "figure": fmt(env_rate), "met": None if env_rate is None else env_rate >= TARGETS["env"]},
+         "figure": fmt(env_rate), "figure_cpu": fmt(env_cpu),
+         "met": None if env_rate is None else env_rate >= TARGETS["env"]},
         {"what": "ours, batch 1, mask", "target": f">= {fmt(TARGETS['batch1'])}", "figure": fmt(b1),
-         "met": None if b1 is None else b1 >= TARGETS["batch1"]},
+         "figure_cpu": fmt(b1_cpu), "met": None if b1 is None else b1 >= TARGETS["batch1"]},
     ]  # fmt: skip
-    return out
 
 
 def rate_text(r: dict[str, Any]) -> str:
@@ -334,11 +339,12 @@ def markdown_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
     for r in rows:
         rate = fmt(r["rate"]) if r["status"] == "ok" else r["note"]
         comp = "-" if r["compile_s"] is None else f"{r['compile_s']:.1f}"
-        out.append([f"{r['side']}: {r['env']}", r["loop"], str(r["batch"]), rate, ratio_text(r), comp])
+        out.append([f"{r['side']}: {r['env']}", r["loop"], str(r["batch"]), rate, fmt(r["cpu_rate"]), ratio_text(r),
+                    comp])
     return out
 
 
-MARKDOWN_COLUMNS = ["environment", "loop", "batch", "agent-steps/s", "ours / peer", "compile s"]
+MARKDOWN_COLUMNS = ["environment", "loop", "batch", "agent-steps/s", "(per CPU s)", "ours / peer", "compile s"]
 
 
 def print_markdown(rows: list[dict[str, Any]]) -> None:
@@ -420,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for t in report["targets"]:
         verdict = "not measured" if t["met"] is None else "met" if t["met"] else "NOT met"
-        print(f"target: {t['what']} {t['target']}: {t['figure']} ({verdict})")
+        print(f"target: {t['what']} {t['target']}: {t['figure']} ({verdict}); per CPU second {t['figure_cpu']}")
     print("ours / peer: ours at the same batch (mask; +obs) for PGX, env() in the same loop for PettingZoo. "
           "(cpu) = per CPU second of this process.")  # fmt: skip
     m = report["machine"]
@@ -448,7 +454,9 @@ PEERS_WHAT = (
     "`legal_action_mask`, ended games replaced by new ones in the same step (every step a decision in each game, as "
     "ours); its step also computes the observation, so both ratios are given; compile seconds apart, not timed. "
     "PettingZoo: the classic AEC envs, one game, random legal actions in the `agent_iter` loop, compared with "
-    "`env()` in the same loop. Ratios are ours / peer (above 1: ours is faster). Medians of 3 loops of 1 s. The "
+    "`env()` in the same loop. Ratios are ours / peer by the wall clock (above 1: ours is faster); the per CPU "
+    "second column is what a machine shared with other jobs still shows of each side's speed. Medians of 3 loops "
+    "of 1 s. The "
     "peers come with `pip install -e '.[peers]'`."
 )
 

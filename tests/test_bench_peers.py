@@ -58,21 +58,22 @@ def test_without_the_peers_every_row_is_there_and_says_how_to_install(monkeypatc
 
 
 def test_ratios_are_ours_over_the_peer_in_the_same_run():
-    rows = [bench_peers.row("ours", "VectorEngine classic:4", "mask", 64, rate=3e6),
+    rows = [bench_peers.row("ours", "VectorEngine classic:4", "mask", 64, rate=3e6, cpu_rate=4e6),
             bench_peers.row("ours", "VectorEngine classic:4", "+obs", 64, rate=6e5),
             bench_peers.row("ours", "cluedo_env.env() classic:4", "agent_iter", 1, rate=40e3),
             bench_peers.row("ours", "cluedo_env.env() classic:4", "step loop", 1, rate=55e3),
             bench_peers.row("ours", "VectorEngine classic:4", "mask", 1, rate=120e3),
-            bench_peers.row("PGX", "PGX connect_four", "lax.scan", 64, rate=2e6),
+            bench_peers.row("PGX", "PGX connect_four", "lax.scan", 64, rate=2e6, cpu_rate=2e6),
             bench_peers.row("PettingZoo", "chess_v6", "agent_iter", 1, rate=500.0),
             bench_peers.row("PettingZoo", "tictactoe_v3", "agent_iter", 1, status="not installed")]  # fmt: skip
     bench_peers.add_ratios(rows, 64)
     assert rows[5]["ratios"] == pytest.approx({"mask": 1.5, "+obs": 0.3})
+    assert rows[5]["ratios_cpu"] == pytest.approx({"mask": 2.0})  # +obs has no CPU figure here
     assert rows[6]["ratios"] == pytest.approx({"env()": 80.0})
     assert "ratios" not in rows[7]
     assert bench_peers.ratio_text(rows[5]) == "1.50x (mask), 0.30x (+obs)"
     scan, env_target, batch1 = bench_peers.targets(rows, 64)
-    assert (scan["figure"], scan["met"]) == ("1.50", True)
+    assert (scan["figure"], scan["figure_cpu"], scan["met"]) == ("1.50", "2.00", True)
     assert (env_target["figure"], env_target["met"]) == ("55.0k", True)  # the step loop, not agent_iter
     assert (batch1["figure"], batch1["met"]) == ("120.0k", False)
 
@@ -87,8 +88,8 @@ def test_a_run_becomes_the_docs_peers_table(monkeypatch, tmp_path):
     machine = {"cpus": 2, "pinned_cpu": 1, "load_average": [0.2, 0.1, 0.1], "python": "3.11.7",
                "versions": {"numpy": "2.4.6", "numba": "0.68.1", "jax": "0.10.2", "pgx": "2.6.0",
                             "pettingzoo": "1.27.0"}, "date": "2026-12-03T09:00:00Z"}  # fmt: skip
-    rows = [bench_peers.row("ours", "VectorEngine classic:4", "mask", 4096, rate=2.5e6),
-            bench_peers.row("PGX", "PGX connect_four", "lax.scan", 4096, rate=2e6, compile_s=3.25),
+    rows = [bench_peers.row("ours", "VectorEngine classic:4", "mask", 4096, rate=2.5e6, cpu_rate=2.5e6),
+            bench_peers.row("PGX", "PGX connect_four", "lax.scan", 4096, rate=2e6, cpu_rate=2.1e6, compile_s=3.25),
             bench_peers.row("PGX", "PGX chess", "lax.scan", 4096, status="skipped", note="skipped: slow")]
     bench_peers.add_ratios(rows, 4096)
     for command in ("python scripts/bench_peers.py", "python scripts/bench_peers.py --seconds 2"):
@@ -99,7 +100,7 @@ def test_a_run_becomes_the_docs_peers_table(monkeypatch, tmp_path):
     peers = tables[ids.index("peers")]
     assert peers["command"] == "python scripts/bench_peers.py --seconds 2" and peers["date"] == "2026-12-03"
     assert "pinned to one core (CPU 1)" in peers["machine"] and "pgx 2.6.0" in peers["machine"]
-    assert peers["rows"][1] == ["PGX: PGX connect_four", "lax.scan", "4096", "2.00M", "1.25x (mask)", "3.2"]
+    assert peers["rows"][1] == ["PGX: PGX connect_four", "lax.scan", "4096", "2.00M", "2.10M", "1.25x (mask)", "3.2"]
     assert peers["rows"][2][3] == "skipped: slow"
     page = gen_docs.render_benchmarks({"tables": tables})
     assert "## Peers in the same run" in page and "| PGX: PGX connect_four | lax.scan | 4096 | 2.00M |" in page
