@@ -254,7 +254,7 @@ def bench_pgx(game: str, args: argparse.Namespace) -> list[dict[str, Any]]:
         cpu_rates.append(batch * length * calls / max(time.process_time() - c0, 1e-9))
     out.append(row("PGX", env_name, "lax.scan", batch, rate=statistics.median(rates),
                    cpu_rate=statistics.median(cpu_rates), compile_s=compile_scan,
-                   note=f"{length} steps per jitted call"))  # fmt: skip
+                   note=f"{length} step{'s' if length > 1 else ''} per jitted call"))  # fmt: skip
     out.append(row("PGX", env_name, "Python loop", batch, rate=loop_rate, cpu_rate=loop_cpu, compile_s=compile_loop,
                    note="one jitted call per step"))  # fmt: skip
     return out
@@ -455,8 +455,8 @@ PEERS_WHAT = (
     "ours); its step also computes the observation, so both ratios are given; compile seconds apart, not timed. "
     "PettingZoo: the classic AEC envs, one game, random legal actions in the `agent_iter` loop, compared with "
     "`env()` in the same loop. Ratios are ours / peer by the wall clock (above 1: ours is faster); the per CPU "
-    "second column is what a machine shared with other jobs still shows of each side's speed. Medians of 3 loops "
-    "of 1 s. The "
+    "second column is what a machine shared with other jobs still shows of each side's speed. Medians of {loops} "
+    "of {seconds:g} s. The "
     "peers come with `pip install -e '.[peers]'`."
 )
 
@@ -469,7 +469,10 @@ def peers_table(report: dict[str, Any], command: str) -> dict[str, Any]:
     load = "" if m["load_average"] is None else f" (load average {m['load_average'][0]:.1f} at the start)"
     machine = (f"{m['cpus']} CPUs{load}, {pin_text(m)}; "
                f"Python {m['python']}, numpy {v['numpy']}, numba {v['numba']}; {peers}")  # fmt: skip
-    return {"title": PEERS_TITLE, "what": PEERS_WHAT, "command": command, "machine": machine, "date": m["date"][:10],
+    settings = report.get("settings", {})
+    repeats = settings.get("repeats", 3)
+    what = PEERS_WHAT.format(loops=f"{repeats} loop{'s' if repeats > 1 else ''}", seconds=settings.get("seconds", 1.0))
+    return {"title": PEERS_TITLE, "what": what, "command": command, "machine": machine, "date": m["date"][:10],
             "columns": MARKDOWN_COLUMNS,
             "rows": markdown_rows(report["results"])}  # fmt: skip
 
