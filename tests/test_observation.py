@@ -27,7 +27,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cluedo_env.engine.observation import HISTORY_WINDOW, MAX_ROLL, layout, size, split
+from cluedo_env.engine.observation import (
+    COUNT_PIECES,
+    HISTORY_WINDOW,
+    MAX_ROLL,
+    layout,
+    packed_layout,
+    size,
+    split,
+    unpack,
+)
 from cluedo_env.engine.snapshot import loc_from_json, loc_to_json
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.rules import actions as A
@@ -383,6 +392,47 @@ def test_every_piece_matches_an_independent_reading_of_the_snapshot(positions):
             want = expected_pieces(pos.snap, pos.cfg, p)
             for name, value in want.items():
                 assert np.array_equal(got[name], value), f"position {n} ({pos.cfg.preset}), seat {p}: piece {name}"
+
+
+# ======================================== the packed layout
+def test_packed_observations_unpack_to_the_int8_ones_bit_for_bit(positions):
+    """The packed row says exactly what the int8 row says (which the test above reads independently)."""
+    engines: dict[RulesConfig, VectorEngine] = {}
+    for n, pos in enumerate(positions):
+        eng = engines.setdefault(pos.cfg, VectorEngine(pos.cfg, batch_size=1))
+        eng.import_game(0, pos.snap)
+        seats, games = np.arange(pos.P), np.zeros(pos.P, np.int64)
+        packed = eng.observe(player=seats, idx=games, packed=True)
+        assert packed.dtype == np.uint8 and packed.shape == (pos.P, eng.packed_observation_size)
+        assert np.array_equal(unpack(packed, pos.cfg), pos.live), f"position {n} ({pos.cfg.preset})"
+        for p in range(pos.P):
+            assert np.array_equal(eng.observe_game(0, p, packed=True), packed[p])
+
+
+def test_packed_layout_holds_every_slot_once():
+    for preset in PRESETS:
+        cfg = RulesConfig.from_preset(preset)
+        pl, D = packed_layout(cfg), size(cfg)
+        counts = sum(p.size for p in layout(cfg) if p.name in COUNT_PIECES)
+        assert pl.bits + counts == D and pl.bit_bytes == -(-pl.bits // 8) and pl.size == pl.bit_bytes + counts
+        assert sorted(pl.source.tolist()) == list(range(D))  # a permutation: nothing lost, nothing twice
+        assert pl.size * 3 < D  # a third of the bytes or less (a fifth on the board)
+        # a set bit of the packed row shows up in exactly one slot of the unpacked row, and nowhere else
+        for bit in (0, 7, pl.bits - 1):
+            row = np.zeros(pl.size, np.uint8)
+            row[bit // 8] = 1 << (bit % 8)
+            assert np.flatnonzero(unpack(row, cfg)).tolist() == [int(np.flatnonzero(pl.source == bit)[0])]
+
+
+def test_packed_arguments_are_checked():
+    eng = VectorEngine("classic", batch_size=2)
+    eng.reset(seed=0)
+    with pytest.raises(TypeError, match=r"\(2, 555\) uint8"):
+        eng.observe(out=np.zeros((2, 555), np.int8), packed=True)
+    with pytest.raises(TypeError, match=r"\(2, 2628\) int8"):
+        eng.observe(out=np.zeros((2, 2628), np.uint8))
+    with pytest.raises(TypeError, match=r"\(\.\.\., 555\) uint8"):
+        unpack(np.zeros((2, 2628), np.int8), eng.config)
 
 
 def test_actor_observation_is_the_default_and_only_the_actor_is_to_act(positions):

@@ -134,6 +134,7 @@ ENGINE_SOURCES = tuple(
         "engine/kernels.py",
         "engine/movement.py",
         "engine/observation.py",
+        "engine/prefetch.py",
     )
 )
 ENGINE = KernelSources(

@@ -532,9 +532,7 @@ def _ask_refuters(s, rules, b: int, after: int) -> None:
             s.phase[b] = _REFUTE  # the refuter chooses the card (R-G6)
             return
         s.hist_response[b, h, seat] = PASSED  # public: holds none of the three (R-G7)
-        s.passed_on[b, seat, c0] = True
-        s.passed_on[b, seat, c1] = True
-        s.passed_on[b, seat, c2] = True
+        s.passed_on[b, seat] |= (1 << c0) | (1 << c1) | (1 << c2)
         seat = (seat + 1) % P
     _suggestion_resolved(s, rules, b)
 
@@ -545,7 +543,7 @@ def _show(s, rules, b: int, card: int) -> None:
     ref = s.refuter[b]
     sugg = s.hist_player[b, h]
     s.hist_response[b, h, ref] = card
-    s.seen[b, sugg, ref, card] = True  # R-G7: the suggester sees it (the refuter knows it)
+    s.seen[b, sugg, ref] |= 1 << card  # R-G7: the suggester sees it (the refuter knows it)
     s.refuted_on[b, ref, s.hist_triple[b, h, 0]] = min(s.refuted_on[b, ref, s.hist_triple[b, h, 0]], _CAP) + 1
     c1 = WEAPON_CARD0 + s.hist_triple[b, h, 1]
     s.refuted_on[b, ref, c1] = min(s.refuted_on[b, ref, c1], _CAP) + 1
@@ -632,12 +630,12 @@ def _clear_summaries(s, P: int, b: int) -> None:
     """Game ``b``'s history summaries as for an empty history."""
     for p in range(P):
         s.accused_at[b, p] = -1
+        s.passed_on[b, p] = 0
+        for q in range(P):
+            s.seen[b, p, q] = 0
         for c in range(NUM_CARDS):
-            s.passed_on[b, p, c] = False
             s.refuted_on[b, p, c] = 0
             s.named_count[b, p, c] = 0
-            for q in range(P):
-                s.seen[b, p, q, c] = False
 
 
 @njit(**KERNEL)
@@ -661,9 +659,9 @@ def rebuild_summaries(s, rules, b: int) -> None:
             resp = s.hist_response[b, h, seat]
             if resp == PASSED:
                 for c in named:
-                    s.passed_on[b, seat, c] = True
+                    s.passed_on[b, seat] |= 1 << c
             elif resp >= 0:
-                s.seen[b, p, seat, resp] = True
+                s.seen[b, p, seat] |= 1 << resp
                 for c in named:
                     s.refuted_on[b, seat, c] = min(s.refuted_on[b, seat, c], _CAP) + 1
 

@@ -19,13 +19,16 @@ the history. It is the only encoder: every env and player reads observations fro
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from cluedo_env.engine.kernels import KERNEL, may_see_shown_card
+from cluedo_env.engine.kernels import INLINE, KERNEL, may_see_shown_card
+from cluedo_env.engine.prefetch import prefetch
 from cluedo_env.engine.state import ACCUSATION, PASSED
+from cluedo_env.errors import CluedoTypeError
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import NUM_LOCATIONS
 from cluedo_env.rules.cards import (
@@ -164,22 +167,164 @@ def offsets(config: RulesConfig) -> Offsets:
     return Offsets(**{name: at.get(name, -1) for name in Offsets._fields})
 
 
+# ===================================================================== the packed layout
+COUNT_PIECES = ("hand_size", "refuted_on", "named_count")  # small counts; every other slot is 0 or 1
+
+
+@dataclass(frozen=True)
+class PackedLayout:
+    """The packed observation: the int8 layout's information in a fifth of the bytes (555 of 2,628 on the board).
+
+    A packed row is ``size`` uint8: first every 0/1 slot of the int8 layout, in the same order, as bits
+    (slot k of that sequence is bit ``k % 8`` of byte ``k // 8``, numpy's ``bitorder="little"``), padded to
+    ``bit_bytes`` whole bytes; then one byte per count slot (``COUNT_PIECES``), in their order. One-hot
+    pieces take a bit per slot, not a byte, and a step writes and a network reads a fifth of the memory.
+    """
+
+    bits: int  # 0/1 slots, stored as bits
+    bit_bytes: int  # bytes of the bit part: ceil(bits / 8)
+    size: int  # bytes per packed row: bit_bytes + one per count slot
+    offsets: Offsets  # for the kernel: bit offset of each 0/1 piece, byte offset (in the row) of each count piece
+    source: np.ndarray  # (D,) int64: int8 slot x is element source[x] of (the `bits` unpacked bits ++ the count bytes)
+
+
+def packed_layout(config: RulesConfig) -> PackedLayout:
+    """Where each slot of :func:`layout` lives in a packed row (it depends only on whether there is a board)."""
+    return _packed_layout(config.has_board)
+
+
+@lru_cache(maxsize=2)
+def _packed_layout(has_board: bool) -> PackedLayout:
+    pieces = layout(RulesConfig.from_preset("classic" if has_board else "cards"))
+    flags = [p for p in pieces if p.name not in COUNT_PIECES]
+    bits = sum(p.size for p in flags)
+    bit_bytes = -(-bits // 8)
+    at, source, bit, count = {}, [], 0, 0
+    for p in pieces:
+        if p.name in COUNT_PIECES:
+            at[p.name] = bit_bytes + count
+            source.extend(range(bits + count, bits + count + p.size))
+            count += p.size
+        else:
+            at[p.name] = bit
+            source.extend(range(bit, bit + p.size))
+            bit += p.size
+    source_array = np.array(source, np.int64)
+    source_array.flags.writeable = False
+    return PackedLayout(bits, bit_bytes, bit_bytes + count,
+                        Offsets(**{name: at.get(name, -1) for name in Offsets._fields}), source_array)  # fmt: skip
+
+
+def unpack(packed: np.ndarray, config: RulesConfig) -> np.ndarray:
+    """(..., D) int8 observations of :func:`layout` from (..., size) uint8 packed rows; equal bit for bit to
+    what ``observe()`` returns. (The torch counterpart for a network's first layer is
+    :class:`training.packed_observation.Unpack`.)"""
+    pl = packed_layout(config)
+    packed = np.asarray(packed)
+    if packed.dtype != np.uint8 or packed.shape[-1:] != (pl.size,):
+        raise CluedoTypeError(f"packed observations must be (..., {pl.size}) uint8, got {packed.dtype} {packed.shape}")
+    bits = np.unpackbits(packed[..., : pl.bit_bytes], axis=-1, count=pl.bits, bitorder="little")
+    both = np.concatenate([bits, packed[..., pl.bit_bytes :]], axis=-1)
+    return both[..., pl.source].view(np.int8)
+
+
+PREFETCH_AHEAD = 6  # games ahead whose rows encode() asks the CPU to load (see cluedo_env.engine.prefetch)
+
+
+@njit(**INLINE)
+def _one(row: np.ndarray, p: int, packed: bool) -> None:
+    """Set 0/1 slot ``p`` (its bit in a packed row, its byte in an int8 row)."""
+    if packed:
+        row[p >> 3] |= np.uint8(1 << (p & 7))
+    else:
+        row[p] = 1
+
+
+@njit(**INLINE)
+def _flag(row: np.ndarray, p: int, v: bool, packed: bool) -> None:
+    """Write 0/1 slot ``p``; a packed row is zeroed first, so a 0 costs nothing there."""
+    if packed:
+        if v:
+            row[p >> 3] |= np.uint8(1 << (p & 7))
+    else:
+        row[p] = v
+
+
+@njit(**INLINE)
+def _or_bits(row: np.ndarray, p: int, bits: int) -> None:
+    """OR ``bits`` (bit k: slot p + k) into a packed row, a byte at a time."""
+    q = p >> 3
+    bits <<= p & 7
+    while bits:
+        row[q] |= np.uint8(bits & 0xFF)
+        bits >>= 8
+        q += 1
+
+
+@njit(**INLINE)
+def _put_bits(row: np.ndarray, p: int, bits: int, n: int, packed: bool) -> None:
+    """Write ``n`` 0/1 slots p .. p + n - 1 from the bits of ``bits`` (bit k: slot p + k), as the state keeps
+    ``seen`` and ``passed_on``; a piece gathered in a register first costs one OR of a few bytes when packed."""
+    if packed:
+        _or_bits(row, p, bits)
+    else:
+        for k in range(n):
+            row[p + k] = (bits >> k) & 1
+
+
+@njit(**INLINE)
+def _triple_bits(triple: np.ndarray) -> int:
+    """The three cards of a (suspect, weapon, room) triple as card bits."""
+    return (1 << np.int64(triple[0])) | (1 << (WEAPON_CARD0 + triple[1])) | (1 << (ROOM_CARD0 + triple[2]))
+
+
+@njit(**INLINE)
+def _relative(seat: int, me: int, P: int) -> int:
+    """Seat ``seat`` as seen by ``me``: places to my left (a branch, not a modulo: both are 0..P-1)."""
+    j = seat - me
+    return j + P if j < 0 else j
+
+
+@njit(**INLINE)
+def _prefetch_game(s, b: int, P: int) -> None:
+    """Ask for the rows of game ``b`` that :func:`encode` reads at offsets the hardware cannot predict."""
+    last = s.hist_len[b] - 1
+    if last >= 0:
+        first = max(last - HISTORY_WINDOW + 1, 0)
+        for h in (first, last):  # the window spans at most two cache lines of each history array
+            prefetch(s.hist_kind[b], h)
+            prefetch(s.hist_player[b], h)
+            prefetch(s.hist_correct[b], h)
+            prefetch(s.hist_triple[b, h], 0)
+            prefetch(s.hist_response[b, h], 0)
+    prefetch(s.seen[b, 0], 0)
+    prefetch(s.passed_on[b], 0)
+    for x in range(0, P * NUM_CARDS, 64):
+        prefetch(s.refuted_on[b, 0], x)
+        prefetch(s.named_count[b, 0], x)
+
+
 @njit(**KERNEL)
-def encode(s, rules, o: Offsets, games: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
+def encode(s, rules, o: Offsets, games: np.ndarray, seats: np.ndarray, out: np.ndarray, packed: bool) -> None:
     """Write the observation of seat ``seats[i]`` in game ``games[i]`` into row ``out[i]`` (zeroed here).
 
     ``seats[i] < 0`` means the game's actor (or, once it is over, the player whose turn it was).
     Seat-relative: relative seat j of observer ``me`` is absolute seat ``(me + j) % P``.
+    ``packed``: ``out`` is uint8 rows of :func:`packed_layout` and ``o`` its offsets (bit offsets of the 0/1
+    pieces, byte offsets of the counts); else int8 rows of :func:`layout`. One body writes both, so the two
+    layouts cannot say different things.
     """
     P = rules.players
     K = HISTORY_WINDOW
     D = out.shape[1]
-    card0 = (0, WEAPON_CARD0, ROOM_CARD0)
+    n = games.shape[0]
     phase, current, refuter, owner, pos, weapon_room = s.phase, s.current, s.refuter, s.owner, s.pos, s.weapon_room
     seen, passed_on, refuted_on, named_count = s.seen, s.passed_on, s.refuted_on, s.named_count
     hist_len, hist_kind, hist_player, hist_triple = s.hist_len, s.hist_kind, s.hist_player, s.hist_triple
     hist_correct, hist_response, accused_at = s.hist_correct, s.hist_response, s.accused_at
-    for i in range(games.shape[0]):
+    for i in range(n):
+        if i + PREFETCH_AHEAD < n:
+            _prefetch_game(s, games[i + PREFETCH_AHEAD], P)
         b = games[i]
         row = out[i]
         for x in range(D):
@@ -189,76 +334,84 @@ def encode(s, rules, o: Offsets, games: np.ndarray, seats: np.ndarray, out: np.n
         me = seats[i]
         if me < 0:
             me = actor if actor >= 0 else current[b]
-        row[o.phase + ph] = 1
-        row[o.to_act] = actor == me
-        row[o.current_seat + (current[b] - me) % P] = 1
-        row[o.roll + s.roll[b]] = 1
-        hand = owner[b]
+        _one(row, o.phase + ph, packed)
+        _flag(row, o.to_act, actor == me, packed)
+        _one(row, o.current_seat + _relative(current[b], me, P), packed)
+        _one(row, o.roll + s.roll[b], packed)
+        hand, mine = owner[b], 0
         for c in range(NUM_CARDS):
-            row[o.my_hand + c] = hand[c] == me  # R-S6
+            mine |= np.int64(hand[c] == me) << c
+        _put_bits(row, o.my_hand, mine, NUM_CARDS, packed)  # R-S6
         if rules.has_board:
-            row[o.my_suspect + me] = 1
+            _one(row, o.my_suspect + me, packed)
             for t in range(NUM_SUSPECTS):
-                row[o.token_location + t * NUM_LOCATIONS + pos[b, t]] = 1
+                _one(row, o.token_location + t * NUM_LOCATIONS + pos[b, t], packed)
             for w in range(NUM_WEAPONS):
-                row[o.weapon_room + w * NUM_ROOMS + weapon_room[b, w]] = 1
-            row[o.may_stay] = s.dragged[b, me]
+                _one(row, o.weapon_room + w * NUM_ROOMS + weapon_room[b, w], packed)
+            _flag(row, o.may_stay, s.dragged[b, me], packed)
         for j in range(P):
             q = me + j
             if q >= P:
                 q -= P
-            row[o.seat_present + j] = 1
-            row[o.eliminated + j] = s.eliminated[b, q]
+            _one(row, o.seat_present + j, packed)
+            _flag(row, o.eliminated + j, s.eliminated[b, q], packed)
             row[o.hand_size + j] = s.hand_size[b, q]
-            to_me, by_me = seen[b, me, q], seen[b, q, me]  # private (R-G7)
-            passed, refuted, named = passed_on[b, q], refuted_on[b, q], named_count[b, q]
             at = j * NUM_CARDS
+            _put_bits(row, o.shown_to_me + at, seen[b, me, q], NUM_CARDS, packed)  # private (R-G7)
+            _put_bits(row, o.i_showed + at, seen[b, q, me], NUM_CARDS, packed)
+            _put_bits(row, o.passed_on + at, passed_on[b, q], NUM_CARDS, packed)
+            refuted, named = refuted_on[b, q], named_count[b, q]
             for c in range(NUM_CARDS):
-                row[o.shown_to_me + at + c] = to_me[c]
-                row[o.i_showed + at + c] = by_me[c]
-                row[o.passed_on + at + c] = passed[c]
                 row[o.refuted_on + at + c] = refuted[c]
                 row[o.named_count + at + c] = named[c]
             # Accusations: at most one per player (R-A6), public; the accuser alone knows the envelope (R-A2).
             h = accused_at[b, q]
             if h >= 0:
-                row[o.accused + j] = 1
-                for k in range(3):
-                    row[o.accusation_cards + at + card0[k] + hist_triple[b, h, k]] = 1
-                row[o.accusation_correct + j] = hist_correct[b, h]
+                _one(row, o.accused + j, packed)
+                _put_bits(row, o.accusation_cards + at, _triple_bits(hist_triple[b, h]), NUM_CARDS, packed)
+                _flag(row, o.accusation_correct + j, hist_correct[b, h], packed)
                 if j == 0:
                     for k in range(3):
-                        row[o.envelope_known + s.envelope[b, k]] = 1
+                        _one(row, o.envelope_known + s.envelope[b, k], packed)
         hl = hist_len[b]
         if ph == A.REFUTE:
             h = hl - 1
-            row[o.pending_suggester + (hist_player[b, h] - me) % P] = 1
-            for k in range(3):
-                row[o.pending_cards + card0[k] + hist_triple[b, h, k]] = 1
-        # The history window: the last K records, most recent first (k = 0).
-        for k in range(min(K, hl)):
+            _one(row, o.pending_suggester + _relative(hist_player[b, h], me, P), packed)
+            _put_bits(row, o.pending_cards, _triple_bits(hist_triple[b, h]), NUM_CARDS, packed)
+        # The history window: the last K records, most recent first (k = 0); the one-bit-a-record pieces are
+        # gathered in registers and written once.
+        window = min(K, hl)
+        accusations = correct = 0
+        for k in range(window):
             h = hl - 1 - k
-            row[o.hist_valid + k] = 1
             who = hist_player[b, h]
-            row[o.hist_player + k * S + (who - me) % P] = 1
-            for x in range(3):
-                row[o.hist_cards + k * NUM_CARDS + card0[x] + hist_triple[b, h, x]] = 1
+            _one(row, o.hist_player + k * S + _relative(who, me, P), packed)
+            _put_bits(row, o.hist_cards + k * NUM_CARDS, _triple_bits(hist_triple[b, h]), NUM_CARDS, packed)
             if hist_kind[b, h] == ACCUSATION:
-                row[o.hist_is_accusation + k] = 1
-                row[o.hist_correct + k] = hist_correct[b, h]
+                accusations |= 1 << k
+                correct |= np.int64(hist_correct[b, h]) << k
                 continue
             responses = hist_response[b, h]
+            passed = refuted = 0
             for j in range(P):
                 q = me + j
                 if q >= P:
                     q -= P
                 resp = responses[q]
                 if resp == PASSED:
-                    row[o.hist_passed + k * S + j] = 1
+                    passed |= 1 << j
                 elif resp >= 0:
-                    row[o.hist_refuted + k * S + j] = 1
+                    refuted |= 1 << j
                     if may_see_shown_card(me, who, q):
-                        row[o.hist_card_seen + k * NUM_CARDS + resp] = 1
+                        _one(row, o.hist_card_seen + k * NUM_CARDS + resp, packed)
+            _put_bits(row, o.hist_passed + k * S, passed, S, packed)
+            _put_bits(row, o.hist_refuted + k * S, refuted, S, packed)
+        _put_bits(row, o.hist_valid, (1 << window) - 1, K, packed)
+        _put_bits(row, o.hist_is_accusation, accusations, K, packed)
+        _put_bits(row, o.hist_correct, correct, K, packed)
 
 
-__all__ = ["HISTORY_WINDOW", "MAX_ROLL", "Offsets", "Piece", "encode", "layout", "offsets", "size", "split"]
+__all__ = [
+    "COUNT_PIECES", "HISTORY_WINDOW", "MAX_ROLL", "Offsets", "PackedLayout", "Piece", "encode", "layout", "offsets",
+    "packed_layout", "size", "split", "unpack",
+]  # fmt: skip

@@ -38,9 +38,8 @@ hist_triple       (B, H, 3) int8   suspect, weapon, room indices
 hist_correct      (B, H) bool      accusation was right (False for suggestions)
 hist_response     (B, H, P) int8   per seat for a suggestion: -1 not asked (yet), -2 could not
                                    refute, c >= 0 showed card c (seen by suggester and refuter only)
-seen              (B, P, P, 21)    seen[b, to, by, c]: seat ``by`` showed card c to seat ``to``
-                  bool
-passed_on         (B, P, 21) bool  seat could not refute a suggestion naming the card (public)
+seen              (B, P, P) int32  bit c of seen[b, to, by]: seat ``by`` showed card c to seat ``to``
+passed_on         (B, P) int32     bit c: the seat could not refute a suggestion naming card c (public)
 refuted_on        (B, P, 21) int8  times the seat showed a card for a suggestion naming it (public, capped)
 named_count       (B, P, 21) int8  times the seat named the card in its suggestions (public, capped)
 accused_at        (B, P) int16     history index of the seat's accusation, -1 if none (R-A6)
@@ -185,8 +184,8 @@ def new_state(B: int, P: int, H: int) -> State:
         hist_triple=np.zeros((B, H, 3), np.int8),
         hist_correct=np.zeros((B, H), bool),
         hist_response=np.full((B, H, P), NOT_ASKED, np.int8),
-        seen=np.zeros((B, P, P, NUM_CARDS), bool),
-        passed_on=np.zeros((B, P, NUM_CARDS), bool),
+        seen=np.zeros((B, P, P), np.int32),
+        passed_on=np.zeros((B, P), np.int32),
         refuted_on=np.zeros((B, P, NUM_CARDS), np.int8),
         named_count=np.zeros((B, P, NUM_CARDS), np.int8),
         accused_at=np.full((B, P), -1, np.int16),

@@ -29,6 +29,9 @@ the first process after an install pays for it; ``scripts/bench.py`` reports bot
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple
 
 import numba
@@ -37,8 +40,8 @@ import numpy as np
 from cluedo_env.checks import check_seed, is_int
 from cluedo_env.engine import kernels as K
 from cluedo_env.engine.history import Accusation, Suggestion
-from cluedo_env.engine.movement import move_tables, with_scratch
-from cluedo_env.engine.observation import encode, offsets, size
+from cluedo_env.engine.movement import MoveTables, move_tables, with_scratch
+from cluedo_env.engine.observation import encode, offsets, packed_layout, size
 from cluedo_env.engine.snapshot import SnapshotError
 from cluedo_env.engine.state import (
     ACCUSATION,
@@ -62,6 +65,8 @@ from cluedo_env.rules.cards import NUM_CARDS
 from cluedo_env.rules.config import RulesConfig, make_config
 
 FULL_GAME_KEEP_ACCUSATION = 0.01  # the `full` benchmark player keeps a drawn accusation with this chance
+GAMES_PER_THREAD = 2048  # threads="auto" gives each thread at least this many games: below, starting a thread
+# for a step costs more than it saves (a step of 2048 games takes ~1 ms, handing work to a thread ~20-50 us)
 
 
 class StepResult(NamedTuple):
@@ -104,18 +109,54 @@ def _compiled(dispatcher: Any, *args: Any) -> Any:
     return entry
 
 
-def _check_out(out: Any, shape: tuple[int, ...]) -> None:
-    """An ``out=`` array the compiled encoder can fill: a C-contiguous int8 ndarray of ``shape``."""
-    if not isinstance(out, np.ndarray) or out.dtype != np.int8 or out.shape != shape or not out.flags.c_contiguous:
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS says, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def auto_threads(batch_size: int) -> int:
+    """``threads="auto"``: one per usable core, but at least :data:`GAMES_PER_THREAD` games each."""
+    return max(1, min(usable_cores(), batch_size // GAMES_PER_THREAD))
+
+
+class _Chunk(NamedTuple):
+    """The games ``lo:hi`` of a threaded engine, with what one thread needs to step them alone: views of the
+    engine's arrays (no copy) and working memory of its own."""
+
+    lo: int
+    hi: int
+    state: State  # every state array's rows lo:hi
+    work: K.Scratch
+    moves: MoveTables  # shared tables, own stack
+    games: np.ndarray  # (hi - lo,) int64: 0 .. hi - lo - 1, the chunk's games in its own numbering
+
+
+def _check_out(out: Any, shape: tuple[int, ...], dtype: type) -> None:
+    """An ``out=`` array the compiled encoder can fill: a C-contiguous ndarray of ``shape`` and ``dtype``."""
+    if not isinstance(out, np.ndarray) or out.dtype != dtype or out.shape != shape or not out.flags.c_contiguous:
         got = f"{out.dtype} {out.shape}{'' if out.flags.c_contiguous else ' not C-contiguous'}" if isinstance(
             out, np.ndarray) else type(out).__name__  # fmt: skip
-        raise CluedoTypeError(f"out must be a C-contiguous {shape} int8 array, got {got} (or leave out=None)")
+        raise CluedoTypeError(
+            f"out must be a C-contiguous {shape} {np.dtype(dtype).name} array, got {got} (or leave out=None)")
 
 
 class VectorEngine:
     """B games with one rules config; see :mod:`cluedo_env.engine.state` for the state arrays."""
 
-    def __init__(self, config: RulesConfig | str | dict | None = None, batch_size: int = 1, autoreset: bool = False):
+    def __init__(
+        self,
+        config: RulesConfig | str | dict | None = None,
+        batch_size: int = 1,
+        autoreset: bool = False,
+        threads: int | str = "auto",
+    ):
+        """``threads``: how many threads step, sample, reset and observe the batch, each on its own slice of the
+        games (the kernels release the GIL). Results are the same whatever the count: every game has its own
+        random streams. ``"auto"`` (default): one per usable core, with at least ``GAMES_PER_THREAD`` games each,
+        so batches under 4096 use one thread."""
         self.config = make_config(config)
         if not is_int(batch_size) or batch_size < 1:
             raise (CluedoError if is_int(batch_size) else CluedoTypeError)(
@@ -139,6 +180,8 @@ class VectorEngine:
         self.show = self.mask[:, A.SHOW0 : A.ACCUSE0]  # (B, 21) legal SHOWs
         self.obs_offsets = offsets(self.config)
         self.observation_size = size(self.config)
+        self.packed_layout = packed_layout(self.config)
+        self.packed_observation_size = self.packed_layout.size
         self.rng = np.random.default_rng()
         self._ar = np.arange(self.batch_size, dtype=np.int64)
         self._actions = np.zeros(self.batch_size, np.int64)
@@ -150,7 +193,9 @@ class VectorEngine:
         self._one_game = np.zeros(1, np.int64)
         self._one_seat = np.zeros(1, np.int64)
         self.work = K.new_scratch()
+        self.threads = self._check_threads(threads)
         self._compile()
+        self._start_threads()
 
     def _compile(self) -> None:
         """Entry points of the kernels for this engine's argument types (see :func:`_compiled`)."""
@@ -164,11 +209,46 @@ class VectorEngine:
         self._k_legal = _compiled(K.update_legal, s, r, t, 0)
         self._k_summaries = _compiled(K.rebuild_summaries, s, r, 0)
         self._k_dest = _compiled(K.destinations_of, s, self.moves, 0, np.zeros(6, np.int16), self.mask[0, 4:201])
-        self._k_obs = _compiled(encode, s, r, self.obs_offsets, ids, ids, np.zeros((1, self.observation_size), np.int8))
+        self._k_obs = _compiled(encode, s, r, self.obs_offsets, ids, ids, np.zeros((1, self.observation_size), np.int8),
+                                False)  # fmt: skip
+        self._k_obs_packed = _compiled(encode, s, r, self.packed_layout.offsets, ids, ids,
+                                       np.zeros((1, self.packed_observation_size), np.uint8), True)  # fmt: skip
+
+    def _check_threads(self, threads: Any) -> int:
+        if threads == "auto":
+            return auto_threads(self.batch_size)
+        if not is_int(threads) or threads < 1:
+            raise (CluedoError if is_int(threads) else CluedoTypeError)(
+                f"threads must be a positive integer or 'auto', got {threads!r}"
+            )
+        return min(int(threads), self.batch_size)
+
+    def _start_threads(self) -> None:
+        """Cut the batch into ``threads`` slices of (nearly) equal size and start the workers that step them."""
+        self._chunks: list[_Chunk] = []
+        self._pool = None
+        if self.threads == 1:
+            return
+        bounds = np.linspace(0, self.batch_size, self.threads + 1).astype(int)
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            self._chunks.append(_Chunk(int(lo), int(hi), State(*(a[lo:hi] for a in self.state)), K.new_scratch(),
+                                       with_scratch(self.moves), np.arange(hi - lo, dtype=np.int64)))  # fmt: skip
+        self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="cluedo-engine")
+        self._k_first_illegal = _compiled(K.first_illegal, self.state, self._actions, self._all_active)
+
+    def _on_chunks(self, work: Callable[[_Chunk], Any]) -> list[Any]:
+        """``work(chunk)`` for every chunk, the first in this thread and the others in the pool; their results."""
+        others = [self._pool.submit(work, chunk) for chunk in self._chunks[1:]]
+        return [work(self._chunks[0]), *(f.result() for f in others)]
+
+    def close(self) -> None:
+        """Stop the engine's worker threads (they also stop when the engine is garbage-collected)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickle the arrays, not the compiled entry points (rebuilt on load, from numba's cache)."""
-        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_k_")}
+        """Pickle the arrays, not the compiled entry points or threads (rebuilt on load, from numba's cache)."""
+        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_k_") and k not in ("_chunks", "_pool")}
         for name in (*State._fields, "special", "move_dest", "show"):  # aliases of self.state
             state.pop(name, None)
         return state
@@ -181,6 +261,7 @@ class VectorEngine:
         self.move_dest = self.mask[:, A.MOVE0 : A.SUGGEST0]
         self.show = self.mask[:, A.SHOW0 : A.ACCUSE0]
         self._compile()
+        self._start_threads()
 
     # ================================================================= reset
     def reset(self, seed: int | None = None) -> None:
@@ -188,7 +269,10 @@ class VectorEngine:
         self.rng = np.random.default_rng(check_seed(seed))
         self.chance[:] = self.rng.integers(0, 2**64, size=self.batch_size, dtype=np.uint64, endpoint=False)
         self.sampler[:] = self.rng.integers(0, 2**64, size=self.batch_size, dtype=np.uint64, endpoint=False)
-        self._new_games(self._ar)
+        if self._chunks:
+            self._on_chunks(lambda c: self._k_new(c.state, self.rules, self.tables, c.games, c.work))
+        else:
+            self._new_games(self._ar)
 
     def reset_games(self, idx: np.ndarray) -> None:
         """Start new games in the slots ``idx`` (e.g. finished ones); each slot's stream goes on."""
@@ -247,7 +331,11 @@ class VectorEngine:
         """
         out = np.empty(self.batch_size, np.int64)
         u = self._no_uniforms if rng is None else rng.random(self.batch_size)
-        self._k_sample(self.state, self.tables, u, out)
+        if self._chunks:
+            self._on_chunks(lambda c: self._k_sample(c.state, self.tables, u[c.lo : c.hi] if len(u) else u,
+                                                     out[c.lo : c.hi]))  # fmt: skip
+        else:
+            self._k_sample(self.state, self.tables, u, out)
         return out
 
     def sample_full_game_actions(self, keep_accusation: float = FULL_GAME_KEEP_ACCUSATION) -> np.ndarray:
@@ -259,7 +347,11 @@ class VectorEngine:
         random accusations. Every benchmark uses it; chance from the sampler streams.
         """
         out = np.empty(self.batch_size, np.int64)
-        self._k_full(self.state, self.tables, float(keep_accusation), out)
+        keep = float(keep_accusation)
+        if self._chunks:
+            self._on_chunks(lambda c: self._k_full(c.state, self.tables, keep, out[c.lo : c.hi]))
+        else:
+            self._k_full(self.state, self.tables, keep, out)
         return out
 
     # =================================================================== step
@@ -298,8 +390,11 @@ class VectorEngine:
             if actions.dtype.kind == "u":
                 acts[actions > A.NUM_ACTIONS] = -1  # no huge unsigned value may wrap into a legal id
         rewards, terminated, truncated = self._out
-        first, count = self._k_step(self.state, self.rules, self.tables, self.moves, self.work, acts, active,
-                                    self.autoreset, rewards, terminated, truncated)  # fmt: skip
+        if self._chunks:
+            first, count = self._step_on_chunks(acts, active)
+        else:
+            first, count = self._k_step(self.state, self.rules, self.tables, self.moves, self.work, acts, active,
+                                        self.autoreset, rewards, terminated, truncated)  # fmt: skip
         if first >= 0:
             g = int(first)
             a = int(actions[g])
@@ -312,15 +407,37 @@ class VectorEngine:
             return StepResult(rewards, terminated, truncated)
         return StepResult(rewards.copy(), terminated.copy(), truncated.copy())
 
+    def _step_on_chunks(self, acts: np.ndarray, active: np.ndarray) -> tuple[int, int]:
+        """The step, a slice of the games per thread; all or nothing, so every action is checked first."""
+        first, count = self._k_first_illegal(self.state, acts, active)
+        if first >= 0:
+            return first, count
+        rewards, terminated, truncated = self._out
+
+        def step(c: _Chunk) -> None:
+            self._k_step(c.state, self.rules, self.tables, c.moves, c.work, acts[c.lo : c.hi],
+                         active[c.lo : c.hi] if len(active) else active, self.autoreset, rewards[c.lo : c.hi],
+                         terminated[c.lo : c.hi], truncated[c.lo : c.hi])  # fmt: skip
+
+        self._on_chunks(step)
+        return -1, 0
+
     # ============================================================ observations
     def observe(
-        self, player: np.ndarray | int | None = None, idx: np.ndarray | None = None, out: np.ndarray | None = None
+        self,
+        player: np.ndarray | int | None = None,
+        idx: np.ndarray | None = None,
+        out: np.ndarray | None = None,
+        *,
+        packed: bool = False,
     ) -> np.ndarray:
         """(n, D) int8 observations; see :mod:`cluedo_env.engine.observation` and docs/observation.md.
 
         ``player``: a seat (int or (n,) array); default each game's actor (once a game is over,
         the player whose turn it was). ``idx``: games (default all). ``out``: an (n, D) int8
         C-contiguous array to fill (saves allocating 10 MB a step at batch 4096).
+        ``packed=True``: (n, ``packed_observation_size``) uint8 rows of the packed layout instead
+        (:func:`cluedo_env.engine.observation.packed_layout`, a fifth of the bytes; ``unpack`` gives the int8 rows).
         """
         games = self._ar if idx is None else self._slots(idx)
         n = len(games)
@@ -330,12 +447,17 @@ class VectorEngine:
             seats = np.ascontiguousarray(np.broadcast_to(np.asarray(player), (n,)), np.int64)
             if n and (seats.min() < 0 or seats.max() >= self.P):
                 raise CluedoIndexError(f"player must be a seat 0..{self.P - 1}, got {np.unique(seats).tolist()}")
-        D = self.observation_size
+        D, dtype = (self.packed_observation_size, np.uint8) if packed else (self.observation_size, np.int8)
         if out is None:
-            out = np.empty((n, D), np.int8)
+            out = np.empty((n, D), dtype)
         else:
-            _check_out(out, (n, D))
-        self._k_obs(self.state, self.rules, self.obs_offsets, games, seats, out)
+            _check_out(out, (n, D), dtype)
+        kernel, at = (self._k_obs_packed, self.packed_layout.offsets) if packed else (self._k_obs, self.obs_offsets)
+        if self._chunks and idx is None:  # every game, each thread its own rows
+            self._on_chunks(lambda c: kernel(c.state, self.rules, at, c.games, seats[c.lo : c.hi], out[c.lo : c.hi],
+                                             packed))  # fmt: skip
+        else:
+            kernel(self.state, self.rules, at, games, seats, out, packed)
         return out
 
     # ------------------------------------------------------- one game, lean
@@ -350,22 +472,28 @@ class VectorEngine:
             return False
         return bool(self._k_is_legal(self.state, i, action))
 
-    def observe_game(self, i: int, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-        """(D,) int8: seat ``seat``'s observation of game ``i``; the checks cost a few type tests."""
+    def observe_game(self, i: int, seat: int, out: np.ndarray | None = None, *, packed: bool = False) -> np.ndarray:
+        """(D,) int8: seat ``seat``'s observation of game ``i``; the checks cost a few type tests.
+        ``packed=True``: its (``packed_observation_size``,) uint8 packed row instead."""
         if type(i) is not int or not 0 <= i < self.batch_size:
             i = self._slot(i)
         if type(seat) is not int or not 0 <= seat < self.P:
             if not is_int(seat) or not 0 <= seat < self.P:
                 raise CluedoIndexError(f"seat must be an integer 0..{self.P - 1}, got {seat!r}")
-        if out is not None:
-            _check_out(out, (self.observation_size,))
+        D, dtype = (self.packed_observation_size, np.uint8) if packed else (self.observation_size, np.int8)
+        if out is None:
+            out = np.empty(D, dtype)
+        else:
+            _check_out(out, (D,), dtype)
         games = self._one_game
         games[0] = i
         seats = self._one_seat
         seats[0] = seat
-        if out is None:
-            out = np.empty(self.observation_size, np.int8)
-        self._k_obs(self.state, self.rules, self.obs_offsets, games, seats, out.reshape(1, -1))
+        if packed:
+            self._k_obs_packed(self.state, self.rules, self.packed_layout.offsets, games, seats, out.reshape(1, -1),
+                               True)  # fmt: skip
+        else:
+            self._k_obs(self.state, self.rules, self.obs_offsets, games, seats, out.reshape(1, -1), False)
         return out
 
     # ---------------------------------------------------------- summaries

@@ -1,0 +1,94 @@
+"""A VectorEngine split across threads plays exactly the games one thread plays.
+
+Each thread steps, samples, deals and observes its own slice of the batch with working memory of its own; every
+game draws from its own random streams, so the thread count must change nothing: not the deals, the dice, the
+random players' choices, the observations, nor a single byte of the state. ``step`` stays all or nothing: an
+illegal action anywhere leaves every slice untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+
+import numpy as np
+import pytest
+
+from cluedo_env.engine.vector_engine import GAMES_PER_THREAD, VectorEngine, auto_threads, usable_cores
+from cluedo_env.errors import CluedoError
+from cluedo_env.rules import actions as A
+
+
+def _play(threads: int, preset: str, batch_size: int, autoreset: bool, steps: int = 160) -> str:
+    """A digest of everything a run shows: results, observations (both layouts) and the final state."""
+    eng = VectorEngine(preset, batch_size=batch_size, autoreset=autoreset, threads=threads)
+    eng.reset(seed=11)
+    rng = np.random.default_rng(5)
+    digest = hashlib.sha256()
+    for k in range(steps):
+        if k % 3 == 0:
+            actions = eng.sample_random_actions(np.random.default_rng(k))  # uniforms from the caller
+        else:
+            actions = eng.sample_full_game_actions()  # each game's own sampler stream
+        active = rng.random(batch_size) < 0.8 if k % 4 == 1 else None
+        result = eng.step(actions, active)
+        for array in (*result, actions):
+            digest.update(array.tobytes())
+        if k % 16 == 0:
+            digest.update(eng.observe().tobytes())
+            digest.update(eng.observe(packed=True).tobytes())
+            digest.update(eng.observe(player=k % eng.P, idx=np.arange(0, batch_size, 3)).tobytes())
+        if not autoreset and k % 40 == 39:
+            eng.reset_games(eng.done)
+    for array in eng.state:
+        digest.update(array.tobytes())
+    eng.close()
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize("preset, autoreset", [("classic", True), ("cards", False)])
+def test_every_thread_count_plays_the_same_games(preset, autoreset):
+    one = _play(1, preset, 37, autoreset)
+    for threads in (2, 3, 8):
+        assert _play(threads, preset, 37, autoreset) == one, f"{threads} threads"
+
+
+def test_an_illegal_action_in_any_slice_changes_no_game():
+    eng = VectorEngine("classic", batch_size=12, threads=3)
+    eng.reset(seed=2)
+    for _ in range(5):
+        eng.step(eng.sample_full_game_actions())
+    actions = eng.sample_full_game_actions()
+    before = [a.copy() for a in eng.state]
+    live = np.flatnonzero(eng.phase != A.OVER)
+    bad = int(live[-1])  # in the last slice: the first slices must not have stepped either
+    actions[bad] = next(a for a in range(A.NUM_ACTIONS) if not eng.is_legal(bad, a))
+    with pytest.raises(A.IllegalActionError, match=f"game {bad}: illegal action"):
+        eng.step(actions)
+    for name, old, new in zip(eng.state._fields, before, eng.state, strict=True):
+        assert np.array_equal(old, new), f"{name} changed"
+
+
+def test_a_threaded_engine_pickles_and_plays_on_alike():
+    eng = VectorEngine("classic", batch_size=10, autoreset=True, threads=2)
+    eng.reset(seed=4)
+    for _ in range(20):
+        eng.step(eng.sample_full_game_actions())
+    twin = pickle.loads(pickle.dumps(eng))
+    assert twin.threads == 2
+    for _ in range(30):
+        a, b = eng.sample_full_game_actions(), twin.sample_full_game_actions()
+        assert np.array_equal(a, b)
+        eng.step(a)
+        twin.step(b)
+    assert np.array_equal(eng.observe(packed=True), twin.observe(packed=True))
+
+
+def test_thread_counts_and_their_errors():
+    assert VectorEngine("classic", batch_size=3, threads=8).threads == 3  # never more threads than games
+    assert auto_threads(1) == 1 and auto_threads(GAMES_PER_THREAD - 1) == 1
+    assert auto_threads(GAMES_PER_THREAD * 64) == usable_cores()
+    assert VectorEngine("classic", batch_size=4).threads == 1
+    for bad, kind in ((0, CluedoError), (-2, CluedoError), (1.5, TypeError), ("all", TypeError)):
+        with pytest.raises(kind, match="threads must be a positive integer or 'auto'"):
+            VectorEngine("classic", batch_size=4, threads=bad)
