@@ -93,15 +93,24 @@ def test_no_development_narration():
 
 def test_a_bench_run_becomes_the_docs_engine_table():
     """``scripts/bench.py --docs``: a run's ``full`` rows replace the engine table, with its command, machine, date."""
-    from scripts.gen_docs import engine_table, render_benchmarks
+    from scripts.gen_docs import engine_table, render_benchmarks, threads_table
 
     machine = {"cpus_usable": 2, "load_average": [0.1, 0.1, 0.1], "python": "3.11.7", "numpy": "2", "numba": "0.6",
                "date": "2026-12-03T09:00:00+00:00"}  # fmt: skip
     rows = [{"config": "seed000:4", "workload": "full", "batch_size": 4096, "mask": 1.2e6, "obs": 6.1e5,
-             "games_per_s": 1200.0, "decisions_per_game": 876.0, "bytes_per_game": 5776},
-            {"config": "classic:4", "workload": "uniform", "batch_size": 1, "mask": 1.0, "obs": 1.0}]  # fmt: skip
-    table = engine_table({"machine": machine, "results": rows}, "python scripts/bench.py --docs")
-    assert table["rows"] == [["seed000 (2 dice), 4 players", "4096", "1.20M", "610.0k", "1,200", "876", "5,776"]]
+             "packed": 9.0e5, "games_per_s": 1200.0, "decisions_per_game": 876.0, "bytes_per_game": 5776},
+            {"config": "classic:4", "workload": "uniform", "batch_size": 1, "mask": 1.0, "obs": 1.0},
+            {"config": "classic:4", "workload": "full, 2 thread(s)", "batch_size": 8192, "threads": 2,
+             "mask": 3.0e6, "mask_speedup": 1.9, "obs": 1.0e6, "obs_speedup": 1.8, "packed": 2.0e6,
+             "packed_speedup": 1.95}]  # fmt: skip
+    report = {"machine": machine, "results": rows}
+    table = engine_table(report, "python scripts/bench.py --docs")
+    assert table["rows"] == [["seed000 (2 dice), 4 players", "4096", "1.20M", "610.0k", "900.0k", "1,200", "876",
+                              "5,776"]]  # fmt: skip
+    assert len(table["columns"]) == len(table["rows"][0])
+    assert threads_table(report, "cmd")["rows"] == [["classic:4", "2", "3.00M (x1.90)", "1.00M (x1.80)",
+                                                     "2.00M (x1.95)"]]  # fmt: skip
+    assert threads_table({"machine": machine, "results": rows[:2]}, "cmd") is None
     assert table["date"] == "2026-12-03" and "numba 0.6" in table["machine"]
     data = json.loads((ROOT / "docs" / "data" / "benchmarks.json").read_text())
     engine = next(t for t in data["tables"] if t["id"] == "engine")

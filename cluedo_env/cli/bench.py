@@ -4,7 +4,7 @@
     .venv/bin/python scripts/bench.py --quick              # classic:4 and seed000:4 at batch 1, 64, 4096 (~40 s)
     .venv/bin/python scripts/bench.py --configs classic:4 --batch-sizes 4096 --workloads full --seconds 5
     .venv/bin/python scripts/bench.py --compile            # cold compile and cached start-up times
-    .venv/bin/python scripts/bench.py --threads 2          # also N engines in N threads (all cores), labelled
+    .venv/bin/python scripts/bench.py --threads 2          # also one engine split over 1..N threads, batch 8192
     .venv/bin/python scripts/bench.py --soak 10000000      # RSS before/after 10M agent-steps (leak check)
     .venv/bin/python scripts/bench.py --profile            # cProfile of the full workload, batch 4096
 
@@ -23,7 +23,10 @@ Workloads (one engine with ``autoreset=True`` per config and batch size):
 Each loop runs for ``--seconds``, ``--repeats`` times, after a warm-up; the tables give medians.
 Per step: ``actions = sampler(); eng.step(actions); eng.legal_action_mask`` (**mask**), plus
 ``eng.observe(out=buf)`` (**+obs**, the acting player's (B, D) int8 observation into a reused
-buffer). agent-steps/s = B x steps / seconds (one decision in each of B games per step); the
+buffer) or ``eng.observe(out=buf, packed=True)`` (**+packed**, the same information as bits, a fifth of
+the bytes). Every engine runs on one thread (``threads=1``) except in the ``--threads`` rows, where one
+engine splits its batch over 1, 2, ... N threads (``VectorEngine(threads=k)``) and the speed-up over one
+thread is given. agent-steps/s = B x steps / seconds (one decision in each of B games per step); the
 ``cpu`` column divides by this process's CPU time instead of the wall clock, which is what a
 shared machine still shows of the code's own speed. decisions/game: the mean length of 128 games
 of the workload's player played to their end; games/s = (mask agent-steps/s) / (decisions/game),
@@ -47,7 +50,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -121,18 +123,27 @@ def sampler(eng: VectorEngine, workload: str):
     return eng.sample_full_game_actions if workload == "full" else eng.sample_random_actions
 
 
-def run_loop(eng: VectorEngine, workload: str, seconds: float, obs: bool, min_steps: int = 1) -> dict[str, float]:
-    """Step the workload's actions for ``seconds``; agent-steps per wall and CPU second."""
+OBSERVATIONS = {"mask": None, "obs": "int8", "packed": "packed"}  # table column: the observation each step writes
+
+
+def run_loop(
+    eng: VectorEngine, workload: str, seconds: float, obs: str | None, min_steps: int = 1
+) -> dict[str, float]:
+    """Step the workload's actions for ``seconds``; agent-steps per wall and CPU second. ``obs``: also write the
+    acting player's observation each step, ``"int8"`` or ``"packed"``, or None."""
     sample = sampler(eng, workload)
-    buf = np.empty((eng.batch_size, eng.observation_size), np.int8) if obs else None
+    packed = obs == "packed"
+    if obs is not None:
+        buf = np.empty((eng.batch_size, eng.packed_observation_size if packed else eng.observation_size),
+                       np.uint8 if packed else np.int8)  # fmt: skip
     steps = 0
     t0, c0 = time.perf_counter(), time.process_time()
     deadline = t0 + seconds
     while True:
         eng.step(sample())
         _mask = eng.legal_action_mask
-        if buf is not None:
-            eng.observe(out=buf)
+        if obs is not None:
+            eng.observe(out=buf, packed=packed)
         steps += 1
         now = time.perf_counter()
         if now >= deadline and steps >= min_steps:
@@ -162,11 +173,11 @@ def game_length(cfg: RulesConfig, workload: str, seed: int, games: int = 128) ->
 def bench_engine(
     label: str, cfg: RulesConfig, batch_size: int, workload: str, args: argparse.Namespace
 ) -> dict[str, Any]:
-    eng = VectorEngine(cfg, batch_size=batch_size, autoreset=True)
+    eng = VectorEngine(cfg, batch_size=batch_size, autoreset=True, threads=1)
     eng.reset(seed=args.seed)
-    run_loop(eng, workload, min(0.5, args.seconds / 4), True, min_steps=20)  # warm-up, games under way
+    run_loop(eng, workload, min(0.5, args.seconds / 4), "int8", min_steps=20)  # warm-up, games under way
     out: dict[str, Any] = {"config": label, "batch_size": batch_size, "workload": workload}
-    for key, obs in (("mask", False), ("obs", True)):
+    for key, obs in OBSERVATIONS.items():
         runs = [run_loop(eng, workload, args.seconds, obs) for _ in range(args.repeats)]
         out[key] = statistics.median(r["rate"] for r in runs)
         out[key + "_cpu"] = statistics.median(r["cpu_rate"] for r in runs)
@@ -190,28 +201,33 @@ def bench_bots(label: str, cfg: RulesConfig, batch_size: int, args: argparse.Nam
             "games_per_cpu_s": len(records) / cpu, "games": len(records)}  # fmt: skip
 
 
-def bench_threads(
-    label: str, cfg: RulesConfig, batch_size: int, threads: int, args: argparse.Namespace
-) -> dict[str, Any]:
-    """``threads`` engines sharing ``batch_size`` games, stepped in parallel threads (the kernels release the GIL)."""
-    engines = [VectorEngine(cfg, batch_size=max(1, batch_size // threads), autoreset=True) for _ in range(threads)]
-    for k, eng in enumerate(engines):
-        eng.reset(seed=args.seed + k)
-        run_loop(eng, "full", 0.2, True, min_steps=20)
-    results: list[dict[str, float]] = [{}] * threads
+THREAD_BATCH = 8192  # the batch of the --threads rows
 
-    def work(k: int, obs: bool) -> None:
-        results[k] = run_loop(engines[k], "full", args.seconds, obs)
 
-    out: dict[str, Any] = {"config": label, "batch_size": batch_size, "workload": f"full, {threads} threads"}
-    for key, obs in (("mask", False), ("obs", True)):
-        pool = [threading.Thread(target=work, args=(k, obs)) for k in range(threads)]
-        for t in pool:
-            t.start()
-        for t in pool:
-            t.join()
-        out[key] = sum(r["rate"] for r in results)
-    return out
+def bench_threads(label: str, cfg: RulesConfig, max_threads: int, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """One engine of ``THREAD_BATCH`` games split over 1, 2, 4 ... ``max_threads`` threads (``VectorEngine(threads=k)``,
+    the kernels release the GIL), each measured as the one-thread rows; ``speedup``: over one thread. The counts
+    alternate within each repeat, so a shared machine's load falls on all of them alike."""
+    counts = sorted({1, max_threads, *(k for k in (2, 4, 8, 16, 32, 64) if k < max_threads)})
+    engines = {k: VectorEngine(cfg, batch_size=THREAD_BATCH, autoreset=True, threads=k) for k in counts}
+    for eng in engines.values():
+        eng.reset(seed=args.seed)
+        run_loop(eng, "full", 0.3, "packed", min_steps=20)
+    rates: dict[tuple[int, str], list[float]] = {(k, key): [] for k in counts for key in OBSERVATIONS}
+    for _ in range(args.repeats):
+        for key, obs in OBSERVATIONS.items():
+            for k, eng in engines.items():
+                rates[(k, key)].append(run_loop(eng, "full", args.seconds, obs)["rate"])
+    rows = []
+    for k, eng in engines.items():
+        row: dict[str, Any] = {"config": label, "batch_size": THREAD_BATCH, "workload": f"full, {k} thread(s)",
+                               "threads": k}  # fmt: skip
+        for key in OBSERVATIONS:
+            row[key] = statistics.median(rates[(k, key)])
+            row[key + "_speedup"] = row[key] / statistics.median(rates[(1, key)])
+        rows.append(row)
+        eng.close()
+    return rows
 
 
 # What a newcomer waits for on an empty numba cache, each in a fresh process (code, what it measures).
@@ -251,12 +267,12 @@ def soak(steps: int, seed: int) -> dict[str, Any]:
     """RSS before and after ``steps`` agent-steps of the full workload with mask and observation."""
     eng = VectorEngine("classic", batch_size=4096, autoreset=True)
     eng.reset(seed=seed)
-    run_loop(eng, "full", 1.0, True)
+    run_loop(eng, "full", 1.0, "int8")
     before = current_rss_bytes()
     done = 0
     samples = []
     while done < steps:
-        r = run_loop(eng, "full", 5.0, True)
+        r = run_loop(eng, "full", 5.0, "int8")
         done += r["steps"]
         samples.append((done, current_rss_bytes()))
     return {"agent_steps": done, "rss_before": before, "rss_after": samples[-1][1], "samples": samples}
@@ -268,24 +284,34 @@ def fmt(x: float | None) -> str:
     return f"{x / 1e6:.2f}M" if x >= 1e6 else f"{x / 1e3:.1f}k" if x >= 1e4 else f"{x:,.0f}"
 
 
-def print_table(rows: list[dict[str, Any]]) -> None:
-    print(f"{'config':<11}{'workload':<18}{'batch':>6}  {'mask':>8} {'(cpu)':>8}  {'+obs':>8} {'(cpu)':>8}"
-          f"  {'games/s':>9}  {'dec/game':>8}  {'bytes/game':>10}")  # fmt: skip
+def _cpu_or_speedup(r: dict[str, Any], key: str) -> str:
+    """The (cpu) column: per CPU second, or for a --threads row the speed-up over one thread."""
+    if key + "_speedup" in r:
+        return f"x{r[key + '_speedup']:.2f}"
+    return fmt(r.get(key + "_cpu"))
+
+
+def print_table(rows: list[dict[str, Any]], header: bool = True) -> None:
+    if header:
+        print(f"{'config':<11}{'workload':<20}{'batch':>6}  {'mask':>8} {'(cpu)':>8}  {'+obs':>8} {'(cpu)':>8}"
+              f"  {'+packed':>8} {'(cpu)':>8}  {'games/s':>9}  {'dec/game':>8}  {'bytes/game':>10}")  # fmt: skip
     for r in rows:
-        print(f"{r['config']:<11}{r['workload']:<18}{r['batch_size']:>6}  {fmt(r.get('mask')):>8} "
-              f"{fmt(r.get('mask_cpu')):>8}  {fmt(r.get('obs')):>8} {fmt(r.get('obs_cpu')):>8}  "
+        print(f"{r['config']:<11}{r['workload']:<20}{r['batch_size']:>6}  {fmt(r.get('mask')):>8} "
+              f"{_cpu_or_speedup(r, 'mask'):>8}  {fmt(r.get('obs')):>8} {_cpu_or_speedup(r, 'obs'):>8}  "
+              f"{fmt(r.get('packed')):>8} {_cpu_or_speedup(r, 'packed'):>8}  "
               f"{fmt(r.get('games_per_s')):>9}  {fmt(r.get('decisions_per_game')):>8}  "
               f"{r.get('bytes_per_game', '-'):>10}")  # fmt: skip
 
 
 def print_markdown(rows: list[dict[str, Any]]) -> None:
     """The table as markdown."""
-    print("| config | workload | batch | agent-steps/s, mask | (per CPU s) | + observation | (per CPU s) | games/s | "
-          "decisions/game | bytes/game |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| config | workload | batch | agent-steps/s, mask | (per CPU s) | + observation | (per CPU s) | "
+          "+ packed observation | (per CPU s) | games/s | decisions/game | bytes/game |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['config']} | {r['workload']} | {r['batch_size']} | {fmt(r.get('mask'))} | "
-              f"{fmt(r.get('mask_cpu'))} | {fmt(r.get('obs'))} | {fmt(r.get('obs_cpu'))} | "
+              f"{_cpu_or_speedup(r, 'mask')} | {fmt(r.get('obs'))} | {_cpu_or_speedup(r, 'obs')} | "
+              f"{fmt(r.get('packed'))} | {_cpu_or_speedup(r, 'packed')} | "
               f"{fmt(r.get('games_per_s'))} | {fmt(r.get('decisions_per_game'))} | "
               f"{r.get('bytes_per_game', '-')} |")  # fmt: skip
 
@@ -302,7 +328,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="timed loops per measurement (the median is reported)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help=f"{QUICK_CONFIGS} x {QUICK_BATCHES}, 1 s x 3")
-    ap.add_argument("--threads", type=int, default=0, help="also run the full workload in N threads (batch 4096)")
+    ap.add_argument("--threads", type=int, default=0,
+                    help=f"also split one engine of batch {THREAD_BATCH} over 1, 2, 4 .. N threads")  # fmt: skip
     ap.add_argument("--compile", action="store_true", help="measure cold and cached start-up (subprocesses)")
     ap.add_argument("--soak", type=int, default=0, metavar="STEPS", help="RSS before/after STEPS agent-steps")
     ap.add_argument("--profile", action="store_true", help="cProfile 300 steps of full + obs at batch 4096 and exit")
@@ -327,9 +354,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     parsed = [parse_config(c) for c in configs]
 
     if args.profile:
-        eng = VectorEngine(parsed[0][1], batch_size=4096, autoreset=True)
+        eng = VectorEngine(parsed[0][1], batch_size=4096, autoreset=True, threads=1)
         eng.reset(seed=args.seed)
-        run_loop(eng, "full", 0.5, True)
+        run_loop(eng, "full", 0.5, "int8")
         prof = cProfile.Profile()
         prof.enable()
         for _ in range(300):
@@ -359,10 +386,11 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
                     rows.append(bench_bots(label, cfg, batch_size, args))
                 else:
                     rows.append(bench_engine(label, cfg, batch_size, workload, args))
-                print_table(rows[-1:])
+                print_table(rows[-1:], header=len(rows) == 1)
         if args.threads > 1:
-            rows.append(bench_threads(label, cfg, 4096, args.threads, args))
-            print_table(rows[-1:])
+            split = bench_threads(label, cfg, args.threads, args)
+            rows += split
+            print_table(split, header=False)
     if args.soak:
         report["soak"] = s = soak(args.soak, args.seed)
         print(f"RSS over {s['agent_steps']:,} agent-steps: {s['rss_before'] / 2**20:.1f} MiB -> "
@@ -371,7 +399,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         print()
         print_markdown(rows)
     print("\nagent-steps/s (median of repeats): mask = sample + step + mask; "
-          "+obs = also the acting player's observation;")  # fmt: skip
+          "+obs = also the acting player's int8 observation; +packed = the same as bits;")  # fmt: skip
     print("(cpu) = per CPU second of this process. machine:", report["machine"])
     if args.json:
         path = Path(args.json)
