@@ -75,6 +75,20 @@ def test_winner_suggestions_are_counted_from_the_history():
         assert g.winner_suggestions <= math.ceil(g.turns / 3) + 1
 
 
+def test_wrong_accusations_are_reported_per_entry_whatever_seat_it_held():
+    """Random players accuse blindly and the deducer never accuses wrongly (it accuses only what it proved)."""
+    cfg = RulesConfig.from_preset("cards", players=3)
+    m = E.play_match(cfg, ["deducer", "random", "random"], 12, seed=3, batch_size=6)
+    s = E.summarize(m, cfg)
+    by_label = {e["label"]: e for e in s["entries"]}
+    assert by_label["deducer"]["wrong_accusations"] == 0
+    randoms = by_label["random#1"]["wrong_accusations"] + by_label["random#2"]["wrong_accusations"]
+    assert randoms == sum(sum(g.wrong_accusations) for g in m.games) > 0
+    for e in s["entries"]:  # at most one accusation per player and game (R-A6)
+        assert e["wrong_accusations"] <= s["games"] and e["wrong_accusation_rate"] == e["wrong_accusations"] / 12
+    assert "| wrong accusations |" in E.tournament_markdown(s)
+
+
 @pytest.mark.parametrize(
     "wins, n, lo, hi",
     [

@@ -10,7 +10,8 @@ entry sits in every seat equally often; the total is rounded up to a multiple of
 it reports the win rate with a 95% Wilson interval, the mean number of turns of the games it won
 (turns of all players, as ``turn_count`` counts them, R-E3), the mean number of suggestions it
 made itself in the games it won, and how its wins came (correct accusation or last player
-standing); for the whole run, how the games ended and the throughput (games per second of play).
+standing), and its wrong accusations (a sound player makes none); for the whole run, how the games
+ended and the throughput (games per second of play).
 
 **Round robin** (``--round-robin A B C ...``, ``--seats P``): every pair of names plays ``--games``
 games with the seats shared half and half (lineup ``A B A B``, rotated; with an odd P the lineups
@@ -152,6 +153,7 @@ class Game:
     turns: int
     suggestions: int  # in the whole game
     winner_suggestions: int  # made by the winner
+    wrong_accusations: tuple[int, ...] = ()  # per seat (each player accuses at most once, R-A6)
 
 
 @dataclass
@@ -244,6 +246,7 @@ def play_match(
                     rec.turns,
                     rec.suggestions,
                     int(counts[win]) if win >= 0 else 0,
+                    tuple(rec.wrong_accusations),
                 )  # fmt: skip
             )
     return match
@@ -259,6 +262,7 @@ def summarize(match: Match, config: RulesConfig) -> dict:
         won = [g for g in match.games if g.winner == e]
         lo, hi = wilson_interval(len(won), G)
         seats = Counter(g.lineup.index(e) for g in match.games)
+        wrong = sum(g.wrong_accusations[g.lineup.index(e)] for g in match.games if g.wrong_accusations)
         entries.append(
             {
                 "label": label,
@@ -270,6 +274,8 @@ def summarize(match: Match, config: RulesConfig) -> dict:
                 "mean_turns_to_win": float(np.mean([g.turns for g in won])) if won else None,
                 "mean_own_suggestions_to_win": float(np.mean([g.winner_suggestions for g in won])) if won else None,
                 "wins_by_ending": dict(Counter(g.ending for g in won)),
+                "wrong_accusations": wrong,
+                "wrong_accusation_rate": wrong / G if G else 0.0,
                 "games_per_seat": [seats.get(s, 0) for s in range(P)],
             }
         )
@@ -299,14 +305,16 @@ def tournament_markdown(s: dict) -> str:
         f"Preset `{cfg['preset']}`, {cfg['players']} players, {s['games']} games "
         f"({s['rotations']} seat rotations), {s['games_per_s']:.0f} games/s.",
         "",
-        "| player | win rate | 95% CI | wins | mean turns to a win | own suggestions to a win | wins by |",
-        "|---|---|---|---|---|---|---|",
+        "| player | win rate | 95% CI | wins | mean turns to a win | own suggestions to a win | wins by "
+        "| wrong accusations |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for e in s["entries"]:
         by = ", ".join(f"{k} {v}" for k, v in sorted(e["wins_by_ending"].items())) or "-"
         lines.append(
             f"| {e['label']} | {100 * e['win_rate']:.1f}% | {100 * e['ci95'][0]:.1f}-{100 * e['ci95'][1]:.1f}% | "
-            f"{e['wins']} | {_fmt(e['mean_turns_to_win'])} | {_fmt(e['mean_own_suggestions_to_win'])} | {by} |"
+            f"{e['wins']} | {_fmt(e['mean_turns_to_win'])} | {_fmt(e['mean_own_suggestions_to_win'])} | {by} "
+            f"| {e['wrong_accusations']} ({100 * e['wrong_accusation_rate']:.1f}% of games) |"
         )
     ends = ", ".join(f"{k} {v}" for k, v in s["endings"].items() if v)
     seats = ", ".join(f"seat {k}: {w}" for k, w in enumerate(s["wins_per_seat"]))
