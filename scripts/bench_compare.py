@@ -1,7 +1,9 @@
-"""Compare the players' speed of two checkouts, interleaved on one core: the ratio a noisy shared machine can give.
+"""Compare the speed of two checkouts, interleaved on one core: the ratio a noisy shared machine can give.
 
     PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old_checkout --players deducer expert
     PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old --players deducer --pairs 30
+    PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old --players engine:mask engine:packed \
+        --presets classic seed000 --games 200 --batch 4096
 
 Why: on a shared machine one core's speed moves by half from one minute to the next (``ref ms`` in
 ``scripts/bench_players.py``), so "before" and "after" measured a minute apart differ by more than most changes,
@@ -12,7 +14,11 @@ median games per CPU second of each side and the median of the pairs' ratios (af
 its middle half; the ratio is the figure to read.
 
 Each run is :func:`agents.play.runner.play_games` with four equal players (seeds as in ``bench_players.py``); the
-workers time it with ``time.process_time``.
+workers time it with ``time.process_time``. ``engine:mask``, ``engine:obs`` and ``engine:packed`` time the engine
+instead (``scripts/bench.py``'s ``full`` workload on one thread, ``--games`` steps of ``--batch`` games: sample, step,
+mask, and the int8 or packed observation); a checkout without packed observations writes int8 ones for
+``engine:packed``, so that row compares the packed encoder with the int8 one it replaces. Those rows give
+agent-steps per CPU second (the other rows: games per CPU second).
 """
 
 from __future__ import annotations
@@ -39,8 +45,30 @@ else:
     from agents.registry import make_agent
     from agents.runner import play_games
 from cluedo_env.rules.config import RulesConfig
+from cluedo_env.engine.vector_engine import VectorEngine
+import inspect
+import numpy as np
+ONE_THREAD = {"threads": 1} if "threads" in inspect.signature(VectorEngine).parameters else {}
+def engine(kind, preset, steps, batch, seed):
+    eng = VectorEngine(preset, batch_size=batch, autoreset=True, **ONE_THREAD)
+    eng.reset(seed=seed)
+    packed = kind == "packed" and hasattr(eng, "packed_observation_size")
+    buf = np.empty((batch, eng.packed_observation_size if packed else eng.observation_size),
+                   np.uint8 if packed else np.int8)
+    for _ in range(20):
+        eng.step(eng.sample_full_game_actions())
+    c0 = time.process_time()
+    for _ in range(steps):
+        eng.step(eng.sample_full_game_actions())
+        eng.legal_action_mask
+        if kind != "mask":
+            eng.observe(out=buf, packed=True) if packed else eng.observe(out=buf)
+    return time.process_time() - c0
 for line in sys.stdin:
     player, preset, games, batch, seed = line.split()
+    if player.startswith("engine:"):
+        print(engine(player[7:], preset, int(games), int(batch), int(seed)), flush=True)
+        continue
     config = RulesConfig.from_preset(preset)
     agents = [make_agent(player, seed=int(seed) + s) for s in range(config.players)]
     c0 = time.process_time()
@@ -92,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=64, help="games of each side's untimed first run per cell")
     ap.add_argument("--core", type=int, default=0, help="the core both workers run on (-1: not pinned)")
     args = ap.parse_args(argv)
+    for player in args.players:
+        if player.startswith("engine:") and player[7:] not in ("mask", "obs", "packed"):
+            ap.error(f"unknown engine workload {player!r} (allowed: engine:mask, engine:obs, engine:packed)")
     for side in (args.before, args.after):
         if not any((side / "agents" / path).is_file() for path in ("play/runner.py", "runner.py")):
             ap.error(f"{side} is not a checkout of this project (no agents/play/runner.py)")
@@ -99,8 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     before, after = _Worker(args.before.resolve(), core), _Worker(args.after.resolve(), core)
     print(f"# {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
     print(f"# before: {args.before}, after: {args.after}, core: {core if core is not None else 'not pinned'}")
-    print(f"{'players':<14}{'preset':<9}{'batch':>6}{'games':>7}{'pairs':>6}{'before g/cpu-s':>16}"
-          f"{'after g/cpu-s':>15}{'after / before':>16}{'middle half':>16}")  # fmt: skip
+    print(f"{'players':<14}{'preset':<9}{'batch':>6}{'games':>7}{'pairs':>6}{'before /cpu-s':>16}"
+          f"{'after /cpu-s':>15}{'after / before':>16}{'middle half':>16}")  # fmt: skip
     try:
         for player in args.players:
             for preset in args.presets:
@@ -116,8 +147,10 @@ def main(argv: list[str] | None = None) -> int:
                     ra.append(ta)
                 ratios = [b / a for b, a in zip(rb, ra, strict=True)]  # speed ratio: after / before
                 lo, hi = _quartiles(ratios)
-                print(f"{'4x ' + player:<14}{preset:<9}{args.batch:>6}{args.games:>7}{args.pairs:>6}"
-                      f"{args.games / statistics.median(rb):>16.0f}{args.games / statistics.median(ra):>15.0f}"
+                work = args.games * (args.batch if player.startswith("engine:") else 1)  # agent-steps or games
+                label = player if player.startswith("engine:") else "4x " + player
+                print(f"{label:<14}{preset:<9}{args.batch:>6}{args.games:>7}{args.pairs:>6}"
+                      f"{work / statistics.median(rb):>16.0f}{work / statistics.median(ra):>15.0f}"
                       f"{statistics.median(ratios):>16.3f}{f'{lo:.3f}-{hi:.3f}':>16}", flush=True)  # fmt: skip
     finally:
         before.close()
