@@ -236,10 +236,62 @@ def render() -> str:
         f"**Roll** (`roll`): index 0 = not rolled this turn, else the roll 1..{MAX_ROLL} (one die gives 1..6, two"
         " dice 2..12; R-D1). Always 0 in the card-only game.",
         "",
+        *_packed_section(),
         *_belief_section(),
         *_compact_section(),
     ]
     return "\n".join(lines)
+
+
+PACKED_EXAMPLE = """\
+```python
+import numpy as np
+import torch
+
+from cluedo_env.engine.observation import unpack
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.rules.config import RulesConfig
+from training.packed_observation import Unpack
+
+config = RulesConfig.from_preset("classic")
+eng = VectorEngine(config, 8)
+eng.reset(0)
+packed = eng.observe(packed=True)  # (8, 555) uint8
+assert np.array_equal(unpack(packed, config), eng.observe())  # numpy: the int8 rows, bit for bit
+first_layer = Unpack(config)  # torch: float32 values of the int8 layout
+assert torch.equal(first_layer(torch.from_numpy(packed)), torch.from_numpy(eng.observe()).float())
+```"""
+
+
+def _packed_section() -> list[str]:
+    """The packed layout (``observe(packed=True)``, ``packed_layout``, ``unpack``, ``Unpack``)."""
+    from cluedo_env.engine.observation import COUNT_PIECES, packed_layout
+
+    lines = [
+        "## Packed layout",
+        "",
+        "`VectorEngine.observe(..., packed=True)` (and `observe_game(i, seat, packed=True)`) returns the same",
+        "observations as `(n, size)` **uint8** rows in a fifth of the bytes: every 0/1 slot of the layout above,",
+        "in the same order, as one bit (slot `k` of that sequence is bit `k % 8` of byte `k // 8`, numpy's",
+        "`bitorder=\"little\"`), padded to whole bytes, then one byte per slot of the count pieces",
+        f"({', '.join(f'`{name}`' for name in COUNT_PIECES)}), in their order. The engine writes both layouts from",
+        "one kernel, so they cannot say different things. `cluedo_env.engine.observation.packed_layout(config)`",
+        "gives the sizes and `source`: int8 slot `x` is element `source[x]` of (the unpacked bits, then the",
+        "count bytes). `observation.unpack(packed, config)` gives the int8 rows back with numpy, bit for bit;",
+        "`training.packed_observation.Unpack(config)` is the torch module that does it as a network's first",
+        "layer (no parameters; uint8 input, or floats holding the bytes). The learner envs hand out packed rows",
+        "with `packed_observation=True` (training config key `env.packed_observation`, RLlib",
+        "`learner.packed_observation`), and their policies unpack them in their first layer.",
+        "",
+        "| layout | 0/1 slots (bits) | bit bytes | count bytes | packed row | int8 row (D) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for title, code, config in CONFIGS:
+        pl = packed_layout(config)
+        lines.append(f"| {title} (`{code}`) | {pl.bits} | {pl.bit_bytes} | {pl.size - pl.bit_bytes} | "
+                     f"{pl.size} bytes | {size(config)} bytes |")  # fmt: skip
+    lines += ["", PACKED_EXAMPLE, ""]
+    return lines
 
 
 def _belief_section() -> list[str]:

@@ -212,7 +212,8 @@ def test_restored_module_masks_its_logits(vs_bots_run):
 
     cfg, _ = vs_bots_run
     module = load_module(latest_checkpoint(cfg["run_dir"]))
-    assert module_options(module) == {"macro_moves": True, "macro_accuse": True, "belief": True, "observation": "full"}
+    assert module_options(module) == {"macro_moves": True, "macro_accuse": True, "belief": True, "observation": "full",
+                                      "packed_observation": False}
     assert module.model_config["precision"] == "bfloat16" and module.precision == "float32"  # trained bf16, plays fp32
     venv = make_vector_env({**cfg["env"], "num_envs": 4, "seed": 1, "learner": cfg["learner"], "opponents": "random"})
     obs, _ = venv.reset(seed=1)

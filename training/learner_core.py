@@ -125,13 +125,16 @@ class LearnerCore:
             self.accusation_features = all(is_expert(a) for a in self.advisors.values())
             if self.accusation_features:
                 self.accusation = AccusationFeatures()
+        # Packed observations: the engine's packed rows (uint8, a fifth of the bytes), unpacked by the network.
+        self.packed = bool(options.packed_observation)
         self.obs_size = learner_obs_size(self.config, self.engine_obs_size, belief, observation,
-                                         self.accusation_features)  # fmt: skip
+                                         self.accusation_features, self.packed)  # fmt: skip
+        self.obs_dtype = np.dtype(np.uint8 if self.packed else np.int8)
         self.seat = np.zeros(self.N, np.int64)
         self._ar = np.arange(self.N)
         self._phi = np.zeros(self.N)  # shaping: the potential of each game's current learner state
-        self._obs = np.zeros((self.N, self.obs_size), np.int8)
-        self.final_obs = np.zeros((self.N, self.obs_size), np.int8)
+        self._obs = np.zeros((self.N, self.obs_size), self.obs_dtype)
+        self.final_obs = np.zeros((self.N, self.obs_size), self.obs_dtype)
         # Games over before the learner's first decision, waiting for their one forced step.
         self.unplayed = np.zeros(self.N, bool)
         # (N,) games whose episode ended during this step's opponent rounds: they wait, untouched, until every other
@@ -249,15 +252,17 @@ class LearnerCore:
             self.seat[idx] = int(self.seat_mode)
 
     def observe(self) -> np.ndarray:
-        """(N, D) learner observations of every game (a buffer: copy to keep)."""
+        """(N, D) learner observations of every game (a buffer: copy to keep); with ``packed_observation`` the
+        (N, size) uint8 packed rows."""
         if self.belief is None:
-            return self.eng.observe(player=self.seat, out=self._obs)
+            return self.eng.observe(player=self.seat, out=self._obs, packed=self.packed)
         self._obs[:] = self._observe(self._ar)
         return self._obs
 
     def _observe(self, idx: np.ndarray) -> np.ndarray:
         """(n, D) learner observations of games ``idx`` (:func:`agents.learner.inputs.learner_observation`)."""
-        obs = self.eng.observe(player=self.seat[idx], idx=idx)
+        # packed rows also for the compact observation, which reads its engine slots from them
+        obs = self.eng.observe(player=self.seat[idx], idx=idx, packed=self.packed or self.compact is not None)
         if self.belief is None:
             return obs
         features = None

@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 
 from agents.learner.compact_observation import check_observation
-from agents.learner.inputs import check_accuse_gate, check_shaping
+from agents.learner.inputs import check_accuse_gate, check_packed_observation, check_shaping
 from cluedo_env.checks import check_bool, check_seed
 from cluedo_env.rules.config import ConfigError, RulesConfig, make_config
 
-BOOL_OPTIONS = ("macro_moves", "end_on_elimination", "macro_accuse", "belief")
+BOOL_OPTIONS = ("macro_moves", "end_on_elimination", "macro_accuse", "belief", "packed_observation")
 
 UNPLAYED_MODES = ("step", "skip")
 ILLEGAL_ACTION_MODES = ("raise", "lose")
@@ -50,6 +50,7 @@ class LearnerOptions:
     belief: bool = False
     unplayed_games: str = "step"
     observation: str = "full"
+    packed_observation: bool = False
     advisor: str | None = None
     accuse_gate: str | float | None = None
     shaping: Mapping[str, Any] | None = None
@@ -61,6 +62,7 @@ class LearnerOptions:
             check_bool(name, getattr(self, name))
         check_seed(self.seed)
         check_observation(self.observation, self.belief)
+        check_packed_observation(self.packed_observation, self.observation, self.belief)
         check_accuse_gate(self.accuse_gate, self.macro_accuse)
         object.__setattr__(self, "shaping", check_shaping(self.shaping, self.belief))
         if self.macro_accuse and not self.belief:

@@ -39,6 +39,12 @@ ids        macro action space
 13..681    engine ids 201..869 (SUGGEST, SHOW, ACCUSE), shifted down by 188
 =========  ==========================================================================
 
+Packed observation (``packed_observation=True``; with ``observation="full"`` and no belief features): the
+same observation as the engine's packed rows, ``Box(0, 255, (size,), uint8)`` (555 bytes with a board, 399
+without): the 0/1 slots as bits, then a byte per count (:func:`cluedo_env.engine.observation.packed_layout`).
+``observation.unpack`` (numpy) and :class:`training.packed_observation.Unpack` (torch, a network's first
+layer) give the int8 rows back, bit for bit. The env writes, and a rollout buffer stores, a fifth of the bytes.
+
 Compact observation (``observation="compact"``, needs ``belief``): instead of the engine's observation
 and the belief features, the pieces a learner needs in about a third of the slots (token rooms instead
 of squares, travel turns to each room, the newest 4 history records, the belief features, the
@@ -159,6 +165,8 @@ RENDER_FPS = 2
 
 
 def _spaces(core: LearnerCore) -> tuple[spaces.Box, spaces.Discrete]:
+    if core.packed:
+        return spaces.Box(0, 255, (core.obs_size,), np.uint8), spaces.Discrete(core.n_actions)
     return spaces.Box(0, 127, (core.obs_size,), np.int8), spaces.Discrete(core.n_actions)
 
 
@@ -194,8 +202,8 @@ class CluedoSingleAgentEnv(gymnasium.Env):
                  opponents: Any = "random", seat: int | str = 0, macro_moves: bool = False,
                  end_on_elimination: bool = True, illegal_action: str = "lose", seed: int | None = None,
                  macro_accuse: bool = False, belief: bool = False, unplayed_games: str = "step",
-                 observation: str = "full", render_mode: str | None = None, render_viewer: str | None = None,
-                 **flags: Any) -> None:  # fmt: skip
+                 observation: str = "full", packed_observation: bool = False, render_mode: str | None = None,
+                 render_viewer: str | None = None, **flags: Any) -> None:  # fmt: skip
         check_keywords(type(self).__name__, flags, keywords_of(type(self).__init__))
         _check_render(render_mode, render_viewer)
         self.render_mode = render_mode
@@ -203,7 +211,8 @@ class CluedoSingleAgentEnv(gymnasium.Env):
         self.core = LearnerCore(LearnerOptions(1, _rules(config, preset), opponents, seat, macro_moves,
                                                end_on_elimination, seed=seed, illegal_action=illegal_action,
                                                macro_accuse=macro_accuse, belief=belief, unplayed_games=unplayed_games,
-                                               observation=observation, rules=flags))  # fmt: skip
+                                               observation=observation, packed_observation=packed_observation,
+                                               rules=flags))  # fmt: skip
         self.core.keep_final_snapshots = render_mode is not None
         self.observation_space, self.action_space = _spaces(self.core)
         self._started = False

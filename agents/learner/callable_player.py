@@ -12,12 +12,14 @@ as the built-in bots once it is a function of what the Gymnasium env hands the l
 
 so that ``scripts/evaluate.py --players py:my_policies.py:my_policy random random random`` plays it.
 The observation and mask are exactly the single-agent env's for the same options (``macro_moves``,
-``macro_accuse``, ``belief``, ``observation``): the seat's own observation (plus the belief features) and the mask
+``macro_accuse``, ``belief``, ``observation``, ``packed_observation``): the seat's own observation (plus the belief
+features; packed uint8 rows with ``packed_observation``) and the mask
 in that action space, so a function written against ``info["action_mask"]`` of
 ``gymnasium.make("cluedo_env/Cluedo-v0")`` plays unchanged. A function that handles many games at
 once (``obs (n, D)``, ``mask (n, A)`` -> ``(n,)`` actions) is much faster: pass ``batched=True``.
 The ``py:`` form passes no options: there the function's own attributes say them
-(``fn.batched = True``, ``fn.macro_moves = True``, ``fn.macro_accuse``, ``fn.belief``, ``fn.observation``).
+(``fn.batched = True``, ``fn.macro_moves = True``, ``fn.macro_accuse``, ``fn.belief``, ``fn.observation``,
+``fn.packed_observation``).
 
 An action that is not an integer or not legal raises :class:`~cluedo_env.rules.actions.IllegalActionError`
 naming the player: a silent replacement would flatter a broken policy.
@@ -34,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from agents.learner.compact_observation import check_observation
-from agents.learner.inputs import LearnerInputs
+from agents.learner.inputs import LearnerInputs, check_packed_observation
 from agents.players.base import Agent
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, as_actions
@@ -48,20 +50,23 @@ class CallablePlayer(LearnerInputs, Agent):
 
     def __init__(self, fn: PolicyFn, *, batched: bool | None = None, macro_moves: bool | None = None,
                  macro_accuse: bool | None = None, belief: bool | None = None, observation: str | None = None,
-                 seed: int | None = None, name: str | None = None) -> None:  # fmt: skip
+                 packed_observation: bool | None = None, seed: int | None = None,
+                 name: str | None = None) -> None:  # fmt: skip
         if not callable(fn):
             raise TypeError(f"CallablePlayer needs a callable fn(obs, mask) -> action, got {fn!r}")
         # An option not given here is read from an attribute of the function (False when absent).
-        batched, macro_moves, macro_accuse, belief = (
+        batched, macro_moves, macro_accuse, belief, packed = (
             bool(getattr(fn, key, False)) if value is None else bool(value)
             for key, value in (("batched", batched), ("macro_moves", macro_moves), ("macro_accuse", macro_accuse),
-                               ("belief", belief))
+                               ("belief", belief), ("packed_observation", packed_observation))
         )  # fmt: skip
         if macro_accuse and not belief:
             raise ValueError("macro_accuse=True needs belief=True (the accusation is the belief's best triple)")
         observation = str(getattr(fn, "observation", "full") if observation is None else observation)
         check_observation(observation, belief)
+        check_packed_observation(packed, observation, belief)
         self.observation = observation
+        self.packed_observation = packed
         self.fn = fn
         self.batched = batched
         self.actions = LearnerActions(macro_moves, macro_accuse)

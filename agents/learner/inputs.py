@@ -35,6 +35,8 @@ import numpy as np
 from agents.learner.accusation_features import ACCUSATION_SIZE, AccusationFeatures
 from agents.learner.belief import BeliefTracker, belief_size
 from agents.learner.compact_observation import CompactObservation, check_observation, compact_size
+from cluedo_env.checks import check_bool
+from cluedo_env.engine.observation import packed_layout
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.config import ConfigError, RulesConfig
@@ -53,6 +55,18 @@ def check_accuse_gate(gate: Any, macro_accuse: bool) -> None:
         raise ConfigError(f"accuse_gate={gate!r} is not allowed (null, 'solved', or a probability in (0, 1])")
     if not macro_accuse:
         raise ConfigError("accuse_gate needs macro_accuse=True (it gates the one macro accusation)")
+
+
+def check_packed_observation(packed: Any, observation: str, belief: bool) -> None:
+    """Raise unless ``packed`` is a bool (:class:`OptionTypeError`), True only with the engine's observation alone
+    (:class:`ConfigError`).
+
+    Packed rows are the engine's observation in bits (:func:`cluedo_env.engine.observation.packed_layout`); the
+    belief features and the compact observation are other values appended or derived, with no packed form.
+    """
+    if check_bool("packed_observation", packed) and (observation != "full" or belief):
+        raise ConfigError(f"packed_observation=True packs the engine's observation alone: it needs observation='full' "
+                          f"and belief=False (got observation={observation!r}, belief={belief!r})")
 
 
 def check_shaping(shaping: Any, belief: bool) -> dict | None:
@@ -110,9 +124,12 @@ def gate_accusation(legal: np.ndarray, engine_mask: np.ndarray, accuse_id: int, 
 
 
 def learner_obs_size(config: RulesConfig, engine_size: int, belief: bool, observation: str = "full",
-                     accusation_features: bool = False) -> int:  # fmt: skip
-    """Length of the learner observation for these options."""
+                     accusation_features: bool = False, packed: bool = False) -> int:  # fmt: skip
+    """Length of the learner observation for these options (``packed``: bytes of a packed row)."""
     check_observation(observation, belief)
+    if packed:
+        check_packed_observation(packed, observation, belief)
+        return packed_layout(config).size
     extra = ACCUSATION_SIZE if accusation_features else 0
     if observation == "compact":
         return compact_size(config) + extra
@@ -143,14 +160,15 @@ def learner_observation(obs: np.ndarray, tracker: BeliefTracker | None, idx: np.
 class LearnerInputs:
     """Mixin for players that see a game as the single-agent env's learner does.
 
-    Set ``use_belief``, ``observation`` (``"full"`` or ``"compact"``) and ``accusation_features`` from
-    what the policy was trained with; with ``accusation_features`` override :meth:`_feature_expert` (the
-    expert whose machinery computes them: the advisor). Each player keeps its own notebook (``_belief``;
-    set it and ``_accusation`` to None in a copy).
+    Set ``use_belief``, ``observation`` (``"full"`` or ``"compact"``), ``packed_observation`` and
+    ``accusation_features`` from what the policy was trained with; with ``accusation_features`` override
+    :meth:`_feature_expert` (the expert whose machinery computes them: the advisor). Each player
+    keeps its own notebook (``_belief``; set it and ``_accusation`` to None in a copy).
     """
 
     use_belief: bool = False
     observation: str = "full"
+    packed_observation: bool = False
     seed: int | None = None
     _belief: BeliefTracker | None = None
     _compact: CompactObservation | None = None
@@ -169,12 +187,14 @@ class LearnerInputs:
             self._tracker(view).reset(np.asarray(idx, np.int64), view.seat)
 
     def learner_inputs(self, view: PlayerView, idx: np.ndarray):
-        """(observations (n, D) int8, the macro accusation's chooser or None) for games ``idx``."""
-        obs = view.observe(idx)
+        """(observations (n, D) int8, or packed (n, size) uint8 rows, the macro accusation's chooser or None) for
+        games ``idx``."""
+        compact_rows = self.use_belief and self.observation == "compact"  # built from the engine's packed rows
+        obs = view.observe(idx, packed=self.packed_observation or compact_rows)
         if not self.use_belief:
             return obs, None
         compact = None
-        if self.observation == "compact":
+        if compact_rows:
             if self._compact is None or self._compact.config != view.config:
                 self._compact = CompactObservation(view.config)
             compact = self._compact
@@ -199,6 +219,6 @@ class LearnerInputs:
 
 
 __all__ = [
-    "ACCUSE_GATES", "SHAPING_KINDS", "LearnerInputs", "check_accuse_gate", "check_shaping", "envelope_potential",
-    "gate_accusation", "learner_obs_size", "learner_observation",
+    "ACCUSE_GATES", "SHAPING_KINDS", "LearnerInputs", "check_accuse_gate", "check_packed_observation", "check_shaping",
+    "envelope_potential", "gate_accusation", "learner_obs_size", "learner_observation",
 ]  # fmt: skip

@@ -158,9 +158,9 @@ class PlayerView:
     def hist_len(self) -> np.ndarray:
         return _readonly(self._eng.hist_len)
 
-    def observe(self, idx: np.ndarray | None = None) -> np.ndarray:
-        """This seat's observation vector (docs/observation.md)."""
-        return self._eng.observe(player=self.seat, idx=idx)
+    def observe(self, idx: np.ndarray | None = None, *, packed: bool = False) -> np.ndarray:
+        """This seat's observation vector (docs/observation.md); ``packed=True``: its packed uint8 rows."""
+        return self._eng.observe(player=self.seat, idx=idx, packed=packed)
 
     # ---- history
     def records(self, game: np.ndarray, index: np.ndarray) -> Records:

@@ -285,7 +285,7 @@ class BulkEnvRunner(BulkSampling, SingleAgentEnvRunner):
         obs, _ = self._try_env_reset(seed=self._seed if self._needs_initial_reset else None, options=None)
         self._needs_initial_reset = False
         n = self.num_envs
-        self._bulk_obs = np.ascontiguousarray(obs, dtype=np.int8)
+        self._bulk_obs = np.ascontiguousarray(obs, dtype=self.env.single_observation_space.dtype)
         self._carry_id: list[str | None] = [None] * n  # an unfinished episode continued from the last fragment
         self._carry_t = np.zeros(n, np.int64)  # its steps so far
         self._carry_ret = np.zeros(n, np.float64)  # its return so far
@@ -309,7 +309,8 @@ class BulkEnvRunner(BulkSampling, SingleAgentEnvRunner):
         n_act = width - d
         # Slot 0 of the step arrays (``*_x``) holds each row's last step of the previous fragment (the lookback of
         # a continued episode), so an episode chunk is one slice of them, not a concatenation per episode.
-        obs_x = np.empty((n, steps + 2, width), np.int8)
+        dtype = self._bulk_obs.dtype  # int8, or uint8 rows of packed observations
+        obs_x = np.empty((n, steps + 2, width), dtype)
         act_x = np.empty((n, steps + 1), np.int64)
         logp_x = np.empty((n, steps + 1), np.float32)
         dist_x = np.empty((n, steps + 1, n_act), np.float32)
@@ -322,12 +323,12 @@ class BulkEnvRunner(BulkSampling, SingleAgentEnvRunner):
         term = np.empty((n, steps), bool)
         trunc = np.empty((n, steps), bool)
         ended = np.empty((n, steps), bool)
-        finals = np.empty((n, steps, width), np.int8)  # [i, k]: game i's last observation if its episode ended at k
+        finals = np.empty((n, steps, width), dtype)  # [i, k]: game i's last observation if its episode ended at k
         stamp = np.empty(steps + 1)
         obs[:, 0] = self._bulk_obs
         runners = self.config.num_env_runners or 1
         t_global = (self.num_env_steps_sampled_lifetime // runners) * runners
-        final_mask = np.zeros(n_act, np.int8)
+        final_mask = np.zeros(n_act, dtype)
         final_mask[0] = 1  # a finished game's last observation allows only action 0 (as the NEXT_STEP env shows it)
         t_module = t_env = 0.0
         stamp[0] = time.perf_counter()

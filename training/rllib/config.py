@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.learner.compact_observation import check_observation
+from agents.learner.inputs import check_packed_observation
 from agents.play.registry import make_agent
 from cluedo_env.errors import TrainConfigError
 from cluedo_env.options import SEED_MAX
@@ -246,7 +247,12 @@ def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
     if learner.get("unplayed_games", "step") not in UNPLAYED_MODES:
         raise TrainConfigError(f"learner.unplayed_games={learner['unplayed_games']!r} is not allowed "
                                f"(one of {', '.join(UNPLAYED_MODES)})")  # fmt: skip
-    _check_inputs(learner, ("macro_moves", "macro_accuse", "belief", "end_on_elimination"))
+    _check_inputs(learner, ("macro_moves", "macro_accuse", "belief", "end_on_elimination", "packed_observation"))
+    try:
+        check_packed_observation(learner.get("packed_observation", False), learner.get("observation", "full"),
+                                 bool(learner.get("belief")))  # fmt: skip
+    except ConfigError as exc:
+        raise TrainConfigError(f"learner.{exc}") from None
     try:
         specs = opponent_specs(cfg["opponents"], rules.players)
     except ConfigError as exc:

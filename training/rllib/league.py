@@ -68,11 +68,13 @@ class LeagueAgent(LearnerInputs, Agent):
     name = "league"
 
     def __init__(self, seed: int | None = None, macro_moves: bool = False, macro_accuse: bool = False,
-                 belief: bool = False, observation: str = "full", pool: LeaguePool | None = None) -> None:  # fmt: skip
+                 belief: bool = False, observation: str = "full", packed_observation: bool = False,
+                 pool: LeaguePool | None = None) -> None:  # fmt: skip
         self.pool = pool if pool is not None else LeaguePool()
         self.actions = LearnerActions(macro_moves, macro_accuse)
         self.use_belief = bool(belief)
         self.observation = observation
+        self.packed_observation = bool(packed_observation)
         self.seed = seed
         self._belief = None
         self._rng = np.random.default_rng(seed)

@@ -45,6 +45,7 @@ from agents.play.registry import register_prefix
 from agents.players.base import Agent, replace_illegal, sample_legal
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions
+from training.packed_observation import Unpack, packed_config
 from training.precision import PRECISIONS
 
 OBS_KEY = "observation"
@@ -114,9 +115,17 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
             )
         self.observation_space_with_mask = observation_space
         self._obs_dim = int(shape[0])
+        # uint8 observations are packed rows (learner.packed_observation): the first layer unpacks them into the
+        # int8 layout's values, so the networks after it are those of an int8 run
+        space = observation_space[OBS_KEY] if self._flat_mask == 0 else observation_space
+        self.packed = np.dtype(space.dtype) == np.uint8
+        unpack = Unpack(packed_config(self._obs_dim)) if self.packed else None
+        if unpack is not None:
+            shape = (unpack.out_size,)
         # the networks see the observation only, as floats
         super().__init__(observation_space=gym.spaces.Box(0.0, 127.0, shape, np.float32), action_space=action_space,
                          **kwargs)  # fmt: skip
+        self.unpack = unpack
 
     def setup(self) -> None:
         super().setup()
@@ -157,7 +166,10 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
 
     def _as_input(self, obs: torch.Tensor) -> torch.Tensor:
         """The networks' input: float32, or straight to bfloat16 under that precision (the int8 observation's
-        values are exact in both; one conversion instead of a float32 copy that autocast converts again)."""
+        values are exact in both; one conversion instead of a float32 copy that autocast converts again). Packed
+        rows are unpacked first."""
+        if self.unpack is not None:
+            obs = self.unpack(obs)
         return obs.to(torch.bfloat16) if self.precision == "bfloat16" else obs.float()
 
     def _masked(self, forward: Any, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -196,7 +208,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
     def obs_batch(self, obs: np.ndarray, mask: np.ndarray) -> Any:
         """The OBS column this module takes for (n, D) observations and (n, A) masks."""
         obs = torch.from_numpy(np.ascontiguousarray(obs))
-        mask = torch.from_numpy(np.asarray(mask).astype(np.int8))
+        mask = torch.from_numpy(np.asarray(mask).astype(np.uint8 if self.packed else np.int8))
         return torch.cat([obs, mask], 1) if self._flat_mask else {OBS_KEY: obs, MASK_KEY: mask}
 
 
@@ -264,6 +276,7 @@ def module_options(module: RLModule) -> dict[str, Any]:
     opts = dict((getattr(module, "model_config", None) or {}).get("cluedo", {}))
     out: dict[str, Any] = {k: bool(opts.get(k, False)) for k in ("macro_moves", "macro_accuse", "belief")}
     out["observation"] = str(opts.get("observation", "full"))
+    out["packed_observation"] = bool(opts.get("packed_observation", False))
     return out
 
 
@@ -297,6 +310,7 @@ class RllibAgent(LearnerInputs, Agent):
         self.actions = LearnerActions(opts["macro_moves"], opts["macro_accuse"])
         self.use_belief = opts["belief"]
         self.observation = opts["observation"]
+        self.packed_observation = opts["packed_observation"]
         self.seed = seed
         self._belief = None
         self.deterministic = deterministic

@@ -41,13 +41,15 @@ LEARNER_DEFAULTS: dict[str, Any] = {
     "macro_accuse": False,
     "belief": False,
     "observation": "full",
+    "packed_observation": False,
     "unplayed_games": "step",
     "end_on_elimination": True,
 }
 
 
 class MaskedObservations(gymnasium.vector.VectorWrapper):
-    """``CluedoVectorEnv`` with the mask appended to the observation: ``(N, D + A)`` int8, the last A the mask.
+    """``CluedoVectorEnv`` with the mask appended to the observation: ``(N, D + A)`` int8, the last A the mask
+    (uint8 rows when the env hands out packed observations: the packed row, then the mask).
 
     One flat array, not a dict: RLlib splits the batch into N per-game items and stacks them back
     every step, a plain row copy for an array but a tree walk per game for a dict (measured:
@@ -59,11 +61,13 @@ class MaskedObservations(gymnasium.vector.VectorWrapper):
     def __init__(self, env: gymnasium.vector.VectorEnv) -> None:
         super().__init__(env)
         dim = int(env.single_observation_space.shape[0]) + int(env.single_action_space.n)
-        self.single_observation_space = spaces.Box(0, 127, (dim,), np.int8)
+        self._dtype = np.dtype(env.single_observation_space.dtype)
+        high = 255 if self._dtype == np.uint8 else 127
+        self.single_observation_space = spaces.Box(0, high, (dim,), self._dtype)
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, env.num_envs)
 
     def _obs(self, obs: np.ndarray, infos: dict[str, Any]) -> np.ndarray:
-        return np.concatenate([obs, infos["action_mask"]], 1)
+        return np.concatenate([obs, infos["action_mask"].astype(self._dtype, copy=False)], 1)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         obs, infos = self.env.reset(seed=seed, options=options)
@@ -111,6 +115,7 @@ def learner_options(learner: dict[str, Any]) -> dict[str, Any]:
         k: bool(learner.get(k, LEARNER_DEFAULTS[k])) for k in ("macro_moves", "macro_accuse", "belief")
     }
     opts["observation"] = str(learner.get("observation", LEARNER_DEFAULTS["observation"]))
+    opts["packed_observation"] = bool(learner.get("packed_observation", False))
     return opts
 
 

@@ -138,7 +138,8 @@ def policy_fn(model, deterministic: bool = True):
 class PolicyAgent(LearnerInputs, Agent):
     """A trained checkpoint as a batched player (Agent interface); sees only its PlayerView.
 
-    It rebuilds the inputs the policy was trained on: the seat's observation, plus the belief
+    It rebuilds the inputs the policy was trained on: the seat's observation (packed rows when it was trained on
+    them, ``packed_observation`` in its metadata), plus the belief
     features (:mod:`agents.learner.belief`, its own notebook) when the checkpoint was trained with them;
     its actions go back to engine ids through :class:`~cluedo_env.envs.learner_actions.LearnerActions`.
     """
@@ -171,6 +172,7 @@ class PolicyAgent(LearnerInputs, Agent):
         self.use_belief = bool(self.meta.get("belief", False))
         self.accuse_gate = self.meta.get("accuse_gate")  # the env's accusation gate, applied as in training
         self.observation = self.meta.get("observation", "full")  # checkpoints from before the option: full
+        self.packed_observation = bool(self.meta.get("packed_observation", False))  # trained on packed rows
         self.deterministic = deterministic
         self.name = f"ckpt:{self.path}"
         self.seed = seed

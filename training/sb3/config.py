@@ -10,7 +10,9 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
   ``end_on_elimination``, ``belief`` (the deducer's notebook as extra observation pieces,
   :mod:`agents.learner.belief`), ``macro_accuse`` (one "accuse the notebook's best triple" action instead
   of 324; needs ``belief``), ``observation`` (``full``, or ``compact``: the learner's pieces in about a third of
-  the slots, :mod:`agents.learner.compact_observation`; needs ``belief``), ``advisor`` (a player name, e.g.
+  the slots, :mod:`agents.learner.compact_observation`; needs ``belief``), ``packed_observation`` (the engine's
+  observation as packed uint8 rows, a fifth of the bytes, unpacked by the policy's first layer,
+  :mod:`training.sb3.packed_extractor`; needs ``observation: full`` and no ``belief``), ``advisor`` (a player name, e.g.
   ``deducer``: it plays the learner's seat and the learner only chooses, where it may accuse, between the
   advisor's action and accusing its belief's best triple; needs ``belief``, no macro options; an expert
   advisor, e.g. ``expert{"floor": 1.01, "accuse_assumed": false, "max_hypotheses": 0}``, also gives the
@@ -63,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.learner.compact_observation import check_observation
-from agents.learner.inputs import check_accuse_gate, check_shaping
+from agents.learner.inputs import check_accuse_gate, check_packed_observation, check_shaping
 from cluedo_env.errors import TrainConfigError, UsageError
 from cluedo_env.files import check_writable_dir
 from cluedo_env.options import SEED_MAX
@@ -89,6 +91,7 @@ DEFAULTS: dict[str, Any] = {
         "macro_accuse": False,
         "belief": False,
         "observation": "full",
+        "packed_observation": False,
         "advisor": None,
         "accuse_gate": None,
         "shaping": None,
@@ -228,7 +231,7 @@ def validate_train_config(cfg: dict) -> None:
     _need(env["seat"] == "random" or (is_int(env["seat"]) and 0 <= env["seat"] < P), "env.seat", env["seat"],
           f"'random' or a seat from 0 to {P - 1}")  # fmt: skip
     names("env.opponents", env["opponents"], P - 1)
-    for key in ("macro_moves", "macro_accuse", "belief", "end_on_elimination"):
+    for key in ("macro_moves", "macro_accuse", "belief", "end_on_elimination", "packed_observation"):
         boolean(f"env.{key}", env[key])
     if env["macro_accuse"] and not env["belief"]:
         raise TrainConfigError("env.macro_accuse=true needs env.belief=true (the macro accusation uses the notebook)")
@@ -236,6 +239,10 @@ def validate_train_config(cfg: dict) -> None:
         check_observation(env["observation"], bool(env["belief"]))
     except ConfigError as exc:
         raise TrainConfigError(f"env.observation: {exc}") from None
+    try:
+        check_packed_observation(env["packed_observation"], env["observation"], bool(env["belief"]))
+    except ConfigError as exc:
+        raise TrainConfigError(f"env.{exc}") from None
     if env["advisor"] is not None and cfg["policy"] == "factored":
         raise TrainConfigError("policy=factored needs the suggestion actions: not with env.advisor (Discrete(2))")
     if env["advisor"] is not None:

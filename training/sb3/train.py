@@ -40,6 +40,7 @@ from training.sb3.checkpoints import PolicyAgent, load_model, make_meta, save_mo
 from training.sb3.config import check_run_inputs, init_path, load_train_config, rules_config, validate_train_config
 from training.sb3.factored_policy import FactoredMaskablePolicy, mlp_to_factored_state, suggest0_of
 from training.sb3.lean_policy import LeanMaskablePolicy
+from training.sb3.packed_extractor import PackedObservationExtractor
 from training.sb3.resume import check_resume_config, env_seed, resume_point, set_torch_rng_state, torch_rng_state
 from training.sb3.vec_env import CluedoVecEnv
 
@@ -56,8 +57,8 @@ def make_vec_env(cfg: dict, seed: int | None, resume_elapsed: float | None = Non
     venv = CluedoVecEnv(env["num_envs"], rules_config(cfg), seed=seed, opponents=env["opponents"], seat=env["seat"],
                         macro_moves=env["macro_moves"], end_on_elimination=env["end_on_elimination"],
                         macro_accuse=env["macro_accuse"], belief=env["belief"],
-                        observation=env["observation"], advisor=env["advisor"], accuse_gate=env["accuse_gate"],
-                        shaping=shaping)  # fmt: skip
+                        observation=env["observation"], packed_observation=env["packed_observation"],
+                        advisor=env["advisor"], accuse_gate=env["accuse_gate"], shaping=shaping)  # fmt: skip
     run_dir = Path(cfg["run_dir"])
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "monitor.csv"
@@ -251,6 +252,8 @@ class Trainer:
             net_arch = ppo.pop("net_arch")
             arch = {"pi": list(net_arch), "vf": list(net_arch)}
             policy, kwargs = LeanMaskablePolicy, {"net_arch": arch}
+            if cfg["env"]["packed_observation"]:  # the network unpacks the env's packed rows in its first layer
+                kwargs["features_extractor_class"] = PackedObservationExtractor
             if cfg["policy"] == "factored":
                 policy, kwargs = FactoredMaskablePolicy, {**kwargs, "suggest0": suggest0_of(cfg["env"]["macro_moves"])}
             model = MaskablePPO(policy, self.env, seed=cfg["seed"], verbose=0, policy_kwargs=kwargs,
@@ -270,6 +273,7 @@ class Trainer:
         model.cluedo_meta = make_meta(self.config, cfg["env"]["macro_moves"], self.raw_env.core.obs_size,
                                       macro_accuse=cfg["env"]["macro_accuse"], belief=cfg["env"]["belief"],
                                       observation=cfg["env"]["observation"], advisor=cfg["env"]["advisor"],
+                                      packed_observation=bool(cfg["env"]["packed_observation"]),
                                       accusation_features=self.raw_env.core.accusation_features,
                                       accuse_gate=cfg["env"]["accuse_gate"], train_config=cfg)  # fmt: skip
         every, ev = cfg["checkpoint_every"], cfg["eval"]["every"]
