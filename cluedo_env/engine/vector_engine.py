@@ -23,6 +23,11 @@ the legal-action mask's ROLL..END_TURN, MOVE and SHOW blocks.
 Chance: each game has its own random stream, seeded by ``reset(seed)``; a game's deal and dice
 depend only on the seed and its slot, never on the other games or on the players' choices.
 
+Threads: ``threads`` (default ``"auto"``) splits the batch into slices that threads deal, sample, step
+and observe side by side; since no game depends on another, the results are the same whatever the count.
+Observations come as int8 rows (``observe()``) or as the same information in bits (``observe(packed=True)``,
+a fifth of the bytes; :func:`cluedo_env.engine.observation.unpack` gives the int8 rows back).
+
 Compilation: the kernels are compiled on first use and cached on disk (``cache=True``), so only
 the first process after an install pays for it; ``scripts/bench.py`` reports both times.
 """
