@@ -17,7 +17,8 @@ agent-steps/s counts decisions: one agent-step is one decision of one player in 
 * **ours**: ``VectorEngine`` classic rules, 4 players, the ``full`` workload of ``cluedo bench`` (uniform random
   legal play, a drawn accusation kept on a 1% coin, so games run their full ~500 decisions), at ``--batch`` and
   at batch 1, through :func:`cluedo_env.cli.bench.bench_engine`: per step sample, ``step``, ``legal_action_mask``
-  (**mask**), plus the acting player's observation (**+obs**); autoreset, so every step is one decision in each
+  (**mask**), plus the acting player's observation (**+obs**, int8; **+packed**, the same as bits); autoreset, so
+  every step is one decision in each
   of B games. And ``cluedo_env.env()``, one game, observation and mask every step (the loops of
   ``scripts/bench_aec.py``): the peers' ``agent_iter`` loop, and the step loop that ``bench_aec`` holds to its
   target;
@@ -27,8 +28,8 @@ agent-steps/s counts decisions: one agent-step is one decision of one player in 
   ran 10-20% faster than ``pgx.experimental.auto_reset``, whose ``lax.cond`` under ``vmap`` does more work; the
   peer gets the faster.) ``lax.scan``: steps scanned inside one jitted call; ``Python loop``: one jitted call per
   step. PGX's step also computes the
-  observation of the player to act, so its like on our side is between **mask** and **+obs**: the table gives
-  both ratios. Compile (and first call) seconds are reported apart, not timed;
+  observation of the player to act, so its like on our side is between **mask** and **+packed**: the table
+  gives the three ratios. Compile (and first call) seconds are reported apart, not timed;
 * **PettingZoo** (``--pettingzoo``): the classic AEC envs, one game, ``for agent in env.agent_iter()``,
   ``env.last()``, a uniform random action among ``obs["action_mask"]``, ``env.step``, ``None`` for finished
   agents (not counted), ``env.reset()`` after each game. Compared with ``env()`` in the same loop.
@@ -140,13 +141,15 @@ def say(text: str) -> None:
 
 
 def bench_ours(batch: int, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The engine's ``full`` workload at ``batch``: a mask row and a +obs row (``cluedo bench``'s own loop)."""
+    """The engine's ``full`` workload at ``batch``: mask, +obs and +packed rows (``cluedo bench``'s own loop)."""
     cfg = RulesConfig.from_preset("classic", players=4)
     ns = argparse.Namespace(seconds=args.seconds, repeats=args.repeats, seed=args.seed)
     r = bench_engine(CONFIG, cfg, batch, "full", ns)
     note = f"full workload, {r['decisions_per_game']:.0f} decisions/game"
     return [row("ours", f"VectorEngine {CONFIG}", "mask", batch, rate=r["mask"], cpu_rate=r["mask_cpu"], note=note),
-            row("ours", f"VectorEngine {CONFIG}", "+obs", batch, rate=r["obs"], cpu_rate=r["obs_cpu"], note=note)]
+            row("ours", f"VectorEngine {CONFIG}", "+obs", batch, rate=r["obs"], cpu_rate=r["obs_cpu"], note=note),
+            row("ours", f"VectorEngine {CONFIG}", "+packed", batch, rate=r["packed"], cpu_rate=r["packed_cpu"],
+                note=note)]  # fmt: skip
 
 
 def timed(loop: Callable[[], tuple[int, int, float, float]], repeats: int) -> tuple[float, float]:
@@ -287,11 +290,12 @@ def add_ratios(rows: list[dict[str, Any]], batch: int) -> None:
     """``ratios`` of each peer row: ours / peer, ours being the engine at ``batch`` (mask, +obs) for PGX and
     ``env()`` in the same agent_iter loop for PettingZoo; ``ratios_cpu`` the same per CPU second of this process
     (what a machine shared with other jobs still shows of each side's own speed)."""
-    where = {"mask": ("mask", batch), "+obs": ("+obs", batch), "env()": ("agent_iter", 1)}
+    where = {"mask": ("mask", batch), "+obs": ("+obs", batch), "+packed": ("+packed", batch),
+             "env()": ("agent_iter", 1)}  # fmt: skip
     for r in rows:
         if r["side"] == "ours" or not r["rate"]:
             continue
-        keys = ("mask", "+obs") if r["side"] == "PGX" else ("env()",)
+        keys = ("mask", "+obs", "+packed") if r["side"] == "PGX" else ("env()",)
         for field, rate in (("ratios", "rate"), ("ratios_cpu", "cpu_rate")):
             ours = {k: _find(rows, "ours", *where[k], key=rate) for k in keys}
             r[field] = {k: v / r[rate] for k, v in ours.items() if v and r[rate]}
@@ -405,8 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{pin_text({'pinned_cpu': cpu})}; XLA_FLAGS={os.environ['XLA_FLAGS']}")
     rows: list[dict[str, Any]] = []
     for batch in dict.fromkeys([args.batch, 1]):
-        say(f"ours: VectorEngine {CONFIG}, batch {batch}, full workload, mask and +obs "
-            f"({2 * args.repeats} x {args.seconds:g} s)")  # fmt: skip
+        say(f"ours: VectorEngine {CONFIG}, batch {batch}, full workload, mask, +obs and +packed "
+            f"({3 * args.repeats} x {args.seconds:g} s)")  # fmt: skip
         rows += bench_ours(batch, args)
     say(f"ours: cluedo_env.env() {CONFIG}, agent_iter and step loops ({2 * args.repeats} x {args.seconds:g} s)")
     rows += bench_env(args)
@@ -427,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     for t in report["targets"]:
         verdict = "not measured" if t["met"] is None else "met" if t["met"] else "NOT met"
         print(f"target: {t['what']} {t['target']}: {t['figure']} ({verdict}); per CPU second {t['figure_cpu']}")
-    print("ours / peer: ours at the same batch (mask; +obs) for PGX, env() in the same loop for PettingZoo. "
+    print("ours / peer: ours at the same batch (mask; +obs; +packed) for PGX, env() in the same loop for PettingZoo. "
           "(cpu) = per CPU second of this process.")  # fmt: skip
     m = report["machine"]
     print(f"machine: {m['cpus']} CPUs, {pin_text(m)}, load average {m['load_average']}, "
@@ -450,9 +454,10 @@ PEERS_WHAT = (
     "Agent-steps (one decision of one player) per second, all in one process pinned to one core, so that the ratios "
     "hold whatever the machine's speed. Ours: classic rules, 4 players, the `full` workload (full-length games) "
     "through `VectorEngine` (**mask**: sample, `step`, `legal_action_mask`; **+obs**: also the acting player's "
-    "observation) and through `cluedo_env.env()` (one game). PGX: `vmap` of `step`, random legal actions from "
+    "observation, int8; **+packed**: the same as bits) and through `cluedo_env.env()` (one game). PGX: `vmap` of "
+    "`step`, random legal actions from "
     "`legal_action_mask`, ended games replaced by new ones in the same step (every step a decision in each game, as "
-    "ours); its step also computes the observation, so both ratios are given; compile seconds apart, not timed. "
+    "ours); its step also computes the observation, so the three ratios are given; compile seconds apart, not timed. "
     "PettingZoo: the classic AEC envs, one game, random legal actions in the `agent_iter` loop, compared with "
     "`env()` in the same loop. Ratios are ours / peer by the wall clock (above 1: ours is faster); the per CPU "
     "second column is what a machine shared with other jobs still shows of each side's speed. Medians of {loops} "

@@ -37,7 +37,9 @@ def test_without_the_peers_every_row_is_there_and_says_how_to_install(monkeypatc
     keys = [(r["side"], r["env"], r["loop"], r["batch"]) for r in rows]
     assert keys == [
         ("ours", "VectorEngine classic:4", "mask", 8), ("ours", "VectorEngine classic:4", "+obs", 8),
+        ("ours", "VectorEngine classic:4", "+packed", 8),
         ("ours", "VectorEngine classic:4", "mask", 1), ("ours", "VectorEngine classic:4", "+obs", 1),
+        ("ours", "VectorEngine classic:4", "+packed", 1),
         ("ours", "cluedo_env.env() classic:4", "agent_iter", 1), ("ours", "cluedo_env.env() classic:4", "step loop", 1),
         ("PGX", "PGX connect_four", "lax.scan", 8), ("PGX", "PGX connect_four", "Python loop", 8),
         ("PettingZoo", "connect_four_v3", "agent_iter", 1), ("PettingZoo", "chess_v6", "agent_iter", 1),
