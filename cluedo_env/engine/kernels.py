@@ -169,7 +169,7 @@ def new_games(s, rules, tables, idx: np.ndarray, work) -> None:
 
 
 # ===================================================================== legal actions
-@njit(**KERNEL)
+@njit(**INLINE)
 def accuse_set_for(s, rules, b: int) -> int:
     """Triple-set id of the accusations open to game ``b``'s current player (R-A1, R-T4)."""
     if not rules.accusation_in_room:
@@ -267,7 +267,7 @@ def _in_set(set_id: int, t: int) -> bool:
     return set_id >= 0 and t % NUM_ROOMS == set_id
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def is_legal(s, b: int, a: int) -> bool:
     """Whether action ``a`` is legal in game ``b`` (read from the legal blocks, no mask needed)."""
     if a < 0 or a >= _NUM_ACTIONS:
@@ -449,7 +449,7 @@ def step(
     return -1, 0
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def destinations_of(s, moves, b: int, others: np.ndarray, out: np.ndarray) -> int:
     """Fill ``out`` (197,) bool with game ``b``'s current player's destinations for its roll."""
     cur = s.current[b]
@@ -458,7 +458,7 @@ def destinations_of(s, moves, b: int, others: np.ndarray, out: np.ndarray) -> in
     return fill_destinations(moves, s.pos[b, cur], s.roll[b], others, out)
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _roll(s, rules, tables, moves, b: int, others: np.ndarray) -> None:
     """R-T1, R-D1: roll, then find the destinations (R-M*); none forfeits the move (R-M8)."""
     dice = 0
@@ -474,7 +474,7 @@ def _roll(s, rules, tables, moves, b: int, others: np.ndarray) -> None:
         _after_move(s, rules, b)
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _after_move(s, rules, b: int) -> None:
     """After a move onto a square or a forfeited move: accuse or end (R-A1, R-M8)."""
     if accuse_set_for(s, rules, b) != NO_TRIPLES:
@@ -483,7 +483,7 @@ def _after_move(s, rules, b: int) -> None:
         _end_turn(s, rules, b)
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _append_history(s, b: int, kind: int, player: int, t: int) -> int:
     h = s.hist_len[b]
     s.hist_kind[b, h] = kind
@@ -494,7 +494,7 @@ def _append_history(s, b: int, kind: int, player: int, t: int) -> int:
     return h
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _suggest(s, rules, b: int, t: int) -> None:
     P = rules.players
     cur = s.current[b]
@@ -516,7 +516,7 @@ def _suggest(s, rules, b: int, t: int) -> None:
     _ask_refuters(s, rules, b, cur)
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _ask_refuters(s, rules, b: int, after: int) -> None:
     """R-G6: ask the seats after ``after`` in turn order, up to the suggester, until one holds a named card."""
     P = rules.players
@@ -539,7 +539,7 @@ def _ask_refuters(s, rules, b: int, after: int) -> None:
     _suggestion_resolved(s, rules, b)
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _show(s, rules, b: int, card: int) -> None:
     h = s.hist_len[b] - 1
     ref = s.refuter[b]
@@ -558,7 +558,7 @@ def _show(s, rules, b: int, card: int) -> None:
         _suggestion_resolved(s, rules, b)
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _suggestion_resolved(s, rules, b: int) -> None:
     s.refuter[b] = -1
     if rules.accuse_after_suggestion:  # R-G8
@@ -567,7 +567,7 @@ def _suggestion_resolved(s, rules, b: int) -> None:
         _end_turn(s, rules, b)
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _accuse(s, rules, tables, b: int, t: int) -> None:
     P = rules.players
     cur = s.current[b]
@@ -597,7 +597,7 @@ def _accuse(s, rules, tables, b: int, t: int) -> None:
         _end_turn(s, rules, b)  # R-A4: every accusation ends the accuser's turn
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _finish(s, rules, b: int, winner: int) -> None:
     s.winner[b] = winner
     s.terminated[b] = True
@@ -608,7 +608,7 @@ def _finish(s, rules, b: int, winner: int) -> None:
         s.rewards[b, p] = 1.0 if p == winner else -1.0
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _end_turn(s, rules, b: int) -> None:
     P = rules.players
     cur = s.current[b]
