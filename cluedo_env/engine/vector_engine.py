@@ -29,6 +29,7 @@ the first process after an install pays for it; ``scripts/bench.py`` reports bot
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any, NamedTuple
 
 import numba
@@ -112,17 +113,6 @@ def _check_out(out: Any, shape: tuple[int, ...]) -> None:
         raise CluedoTypeError(f"out must be a C-contiguous {shape} int8 array, got {got} (or leave out=None)")
 
 
-# The entry points VectorEngine compiles on first use (see VectorEngine.__getattr__): name -> entry point of an engine.
-_LAZY_ENTRY_POINTS: dict[str, Any] = {
-    "_k_is_legal": lambda e: _compiled(K.is_legal, e.state, 0, 0),
-    "_k_sample": lambda e: _compiled(K.sample_uniform, e.state, e.tables, e._no_uniforms, e._actions),
-    "_k_full": lambda e: _compiled(K.sample_full_game, e.state, e.tables, 0.5, e._actions),
-    "_k_legal": lambda e: _compiled(K.update_legal, e.state, e.rules, e.tables, 0),
-    "_k_summaries": lambda e: _compiled(K.rebuild_summaries, e.state, e.rules, 0),
-    "_k_dest": lambda e: _compiled(K.destinations_of, e.state, e.moves, 0, np.zeros(6, np.int16), e.mask[0, 4:201]),
-}
-
-
 class VectorEngine:
     """B games with one rules config; see :mod:`cluedo_env.engine.state` for the state arrays."""
 
@@ -165,26 +155,25 @@ class VectorEngine:
 
     def _compile(self) -> None:
         """Entry points of the kernels every game loop calls, for this engine's argument types (see
-        :func:`_compiled`); the others are compiled on first use (:meth:`__getattr__`)."""
+        :func:`_compiled`); the others are compiled on first use (the ``cached_property`` ones below)."""
         s, r, t, w = self.state, self.rules, self.tables, self.work
         ids = np.zeros(1, np.int64)
         self._k_new = _compiled(K.new_games, s, r, t, ids, w)
         self._k_step = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True, *self._out)
         self._k_obs = _compiled(encode, s, r, self.obs_offsets, ids, ids, np.zeros((1, self.observation_size), np.int8))
 
-    def __getattr__(self, name: str) -> Any:
-        """The entry point ``name`` of a kernel a plain game loop does not call, compiled on first use.
-
-        Why: on an empty numba cache each costs seconds of compiling (``destinations_of`` alone about 5 s), and
-        the PettingZoo env's start-up paid them all for kernels only snapshots, the benchmark players and
-        ``sample_random_actions`` call. Only names missing from the instance reach here.
-        """
-        make = _LAZY_ENTRY_POINTS.get(name)
-        if make is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        entry = make(self)
-        setattr(self, name, entry)
-        return entry
+    # The entry points of the kernels a plain game loop does not call, compiled on first use. Why: on an empty numba
+    # cache each costs seconds of compiling, which the PettingZoo env's start-up paid for kernels only snapshots, the
+    # benchmark players and sample_random_actions call. A cached_property (not __getattr__, which would slow down
+    # every attribute read of the engine) leaves the entry point in the instance's __dict__ after the first read.
+    _k_is_legal = cached_property(lambda self: _compiled(K.is_legal, self.state, 0, 0))
+    _k_sample = cached_property(lambda self: _compiled(K.sample_uniform, self.state, self.tables, self._no_uniforms,
+                                                       self._actions))  # fmt: skip
+    _k_full = cached_property(lambda self: _compiled(K.sample_full_game, self.state, self.tables, 0.5, self._actions))
+    _k_legal = cached_property(lambda self: _compiled(K.update_legal, self.state, self.rules, self.tables, 0))
+    _k_summaries = cached_property(lambda self: _compiled(K.rebuild_summaries, self.state, self.rules, 0))
+    _k_dest = cached_property(lambda self: _compiled(K.destinations_of, self.state, self.moves, 0,
+                                                     np.zeros(6, np.int16), self.mask[0, 4:201]))  # fmt: skip
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the arrays, not the compiled entry points (rebuilt on load, from numba's cache)."""
