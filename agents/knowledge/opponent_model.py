@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.compiled import KERNEL, EntryPoint
+from agents.compiled import HELPER, KERNEL, EntryPoint
 from agents.knowledge.facts import FactBits, Facts, pack_rows_kernel
 from agents.knowledge.notebook import Notebook
 from agents.knowledge.propagation import fixpoint_kernel
@@ -114,7 +114,7 @@ __all__ = ["assumed_bits", "assumed_no", "naive_players", "strong_players"]
 
 
 # ---------------------------------------------------------------------------------------------- compiled kernels
-@njit(**KERNEL)
+@njit(**HELPER)
 def assumed_no_kernel(
     idx: np.ndarray, model: Assumptions, book: Facts, tallies: Tallies, extra: np.ndarray, used: np.ndarray
 ) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.compiled import INLINE, KERNEL
+from agents.compiled import HELPER, INLINE, KERNEL
 from agents.knowledge.facts import envelope_card, notebook_solved, room_of_triple, triple_index
 from agents.knowledge.marginals import marginals_bits, pack_cells
 from agents.knowledge.opponent_model import assumed_bits_kernel
@@ -150,7 +150,7 @@ def decision_rows_kernel(phase: np.ndarray, accuse: np.ndarray, out: np.ndarray,
             counts[k] += 1
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _probability_rows(
     idx: np.ndarray, late: np.ndarray, book: Book, caches: DecisionCaches, model: Assumptions, mix: float,
     stale: np.ndarray, scratch: NaiveScratch, rows: np.ndarray,

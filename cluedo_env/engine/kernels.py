@@ -184,7 +184,7 @@ def accuse_set_for(s, rules, b: int) -> int:
     return loc - ROOM_LOC0 if loc >= ROOM_LOC0 else NO_TRIPLES
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def update_legal(s, rules, tables, b: int) -> None:
     """Recompute game ``b``'s legal blocks (specials, shows, triple sets) from its state.
 
@@ -251,6 +251,13 @@ def update_legal(s, rules, tables, b: int) -> None:
         s.n_special[b] = 1
         s.accuse_set[b] = accuse_set_for(s, rules, b)
     _write_triple_blocks(s, tables, b)
+
+
+@njit(**KERNEL)
+def update_legal_of(s, rules, tables, b: int) -> None:
+    """:func:`update_legal` for Python (a snapshot's restore). Why a kernel of its own: update_legal is a HELPER, so
+    the start-up of every engine compiles no Python wrapper of it (40 arrays to unbox) that only a restore calls."""
+    update_legal(s, rules, tables, b)
 
 
 @njit(**INLINE)
@@ -837,4 +844,5 @@ __all__ = [
     "step",
     "suggestion_room_rows",
     "update_legal",
+    "update_legal_of",
 ]

@@ -170,7 +170,7 @@ class VectorEngine:
     _k_sample = cached_property(lambda self: _compiled(K.sample_uniform, self.state, self.tables, self._no_uniforms,
                                                        self._actions))  # fmt: skip
     _k_full = cached_property(lambda self: _compiled(K.sample_full_game, self.state, self.tables, 0.5, self._actions))
-    _k_legal = cached_property(lambda self: _compiled(K.update_legal, self.state, self.rules, self.tables, 0))
+    _k_legal = cached_property(lambda self: _compiled(K.update_legal_of, self.state, self.rules, self.tables, 0))
     _k_summaries = cached_property(lambda self: _compiled(K.rebuild_summaries, self.state, self.rules, 0))
     _k_dest = cached_property(lambda self: _compiled(K.destinations_of, self.state, self.moves, 0,
                                                      np.zeros(6, np.int16), self.mask[0, 4:201]))  # fmt: skip
