@@ -58,7 +58,7 @@ def propagate_front_kernel(
         for k in range(acc_live.shape[1]):
             acc_live_rows[i, k] = acc_live[g, k]
         bad[i] = False
-    fixpoint_kernel(hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows, 100, bad, snap, unit)
+    fixpoint_kernel(hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows, np.int64(100), bad, snap, unit)
     if not exact:
         return 0
     for i in range(n):

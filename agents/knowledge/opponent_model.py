@@ -205,7 +205,7 @@ def assumed_bits_kernel(
             clh1[0, k] = cl_holder[g, k]
         bad[0] = False
         j = slice(i, i + 1)
-        fixpoint_kernel(hb[j], nb[j], sz[j], clh1, clm[j], cll[j], accm[j], accl[j], 100, bad, snap, unit)
+        fixpoint_kernel(hb[j], nb[j], sz[j], clh1, clm[j], cll[j], accm[j], accl[j], np.int64(100), bad, snap, unit)
         if bad[0]:  # the model was wrong about someone: the notebook's own facts
             used[i] = False
             pack_rows_kernel(idx[j], has, no, cl_cards, acc_cards, hb[j], nb[j], clm[j], accm[j])
