@@ -319,7 +319,7 @@ def legal_count(s, tables, b: int) -> int:
 
 
 # ===================================================================== sampling
-@njit(**HELPER)
+@njit(**INLINE)
 def _nth_true(row: np.ndarray, lo: int, hi: int, rank: int) -> int:
     """Index of the ``rank``-th True of ``row[lo:hi]`` (0-based), as an index into ``row``."""
     for a in range(lo, hi):
