@@ -40,6 +40,11 @@ from cluedo_env.engine.kernel_cache import ENGINE_SOURCES, KernelSources
 
 KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy"}
 INLINE = {**KERNEL, "inline": "always"}
+# A kernel only other kernels call (as :data:`cluedo_env.engine.kernels.HELPER`): compiled once, without the wrapper
+# that would let Python call it. Why: a large body that several kernels need (the scores of a triple) costs its
+# typing and lowering at every call site when inlined by numba (``INLINE``), once as a HELPER; LLVM still inlines it
+# where that pays.
+HELPER = {**KERNEL, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 _PACKAGE = Path(__file__).resolve().parent  # agents/
 _KERNEL_MODULES = tuple(sorted(p for p in _PACKAGE.rglob("*.py") if re.search(r"^@njit", p.read_text("utf-8"), re.M)))
@@ -49,7 +54,7 @@ KERNELS = KernelSources(
     _KERNEL_MODULES,
     package="agents.",
     title="the players' kernels",
-    first_run="about 2 to 3 minutes for the deducer and the expert, seconds for the others",
+    first_run="about a minute for the deducer and the expert, seconds for the others",
 )
 """The players' kernels: every module of :mod:`agents` that compiles one, and the engine's sources they read."""
 KERNELS.ensure_fresh()
@@ -98,4 +103,4 @@ def _entry_point_of(module: str, name: str) -> EntryPoint:
     return EntryPoint(getattr(importlib.import_module(module), name))
 
 
-__all__ = ["INLINE", "KERNEL", "KERNELS", "EntryPoint"]
+__all__ = ["HELPER", "INLINE", "KERNEL", "KERNELS", "EntryPoint"]

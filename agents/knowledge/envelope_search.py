@@ -120,7 +120,7 @@ def _search_expand(
         accm1[0, a] = acc_mask[g, a]
         accl1[0, a] = acc_live[g, a]
     bad1[0] = False
-    fixpoint_kernel(ch, cn, sz1, clh1, clm1, cll1, accm1, accl1, 100, bad1, snap, unit)
+    fixpoint_kernel(ch, cn, sz1, clh1, clm1, cll1, accm1, accl1, np.int64(100), bad1, snap, unit)
     if bad1[0]:
         return
     located = 0

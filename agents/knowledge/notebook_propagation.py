@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 from numba.np.random.random_methods import random_interval
 
-from agents.compiled import INLINE, KERNEL
+from agents.compiled import HELPER, INLINE, KERNEL
 from agents.knowledge.facts import CAT_MASKS, FULL, FactBits, Facts, bit_count, pack_rows_kernel, unpack_rows_kernel
 from agents.knowledge.propagation import fixpoint_kernel
 from agents.knowledge.types import PropagateScratch, WitnessScratch, WitnessStore
@@ -19,7 +19,7 @@ from agents.knowledge.witnesses import check_witnesses_kernel, witness_rows_kern
 from cluedo_env.rules.cards import NUM_CARDS
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def propagate_front_kernel(
     idx: np.ndarray,
     book: Facts,
@@ -58,7 +58,7 @@ def propagate_front_kernel(
         for k in range(acc_live.shape[1]):
             acc_live_rows[i, k] = acc_live[g, k]
         bad[i] = False
-    fixpoint_kernel(hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows, 100, bad, snap, unit)
+    fixpoint_kernel(hb, nb, sz, clh, cl_mask, cl_live_rows, acc_mask, acc_live_rows, np.int64(100), bad, snap, unit)
     if not exact:
         return 0
     for i in range(n):

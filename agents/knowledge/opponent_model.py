@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.compiled import KERNEL, EntryPoint
+from agents.compiled import HELPER, KERNEL, EntryPoint
 from agents.knowledge.facts import FactBits, Facts, pack_rows_kernel
 from agents.knowledge.notebook import Notebook
 from agents.knowledge.propagation import fixpoint_kernel
@@ -114,7 +114,7 @@ __all__ = ["assumed_bits", "assumed_no", "naive_players", "strong_players"]
 
 
 # ---------------------------------------------------------------------------------------------- compiled kernels
-@njit(**KERNEL)
+@njit(**HELPER)
 def assumed_no_kernel(
     idx: np.ndarray, model: Assumptions, book: Facts, tallies: Tallies, extra: np.ndarray, used: np.ndarray
 ) -> None:
@@ -205,7 +205,7 @@ def assumed_bits_kernel(
             clh1[0, k] = cl_holder[g, k]
         bad[0] = False
         j = slice(i, i + 1)
-        fixpoint_kernel(hb[j], nb[j], sz[j], clh1, clm[j], cll[j], accm[j], accl[j], 100, bad, snap, unit)
+        fixpoint_kernel(hb[j], nb[j], sz[j], clh1, clm[j], cll[j], accm[j], accl[j], np.int64(100), bad, snap, unit)
         if bad[0]:  # the model was wrong about someone: the notebook's own facts
             used[i] = False
             pack_rows_kernel(idx[j], has, no, cl_cards, acc_cards, hb[j], nb[j], clm[j], accm[j])

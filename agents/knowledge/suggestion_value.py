@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.compiled import INLINE, KERNEL
+from agents.compiled import HELPER, INLINE, KERNEL
 from agents.knowledge.facts import CAT_ONEHOT, CATEGORY
 from cluedo_env.rules.cards import NUM_CARDS
 
@@ -141,11 +141,14 @@ _H2_NODES[1:-1] = -(_q * np.log2(_q) + (1.0 - _q) * np.log2(1.0 - _q))
 del _q
 
 
-@njit(**INLINE)
+@njit(**HELPER)
 def _h2_or_below(p: float, h_lo: float, h_hi: float, below: bool) -> float:
     """:func:`h2c`, or with ``below`` a lower bound of it without logarithms: the chord of the binary entropy
     between the two nodes k / 64 around ``p`` (the entropy is concave, so every chord lies below it; at most
-    ~2e-4 bits below mid-range, ~0.01 in the outer segments), 0 where :func:`h2c` clamps."""
+    ~2e-4 bits below mid-range, ~0.01 in the outer segments), 0 where :func:`h2c` clamps.
+
+    A HELPER, not inlined by numba: :func:`_seat_answers` calls it nine times and numba's inlining of each copy
+    cost seconds of compiling; LLVM inlines the small body anyway."""
     if not below:
         return h2c(p, h_lo, h_hi)
     if p <= TINY or p >= 1.0 - TINY:
@@ -304,6 +307,28 @@ def envelope_triple_above(
     none = pre[2 * K, c0] * pre[2 * K, c1] * pre[2 * K, c2]
     acc += none * (pre[HN, c0] + pre[HN, c1] + pre[HN, c2])
     return max(prior - acc, 0.0)
+
+
+# The two ways the best-triple searches (agents.players.suggestion_choice) score a triple, each compiled once with
+# its constant flags folded in. Why not inline envelope_triple_above at each of their six call sites: each copy is
+# the seats' loop with nine binary entropies, and numba types and lowers every copy again (over a minute of
+# compiling on an empty cache for the two searches).
+@njit(**HELPER)
+def triple_value(
+    prob: np.ndarray, i: int, triple: tuple[int, int, int], order: np.ndarray, refute_all: bool, pre: np.ndarray,
+    h: tuple[float, float], floor: float, extra: float,
+) -> float:  # fmt: skip
+    """:func:`envelope_triple_above` of a suggestion whose refuter's card the suggester sees, exact."""
+    return envelope_triple_above(prob, i, triple, order, refute_all, True, pre, h, floor, extra, False)
+
+
+@njit(**HELPER)
+def triple_bound(
+    prob: np.ndarray, i: int, triple: tuple[int, int, int], order: np.ndarray, pre: np.ndarray,
+    h: tuple[float, float], floor: float, extra: float,
+) -> float:  # fmt: skip
+    """:func:`envelope_triple_above`'s log-free upper bound (``below``; first-refuter rule, the card seen)."""
+    return envelope_triple_above(prob, i, triple, order, False, True, pre, h, floor, extra, True)
 
 
 @njit(**KERNEL)

@@ -183,7 +183,7 @@ def witness_sample_kernel(
             row = i
         p = _force_into_envelope(c, fh, fs, owner0, cap0, env_cap0, unk_total0, unk_cat0, order, unk)
         for _ in range(samples):
-            sample_deals_kernel(scratch.start, scratch.deal, 1, scratch.clauses, clause_order, rng, unk - 1)
+            sample_deals_kernel(scratch.start, scratch.deal, np.int64(1), scratch.clauses, clause_order, rng, unk - 1)
             if alive[0]:
                 _register_deal(owner[0], E, witness, g, valid, i)
                 break

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.compiled import INLINE, KERNEL
+from agents.compiled import HELPER, INLINE, KERNEL
 from agents.planning.types import BlockingBoard, BlockingScratch
 from cluedo_env.rules.board import NUM_SQUARES
 from cluedo_env.rules.cards import NUM_ROOMS, NUM_SUSPECTS
@@ -45,7 +45,7 @@ def _dist(r, s, d0, mark, over, gs):
     return over[r, s] if mark[r, s] == gs else d0[r, s]
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _repair(r, d0, neighbors, bmark, nblocked, mark, over, gs, work, head, cs):
     """Override ``over[r, s]`` (``mark[r, s] = gs``) for the squares whose fewest pips to an open door front of
     room ``r`` change around the blocked squares (``bmark[s] == gs``; ``work[_BLOCKED, :nblocked]``).

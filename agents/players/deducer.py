@@ -367,7 +367,7 @@ class DeducerAgent(Agent):
             i64 = np.int64
             refute = RefuteScratch(np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)), naive.bits.hb, naive.bits.nb)
             arrays = DecisionScratch(
-                np.empty(cap, i64), np.empty(cap, i64), np.empty(cap, i64), np.empty((cap, A.NUM_ACTIONS), bool),
+                np.empty(cap, np.int8), np.empty(cap, i64), np.empty(cap, i64), np.empty((cap, A.NUM_ACTIONS), bool),
                 np.empty(cap, i64),
                 np.empty((cap, H, NUM_CARDS)), np.empty(cap * 2 * NUM_CARDS),
                 np.empty((cap, max(T, L))), np.empty((cap, 3, k), i64), np.empty(cap, i64),

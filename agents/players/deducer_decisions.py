@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.compiled import INLINE, KERNEL
+from agents.compiled import HELPER, INLINE, KERNEL
 from agents.knowledge.facts import envelope_card, notebook_solved, room_of_triple, triple_index
 from agents.knowledge.marginals import marginals_bits, pack_cells
 from agents.knowledge.opponent_model import assumed_bits_kernel
@@ -150,7 +150,7 @@ def decision_rows_kernel(phase: np.ndarray, accuse: np.ndarray, out: np.ndarray,
             counts[k] += 1
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _probability_rows(
     idx: np.ndarray, late: np.ndarray, book: Book, caches: DecisionCaches, model: Assumptions, mix: float,
     stale: np.ndarray, scratch: NaiveScratch, rows: np.ndarray,
@@ -293,7 +293,10 @@ def deducer_decisions_kernel(
             kk = shortlist + 1
             _draw(rng, draws, 2 * k * NUM_CARDS)
             half = k * NUM_CARDS
-            candidates_kernel(prows[:k], seat, shortlist, draws[:half], draws[half : 2 * half], cand[:k, :, :kk], u)
+            # categories as an int64 here and below (not a constant, not omitted): one compiled version, the one
+            # Python calls too (numba compiles a version per constant argument).
+            candidates_kernel(prows[:k], seat, shortlist, draws[:half], draws[half : 2 * half], cand[:k, :, :kk], u,
+                              np.int64(3))  # fmt: skip
             cs, cw, cr = cand[:k, 0, :kk], cand[:k, 1, :kk], cand[:k, 2, :kk]
         T = cs.shape[1] * cw.shape[1] * cr.shape[1]
         for j in range(k):  # rng.random((k, T))
@@ -311,7 +314,8 @@ def deducer_decisions_kernel(
         kk = room_shortlist + 1
         pr = prows[k : k + m]
         half = m * NUM_CARDS
-        candidates_kernel(pr, seat, room_shortlist, draws[:half], draws[half : 2 * half], cand[:m, :, :kk], u, 2)
+        candidates_kernel(pr, seat, room_shortlist, draws[:half], draws[half : 2 * half], cand[:m, :, :kk], u,
+                          np.int64(2))  # fmt: skip
         room_values_kernel(pr, cand[:m, 0, :kk], cand[:m, 1, :kk], order[:m], refute_all, value[:m], pre, reps)
         goal_rooms_kernel(has, bad, sub[k : k + m], value[:m])
         for j in range(m):

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.compiled import KERNEL
+from agents.compiled import INLINE, KERNEL
 from agents.knowledge.facts import CATEGORY_COUNT, FIRST_OF
 from agents.planning.movement import choose_moves, turn_start_choice
 from agents.players.base import Agent, replace_illegal
@@ -217,7 +217,7 @@ def act_kernel(idx: np.ndarray, phase: np.ndarray, mask: np.ndarray, open_: np.n
             out[i] = A.END_TURN
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _random_open(u: np.ndarray, at: int, open_: np.ndarray, g: int, first: int, size: int) -> int:
     """``_random_true``: one uniform number per card of the category (``u[at : at + size]``, all used), the largest
     open one wins; 0 if none is open."""

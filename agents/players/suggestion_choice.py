@@ -18,10 +18,10 @@ from agents.knowledge.suggestion_value import (
     DECODE_SLACK,
     MARGIN,
     envelope_pre_card,
-    envelope_triple,
-    envelope_triple_above,
     h2_scalar,
     h2c,
+    triple_bound,
+    triple_value,
 )
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
@@ -120,7 +120,7 @@ def best_suggestion_kernel(
             b = (t_first // kr) % kw
             a = t_first // (kr * kw)
             c0, c1, c2 = cs[i, a], cw[i, b], cr[i, c]
-            v = envelope_triple(prob, i, c0, c1, c2, order, refute_all, True, pre, h_lo, h_hi)
+            v = triple_value(prob, i, (c0, c1, c2), order, refute_all, pre, (h_lo, h_hi), -1.0, 0.0)
             memo[(reps[0, a] * kw + reps[1, b]) * kr + reps[2, c]] = v
             top = v + 1e-9 * noise[i, t_first]
             best = triple_index(c0, c1, c2)
@@ -143,10 +143,7 @@ def best_suggestion_kernel(
                         if not skip and memo[m] < 0.0 and best >= 0 and not refute_all:  # a log-free bound first
                             skip = memo[T + m] + extra < top - MARGIN  # the bound that stopped an equal triple
                             if not skip:
-                                ub = envelope_triple_above(
-                                    prob, i, (c0, c1, c2), order, False, True, pre, (h_lo, h_hi), top - MARGIN, extra,
-                                    True,
-                                )  # fmt: skip
+                                ub = triple_bound(prob, i, (c0, c1, c2), order, pre, (h_lo, h_hi), top - MARGIN, extra)
                                 skip = ub + extra < top - MARGIN
                                 if ub < 0.0:  # stopped by the bound B (ub = -1 - B): kept, decoded a hair high
                                     memo[T + m] = -1.0 - ub + DECODE_SLACK
@@ -155,10 +152,8 @@ def best_suggestion_kernel(
                                 v = memo[m]
                             else:
                                 floor = top if best >= 0 else -1.0
-                                v = envelope_triple_above(
-                                    prob, i, (c0, c1, c2), order, refute_all, True, pre, (h_lo, h_hi), floor, extra,
-                                    False,
-                                )  # fmt: skip
+                                v = triple_value(prob, i, (c0, c1, c2), order, refute_all, pre, (h_lo, h_hi), floor,
+                                                 extra)  # fmt: skip
                                 if v >= 0.0:  # exact (-1: stopped early, it cannot win)
                                     memo[m] = v
                             v = v + extra
@@ -216,7 +211,7 @@ def room_values_kernel(
                 out[i, r] = out[i, reps[2, r]]
                 continue
             room = ROOM_CARD0 + r
-            best = envelope_triple(prob, i, cs[i, a0], cw[i, b0], room, order, refute_all, True, pre, h_lo, h_hi)
+            best = triple_value(prob, i, (cs[i, a0], cw[i, b0], room), order, refute_all, pre, (h_lo, h_hi), -1.0, 0.0)
             for a in range(ks):
                 if reps[0, a] != a:
                     continue
@@ -227,14 +222,10 @@ def room_values_kernel(
                     if not refute_all and pre[HE, c0] + pre[HE, c1] + pre[HE, c2] <= best:
                         continue  # at most its prior entropy: cannot beat the best (first-refuter rule)
                     if not refute_all:  # a log-free upper bound first
-                        ub = envelope_triple_above(
-                            prob, i, (c0, c1, c2), order, False, True, pre, (h_lo, h_hi), best - MARGIN, 0.0, True
-                        )
+                        ub = triple_bound(prob, i, (c0, c1, c2), order, pre, (h_lo, h_hi), best - MARGIN, 0.0)
                         if ub < best - MARGIN:
                             continue
-                    v = envelope_triple_above(
-                        prob, i, (c0, c1, c2), order, refute_all, True, pre, (h_lo, h_hi), best, 0.0, False
-                    )
+                    v = triple_value(prob, i, (c0, c1, c2), order, refute_all, pre, (h_lo, h_hi), best, 0.0)
                     if v > best:
                         best = v
             out[i, r] = best

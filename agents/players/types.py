@@ -138,7 +138,8 @@ class DecisionScratch(NamedTuple):
     what it wrote in the same call."""
 
     ph: np.ndarray
-    """(cap,) int64: the games' phases."""
+    """(cap,) int8: the games' phases (the view's dtype: the phase kernels then have one compiled version, for the
+    kernel's calls and Python's)."""
     accuse: np.ndarray
     """(cap,) int64: the proved accusation of each game, -1: none."""
     sub: np.ndarray

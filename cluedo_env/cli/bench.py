@@ -249,7 +249,8 @@ _COMPILE_STEPS = {
 
 def compile_times() -> dict[str, float]:
     """Seconds of each start-up of :data:`_COMPILE_STEPS` in a fresh process on an empty numba cache (``cold``),
-    and of the first one again on the cache it left (``env_cached``)."""
+    and of the first one again on the cache it left (``env_cached``); ``*_cpu`` the CPU seconds of that process
+    (user + system), the figure to compare on a loaded machine, where the wall time also counts the waits."""
     out: dict[str, float] = {}
     for name, (code, _) in _COMPILE_STEPS.items():
         with tempfile.TemporaryDirectory() as cache:
@@ -257,9 +258,12 @@ def compile_times() -> dict[str, float]:
             timed = f"import time\nt=time.perf_counter()\n{code}\nprint(time.perf_counter()-t)"
             kinds = ("cold", "cached") if name == "env" else ("cold",)
             for kind in kinds:
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 done = subprocess.run([sys.executable, "-c", timed], env=env, capture_output=True, text=True,
                                       check=True)  # fmt: skip
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 out[f"{name}_{kind}"] = float(done.stdout.strip().splitlines()[-1])
+                out[f"{name}_{kind}_cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return out
 
 
@@ -374,8 +378,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         report["compile_seconds"] = compile_times()
         c = report["compile_seconds"]
         for name, (_, what) in _COMPILE_STEPS.items():
-            print(f"{what}: {c[name + '_cold']:.1f} s on an empty numba cache")
-        print(f"the same env start-up on a warm cache: {c['env_cached']:.2f} s")
+            print(f"{what}: {c[name + '_cold']:.1f} s on an empty numba cache (CPU {c[name + '_cold_cpu']:.1f} s)")
+        print(f"the same env start-up on a warm cache: {c['env_cached']:.2f} s (CPU {c['env_cached_cpu']:.2f} s)")
     rows = report["results"]
     for label, cfg in parsed:
         for batch_size in batch_sizes:

@@ -1,11 +1,11 @@
 """``cluedo warmup``: compile every kernel once, so that no later command waits on numba.
 
 numba compiles a kernel on its first call and caches the machine code on disk (:mod:`cluedo_env.engine.kernel_cache`
-keeps that cache in step with the sources). On an empty cache the first game of the engine waits about 40 s and
-the first game of four deducers or experts a few minutes. ``cluedo warmup`` pays that once, visibly, one line
-per step: the engine and the PettingZoo env, then a short batch of each built-in player on a board preset and on
-the card game (the paths differ: movement planning exists only on the board). A warm cache makes it a matter of
-seconds. ``make demo`` and ``make test`` run it first.
+keeps that cache in step with the sources). On an empty cache the first game of the engine waits about 20 s and
+the first game of four deducers or experts about a minute. ``cluedo warmup`` pays that once (about two minutes on
+two cores), visibly, one line per step: the engine and the PettingZoo env, then a short batch of each built-in
+player on a board preset and on the card game (the paths differ: movement planning exists only on the board). A
+warm cache makes it a matter of seconds. ``make demo`` and ``make test`` run it first.
 """
 
 from __future__ import annotations

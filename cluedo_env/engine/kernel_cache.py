@@ -143,7 +143,7 @@ ENGINE = KernelSources(
     tuple(PACKAGE / "engine" / name for name in ("kernels.py", "movement.py", "observation.py")),
     package="cluedo_env.",
     title="the engine's kernels",
-    first_run="about 40 s",
+    first_run="about 20 s",
 )
 """The engine's kernels (:mod:`cluedo_env.engine.kernels`, ``movement``, ``observation``)."""
 

@@ -51,6 +51,12 @@ _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 # array they touch is owned by the calling VectorEngine, so no count is needed.
 KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy"}
 INLINE = {**KERNEL, "inline": "always"}
+# A kernel only other kernels call: compiled once, with no wrapper to call it from Python (or C). Why: the wrapper
+# unboxes every argument, ~40 arrays for a State, and was most of a small helper's compile time (a second or so
+# each on an empty cache, for code never run). LLVM still inlines the helper into its callers where that pays, as
+# it would a KERNEL; ``inline="always"`` (numba's own inlining) instead types and lowers the body again at every
+# call site, which for the step's helpers, called from several places, cost more than it saved.
+HELPER = {**KERNEL, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 
 class Scratch(NamedTuple):
@@ -169,7 +175,7 @@ def new_games(s, rules, tables, idx: np.ndarray, work) -> None:
 
 
 # ===================================================================== legal actions
-@njit(**KERNEL)
+@njit(**HELPER)
 def accuse_set_for(s, rules, b: int) -> int:
     """Triple-set id of the accusations open to game ``b``'s current player (R-A1, R-T4)."""
     if not rules.accusation_in_room:
@@ -178,7 +184,7 @@ def accuse_set_for(s, rules, b: int) -> int:
     return loc - ROOM_LOC0 if loc >= ROOM_LOC0 else NO_TRIPLES
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def update_legal(s, rules, tables, b: int) -> None:
     """Recompute game ``b``'s legal blocks (specials, shows, triple sets) from its state.
 
@@ -247,6 +253,13 @@ def update_legal(s, rules, tables, b: int) -> None:
     _write_triple_blocks(s, tables, b)
 
 
+@njit(**KERNEL)
+def update_legal_of(s, rules, tables, b: int) -> None:
+    """:func:`update_legal` for Python (a snapshot's restore). Why a kernel of its own: update_legal is a HELPER, so
+    the start-up of every engine compiles no Python wrapper of it (40 arrays to unbox) that only a restore calls."""
+    update_legal(s, rules, tables, b)
+
+
 @njit(**INLINE)
 def _write_triple_blocks(s, tables, b: int) -> None:
     """Write the mask's SUGGEST and ACCUSE blocks from the triple sets, where the sets changed."""
@@ -267,7 +280,7 @@ def _in_set(set_id: int, t: int) -> bool:
     return set_id >= 0 and t % NUM_ROOMS == set_id
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def is_legal(s, b: int, a: int) -> bool:
     """Whether action ``a`` is legal in game ``b`` (read from the legal blocks, no mask needed)."""
     if a < 0 or a >= _NUM_ACTIONS:
@@ -299,14 +312,14 @@ def first_illegal(s, actions: np.ndarray, active: np.ndarray) -> tuple[int, int]
     return first, count
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def legal_count(s, tables, b: int) -> int:
     return (s.n_special[b] + s.n_move[b] + tables.triple_count[s.suggest_set[b] + 1] + s.n_show[b]
             + tables.triple_count[s.accuse_set[b] + 1])  # fmt: skip
 
 
 # ===================================================================== sampling
-@njit(**KERNEL)
+@njit(**INLINE)
 def _nth_true(row: np.ndarray, lo: int, hi: int, rank: int) -> int:
     """Index of the ``rank``-th True of ``row[lo:hi]`` (0-based), as an index into ``row``."""
     for a in range(lo, hi):
@@ -317,13 +330,13 @@ def _nth_true(row: np.ndarray, lo: int, hi: int, rank: int) -> int:
     return -1
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _triple_at(set_id: int, rank: int) -> int:
     """The ``rank``-th triple of a set: a room set lists (suspect, weapon) pairs in order."""
     return rank if set_id == ALL_TRIPLES else rank * NUM_ROOMS + set_id
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def action_at_rank(s, tables, b: int, rank: int) -> int:
     """The ``rank``-th legal action of game ``b`` in action-id order."""
     n = s.n_special[b]
@@ -449,7 +462,7 @@ def step(
     return -1, 0
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def destinations_of(s, moves, b: int, others: np.ndarray, out: np.ndarray) -> int:
     """Fill ``out`` (197,) bool with game ``b``'s current player's destinations for its roll."""
     cur = s.current[b]
@@ -458,7 +471,7 @@ def destinations_of(s, moves, b: int, others: np.ndarray, out: np.ndarray) -> in
     return fill_destinations(moves, s.pos[b, cur], s.roll[b], others, out)
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _roll(s, rules, tables, moves, b: int, others: np.ndarray) -> None:
     """R-T1, R-D1: roll, then find the destinations (R-M*); none forfeits the move (R-M8)."""
     dice = 0
@@ -474,7 +487,7 @@ def _roll(s, rules, tables, moves, b: int, others: np.ndarray) -> None:
         _after_move(s, rules, b)
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _after_move(s, rules, b: int) -> None:
     """After a move onto a square or a forfeited move: accuse or end (R-A1, R-M8)."""
     if accuse_set_for(s, rules, b) != NO_TRIPLES:
@@ -483,10 +496,11 @@ def _after_move(s, rules, b: int) -> None:
         _end_turn(s, rules, b)
 
 
-@njit(**KERNEL)
-def _append_history(s, b: int, kind: int, player: int, t: int) -> int:
+@njit(**HELPER)
+def _append_history(s, b: int, player: int, t: int) -> int:
+    """Append a record of ``player`` naming triple ``t``; the caller writes its kind. (A kind passed in, a constant,
+    would compile a version of this helper per kind: numba specialises a call on constant arguments.)"""
     h = s.hist_len[b]
-    s.hist_kind[b, h] = kind
     s.hist_player[b, h] = player
     s.hist_triple[b, h, 0], s.hist_triple[b, h, 1], s.hist_triple[b, h, 2] = triple_of(t)
     s.hist_correct[b, h] = False
@@ -494,7 +508,7 @@ def _append_history(s, b: int, kind: int, player: int, t: int) -> int:
     return h
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _suggest(s, rules, b: int, t: int) -> None:
     P = rules.players
     cur = s.current[b]
@@ -508,7 +522,8 @@ def _suggest(s, rules, b: int, t: int) -> None:
             if sus < P and sus != cur:
                 s.dragged[b, sus] = True  # R-T3 opens for their next turn
         s.weapon_room[b, wc - WEAPON_CARD0] = room
-    h = _append_history(s, b, SUGGESTION, cur, t)
+    h = _append_history(s, b, cur, t)
+    s.hist_kind[b, h] = SUGGESTION
     for p in range(P):
         s.hist_response[b, h, p] = NOT_ASKED
     for card in (sus, wc, rc):
@@ -516,7 +531,7 @@ def _suggest(s, rules, b: int, t: int) -> None:
     _ask_refuters(s, rules, b, cur)
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _ask_refuters(s, rules, b: int, after: int) -> None:
     """R-G6: ask the seats after ``after`` in turn order, up to the suggester, until one holds a named card."""
     P = rules.players
@@ -537,7 +552,7 @@ def _ask_refuters(s, rules, b: int, after: int) -> None:
     _suggestion_resolved(s, rules, b)
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _show(s, rules, b: int, card: int) -> None:
     h = s.hist_len[b] - 1
     ref = s.refuter[b]
@@ -556,7 +571,7 @@ def _show(s, rules, b: int, card: int) -> None:
         _suggestion_resolved(s, rules, b)
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _suggestion_resolved(s, rules, b: int) -> None:
     s.refuter[b] = -1
     if rules.accuse_after_suggestion:  # R-G8
@@ -565,17 +580,18 @@ def _suggestion_resolved(s, rules, b: int) -> None:
         _end_turn(s, rules, b)
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _accuse(s, rules, tables, b: int, t: int) -> None:
     P = rules.players
     cur = s.current[b]
     sus, wc, rc = triple_cards(t)
     correct = sus == s.envelope[b, 0] and wc == s.envelope[b, 1] and rc == s.envelope[b, 2]  # R-A2
-    h = _append_history(s, b, ACCUSATION, cur, t)
+    h = _append_history(s, b, cur, t)
+    s.hist_kind[b, h] = ACCUSATION
     s.hist_correct[b, h] = correct
     s.accused_at[b, cur] = h
     if correct:  # R-A3, R-E1
-        _finish(s, rules, b, cur)
+        _finish(s, rules, b, np.int64(cur))  # int64 at every call: one compiled version of _finish
         return
     s.eliminated[b, cur] = True  # R-A4
     if rules.has_board:
@@ -588,14 +604,14 @@ def _accuse(s, rules, tables, b: int, t: int) -> None:
             alive += 1
             last = p
     if alive == 0:  # R-E4
-        _finish(s, rules, b, -1)
+        _finish(s, rules, b, np.int64(-1))
     elif alive == 1 and rules.last_standing_wins:  # R-E2
-        _finish(s, rules, b, last)
+        _finish(s, rules, b, np.int64(last))
     else:
         _end_turn(s, rules, b)  # R-A4: every accusation ends the accuser's turn
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _finish(s, rules, b: int, winner: int) -> None:
     s.winner[b] = winner
     s.terminated[b] = True
@@ -606,7 +622,7 @@ def _finish(s, rules, b: int, winner: int) -> None:
         s.rewards[b, p] = 1.0 if p == winner else -1.0
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _end_turn(s, rules, b: int) -> None:
     P = rules.players
     cur = s.current[b]
@@ -683,7 +699,7 @@ def actors(phase, refuter, current, out) -> None:
         out[b] = _actor(phase, refuter, current, b)
 
 
-@njit(**KERNEL)
+@njit(**HELPER)
 def _first_outside(idx, B) -> int:
     """The first i whose game ``idx[i]`` is not one of the batch's B, else -1 (the players' row queries check their
     indices here, in the pass that reads them)."""
@@ -826,4 +842,5 @@ __all__ = [
     "step",
     "suggestion_room_rows",
     "update_legal",
+    "update_legal_of",
 ]

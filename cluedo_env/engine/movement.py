@@ -88,7 +88,7 @@ class MoveTables(NamedTuple):
     stack: np.ndarray
 
     def _part(self, name: str) -> np.ndarray:
-        at = dict(zip(_PARTS, _layout(self.max_roll), strict=True))
+        at = dict(zip(_PARTS, _layout.py_func(self.max_roll), strict=True))
         k = self.max_roll + 1
         s = len(self.ints) - at["dest"]
         shapes = {
@@ -164,6 +164,10 @@ def _families(
     wit: np.ndarray,
     score: np.ndarray,
     seen: np.ndarray,
+    visited: np.ndarray,
+    path: np.ndarray,
+    nxt: np.ndarray,
+    masks: np.ndarray,
 ) -> None:
     """One pass over every simple path of at most ``max_roll`` pips from ``start`` (R-M1, R-M2).
 
@@ -174,17 +178,23 @@ def _families(
     Pass 0 fills ``seen`` (k, 197) bool and the cut squares ``inter`` (k, 197, 3) uint64,
     and takes as witness 0 a shortest path; pass j > 0 takes as witness j the path that
     steps on the fewest non-cut squares of witnesses 0..j-1, the shorter first on a tie.
-    ``wit`` (k, 197, WITNESSES, 3) uint64; ``score`` (k, 197) int64 is scratch. A path's
-    mask holds the squares it steps on, never the start: as many bits as pips.
+    ``wit`` (k, 197, WITNESSES, 3) uint64. Scratch: ``score`` (k, 197) int64, ``visited`` (197,) bool (on the
+    path), ``path`` and ``nxt`` (k,) int64 (the location and next exit to try at each depth), ``masks`` (k, 3)
+    uint64 (the squares stepped on up to each depth). A path's mask holds the squares it steps on, never the start:
+    as many bits as pips.
     The offers are written out here rather than in a helper: a call per offer would
-    cost ten times the walk.
+    cost ten times the walk. Nothing is allocated here: allocating would compile numpy's allocators too.
     """
     origin = start - ROOM_LOC0 if start >= ROOM_LOC0 else -1
-    visited = np.zeros(NUM_LOCATIONS, np.bool_)
-    path = np.empty(max_roll + 1, np.int64)
-    nxt = np.zeros(max_roll + 1, np.int64)
-    masks = np.zeros((max_roll + 1, WORDS), np.uint64)  # squares stepped on up to each depth
-    score[:] = 1 << 40
+    for loc in range(NUM_LOCATIONS):
+        visited[loc] = False
+    for d in range(max_roll + 1):
+        nxt[d] = 0
+        for w in range(WORDS):
+            masks[d, w] = 0
+    for k in range(score.shape[0]):
+        for loc in range(NUM_LOCATIONS):
+            score[k, loc] = 1 << 40
     depth = 0
     path[0] = start
     visited[start] = True
@@ -239,59 +249,65 @@ def _families(
         new = True
 
 
-@numba.njit(cache=True, nogil=True)
 def _build_tables(
     exits: np.ndarray, front_room: np.ndarray, distance: np.ndarray, max_roll: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """(ints, words) of :class:`MoveTables`, from every simple path.
 
     Two sweeps over the starts: the first only finds the families (the empty board's
-    destinations, to size the slot arrays), the second summarises each one.
+    destinations, to size the slot arrays), the second summarises each one. Only the walk
+    (:func:`_families`) is compiled: the packing around it is a few numpy calls per start,
+    and compiling it too cost seconds on an empty numba cache (numpy's allocators and the
+    error paths of slice assignment) for milliseconds of run time.
     """
     K = max_roll + 1
-    _, exits_at, front_at, first_at, dest_at, ball_at, neighbors_at, fronts_at, paths_at = _layout(max_roll)
+    _, exits_at, front_at, first_at, dest_at, ball_at, neighbors_at, fronts_at, paths_at = _layout.py_func(max_roll)
+    exits = np.ascontiguousarray(exits, np.int16)
+    front_room = np.ascontiguousarray(front_room, np.int16)
     inter = np.zeros((K, NUM_LOCATIONS, WORDS), np.uint64)
     wit = np.zeros((K, NUM_LOCATIONS, WITNESSES, WORDS), np.uint64)
     score = np.empty((K, NUM_LOCATIONS), np.int64)
     seen = np.zeros((K, NUM_LOCATIONS), np.bool_)
+    scratch = (np.zeros(NUM_LOCATIONS, np.bool_), np.zeros(K, np.int64), np.zeros(K, np.int64),
+               np.zeros((K, WORDS), np.uint64))  # fmt: skip
     n_slots = 0
     for start in range(NUM_LOCATIONS):
         seen[:] = False
-        _families(exits, front_room, max_roll, start, 0, inter, wit, score, seen)
-        n_slots += seen.sum()
+        _families(exits, front_room, max_roll, start, 0, inter, wit, score, seen, *scratch)
+        n_slots += int(seen.sum())
     ints = np.empty(dest_at + n_slots, np.int32)
     words = np.zeros(paths_at + n_slots * (1 + WITNESSES) * WORDS, np.uint64)
     ints[:exits_at] = distance.ravel()
     ints[exits_at:front_at] = exits.ravel()
     ints[front_at:first_at] = front_room
-    for sq in range(NUM_SQUARES):
-        for r in range(K):
-            for other in range(NUM_SQUARES):
-                if distance[sq, other] <= r:
-                    words[ball_at + (sq * K + r) * WORDS + (other >> 6)] |= np.uint64(1) << np.uint64(other & 63)
+    squares = np.arange(NUM_SQUARES)
+    bits = np.uint64(1) << (squares & 63).astype(np.uint64)
+    ball = np.zeros((NUM_SQUARES, K, WORDS), np.uint64)  # bit `other` of [sq, r] iff distance[sq, other] <= r
+    for r in range(K):
+        near = distance[:NUM_SQUARES, :NUM_SQUARES] <= r
+        for w in range(WORDS):
+            part = squares >> 6 == w
+            ball[:, r, w] = np.bitwise_or.reduce(np.where(near[:, part], bits[part], np.uint64(0)), axis=1)
+    words[ball_at : ball_at + ball.size] = ball.ravel()
     for loc in range(NUM_LOCATIONS):  # neighbours of a square, door fronts of a room
         for j in range(4):
-            other = exits[loc, j]
+            other = int(exits[loc, j])
             if other >= 0:
                 at = neighbors_at + loc * WORDS if loc < NUM_SQUARES else fronts_at + (loc - ROOM_LOC0) * WORDS
                 words[at + (other >> 6)] |= np.uint64(1) << np.uint64(other & 63)
+    records = words[paths_at:].reshape(n_slots, 1 + WITNESSES, WORDS)
     slot = 0
     for start in range(NUM_LOCATIONS):
         seen[:] = False
         for npass in range(WITNESSES):
-            _families(exits, front_room, max_roll, start, npass, inter, wit, score, seen)
-        for k in range(K):
-            ints[first_at + start * K + k] = slot
-            for loc in range(NUM_LOCATIONS):
-                if not seen[k, loc]:
-                    continue
-                ints[dest_at + slot] = loc
-                record = paths_at + slot * (1 + WITNESSES) * WORDS
-                for w in range(WORDS):
-                    words[record + w] = inter[k, loc, w]
-                    for i in range(WITNESSES):
-                        words[record + (1 + i) * WORDS + w] = wit[k, loc, i, w]
-                slot += 1
+            _families(exits, front_room, max_roll, start, npass, inter, wit, score, seen, *scratch)
+        k, loc = np.nonzero(seen)  # the slots of (start, k), by roll then location
+        n = len(k)
+        ints[first_at + start * K : first_at + (start + 1) * K] = slot + np.searchsorted(k, np.arange(K))
+        ints[dest_at + slot : dest_at + slot + n] = loc
+        records[slot : slot + n, 0] = inter[k, loc]
+        records[slot : slot + n, 1:] = wit[k, loc]
+        slot += n
     ints[first_at + NUM_LOCATIONS * K] = slot
     return ints, words
 

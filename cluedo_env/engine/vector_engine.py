@@ -37,6 +37,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import cached_property
 from typing import Any, NamedTuple
 
 import numba
@@ -203,21 +204,14 @@ class VectorEngine:
         self._start_threads()
 
     def _compile(self) -> None:
-        """Entry points of the kernels for this engine's argument types (see :func:`_compiled`)."""
+        """Entry points of the kernels every game loop calls, for this engine's argument types (see
+        :func:`_compiled`); the others are compiled on first use (the ``cached_property`` ones below)."""
         s, r, t, w = self.state, self.rules, self.tables, self.work
         ids = np.zeros(1, np.int64)
         self._k_new = _compiled(K.new_games, s, r, t, ids, w)
-        self._k_is_legal = _compiled(K.is_legal, s, 0, 0)
         self._k_step = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True, *self._out)
-        self._k_sample = _compiled(K.sample_uniform, s, t, self._no_uniforms, self._actions)
-        self._k_full = _compiled(K.sample_full_game, s, t, 0.5, self._actions)
-        self._k_legal = _compiled(K.update_legal, s, r, t, 0)
-        self._k_summaries = _compiled(K.rebuild_summaries, s, r, 0)
-        self._k_dest = _compiled(K.destinations_of, s, self.moves, 0, np.zeros(6, np.int16), self.mask[0, 4:201])
         self._k_obs = _compiled(encode, s, r, self.obs_offsets, ids, ids, np.zeros((1, self.observation_size), np.int8),
                                 False)  # fmt: skip
-        self._k_obs_packed = _compiled(encode, s, r, self.packed_layout.offsets, ids, ids,
-                                       np.zeros((1, self.packed_observation_size), np.uint8), True)  # fmt: skip
 
     def _check_threads(self, threads: Any) -> int:
         if threads == "auto":
@@ -239,7 +233,6 @@ class VectorEngine:
             self._chunks.append(_Chunk(int(lo), int(hi), State(*(a[lo:hi] for a in self.state)), K.new_scratch(),
                                        with_scratch(self.moves), np.arange(hi - lo, dtype=np.int64)))  # fmt: skip
         self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="cluedo-engine")
-        self._k_first_illegal = _compiled(K.first_illegal, self.state, self._actions, self._all_active)
 
     def _on_chunks(self, work: Callable[[_Chunk], Any]) -> list[Any]:
         """``work(chunk)`` for every chunk, the first in this thread and the others in the pool; their results."""
@@ -250,6 +243,24 @@ class VectorEngine:
         """Stop the engine's worker threads (they also stop when the engine is garbage-collected)."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
+
+    # The entry points of the kernels a plain game loop does not call, compiled on first use. Why: on an empty numba
+    # cache each costs seconds of compiling, which the PettingZoo env's start-up paid for kernels only snapshots, the
+    # benchmark players and sample_random_actions call. A cached_property (not __getattr__, which would slow down
+    # every attribute read of the engine) leaves the entry point in the instance's __dict__ after the first read.
+    _k_is_legal = cached_property(lambda self: _compiled(K.is_legal, self.state, 0, 0))
+    _k_sample = cached_property(lambda self: _compiled(K.sample_uniform, self.state, self.tables, self._no_uniforms,
+                                                       self._actions))  # fmt: skip
+    _k_full = cached_property(lambda self: _compiled(K.sample_full_game, self.state, self.tables, 0.5, self._actions))
+    _k_legal = cached_property(lambda self: _compiled(K.update_legal_of, self.state, self.rules, self.tables, 0))
+    _k_summaries = cached_property(lambda self: _compiled(K.rebuild_summaries, self.state, self.rules, 0))
+    _k_dest = cached_property(lambda self: _compiled(K.destinations_of, self.state, self.moves, 0,
+                                                     np.zeros(6, np.int16), self.mask[0, 4:201]))  # fmt: skip
+    _k_obs_packed = cached_property(lambda self: _compiled(
+        encode, self.state, self.rules, self.packed_layout.offsets, self._one_game, self._one_game,
+        np.zeros((1, self.packed_observation_size), np.uint8), True))  # fmt: skip
+    _k_first_illegal = cached_property(lambda self: _compiled(K.first_illegal, self.state, self._actions,
+                                                              self._all_active))  # fmt: skip
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the arrays, not the compiled entry points or threads (rebuilt on load, from numba's cache)."""
@@ -337,8 +348,8 @@ class VectorEngine:
         out = np.empty(self.batch_size, np.int64)
         u = self._no_uniforms if rng is None else rng.random(self.batch_size)
         if self._chunks:
-            self._on_chunks(lambda c: self._k_sample(c.state, self.tables, u[c.lo : c.hi] if len(u) else u,
-                                                     out[c.lo : c.hi]))  # fmt: skip
+            kernel = self._k_sample  # compiled here, not in the workers
+            self._on_chunks(lambda c: kernel(c.state, self.tables, u[c.lo : c.hi] if len(u) else u, out[c.lo : c.hi]))
         else:
             self._k_sample(self.state, self.tables, u, out)
         return out
@@ -354,7 +365,8 @@ class VectorEngine:
         out = np.empty(self.batch_size, np.int64)
         keep = float(keep_accusation)
         if self._chunks:
-            self._on_chunks(lambda c: self._k_full(c.state, self.tables, keep, out[c.lo : c.hi]))
+            kernel = self._k_full  # compiled here, not in the workers
+            self._on_chunks(lambda c: kernel(c.state, self.tables, keep, out[c.lo : c.hi]))
         else:
             self._k_full(self.state, self.tables, keep, out)
         return out
