@@ -15,7 +15,8 @@ its middle half; the ratio is the figure to read.
 
 Each run is :func:`agents.play.runner.play_games` with four equal players (seeds as in ``bench_players.py``); the
 workers time it with ``time.process_time``. ``engine:mask``, ``engine:obs`` and ``engine:packed`` time the engine
-instead (``scripts/bench.py``'s ``full`` workload on one thread, ``--games`` steps of ``--batch`` games: sample, step,
+instead (``scripts/bench.py``'s ``full`` workload on one thread, ``--games`` steps of ``--batch`` games whose play
+has spread over the whole length of a game: sample, step,
 mask, and the int8 or packed observation); a checkout without packed observations writes int8 ones for
 ``engine:packed``, so that row compares the packed encoder with the int8 one it replaces. Those rows give
 agent-steps per CPU second (the other rows: games per CPU second).
@@ -49,14 +50,19 @@ from cluedo_env.engine.vector_engine import VectorEngine
 import inspect
 import numpy as np
 ONE_THREAD = {"threads": 1} if "threads" in inspect.signature(VectorEngine).parameters else {}
+ENGINES = {}
 def engine(kind, preset, steps, batch, seed):
-    eng = VectorEngine(preset, batch_size=batch, autoreset=True, **ONE_THREAD)
-    eng.reset(seed=seed)
+    # one engine per preset and batch, kept: its games are spread over their whole length (a fresh batch starts
+    # every game at once, with the short histories of an opening, which are cheaper to observe than the average)
+    eng = ENGINES.get((preset, batch))
+    if eng is None:
+        eng = ENGINES[(preset, batch)] = VectorEngine(preset, batch_size=batch, autoreset=True, **ONE_THREAD)
+        eng.reset(seed=seed)
+        for _ in range(1500):
+            eng.step(eng.sample_full_game_actions())
     packed = kind == "packed" and hasattr(eng, "packed_observation_size")
     buf = np.empty((batch, eng.packed_observation_size if packed else eng.observation_size),
                    np.uint8 if packed else np.int8)
-    for _ in range(20):
-        eng.step(eng.sample_full_game_actions())
     c0 = time.process_time()
     for _ in range(steps):
         eng.step(eng.sample_full_game_actions())
