@@ -330,11 +330,11 @@ def rate_text(r: dict[str, Any]) -> str:
 
 def print_table(rows: list[dict[str, Any]]) -> None:
     print(f"{'side':<11}{'environment':<30}{'loop':<12}{'batch':>6}  {'agent-steps/s':>13} {'(cpu)':>8}"
-          f"  {'compile s':>9}  {'ours / peer':<29}note")  # fmt: skip
+          f"  {'compile s':>9}  {'ours / peer':<46}  note")  # fmt: skip
     for r in rows:
         comp = "-" if r["compile_s"] is None else f"{r['compile_s']:.1f}"
         print(f"{r['side']:<11}{r['env']:<30}{r['loop']:<12}{r['batch']:>6}  {rate_text(r):>13} "
-              f"{fmt(r['cpu_rate']):>8}  {comp:>9}  {ratio_text(r):<29}{r['note']}")  # fmt: skip
+              f"{fmt(r['cpu_rate']):>8}  {comp:>9}  {ratio_text(r):<46}  {r['note']}")  # fmt: skip
 
 
 def markdown_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
