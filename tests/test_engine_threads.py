@@ -9,7 +9,10 @@ illegal action anywhere leaves every slice untouched.
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
+import signal
+import time
 
 import numpy as np
 import pytest
@@ -92,3 +95,30 @@ def test_thread_counts_and_their_errors():
     for bad, kind in ((0, CluedoError), (-2, CluedoError), (1.5, TypeError), ("all", TypeError)):
         with pytest.raises(kind, match="threads must be a positive integer or 'auto'"):
             VectorEngine("classic", batch_size=4, threads=bad)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_steps_a_threaded_engine_it_inherited():
+    """A child inherits the pool object but none of its threads; it must start its own, not wait forever."""
+    eng = VectorEngine("classic", batch_size=8, autoreset=True, threads=2)
+    eng.reset(seed=1)
+    eng.step(eng.sample_full_game_actions())  # the parent's pool has started its thread
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: step on, report, and leave without running the parent's cleanup
+        try:
+            for _ in range(5):
+                eng.step(eng.sample_full_game_actions())
+            os.write(write, b"ok")
+        finally:
+            os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + 30
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:  # a child that hangs fails the test instead of the suite
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child's step hung (it waited for threads it does not have)")
+        time.sleep(0.05)
+    assert os.read(read, 2) == b"ok" and os.waitstatus_to_exitcode(done[1]) == 0
+    os.close(read)

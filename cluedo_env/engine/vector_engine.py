@@ -233,9 +233,13 @@ class VectorEngine:
             self._chunks.append(_Chunk(int(lo), int(hi), State(*(a[lo:hi] for a in self.state)), K.new_scratch(),
                                        with_scratch(self.moves), np.arange(hi - lo, dtype=np.int64)))  # fmt: skip
         self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="cluedo-engine")
+        self._pool_pid = os.getpid()
 
     def _on_chunks(self, work: Callable[[_Chunk], Any]) -> list[Any]:
         """``work(chunk)`` for every chunk, the first in this thread and the others in the pool; their results."""
+        if self._pool_pid != os.getpid():  # a forked child inherits the pool but not its threads: it would wait forever
+            self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="cluedo-engine")
+            self._pool_pid = os.getpid()
         others = [self._pool.submit(work, chunk) for chunk in self._chunks[1:]]
         return [work(self._chunks[0]), *(f.result() for f in others)]
 
@@ -264,7 +268,8 @@ class VectorEngine:
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the arrays, not the compiled entry points or threads (rebuilt on load, from numba's cache)."""
-        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_k_") and k not in ("_chunks", "_pool")}
+        state = {k: v for k, v in self.__dict__.items()
+                 if not k.startswith("_k_") and k not in ("_chunks", "_pool", "_pool_pid")}  # fmt: skip
         for name in (*State._fields, "special", "move_dest", "show"):  # aliases of self.state
             state.pop(name, None)
         return state
