@@ -236,12 +236,16 @@ def test_import_needs_no_display_and_human_mode_says_so(monkeypatch):
         R.HumanWindow()
 
 
+# The test folder goes on the path as pytest puts it there: `tests` is not a package, and a `tests` package that
+# another distribution installs (pgx does) would shadow `from tests.test_render import ...`.
 HUMAN_WINDOW_SCRIPT = """
+import sys
 import warnings
 import numpy as np
 import cluedo_env.render as R
 import cluedo_env.render.window as W
-from tests.test_render import known_snapshot, cards_snapshot
+sys.path.insert(0, "tests")
+from test_render import known_snapshot, cards_snapshot
 W.display_available = lambda: True
 W._NON_INTERACTIVE = set()  # let the Agg backend stand in for a GUI one
 warnings.simplefilter("ignore")  # Agg: 'cannot be shown'
