@@ -197,3 +197,15 @@ class LegalityChecked(Agent):
         a = self.inner.act(view, idx)
         assert view.legal_action_mask[idx, a].all()
         return a
+
+
+# The smallest RLlib run of the bulk sampler the tests train: a card game, one local runner, one minibatch epoch.
+RLLIB_SMALL = {
+    "sampler": "bulk",
+    "env": {"preset": "cards", "players": 4},
+    "env_runners": {"num_env_runners": 0, "num_envs_per_env_runner": 16, "rollout_fragment_length": 8},
+    "ppo": {"train_batch_size_per_learner": 128, "minibatch_size": 64, "num_epochs": 1},
+    "model": {"fcnet_hiddens": [32]},
+    "eval": {"every": 0},
+    "checkpoint_every": 1,
+}

@@ -99,8 +99,6 @@ def test_every_piece_matches_its_source(preset):
         enc = compact.compact
         want = encode_reference(enc, engine_obs, compact.belief, ar)
         assert np.array_equal(enc.encode(engine_obs, compact.belief, ar), want)
-        packed = compact.eng.observe(player=compact.seat, idx=ar, packed=True)  # the env's path: packed rows
-        assert np.array_equal(enc.encode(packed, compact.belief, ar), want)
         acts = sample_legal(full.action_masks(), rng)
         assert np.array_equal(full.action_masks(), compact.action_masks())
         fo = full.step(acts)[0].copy()

@@ -11,17 +11,9 @@ pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pins gymnasiu
 pytestmark = pytest.mark.xdist_group("ray")  # one test worker runs every Ray cluster, one at a time
 
 import torch  # noqa: E402
+from helpers import RLLIB_SMALL as SMALL  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 
-SMALL = {
-    "sampler": "bulk",
-    "env": {"preset": "cards", "players": 4},
-    "env_runners": {"num_env_runners": 0, "num_envs_per_env_runner": 16, "rollout_fragment_length": 8},
-    "ppo": {"train_batch_size_per_learner": 128, "minibatch_size": 64, "num_epochs": 1},
-    "model": {"fcnet_hiddens": [32]},
-    "eval": {"every": 0},
-    "checkpoint_every": 1,
-}
 BELIEF = {"seat": "random", "macro_moves": True, "macro_accuse": True, "belief": True, "observation": "compact"}
 
 

@@ -261,8 +261,7 @@ class LearnerCore:
 
     def _observe(self, idx: np.ndarray) -> np.ndarray:
         """(n, D) learner observations of games ``idx`` (:func:`agents.learner.inputs.learner_observation`)."""
-        # packed rows also for the compact observation, which reads its engine slots from them
-        obs = self.eng.observe(player=self.seat[idx], idx=idx, packed=self.packed or self.compact is not None)
+        obs = self.eng.observe(player=self.seat[idx], idx=idx, packed=self.packed)
         if self.belief is None:
             return obs
         features = None

@@ -7,7 +7,7 @@ The network unpacks them in its first layer, into exactly the float values of th
 the same inputs whichever layout its env produced.
 
 The unpacking has no parameters: a shift per bit and an index (the layout's ``source``), kept as buffers so the
-module moves with its network (``.to(device)``) and is saved with its state.
+module moves with its network (``.to(device)``); they are not saved with its state but rebuilt from the layout.
 """
 
 from __future__ import annotations

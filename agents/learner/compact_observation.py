@@ -142,54 +142,6 @@ def _engine_slots_kernel(obs, runs, out, slots: BoardSlots) -> None:
                     o[u(room_turns) + k] = turns[loc, k]
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _first_bit(x, start, count):
-    """Offset of the first set bit among bits ``start .. start + count - 1`` of packed row ``x`` (little-endian bits),
-    0 if none: ``argmax`` of the one-hot those bits unpack to, whole zero bytes skipped."""
-    k = 0
-    while k < count:
-        p = start + k
-        byte = np.int64(x[p >> 3]) >> (p & 7)
-        if byte == 0:
-            k += 8 - (p & 7)
-            continue
-        j = 0
-        while not (byte >> j) & 1:
-            j += 1
-        return k + j if k + j < count else 0
-    return 0
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _packed_slots_kernel(packed, pos, dst, bits, bit_bytes, out, slots: BoardSlots) -> None:
-    """:func:`_engine_slots_kernel` reading the engine's packed rows ``packed`` (n, size) uint8 instead: compact slot
-    ``dst[k]`` is the engine slot at packed position ``pos[k]`` (a bit below ``bits``, else the count byte
-    ``bit_bytes + pos[k] - bits``; ``PackedLayout.source``); ``slots`` holds the board's pieces as bit offsets.
-
-    Why: the packed rows are a fifth of the int8 rows' bytes, and the learner env encodes them faster, so the
-    compact observation is built from them with no int8 rows in between."""
-    board, tokens, suspects, locations, room0, corridor, my, my_size, token_room, rooms1, room_turns, turns = slots
-    n = packed.shape[0]
-    for i in range(n):
-        x, o = packed[i], out[i]
-        for k in range(pos.shape[0]):
-            p = pos[k]
-            if p < bits:
-                o[dst[k]] = (x[p >> 3] >> (p & 7)) & 1
-            else:
-                o[dst[k]] = x[bit_bytes + p - bits]
-        if not board:
-            continue
-        me = _first_bit(x, my, my_size)
-        for t in range(suspects):
-            loc = _first_bit(x, tokens + t * locations, locations)
-            room = loc - room0 if loc >= room0 else corridor
-            o[token_room + t * rooms1 + room] = 1
-            if t == me:
-                for k in range(turns.shape[1]):
-                    o[room_turns + k] = turns[loc, k]
-
-
 def check_observation(observation: str, belief: bool) -> None:
     """Refuse an unknown observation mode, or ``compact`` without the belief features it is built from."""
     from cluedo_env.rules.config import ConfigError
@@ -272,32 +224,16 @@ class CompactObservation:
         tokens, my, my_size, token_room, room_turns = board_slots
         self._slots = BoardSlots(self._board, tokens, NUM_SUSPECTS, NUM_LOCATIONS, ROOM_LOC0, CORRIDOR, my, my_size,
                                  token_room, NUM_ROOMS + 1, room_turns, self._turns)  # fmt: skip
-        # The same copy from packed rows: each copied slot's packed position, and the board's pieces as bit offsets
-        # (0/1 pieces: their bits are consecutive, in the order of their slots).
-        self._packed = O.packed_layout(config)
-        source = self._packed.source
-        self._packed_pos = np.ascontiguousarray(source[self._src])
-        self._packed_dst = np.ascontiguousarray(self._dst, np.int64)
-        self._packed_slots = self._slots._replace(tokens=int(source[tokens]), my=int(source[my])) if self._board \
-            else self._slots  # fmt: skip
 
     def encode(self, obs: np.ndarray, tracker: BeliefTracker, idx: np.ndarray) -> np.ndarray:
-        """(n, size) int8 compact observations of games ``idx`` from their engine observations ``obs`` and
-        ``tracker`` (already updated for ``idx``). ``obs``: (n, D) int8 rows, or the engine's (n, packed size)
-        uint8 packed rows (``observe(packed=True)``, what the learner envs pass: the same result, cheaper)."""
+        """(n, size) int8 compact observations of games ``idx`` from their engine observations ``obs``
+        (n, D) and ``tracker`` (already updated for ``idx``)."""
         obs = np.asarray(obs)
-        packed = obs.dtype == np.uint8
-        width = self._packed.size if packed else self.engine_size
-        if obs.ndim != 2 or obs.shape[1] != width:
-            raise ValueError(f"expected engine observations of shape (n, {self.engine_size}) int8 or packed rows "
-                             f"(n, {self._packed.size}) uint8, got {obs.shape} {obs.dtype}")  # fmt: skip
+        if obs.ndim != 2 or obs.shape[1] != self.engine_size:
+            raise ValueError(f"expected engine observations of shape (n, {self.engine_size}), got {obs.shape}")
         n = len(obs)
         out = np.zeros((n, self.size), np.int8)
-        if packed:
-            _packed_slots_kernel(np.ascontiguousarray(obs), self._packed_pos, self._packed_dst, self._packed.bits,
-                                 self._packed.bit_bytes, out, self._packed_slots)  # fmt: skip
-        else:
-            _engine_slots_kernel(np.ascontiguousarray(obs, np.int8), self._runs, out, self._slots)
+        _engine_slots_kernel(np.ascontiguousarray(obs, np.int8), self._runs, out, self._slots)
         self._notebook_slots(tracker, idx, out)
         return out
 

@@ -189,12 +189,11 @@ class LearnerInputs:
     def learner_inputs(self, view: PlayerView, idx: np.ndarray):
         """(observations (n, D) int8, or packed (n, size) uint8 rows, the macro accusation's chooser or None) for
         games ``idx``."""
-        compact_rows = self.use_belief and self.observation == "compact"  # built from the engine's packed rows
-        obs = view.observe(idx, packed=self.packed_observation or compact_rows)
+        obs = view.observe(idx, packed=self.packed_observation)
         if not self.use_belief:
             return obs, None
         compact = None
-        if compact_rows:
+        if self.observation == "compact":
             if self._compact is None or self._compact.config != view.config:
                 self._compact = CompactObservation(view.config)
             compact = self._compact

@@ -531,6 +531,14 @@ def _suggest(s, rules, b: int, t: int) -> None:
     _ask_refuters(s, rules, b, cur)
 
 
+@njit(**INLINE)
+def triple_card_bits(triple: np.ndarray) -> int:
+    """The three cards of a (suspect, weapon, room) triple as card bits (bit c: card c), as ``seen`` and
+    ``passed_on`` hold cards."""
+    return ((1 << np.int64(triple[0])) | (1 << (WEAPON_CARD0 + np.int64(triple[1])))
+            | (1 << (ROOM_CARD0 + np.int64(triple[2]))))  # fmt: skip
+
+
 @njit(**HELPER)
 def _ask_refuters(s, rules, b: int, after: int) -> None:
     """R-G6: ask the seats after ``after`` in turn order, up to the suggester, until one holds a named card."""
@@ -547,7 +555,7 @@ def _ask_refuters(s, rules, b: int, after: int) -> None:
             s.phase[b] = _REFUTE  # the refuter chooses the card (R-G6)
             return
         s.hist_response[b, h, seat] = PASSED  # public: holds none of the three (R-G7)
-        s.passed_on[b, seat] |= (1 << c0) | (1 << c1) | (1 << c2)
+        s.passed_on[b, seat] |= triple_card_bits(s.hist_triple[b, h])
         seat = (seat + 1) % P
     _suggestion_resolved(s, rules, b)
 
@@ -674,8 +682,7 @@ def rebuild_summaries(s, rules, b: int) -> None:
         for seat in range(P):
             resp = s.hist_response[b, h, seat]
             if resp == PASSED:
-                for c in named:
-                    s.passed_on[b, seat] |= 1 << c
+                s.passed_on[b, seat] |= triple_card_bits(s.hist_triple[b, h])
             elif resp >= 0:
                 s.seen[b, p, seat] |= 1 << resp
                 for c in named:

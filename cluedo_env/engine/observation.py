@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from cluedo_env.engine.kernels import INLINE, KERNEL, may_see_shown_card
+from cluedo_env.engine.kernels import INLINE, KERNEL, may_see_shown_card, triple_card_bits
 from cluedo_env.engine.prefetch import prefetch
 from cluedo_env.engine.state import ACCUSATION, PASSED
 from cluedo_env.errors import CluedoTypeError
@@ -37,8 +37,6 @@ from cluedo_env.rules.cards import (
     NUM_ROOMS,
     NUM_SUSPECTS,
     NUM_WEAPONS,
-    ROOM_CARD0,
-    WEAPON_CARD0,
 )
 from cluedo_env.rules.config import RulesConfig
 
@@ -232,22 +230,20 @@ PREFETCH_AHEAD = 6  # games ahead whose rows encode() asks the CPU to load (see 
 
 
 @njit(**INLINE)
-def _one(row: np.ndarray, p: int, packed: bool) -> None:
-    """Set 0/1 slot ``p`` (its bit in a packed row, its byte in an int8 row)."""
-    if packed:
-        row[p >> 3] |= np.uint8(1 << (p & 7))
-    else:
-        row[p] = 1
-
-
-@njit(**INLINE)
 def _flag(row: np.ndarray, p: int, v: bool, packed: bool) -> None:
-    """Write 0/1 slot ``p``; a packed row is zeroed first, so a 0 costs nothing there."""
+    """Write 0/1 slot ``p`` (its bit in a packed row, its byte in an int8 row); a packed row is zeroed first, so a
+    0 costs nothing there."""
     if packed:
         if v:
             row[p >> 3] |= np.uint8(1 << (p & 7))
     else:
         row[p] = v
+
+
+@njit(**INLINE)
+def _one(row: np.ndarray, p: int, packed: bool) -> None:
+    """Set 0/1 slot ``p``."""
+    _flag(row, p, True, packed)
 
 
 @njit(**INLINE)
@@ -270,12 +266,6 @@ def _put_bits(row: np.ndarray, p: int, bits: int, n: int, packed: bool) -> None:
     else:
         for k in range(n):
             row[p + k] = (bits >> k) & 1
-
-
-@njit(**INLINE)
-def _triple_bits(triple: np.ndarray) -> int:
-    """The three cards of a (suspect, weapon, room) triple as card bits."""
-    return (1 << np.int64(triple[0])) | (1 << (WEAPON_CARD0 + triple[1])) | (1 << (ROOM_CARD0 + triple[2]))
 
 
 @njit(**INLINE)
@@ -368,7 +358,7 @@ def encode(s, rules, o: Offsets, games: np.ndarray, seats: np.ndarray, out: np.n
             h = accused_at[b, q]
             if h >= 0:
                 _one(row, o.accused + j, packed)
-                _put_bits(row, o.accusation_cards + at, _triple_bits(hist_triple[b, h]), NUM_CARDS, packed)
+                _put_bits(row, o.accusation_cards + at, triple_card_bits(hist_triple[b, h]), NUM_CARDS, packed)
                 _flag(row, o.accusation_correct + j, hist_correct[b, h], packed)
                 if j == 0:
                     for k in range(3):
@@ -377,7 +367,7 @@ def encode(s, rules, o: Offsets, games: np.ndarray, seats: np.ndarray, out: np.n
         if ph == A.REFUTE:
             h = hl - 1
             _one(row, o.pending_suggester + _relative(hist_player[b, h], me, P), packed)
-            _put_bits(row, o.pending_cards, _triple_bits(hist_triple[b, h]), NUM_CARDS, packed)
+            _put_bits(row, o.pending_cards, triple_card_bits(hist_triple[b, h]), NUM_CARDS, packed)
         # The history window: the last K records, most recent first (k = 0); the one-bit-a-record pieces are
         # gathered in registers and written once.
         window = min(K, hl)
@@ -386,7 +376,7 @@ def encode(s, rules, o: Offsets, games: np.ndarray, seats: np.ndarray, out: np.n
             h = hl - 1 - k
             who = hist_player[b, h]
             _one(row, o.hist_player + k * S + _relative(who, me, P), packed)
-            _put_bits(row, o.hist_cards + k * NUM_CARDS, _triple_bits(hist_triple[b, h]), NUM_CARDS, packed)
+            _put_bits(row, o.hist_cards + k * NUM_CARDS, triple_card_bits(hist_triple[b, h]), NUM_CARDS, packed)
             if hist_kind[b, h] == ACCUSATION:
                 accusations |= 1 << k
                 correct |= np.int64(hist_correct[b, h]) << k
