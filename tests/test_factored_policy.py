@@ -69,3 +69,29 @@ def test_an_mlp_checkpoint_starts_a_factored_policy_with_the_same_play():
         a = mlp.policy.get_distribution(obs, action_masks=env.action_masks()).distribution.probs
         b = fac.policy.get_distribution(obs, action_masks=env.action_masks()).distribution.probs
     assert torch.allclose(a, b)
+
+
+def test_the_accusation_head_adds_its_own_card_scores_to_the_accusations():
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from training.sb3.factored_policy import FactoredMaskablePolicy, accuse0_of, suggest0_of
+    from training.sb3.vec_env import CluedoVecEnv
+
+    env = CluedoVecEnv(4, config("cards", players=4), seed=0, macro_moves=True, belief=True, observation="compact")
+    s0, a0 = suggest0_of(True), accuse0_of(True, False)
+    assert accuse0_of(True, True) is None and a0 == env.action_space.n - 324
+    model = MaskablePPO(FactoredMaskablePolicy, env, n_steps=8, batch_size=32, seed=0,
+                        policy_kwargs={"net_arch": [16], "suggest0": s0, "accuse0": a0})  # fmt: skip
+    head = model.policy.action_net
+    latent = torch.randn(5, 16)
+    with torch.no_grad():
+        head.accuse_cards.bias.add_(torch.arange(21.0))  # scores the test can tell apart from the suggestions'
+        sug, acc = head.cards(latent), head.accuse_cards(latent)
+        diff = head(latent) - head.base(latent)
+    assert (diff[:, :s0] == 0).all() and (diff[:, s0 + 324 : a0] == 0).all()
+    s, w, r = 5, 1, 3
+    t = (s * 6 + w) * 9 + r
+    assert torch.allclose(diff[:, s0 + t], sug[:, s] + sug[:, 6 + w] + sug[:, 12 + r], atol=1e-5)
+    assert torch.allclose(diff[:, a0 + t], acc[:, s] + acc[:, 6 + w] + acc[:, 12 + r], atol=1e-5)
+    assert not torch.allclose(diff[:, a0 + t], diff[:, s0 + t])

@@ -104,6 +104,11 @@ class PlayerView:
         return _readonly(self._eng.eliminated)
 
     @property
+    def reward(self) -> np.ndarray:
+        """(B,) float32: this seat's reward of the last step; a finished game keeps its result (public, R-E1..R-E4)."""
+        return self._eng.rewards[:, self.seat].copy()
+
+    @property
     def turn_count(self) -> np.ndarray:
         return _readonly(self._eng.turn_count)
 

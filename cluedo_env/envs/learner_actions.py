@@ -163,6 +163,38 @@ class LearnerActions:
         return out
 
 
+def engine_targets(actions: np.ndarray, engine_mask: np.ndarray, macro_moves: bool) -> np.ndarray:
+    """(n, A) bool: the learner actions (full or macro-move space, no macro accusation) that play the engine
+    ``actions`` (n,) — the labels of an imitated player's choices (:mod:`training.sb3.imitation`).
+
+    Outside the macro moves an engine id has one learner id. A MOVE may be played by several macro moves
+    (two rooms whose nearest legal destination is the same square: all are marked) or by none (the square
+    is no room's nearest destination: the macro move toward the room nearest to that square is marked, the
+    closest the space comes to it).
+    """
+    actions = np.asarray(actions, np.int64)
+    mask = np.asarray(engine_mask, bool)
+    n = len(actions)
+    out = np.zeros((n, num_actions(macro_moves)), bool)
+    if not macro_moves:
+        out[np.arange(n), actions] = True
+        return out
+    move = (actions >= A.MOVE0) & (actions < A.SUGGEST0)
+    rest = np.flatnonzero(~move)
+    out[rest, engine_to_macro(actions[rest])] = True
+    rows = np.flatnonzero(move)
+    if len(rows):
+        legal = mask[rows, A.MOVE0 : A.SUGGEST0]
+        cost = np.where(legal[:, None, :], _ROOM_DIST[None], 1 << 20)  # (k, 9 rooms, 197 squares)
+        nearest = cost.argmin(2)  # (k, 9): where each macro move goes
+        dest = actions[rows] - A.MOVE0
+        hit = nearest == dest[:, None]
+        none = ~hit.any(1)
+        hit[none, _ROOM_DIST[:, dest[none]].argmin(0)] = True
+        out[rows, MACRO0 : MACRO0 + NUM_ROOMS] = hit
+    return out
+
+
 def as_actions(actions: Any, n_games: int, n_actions: int) -> np.ndarray:
     """(n_games,) int64 actions from what a policy returned; anything but integers is an IllegalActionError.
 
@@ -191,6 +223,7 @@ __all__ = [
     "NUM_TRIPLES",
     "LearnerActions",
     "as_actions",
+    "engine_targets",
     "engine_to_macro",
     "macro_mask",
     "macro_to_engine",

@@ -31,6 +31,12 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
 * ``precision``: ``float32`` (default) or ``bfloat16``: the policy's hidden layers run under CPU autocast while
   training (float32 weights, heads and losses; :mod:`training.sb3.lean_policy`). Several times cheaper matrix
   products on CPUs with AMX or AVX512-BF16; elsewhere slower (a warning says so). Checkpoints stay float32.
+* ``imitation`` (before PPO, :mod:`training.sb3.imitation`): with a ``teacher`` (a player name, e.g. ``expert``),
+  the network first learns to choose as the teacher does in ``games`` games the teacher plays in every seat,
+  ``games_per_round`` at a time (``batch_games`` at once), ``epochs`` passes of minibatches of ``batch_size`` over
+  each round's decisions (Adam, ``learning_rate``; the value head learns the discounted outcome, weighted
+  ``value_coef``); then PPO starts from that network (the run's step-0 checkpoint). Needs the full or macro-move
+  space (no ``env.advisor``, ``env.macro_accuse`` or ``env.packed_observation``). Resumable round by round.
 * ``torch_threads``: torch's intra-op threads (collection forward passes and the PPO update; the env and the
   players are single-threaded numba and numpy). ``null``: torch's default.
 * ``init_from``: a checkpoint whose policy weights start a new run (curriculum: e.g. the vs-random
@@ -118,6 +124,16 @@ DEFAULTS: dict[str, Any] = {
         "self_prob": 0.4,
         "max_size": 10,
         "swap_every": 50_000,
+    },
+    "imitation": {
+        "teacher": None,
+        "games": 0,
+        "games_per_round": 2048,
+        "batch_games": 512,
+        "epochs": 2,
+        "batch_size": 4096,
+        "learning_rate": 1.0e-3,
+        "value_coef": 0.5,
     },
     "torch_threads": None,
     "init_from": None,
@@ -290,11 +306,27 @@ def validate_train_config(cfg: dict) -> None:
         )
     integer("league.max_size", lg["max_size"], 1)
     integer("league.swap_every", lg["swap_every"], 1)
+    im = cfg["imitation"]
+    if im["teacher"] is not None:
+        _need(isinstance(im["teacher"], str) and bool(im["teacher"]), "imitation.teacher", im["teacher"],
+              "a player name, e.g. expert, or null (no imitation phase)")  # fmt: skip
+        if env["advisor"] is not None or env["macro_accuse"] or env["packed_observation"]:
+            raise TrainConfigError("imitation labels every decision in the full or macro-move space: not with "
+                                   "env.advisor, env.macro_accuse or env.packed_observation")  # fmt: skip
+        integer("imitation.games", im["games"], 1, 10**9)
+    integer("imitation.games_per_round", im["games_per_round"], 1, 10**7)
+    integer("imitation.batch_games", im["batch_games"], 1, 1 << 20)
+    integer("imitation.epochs", im["epochs"], 1, 1000)
+    integer("imitation.batch_size", im["batch_size"], 1, 1 << 20)
+    number("imitation.learning_rate", im["learning_rate"], 0, None, strict=True)
+    number("imitation.value_coef", im["value_coef"], 0)
 
 
 def check_run_inputs(cfg: dict, resume: bool) -> None:
     """The files a run needs, checked before anything is built: player names, ``init_from``, ``run_dir``."""
     listed = []
+    if cfg["imitation"]["teacher"] is not None:
+        listed.append(cfg["imitation"]["teacher"])
     for key in ("opponents",):
         value = cfg["env"][key]
         listed += [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)]

@@ -38,7 +38,8 @@ from training.precision import warn_if_emulated
 from training.sb3 import config as sb3_config
 from training.sb3.checkpoints import PolicyAgent, load_model, make_meta, save_model_atomic
 from training.sb3.config import check_run_inputs, init_path, load_train_config, rules_config, validate_train_config
-from training.sb3.factored_policy import FactoredMaskablePolicy, mlp_to_factored_state, suggest0_of
+from training.sb3.factored_policy import FactoredMaskablePolicy, accuse0_of, mlp_to_factored_state, suggest0_of
+from training.sb3.imitation import Imitation
 from training.sb3.lean_policy import LeanMaskablePolicy
 from training.sb3.packed_extractor import PackedObservationExtractor
 from training.sb3.resume import check_resume_config, env_seed, resume_point, set_torch_rng_state, torch_rng_state
@@ -201,6 +202,11 @@ class League:
 
 def _holds_a_run(run_dir: Path) -> bool:
     """Whether ``run_dir`` has a run's state or checkpoints (a new run there would mix its files with them)."""
+    return (_ppo_started(run_dir) or (run_dir / "imitation" / "state.json").exists())
+
+
+def _ppo_started(run_dir: Path) -> bool:
+    """Whether PPO has written a checkpoint in ``run_dir`` (``--resume`` goes on from it)."""
     return (run_dir / "state.json").exists() or any((run_dir / "checkpoints").glob("step_*.zip"))
 
 
@@ -227,13 +233,17 @@ class Trainer:
         if cfg["torch_threads"]:
             torch.set_num_threads(int(cfg["torch_threads"]))
         state = None
-        if self.resume:
+        # --resume of a run still in its imitation phase (no PPO checkpoint yet) builds PPO afresh, then goes on
+        # imitating from the last round written
+        resume = self.resume and (_ppo_started(self.run_dir) or cfg["imitation"]["teacher"] is None)
+        if resume:
             ckpt, done, state, exact = resume_point(self.run_dir)
-        seed = cfg["seed"] if not self.resume else env_seed(cfg["seed"], done)
-        self.env = make_vec_env(cfg, seed, None if not self.resume else float((state or {}).get("elapsed_s", 0.0)))
+        seed = cfg["seed"] if not resume else env_seed(cfg["seed"], done)
+        self.env = make_vec_env(cfg, seed, None if not resume else float((state or {}).get("elapsed_s", 0.0)))
         self.timed = self.env.venv
         self.raw_env = self.timed.venv
-        if self.resume:
+        self.imitated = False
+        if resume:
             model = load_model(ckpt, env=self.env)
             saved = (state or {}).get("config") or (getattr(model, "cluedo_meta", None) or {}).get("train_config")
             check_resume_config(saved, cfg, self.run_dir)
@@ -255,7 +265,9 @@ class Trainer:
             if cfg["env"]["packed_observation"]:  # the network unpacks the env's packed rows in its first layer
                 kwargs["features_extractor_class"] = PackedObservationExtractor
             if cfg["policy"] == "factored":
-                policy, kwargs = FactoredMaskablePolicy, {**kwargs, "suggest0": suggest0_of(cfg["env"]["macro_moves"])}
+                macro = cfg["env"]["macro_moves"]
+                policy, kwargs = FactoredMaskablePolicy, {**kwargs, "suggest0": suggest0_of(macro),
+                                                          "accuse0": accuse0_of(macro, cfg["env"]["macro_accuse"])}
             model = MaskablePPO(policy, self.env, seed=cfg["seed"], verbose=0, policy_kwargs=kwargs,
                                 tensorboard_log=str(self.run_dir / "tb"), **ppo)  # fmt: skip
             if cfg["init_from"]:
@@ -270,6 +282,10 @@ class Trainer:
                     raise CheckpointError(f"init_from {cfg['init_from']}: network does not match net_arch "
                                           f"{net_arch} ({exc})") from exc  # fmt: skip
         self._set_precision(model)
+        if not resume and cfg["imitation"]["teacher"] is not None:
+            imitation = Imitation(cfg, self.run_dir, self.config, progress=self.progress)
+            self.elapsed = float(imitation.run(model)["elapsed_s"])
+            self.imitated = True
         model.cluedo_meta = make_meta(self.config, cfg["env"]["macro_moves"], self.raw_env.core.obs_size,
                                       macro_accuse=cfg["env"]["macro_accuse"], belief=cfg["env"]["belief"],
                                       observation=cfg["env"]["observation"], advisor=cfg["env"]["advisor"],
@@ -393,6 +409,8 @@ class Trainer:
         self.t0 = time.perf_counter()
         model = self._build()
         self.model = model
+        if self.imitated:  # PPO starts from the imitating network: step 0 written (and evaluated) as any checkpoint
+            self.evaluate(model) if self.cfg["eval"]["games"] else self.checkpoint(model)
         remaining = self.total - model.num_timesteps
         if remaining > 0:
             final, rollout = self.final_timesteps(model), model.n_steps * model.env.num_envs

@@ -1,0 +1,179 @@
+"""The imitation phase (training/sb3/imitation.py) and the labels it learns from.
+
+* ``engine_targets`` marks exactly the learner actions that play an engine action (macro moves: the rooms whose
+  nearest legal square is the teacher's square; none: the room nearest to it);
+* a :class:`Recorder` records one decision per action its seat took, labels legal in the learner's space, and
+  value targets that are the seat's discounted outcome;
+* the losses train: a small batch is learned by heart;
+* an imitation phase interrupted after a round and resumed ends with the same weights as one run straight through;
+* config checks refuse what the phase cannot label.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from helpers import config
+
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.envs.learner_actions import MACRO0, engine_targets, macro_to_engine
+from cluedo_env.errors import TrainConfigError
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import ROOM_LOC0, load_board
+from cluedo_env.rules.cards import NUM_ROOMS
+
+
+def test_engine_targets_mark_the_learner_actions_that_play_an_engine_action():
+    eng = VectorEngine(config("classic"), 256, autoreset=True)
+    eng.reset(3)
+    rng = np.random.default_rng(0)
+    dist = load_board().distance[:, ROOM_LOC0 : ROOM_LOC0 + NUM_ROOMS]
+    checked_moves = unreachable = 0
+    for _ in range(120):
+        mask = eng.legal_action_mask.copy()
+        acts = eng.sample_random_actions(rng)
+        full = engine_targets(acts, mask, macro_moves=False)
+        assert (full.sum(1) == 1).all() and (full.argmax(1) == acts).all()
+        macro = engine_targets(acts, mask, macro_moves=True)
+        assert macro.shape == (256, 682) and macro.any(1).all()
+        for i in np.flatnonzero((acts >= A.MOVE0) & (acts < A.SUGGEST0)):
+            marked = set(np.flatnonzero(macro[i]).tolist())
+            goes = {k: int(macro_to_engine(np.array([MACRO0 + k]), mask[i : i + 1])[0]) for k in range(NUM_ROOMS)}
+            playing = {MACRO0 + k for k, a in goes.items() if a == acts[i]}
+            if playing:
+                assert marked == playing
+            else:  # no macro move goes there: the one toward the room nearest to the square
+                unreachable += 1
+                assert marked == {MACRO0 + int(dist[acts[i] - A.MOVE0].argmin())}
+            checked_moves += 1
+        other = (acts < A.MOVE0) | (acts >= A.SUGGEST0)
+        shift = np.where(acts >= A.SUGGEST0, A.SUGGEST0 - (MACRO0 + NUM_ROOMS), 0)
+        assert (macro[other].argmax(1) == (acts - shift)[other]).all() and (macro[other].sum(1) == 1).all()
+        eng.step(acts)
+    assert checked_moves > 50 and unreachable > 0
+
+
+def _recorders(preset="classic", seed=0):
+    from agents.play.registry import make_agent
+    from cluedo_env.envs.learner_actions import LearnerActions
+    from training.sb3.imitation import Recorder
+
+    inputs = {"belief": True, "observation": "compact", "packed_observation": False}
+    return [Recorder(make_agent("expert", seed=seed + s), LearnerActions(True), inputs, seed=s) for s in range(4)]
+
+
+def test_recorders_label_every_decision_with_legal_targets_and_the_discounted_outcome():
+    from agents.play.runner import play_games
+
+    recorders = _recorders("cards")
+    records = play_games(config("cards"), recorders, 24, seed=5, batch_size=8)
+    gamma = 0.9
+    parts = [r.samples(gamma) for r in recorders]
+    for p in parts:
+        assert (p["targets"] & ~p["masks"]).sum() == 0 and p["targets"].any(1).all()
+        assert p["obs"].dtype == np.int8 and len(p["obs"]) == len(p["values"])
+    # values: outcome * gamma ** (decisions left); a seat's last decision of a game carries the outcome itself
+    outcomes = {round(abs(v), 6) for p in parts for v in p["values"]}
+    assert 1.0 in outcomes and all(min(abs(np.log(o) / np.log(gamma) - round(np.log(o) / np.log(gamma))), 1) < 1e-3
+                                   for o in outcomes if o > 0)  # fmt: skip
+    wins = sum(r.winner >= 0 for r in records)
+    last_of_winner = sum(int((p["values"] == 1.0).sum()) for p in parts)
+    assert last_of_winner == wins  # one +1 per game won: the winner's winning decision
+    decisions = sum(len(p["values"]) for p in parts)
+    assert decisions == sum(len(k) for r in recorders for k in r.keys)  # every game ended: nothing dropped
+
+
+def test_imitation_losses_learn_a_batch_by_heart():
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.play.runner import play_games
+    from training.sb3.factored_policy import FactoredMaskablePolicy, accuse0_of, suggest0_of
+    from training.sb3.imitation import imitation_losses
+    from training.sb3.vec_env import CluedoVecEnv
+
+    torch.manual_seed(0)
+    recorders = _recorders("cards")
+    play_games(config("cards"), recorders, 8, seed=1, batch_size=8)
+    data = recorders[0].samples(0.99)
+    env = CluedoVecEnv(2, config("cards"), seed=0, macro_moves=True, belief=True, observation="compact")
+    model = MaskablePPO(FactoredMaskablePolicy, env, n_steps=8, batch_size=16, seed=0,
+                        policy_kwargs={"net_arch": [64], "suggest0": suggest0_of(True),
+                                       "accuse0": accuse0_of(True, False)})  # fmt: skip
+    policy = model.policy
+    batch = [torch.from_numpy(data[k]) for k in ("obs", "masks", "targets", "values")]
+    opt = torch.optim.Adam(policy.parameters(), lr=3e-3)
+    first = None
+    for _ in range(150):
+        pi, v, acc = imitation_losses(policy, *batch)
+        first = first if first is not None else (pi.item(), v.item(), acc.item())
+        opt.zero_grad()
+        (pi + v).backward()
+        opt.step()
+    assert pi.item() < 0.3 * first[0] and v.item() < 0.5 * first[1]
+    assert acc.item() > 0.9 > first[2]
+
+
+def _tiny(run_dir, **over):
+    from training.sb3.config import load_train_config
+
+    cfg = {
+        "run_dir": str(run_dir), "seed": 0, "total_timesteps": 256, "checkpoint_every": 256, "policy": "factored",
+        "env": {"preset": "cards", "num_envs": 16, "opponents": "random", "seat": "random", "macro_moves": True,
+                "belief": True, "observation": "compact"},
+        "imitation": {"teacher": "expert", "games": 24, "games_per_round": 8, "batch_games": 8, "batch_size": 64},
+        "ppo": {"n_steps": 16, "batch_size": 64, "n_epochs": 1, "net_arch": [32]},
+        "eval": {"every": 0, "games": 0},
+    }  # fmt: skip
+    for k, v in over.items():
+        cfg[k] = {**cfg.get(k, {}), **v} if isinstance(v, dict) else v
+    return load_train_config(None, **cfg)
+
+
+def test_an_interrupted_imitation_resumes_to_the_weights_of_a_straight_run(tmp_path, monkeypatch):
+    import torch
+
+    from training.sb3.imitation import Imitation
+    from training.sb3.train import Trainer
+
+    straight = Trainer(_tiny(tmp_path / "a", total_timesteps=0), progress=False)
+    straight.run()
+    log = [json.loads(x) for x in (tmp_path / "a" / "imitation" / "log.jsonl").read_text().splitlines()]
+    assert [r["rounds"] for r in log] == [1, 2, 3] and log[-1]["games"] == 24
+    assert (tmp_path / "a" / "checkpoints" / "step_0000000000.zip").is_file()  # PPO starts from it
+
+    train = Imitation._train
+    calls = []
+
+    def stop_after_two(self, *args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return train(self, *args)
+
+    monkeypatch.setattr(Imitation, "_train", stop_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(_tiny(tmp_path / "b", total_timesteps=0), progress=False).run()
+    assert json.loads((tmp_path / "b" / "imitation" / "state.json").read_text())["rounds"] == 2
+    with pytest.raises(TrainConfigError, match="holds an earlier run"):  # a new run there would mix with it
+        Trainer(_tiny(tmp_path / "b", total_timesteps=0), progress=False).run()
+    monkeypatch.setattr(Imitation, "_train", train)
+    resumed = Trainer(_tiny(tmp_path / "b", total_timesteps=0), resume=True, progress=False)
+    resumed.run()
+    a, b = straight.model.policy.state_dict(), resumed.model.policy.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("over, match", [
+    ({"env": {"macro_accuse": True}}, "imitation labels every decision"),
+    ({"imitation": {"teacher": "no_such_player"}}, "no_such_player"),
+    ({"imitation": {"games": 0}}, "imitation.games"),
+    ({"imitation": {"learning_rate": 0}}, "imitation.learning_rate"),
+])  # fmt: skip
+def test_imitation_settings_are_checked(tmp_path, over, match):
+    from training.sb3.train import Trainer
+
+    with pytest.raises(TrainConfigError, match=match):
+        Trainer(_tiny(tmp_path / "r", **over), progress=False)
