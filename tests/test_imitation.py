@@ -160,6 +160,8 @@ def test_an_interrupted_imitation_resumes_to_the_weights_of_a_straight_run(tmp_p
     with pytest.raises(TrainConfigError, match="holds an earlier run"):  # a new run there would mix with it
         Trainer(_tiny(tmp_path / "b", total_timesteps=0), progress=False).run()
     monkeypatch.setattr(Imitation, "_train", train)
+    with pytest.raises(TrainConfigError, match="imitation.epochs"):  # resuming is for the same run
+        Trainer(_tiny(tmp_path / "b", total_timesteps=0, imitation={"epochs": 3}), resume=True, progress=False).run()
     resumed = Trainer(_tiny(tmp_path / "b", total_timesteps=0), resume=True, progress=False)
     resumed.run()
     a, b = straight.model.policy.state_dict(), resumed.model.policy.state_dict()
@@ -177,3 +179,19 @@ def test_imitation_settings_are_checked(tmp_path, over, match):
 
     with pytest.raises(TrainConfigError, match=match):
         Trainer(_tiny(tmp_path / "r", **over), progress=False)
+
+
+def test_each_evaluation_lineup_is_played_and_logged(tmp_path):
+    from training.sb3.train import Trainer
+
+    lineups = [["random", "random", "random"], ["heuristic", "random", "heuristic"]]
+    cfg = _tiny(tmp_path / "r", total_timesteps=0, imitation={"games": 8}, eval={"games": 8, "batch_size": 8,
+                                                                                 "opponents": lineups})  # fmt: skip
+    Trainer(cfg, progress=False).run()
+    rows = [json.loads(x) for x in (tmp_path / "r" / "evals.jsonl").read_text().splitlines()]
+    assert [r["opponents"] for r in rows[:2]] == lineups and all(r["games"] == 8 for r in rows)
+    assert all(r["timesteps"] == 0 and "wrong_accusations" in r for r in rows)
+    best = json.loads((tmp_path / "r" / "best.json").read_text())
+    assert best["opponents"] == lineups[0]  # the first lineup selects
+    with pytest.raises(TrainConfigError, match=r"eval.opponents\[1\]"):
+        Trainer(_tiny(tmp_path / "q", eval={"opponents": [lineups[0], ["random"]]}), progress=False)

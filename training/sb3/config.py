@@ -50,7 +50,9 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
   ``--resume`` reloads the model named there and continues the step count (at most one
   checkpoint interval is lost). The env is reseeded from (seed, timesteps) on resume.
 * ``eval``: every ``every`` steps (and at the end) the latest checkpoint plays ``games`` games
-  against ``opponents`` in the tournament evaluator (``scripts/evaluate.py``'s ``play_match``, seats
+  against ``opponents`` (one lineup, or a list of lineups, e.g. ``[[expert, expert, expert], [deducer, deducer,
+  deducer]]``: each is played and logged; the first selects the best checkpoint) in the tournament evaluator
+  (``scripts/evaluate.py``'s ``play_match``, seats
   rotated; it plays its most probable action, or samples with ``deterministic: false``, e.g. for an
   advised policy whose accusations are rare); the win rate and its 95% Wilson interval go to TensorBoard
   and ``run_dir/evals.jsonl``.
@@ -293,7 +295,12 @@ def validate_train_config(cfg: dict) -> None:
     integer("eval.batch_size", ev["batch_size"], 1, 1 << 20)
     boolean("eval.deterministic", ev["deterministic"])
     if ev["opponents"] is not None:
-        names("eval.opponents", ev["opponents"], P - 1)
+        lineups = ev["opponents"]
+        if isinstance(lineups, list) and lineups and all(isinstance(x, list) for x in lineups):
+            for k, lineup in enumerate(lineups):
+                names(f"eval.opponents[{k}]", lineup, P - 1)
+        else:
+            names("eval.opponents", lineups, P - 1)
     lg = cfg["league"]
     boolean("league.enabled", lg["enabled"])
     names("league.bots", lg["bots"])
@@ -330,8 +337,8 @@ def check_run_inputs(cfg: dict, resume: bool) -> None:
     for key in ("opponents",):
         value = cfg["env"][key]
         listed += [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)]
-    ev = cfg["eval"]["opponents"]
-    listed += [] if ev is None else ([ev] if isinstance(ev, str) else list(ev))
+    for lineup in eval_lineups(cfg, rules_config(cfg).players):
+        listed += [v for v in lineup if isinstance(v, str)]
     if cfg["league"]["enabled"]:
         listed += list(cfg["league"]["bots"])
     try:
@@ -342,6 +349,17 @@ def check_run_inputs(cfg: dict, resume: bool) -> None:
     if cfg["init_from"] and not resume and not init_path(cfg["init_from"]).is_file():
         raise TrainConfigError(f"init_from={str(cfg['init_from'])!r} is not a file (a checkpoint .zip of another run, "
                                f"or pretrained:NAME)")  # fmt: skip
+
+
+def eval_lineups(cfg: dict, players: int) -> list[list[Any]]:
+    """The opponent lineups each evaluation plays, in order (the first selects ``best_model.zip``): ``eval.opponents``
+    (one name, one lineup of ``players - 1`` names, or a list of lineups), else the training opponents."""
+    opponents = cfg["eval"]["opponents"] or cfg["env"]["opponents"]
+    if isinstance(opponents, str):
+        return [[opponents] * (players - 1)]
+    if opponents and all(isinstance(x, list) for x in opponents):
+        return [list(x) for x in opponents]
+    return [list(opponents)]
 
 
 def init_path(value: str | Path) -> Path:

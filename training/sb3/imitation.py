@@ -43,7 +43,7 @@ from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, engine_targets
 from cluedo_env.files import write_text_atomic
 from cluedo_env.rules import actions as A
-from training.sb3.resume import set_torch_rng_state, torch_rng_state
+from training.sb3.resume import check_resume_config, set_torch_rng_state, torch_rng_state
 
 _MASKED = -1e8  # as the policy's masked logits
 
@@ -179,7 +179,8 @@ class Imitation:
         im, policy = self.im, model.policy
         total, per_round = int(im["games"]), int(im["games_per_round"])
         state = self._state() or {"games": 0, "rounds": 0, "elapsed_s": 0.0}
-        if state["games"]:  # resume: the weights and the generator of the last round written
+        if state["games"]:  # resume: the same run (config), the weights and the generator of the last round written
+            check_resume_config(state.get("config"), self.cfg, self.dir)
             saved = torch.load(self.dir / "policy.pt", weights_only=True)
             policy.load_state_dict(saved["policy"])
             set_torch_rng_state(state["torch_rng"])
@@ -209,7 +210,7 @@ class Imitation:
             line = self._train(policy, optimizer, data, r)
             state = {"games": state["games"] + games, "rounds": r + 1,
                      "elapsed_s": state["elapsed_s"] + time.perf_counter() - t0, "torch_rng": torch_rng_state(),
-                     **line}  # fmt: skip
+                     **line, "config": self.cfg}  # fmt: skip
             t0 = time.perf_counter()
             self._save(policy, optimizer, state)
             if bar is not None:
@@ -254,7 +255,7 @@ class Imitation:
         tmp.replace(self.dir / "policy.pt")
         write_text_atomic(self.state_path, json.dumps(state, indent=1))
         with open(self.dir / "log.jsonl", "a", encoding="utf-8") as f:
-            f.write(json.dumps({k: v for k, v in state.items() if k != "torch_rng"}) + "\n")
+            f.write(json.dumps({k: v for k, v in state.items() if k not in ("torch_rng", "config")}) + "\n")
 
 
 __all__ = ["Imitation", "Recorder", "imitation_losses"]

@@ -37,7 +37,14 @@ from training import dispatch
 from training.precision import warn_if_emulated
 from training.sb3 import config as sb3_config
 from training.sb3.checkpoints import PolicyAgent, load_model, make_meta, save_model_atomic
-from training.sb3.config import check_run_inputs, init_path, load_train_config, rules_config, validate_train_config
+from training.sb3.config import (
+    check_run_inputs,
+    eval_lineups,
+    init_path,
+    load_train_config,
+    rules_config,
+    validate_train_config,
+)
 from training.sb3.factored_policy import FactoredMaskablePolicy, accuse0_of, mlp_to_factored_state, suggest0_of
 from training.sb3.imitation import Imitation
 from training.sb3.lean_policy import LeanMaskablePolicy
@@ -349,9 +356,15 @@ class Trainer:
             f"{model.num_timesteps:010d}.zip"
         ):
             self.checkpoint(model)
-        opponents = ev["opponents"] or self.cfg["env"]["opponents"]
-        if isinstance(opponents, str):
-            opponents = [opponents] * (self.config.players - 1)
+        rows = [self._evaluate_lineup(model, lineup, logger, first=k == 0)
+                for k, lineup in enumerate(eval_lineups(self.cfg, self.config.players))]  # fmt: skip
+        if self.cfg["keep_best"]:
+            self._keep_if_best(rows[0])  # the first lineup is the one that selects
+        return rows[0]
+
+    def _evaluate_lineup(self, model, opponents: list, logger, first: bool) -> dict:
+        """One evaluation of the latest checkpoint against ``opponents``, appended to ``evals.jsonl``."""
+        ev = self.cfg["eval"]
         me = f"ckpt:{self.last_checkpoint}" + ("" if ev["deterministic"] else '{"deterministic": false}')
         names = [me, *opponents]
         t0 = time.perf_counter()
@@ -360,19 +373,20 @@ class Trainer:
         summary = tournament.summarize(match, self.config)
         me = summary["entries"][0]
         row = {"timesteps": model.num_timesteps, "opponents": opponents, "games": summary["games"],
-               "win_rate": me["win_rate"], "ci95": me["ci95"], "seconds": time.perf_counter() - t0,
+               "win_rate": me["win_rate"], "ci95": me["ci95"], "wrong_accusations": me["wrong_accusations"],
+               "seconds": time.perf_counter() - t0,
                "elapsed_s": self.elapsed + time.perf_counter() - self.t0}  # fmt: skip
         with open(self.evals_path, "a", encoding="utf-8") as f:
             f.write(json.dumps(row) + "\n")
         if logger is not None:
-            logger.record("eval/win_rate", me["win_rate"])
-            logger.record("eval/ci95_low", me["ci95"][0])
-            logger.record("eval/ci95_high", me["ci95"][1])
-        if self.cfg["keep_best"]:
-            self._keep_if_best(row)
+            tag = "eval" if first else "eval_" + "_".join(str(o) for o in opponents)
+            logger.record(f"{tag}/win_rate", me["win_rate"])
+            logger.record(f"{tag}/ci95_low", me["ci95"][0])
+            logger.record(f"{tag}/ci95_high", me["ci95"][1])
         lo, hi = me["ci95"]
         print(f"[eval @ {model.num_timesteps}] win rate {100 * me['win_rate']:.1f}% (95% CI {100 * lo:.1f}-"
-              f"{100 * hi:.1f}%) over {summary['games']} games vs {' '.join(opponents)}", file=sys.stderr)  # fmt: skip
+              f"{100 * hi:.1f}%) over {summary['games']} games vs {' '.join(map(str, opponents))}",
+              file=sys.stderr)  # fmt: skip
         return row
 
     def _keep_if_best(self, row: dict) -> None:
