@@ -3,7 +3,9 @@
     python scripts/plot_learning_curve.py runs/vs_random --out runs/vs_random/learning_curve.png
 
 Reads ``run_dir/monitor.csv`` (VecMonitor: one row per learner episode: reward, length, time) and
-``run_dir/evals.jsonl`` (periodic tournament evaluations). The training curve is the share of
+``run_dir/evals.jsonl`` (periodic tournament evaluations, one curve per opponent lineup), and with an imitation
+phase ``run_dir/imitation/log.jsonl`` (a panel of its own: how often the network plays the teacher's choice).
+The training curve is the share of
 episodes won (reward +1) in windows of learner steps; episodes lost by the learner's own
 elimination count as losses. The evaluation points use the evaluator's seat rotation. A run with
 reward shaping (``env.shaping`` in ``run_dir/state.json``'s config) logs shaped returns, which do not
@@ -47,7 +49,17 @@ def main(argv: list[str] | None = None) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    imitation = _imitation_rounds(run)
+    if imitation:
+        fig, (ax_im, ax) = plt.subplots(1, 2, figsize=(10.4, 3.8), gridspec_kw={"width_ratios": [1, 1.6]})
+        games = [r["games"] for r in imitation]
+        ax_im.plot(games, [r["accuracy"] for r in imitation], marker=".", label="plays the teacher's choice")
+        ax_im.set_xlabel("teacher games imitated")
+        ax_im.set_ylim(0, 1)
+        ax_im.set_title("imitation", fontsize=10)
+        ax_im.legend(fontsize=8, loc="lower right")
+    else:
+        fig, ax = plt.subplots(figsize=(6.4, 3.8))
     if not rllib and _shaped(run):
         print(f"{run}: trained with env.shaping, so monitor.csv's returns are shaped: evaluations only")
     else:
@@ -56,12 +68,15 @@ def main(argv: list[str] | None = None) -> None:
     if eval_rows is not None or evals.is_file():
         rows = eval_rows if eval_rows is not None else [
             json.loads(line) for line in evals.read_text().splitlines() if line.strip()]  # fmt: skip
-        x = np.array([r["timesteps"] for r in rows])
-        y = np.array([r["win_rate"] for r in rows])
-        lo = np.array([r["ci95"][0] for r in rows])
-        hi = np.array([r["ci95"][1] for r in rows])
-        opp = " ".join(rows[-1]["opponents"]) if rows else ""
-        ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o", capsize=3, label=f"evaluator vs {opp} (95% CI)")
+        lineups: dict[str, list[dict]] = {}  # one curve per opponent lineup (eval.opponents may list several)
+        for r in rows:
+            lineups.setdefault(" ".join(map(str, r["opponents"])), []).append(r)
+        for opp, group in lineups.items():
+            x = np.array([r["timesteps"] for r in group])
+            y = np.array([r["win_rate"] for r in group])
+            lo = np.array([r["ci95"][0] for r in group])
+            hi = np.array([r["ci95"][1] for r in group])
+            ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-", capsize=3, label=f"evaluator vs {opp} (95% CI)")
     ax.set_xlabel("learner steps")
     ax.set_ylabel("win rate")
     ax.set_ylim(0, 1)
@@ -72,6 +87,14 @@ def main(argv: list[str] | None = None) -> None:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=110)
     print(f"wrote {args.out}")
+
+
+def _imitation_rounds(run: Path) -> list[dict]:
+    """The rounds of the run's imitation phase (``imitation/log.jsonl``; empty without one)."""
+    path = run / "imitation" / "log.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def _shaped(run: Path) -> bool:

@@ -30,3 +30,26 @@ def test_shaped_runs_plot_evaluations_only(tmp_path, capsys, shaping):
     plot_learning_curve.main([str(run), "--out", str(out)])
     assert out.is_file() and out.stat().st_size > 1000
     assert ("evaluations only" in capsys.readouterr().out) == bool(shaping)
+
+
+def test_a_curve_per_lineup_and_the_imitation_panel(tmp_path, monkeypatch):
+    run = _run(tmp_path, None)
+    with open(run / "evals.jsonl", "a") as f:
+        for t in (0, 4000):
+            row = {"timesteps": t, "win_rate": 0.3, "ci95": [0.25, 0.35], "opponents": ["deducer"] * 3}
+            f.write(json.dumps(row) + "\n")
+    (run / "imitation").mkdir()
+    rounds = [{"games": 2048 * k, "rounds": k, "accuracy": 0.6 + 0.05 * k} for k in (1, 2, 3)]
+    (run / "imitation" / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rounds))
+    import matplotlib.axes
+
+    labels = []
+    real = matplotlib.axes.Axes.errorbar
+    def errorbar(ax, *args, **kwargs):
+        labels.append(kwargs["label"])
+        return real(ax, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", errorbar)
+    out = tmp_path / "curve.png"
+    plot_learning_curve.main([str(run), "--out", str(out)])
+    assert out.is_file() and len(labels) == 2 and "deducer deducer deducer" in labels[1]
