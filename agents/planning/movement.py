@@ -376,8 +376,8 @@ def turn_start_choice(
     if not blocking:  # compiled on the empty board's tables: the choice of _turn_start_from_rows on their rows
         S, S_roll = empty_board_tables(view.config.dice)
         choice = np.empty(n, np.int64)
-        turn_start_kernel(v, special[:, A.STAY], special[:, A.PASSAGE], special[:, A.ROLL], x, target, S, S_roll,
-                          TIE, choice)  # fmt: skip
+        stay, passage, roll = (np.ascontiguousarray(special[:, a]) for a in (A.STAY, A.PASSAGE, A.ROLL))
+        turn_start_kernel(v, stay, passage, roll, x, target, S, S_roll, TIE, choice)  # contiguous: one version
         return choice
     rows = np.arange(n)
     tokens = blocking_tokens(view, idx)  # the roll is now: every token blocks

@@ -370,7 +370,7 @@ class DeducerAgent(Agent):
                 np.empty(cap, np.int8), np.empty(cap, i64), np.empty(cap, i64), np.empty((cap, A.NUM_ACTIONS), bool),
                 np.empty(cap, i64),
                 np.empty((cap, H, NUM_CARDS)), np.empty(cap * 2 * NUM_CARDS),
-                np.empty((cap, max(T, L))), np.empty((cap, 3, k), i64), np.empty(cap, i64),
+                np.empty(cap * max(T, L)), np.empty(3 * cap * k, i64), np.empty(cap, i64),
                 np.empty((3 * (P - 1) + 2, NUM_CARDS)), np.empty(2 * T), np.empty((3, max(k, NUM_ROOMS)), i64),
                 np.empty((cap, NUM_ROOMS)), np.empty(NUM_CARDS), np.empty(cap, i64), refute, naive,
             )  # fmt: skip
@@ -407,12 +407,13 @@ class DeducerAgent(Agent):
         have = self._nscratch
         if have is None or have[0].bits.cl_holder.shape[1] != K or have[0].bits.hb.shape[1] != H:
             i64 = np.int64
-            bits = FactBits(
-                np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, K), i64),
-                np.empty((1, K), i64), np.empty((1, K), bool), np.empty((1, P), i64), np.empty((1, P), bool),
+            bits = FactBits(  # the dtypes of agents.knowledge.opponent_model.assumed_bits': one compiled version
+                np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), nb.size.dtype),
+                np.empty((1, K), nb.cl_holder.dtype), np.empty((1, K), i64), np.empty((1, K), bool),
+                np.empty((1, P), i64), np.empty((1, P), bool),
             )  # fmt: skip
             assumed = AssumedScratch(np.empty((1, P), i64), np.empty(1, bool), np.empty((2, H), i64), np.empty(K, i64),
-                                     bits.cl_holder)  # fmt: skip
+                                     np.empty((1, K), i64))  # fmt: skip
             naive = NaiveScratch(bits, assumed, np.empty(1, bool), np.empty((1, H, NUM_CARDS)),
                                  np.empty((1, H, NUM_CARDS)), np.empty((H, NUM_CARDS)))  # fmt: skip
             have = self._nscratch = (naive, np.zeros((0, P, NUM_CARDS), bool))
@@ -474,12 +475,12 @@ class DeducerAgent(Agent):
         """
         n = len(prob)
         noise = self.rng.random(2 * n * NUM_CARDS)  # the reference's draws, in its order, in one call
-        out = np.empty((n, 3, k + 1), np.int64)
+        out = np.empty((3, n, k + 1), np.int64)  # by category: each category's rows contiguous
         candidates_kernel(
             np.ascontiguousarray(prob, np.float64), self.notebook.seat, k, noise[: n * NUM_CARDS],
             noise[n * NUM_CARDS :], out, np.empty(NUM_CARDS), categories,
         )  # fmt: skip
-        return [out[:, 0], out[:, 1], out[:, 2]]
+        return [out[0], out[1], out[2]]
 
     def deal_weights(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         """(n,) weight of the whole-deal information in each game's suggestion score (``deal_weight``)."""
@@ -524,6 +525,7 @@ class DeducerAgent(Agent):
         prob = self.probabilities(view, idx)
         legal = mask[:, A.SUGGEST0 : A.SHOW0]
         if self._envelope_only(view, idx):  # the score is the envelope information alone: compiled
+            # (every array C-contiguous, as deducer_decisions_kernel passes them: one compiled version)
             if view.config.has_board:
                 room = suggestion_room(mask).clip(0, NUM_ROOMS - 1)
                 cs, cw = self._every_card_rows(n)
@@ -536,8 +538,8 @@ class DeducerAgent(Agent):
             memo = np.empty(2 * noise.shape[1])  # the scores, then the bounds (best_suggestion_kernel)
             reps = np.empty((3, max(cs.shape[1], cw.shape[1], cr.shape[1])), np.int64)
             best_suggestion_kernel(
-                np.ascontiguousarray(prob, np.float64), cs, cw, cr, self._order(view, n),
-                view.config.refutation == "all", legal, noise, best, pre, memo, reps,
+                np.ascontiguousarray(prob, np.float64), cs, cw, np.ascontiguousarray(cr), self._order(view, n),
+                view.config.refutation == "all", np.ascontiguousarray(legal), noise, best, pre, memo, reps,
             )  # fmt: skip
             return np.where(best >= 0, A.SUGGEST0 + best, -1)
         if view.config.has_board:

@@ -185,6 +185,14 @@ def _probability_rows(
 
 
 @njit(**INLINE)
+def _rows(flat: np.ndarray, n: int, m: int) -> np.ndarray:
+    """The first ``n * m`` items of the 1-d ``flat`` as a C-contiguous (n, m) array (a view). The scratch handed to
+    other kernels is cut this way: numba compiles a kernel once per layout of its arguments, and a slice of a 2-d
+    scratch (``a[:n, :m]``) is not contiguous, so this keeps one version of each, the one Python calls too."""
+    return flat[: n * m].reshape((n, m))
+
+
+@njit(**INLINE)
 def _draw(rng: np.random.Generator, out: np.ndarray, count: int) -> None:
     """``out[:count]`` = ``rng.random(count)``: numpy's numbers, in its order."""
     for j in range(count):
@@ -235,6 +243,7 @@ def deducer_decisions_kernel(
     out, rows, counts = decided
     ph, accuse, sub, msub, sub2, prows, draws, noise, cand, best = scratch[:10]
     pre, memo, reps, value, u, stale = scratch[10:16]
+    flags = msub.reshape(msub.size)  # msub's memory, cut into C-contiguous blocks (_rows) where a kernel reads it
     n = idx.shape[0]
     for i in range(n):
         ph[i] = phase_all[idx[i]]
@@ -250,21 +259,23 @@ def deducer_decisions_kernel(
             sub2[j] = current[idx[i]]
             for a in range(A.SHOW0, A.ACCUSE0):  # what refute_kernel reads of the mask
                 msub[j, a] = mask[i, a]
+        tied = _rows(noise, k, NUM_CARDS)
         for j in range(k):  # rng.random((k, 21)), row by row
             for c in range(NUM_CARDS):
-                noise[j, c] = rng.random()
-        refute_kernel(facts, tallies, sub[:k], sub2[:k], msub[:k], noise[:k, :NUM_CARDS], best[:k], scratch.refute)
+                tied[j, c] = rng.random()
+        refute_kernel(facts, tallies, sub[:k], sub2[:k], msub[:k], tied, best[:k], scratch.refute)
         for j in range(k):
             out[rows[0, j]] = best[j]
     # The probabilities of the games that suggest now and of those whose room values are computed again (at START,
     # or at MOVE in a new turn): one pass over both (distinct games; no random numbers drawn there).
     k = counts[1]
+    legal = _rows(flags, k, A.SHOW0 - A.SUGGEST0)
     for j in range(k):
         i = rows[1, j]
         sub[j] = idx[i]
         sub2[j] = 1 if turn_count[idx[i]] >= late_turns else 0
-        for a in range(A.SUGGEST0, A.SHOW0):  # the suggestions' part of the mask: all that is read of it
-            msub[j, a] = mask[i, a]
+        for t in range(A.SHOW0 - A.SUGGEST0):  # the suggestions' part of the mask: all that is read of it
+            legal[j, t] = mask[i, A.SUGGEST0 + t]
     m = 0
     for j in range(counts[2]):
         i = rows[2, j]
@@ -281,30 +292,32 @@ def deducer_decisions_kernel(
     # Suggestions: the legal triple of highest envelope information.
     if k:
         if has_board:  # every suspect and weapon, in the room the mask names (R-G1)
+            cr = _rows(cand, k, 1)
             for j in range(k):
                 room = -1
-                for a in range(A.SUGGEST0, A.SHOW0):
-                    if msub[j, a]:
-                        room = room_of_triple(a - A.SUGGEST0)
+                for t in range(A.SHOW0 - A.SUGGEST0):
+                    if legal[j, t]:
+                        room = room_of_triple(t)
                         break
-                cand[j, 2, 0] = ROOM_CARD0 + min(max(room, 0), 8)
-            cs, cw, cr = every_s[:k], every_w[:k], cand[:k, 2, :1]
+                cr[j, 0] = ROOM_CARD0 + min(max(room, 0), 8)
+            cs, cw = every_s[:k], every_w[:k]
         else:
             kk = shortlist + 1
             _draw(rng, draws, 2 * k * NUM_CARDS)
             half = k * NUM_CARDS
+            short = cand[: 3 * k * kk].reshape((3, k, kk))  # by category, each category's rows contiguous
             # categories as an int64 here and below (not a constant, not omitted): one compiled version, the one
             # Python calls too (numba compiles a version per constant argument).
-            candidates_kernel(prows[:k], seat, shortlist, draws[:half], draws[half : 2 * half], cand[:k, :, :kk], u,
+            candidates_kernel(prows[:k], seat, shortlist, draws[:half], draws[half : 2 * half], short, u,
                               np.int64(3))  # fmt: skip
-            cs, cw, cr = cand[:k, 0, :kk], cand[:k, 1, :kk], cand[:k, 2, :kk]
+            cs, cw, cr = short[0], short[1], short[2]
         T = cs.shape[1] * cw.shape[1] * cr.shape[1]
+        tied = _rows(noise, k, T)
         for j in range(k):  # rng.random((k, T))
             for t in range(T):
-                noise[j, t] = rng.random()
+                tied[j, t] = rng.random()
         best_suggestion_kernel(
-            prows[:k], cs, cw, cr, order[:k], refute_all, msub[:k, A.SUGGEST0:A.SHOW0], noise[:k, :T], best[:k], pre,
-            memo[: 2 * T], reps,
+            prows[:k], cs, cw, cr, order[:k], refute_all, legal, tied, best[:k], pre, memo[: 2 * T], reps,
         )  # fmt: skip
         for j in range(k):
             out[rows[1, j]] = A.SUGGEST0 + best[j] if best[j] >= 0 else -1
@@ -314,9 +327,10 @@ def deducer_decisions_kernel(
         kk = room_shortlist + 1
         pr = prows[k : k + m]
         half = m * NUM_CARDS
-        candidates_kernel(pr, seat, room_shortlist, draws[:half], draws[half : 2 * half], cand[:m, :, :kk], u,
+        short = cand[: 3 * m * kk].reshape((3, m, kk))
+        candidates_kernel(pr, seat, room_shortlist, draws[:half], draws[half : 2 * half], short, u,
                           np.int64(2))  # fmt: skip
-        room_values_kernel(pr, cand[:m, 0, :kk], cand[:m, 1, :kk], order[:m], refute_all, value[:m], pre, reps)
+        room_values_kernel(pr, short[0], short[1], order[:m], refute_all, value[:m], pre, reps)
         goal_rooms_kernel(has, bad, sub[k : k + m], value[:m])
         for j in range(m):
             g = sub[k + j]
@@ -328,6 +342,7 @@ def deducer_decisions_kernel(
         return
     # The turn's start: stay, take the passage or roll (no random numbers).
     m = 0
+    special = _rows(flags, 3, k)  # STAY, PASSAGE, ROLL open, row by row
     for j in range(k):
         i = rows[2, j]
         if phase[i] == A.START:
@@ -337,13 +352,13 @@ def deducer_decisions_kernel(
             x = pos[g, seat]
             sub[m] = x
             sub2[m] = passage[x]
-            msub[m, 0] = mask[i, A.STAY]
-            msub[m, 1] = mask[i, A.PASSAGE]
-            msub[m, 2] = mask[i, A.ROLL]
+            special[0, m] = mask[i, A.STAY]
+            special[1, m] = mask[i, A.PASSAGE]
+            special[2, m] = mask[i, A.ROLL]
             m += 1
     if m:
-        turn_start_kernel(value[:m], msub[:m, 0], msub[:m, 1], msub[:m, 2], sub[:m], sub2[:m], S, S_roll, tie,
-                          best[:m])  # fmt: skip
+        turn_start_kernel(value[:m], special[0, :m], special[1, :m], special[2, :m], sub[:m], sub2[:m], S, S_roll,
+                          tie, best[:m])  # fmt: skip
         m = 0
         for j in range(k):
             i = rows[2, j]
@@ -360,13 +375,15 @@ def deducer_decisions_kernel(
             for r in range(9):
                 value[m, r] = max(rv[g, r], 0.0)
             for a in range(L):
-                msub[m, a] = mask[i, A.MOVE0 + a]
+                flags[m * L + a] = mask[i, A.MOVE0 + a]  # row m of the (m, L) block
             m += 1
     if m:
+        tied = _rows(noise, m, L)
         for j in range(m):  # rng.random((m, 197))
             for a in range(L):
-                noise[j, a] = rng.random()
-        choose_moves_kernel(value[:m], msub[:m, :L], S, noise[:m, :L], True, tie, best[:m])
+                tied[j, a] = rng.random()
+        # use_noise as np.bool_ (not the constant True, which numba would compile a version for)
+        choose_moves_kernel(value[:m], _rows(flags, m, L), S, tied, np.bool_(True), tie, best[:m])
         m = 0
         for j in range(k):
             i = rows[2, j]

@@ -68,7 +68,8 @@ def best_suggestion_kernel(
     Triples are every (``cs[i, a]``, ``cw[i, b]``, ``cr[i, c]``) (card ids, (n, ks), (n, kw), (n, kr)), triple
     t = (a kw + b) kr + c, scored as :func:`envelope_information_kernel` does (the suggester sees the card);
     ``legal`` (n, 324) bool by triple index; ``noise`` (n, T) uniform numbers. ``out`` (n,) int64: the triple
-    index of the first best legal triple, -1 where none is legal. Scratch ``pre`` as there, ``memo`` (2 T,)
+    index of the first best legal triple, -1 where none is legal. Every array C-contiguous (numba compiles a
+    version per layout; the callers keep to this one). Scratch ``pre`` as there, ``memo`` (2 T,)
     float64 and ``reps`` (3, max(ks, kw, kr)) int64: a card whose holder probabilities equal an earlier
     candidate's of its category gives every triple the same score bit for bit (the score reads only that
     column), so such triples are scored once (early in a game many unknown cards look alike). ``memo[T:2 T]``
@@ -171,7 +172,8 @@ def room_values_kernel(
     pre: np.ndarray, reps: np.ndarray,
 ) -> None:  # fmt: skip
     """(n, 9) ``out``: per room r, the best envelope information of (``cs[i, a]``, ``cw[i, b]``, room r) over the
-    pairs (card ids (n, ks), (n, kw)), scored as :func:`envelope_information_kernel` does. Scratch ``pre`` as there,
+    pairs (card ids (n, ks), (n, kw), C-contiguous as every array here: one compiled version), scored as
+    :func:`envelope_information_kernel` does. Scratch ``pre`` as there,
     ``reps`` (3, max(ks, kw, 9)) int64.
 
     Cards whose holder probabilities are equal give equal scores bit for bit (a score reads only the columns of
@@ -236,7 +238,8 @@ def candidates_kernel(
     prob: np.ndarray, seat: int, k: int, noise: np.ndarray, blank_noise: np.ndarray, out: np.ndarray, u: np.ndarray,
     categories: int = 3,
 ) -> None:  # fmt: skip
-    """:func:`tests.references.deducer.candidates_reference` into ``out`` (n, 3, k + 1) int64 card ids.
+    """:func:`tests.references.deducer.candidates_reference` into ``out`` (3, n, k + 1) int64 card ids: category by
+    category, so each category's rows ``out[cat]`` are C-contiguous, the layout the suggestion kernels take.
 
     ``prob`` (n, H, 21) float64; ``noise`` (n * 21,) and ``blank_noise`` (n * 21,) the uniform numbers the
     reference draws, in its order: ``noise`` row by row, ``blank_noise`` category by category (n x 6 suspects, then
@@ -244,7 +247,7 @@ def candidates_kernel(
     uncertainty ``h2(e) + 0.1 * (entropy of the holder) + 1e-6 * noise``, highest first, then the
     blank (a card nobody can show) of highest ``blank_noise``, or the category's first card if none.
     Scratch ``u`` (21,) float64. ``categories`` = 2: the suspects and weapons only (the room values score every
-    room), ``out[:, 2]`` is not written; the numbers are drawn all the same, so the generator moves as the
+    room), ``out[2]`` is not written; the numbers are drawn all the same, so the generator moves as the
     reference's.
     """
     n, H, C = prob.shape
@@ -266,7 +269,7 @@ def candidates_kernel(
                 if v > top_b:
                     top_b = v
                     best_b = c
-            out[i, cat, k] = best_b
+            out[cat, i, k] = best_b
             # the k most uncertain cards, highest first (a card once taken is skipped)
             for j in range(k):
                 best = -1
@@ -274,7 +277,7 @@ def candidates_kernel(
                 for c in range(lo, hi):
                     taken = False
                     for jj in range(j):
-                        if out[i, cat, jj] == c:
+                        if out[cat, i, jj] == c:
                             taken = True
                     if taken:
                         continue
@@ -282,7 +285,7 @@ def candidates_kernel(
                     if best < 0 or v > top:
                         top = v
                         best = c
-                out[i, cat, j] = best
+                out[cat, i, j] = best
 
 
 @njit(**INLINE)

@@ -145,7 +145,8 @@ class DecisionScratch(NamedTuple):
     sub: np.ndarray
     """(cap,) int64: games (or squares) of the rows of one kind."""
     msub: np.ndarray
-    """(cap, 870) bool: their masks."""
+    """(cap, 870) bool: their masks (the refutations' rows; the parts of the suggestions' and moves' masks the
+    kernels read go into C-contiguous blocks of its memory)."""
     sub2: np.ndarray
     """(cap,) int64: a second value per row (suggester, model key, passage)."""
     prows: np.ndarray
@@ -153,9 +154,9 @@ class DecisionScratch(NamedTuple):
     draws: np.ndarray
     """(2 * 21 * cap,) float64: uniform numbers of the shortlists."""
     noise: np.ndarray
-    """(cap, max(T, L)) float64: tie-break numbers."""
+    """(cap * max(T, L),) float64: tie-break numbers, as a C-contiguous (rows, T) block."""
     cand: np.ndarray
-    """(cap, 3, k) int64: candidate cards per category."""
+    """(3 * cap * k,) int64: candidate cards, as a C-contiguous (3, rows, k) block (category by category)."""
     best: np.ndarray
     """(cap,) int64: the choice of each row."""
     pre: np.ndarray
