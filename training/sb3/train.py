@@ -292,6 +292,7 @@ class Trainer:
         if not resume and cfg["imitation"]["teacher"] is not None:
             imitation = Imitation(cfg, self.run_dir, self.config, progress=self.progress)
             self.elapsed = float(imitation.run(model)["elapsed_s"])
+            self.t0 = time.perf_counter()  # the phase's own wall time is in self.elapsed
             self.imitated = True
         model.cluedo_meta = make_meta(self.config, cfg["env"]["macro_moves"], self.raw_env.core.obs_size,
                                       macro_accuse=cfg["env"]["macro_accuse"], belief=cfg["env"]["belief"],
