@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     imitation = _imitation_rounds(run)
     if imitation:
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> None:
         games = [r["games"] for r in imitation]
         ax_im.plot(games, [r["accuracy"] for r in imitation], marker=".", label="plays the teacher's choice")
         ax_im.set_xlabel("teacher games imitated")
+        ax_im.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / 1000:g}k"))
         ax_im.set_ylim(0, 1)
         ax_im.set_title("imitation", fontsize=10)
         ax_im.legend(fontsize=8, loc="lower right")
