@@ -74,10 +74,10 @@ def test_recorders_label_every_decision_with_legal_targets_and_the_discounted_ou
     for p in parts:
         assert (p["targets"] & ~p["masks"]).sum() == 0 and p["targets"].any(1).all()
         assert p["obs"].dtype == np.int8 and len(p["obs"]) == len(p["values"])
-    # values: outcome * gamma ** (decisions left); a seat's last decision of a game carries the outcome itself
-    outcomes = {round(abs(v), 6) for p in parts for v in p["values"]}
-    assert 1.0 in outcomes and all(min(abs(np.log(o) / np.log(gamma) - round(np.log(o) / np.log(gamma))), 1) < 1e-3
-                                   for o in outcomes if o > 0)  # fmt: skip
+    # values: outcome * gamma ** (decisions left), the outcome +1, -1 or 0; a game's last decision carries it whole
+    values = np.concatenate([p["values"] for p in parts])
+    k = np.log(np.abs(values[values != 0])) / np.log(gamma)
+    assert np.allclose(k, np.round(k), atol=1e-3) and (k > -1e-3).all()
     wins = sum(r.winner >= 0 for r in records)
     last_of_winner = sum(int((p["values"] == 1.0).sum()) for p in parts)
     assert last_of_winner == wins  # one +1 per game won: the winner's winning decision

@@ -184,13 +184,11 @@ def engine_targets(actions: np.ndarray, engine_mask: np.ndarray, macro_moves: bo
     out[rest, engine_to_macro(actions[rest])] = True
     rows = np.flatnonzero(move)
     if len(rows):
-        legal = mask[rows, A.MOVE0 : A.SUGGEST0]
-        cost = np.where(legal[:, None, :], _ROOM_DIST[None], 1 << 20)  # (k, 9 rooms, 197 squares)
-        nearest = cost.argmin(2)  # (k, 9): where each macro move goes
-        dest = actions[rows] - A.MOVE0
-        hit = nearest == dest[:, None]
+        where = mask[rows]  # (k, 9): where each macro move goes, as macro_to_engine plays it
+        goes = np.stack([macro_to_engine(np.full(len(rows), MACRO0 + r), where) for r in range(NUM_ROOMS)], 1)
+        hit = goes == actions[rows, None]
         none = ~hit.any(1)
-        hit[none, _ROOM_DIST[:, dest[none]].argmin(0)] = True
+        hit[none, _ROOM_DIST[:, actions[rows[none]] - A.MOVE0].argmin(0)] = True
         out[rows, MACRO0 : MACRO0 + NUM_ROOMS] = hit
     return out
 

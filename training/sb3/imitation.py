@@ -115,13 +115,13 @@ class Recorder(LearnerInputs, Agent):
             return {}
         keys = np.concatenate(self.keys)
         out = np.array(self.outcomes, np.float64).reshape(-1, 4)
+        if not len(out):
+            return {}
         game_key = keys[:, 0] * (1 << 32) + keys[:, 1]
         ended_key = out[:, 0].astype(np.int64) * (1 << 32) + out[:, 1].astype(np.int64)
         order = np.argsort(ended_key)
-        pos = np.searchsorted(ended_key[order], game_key)
-        pos = np.minimum(pos, len(order) - 1)
-        row = order[pos]
-        ended = ended_key[row] == game_key if len(order) else np.zeros(len(keys), bool)
+        row = order[np.minimum(np.searchsorted(ended_key[order], game_key), len(order) - 1)]
+        ended = ended_key[row] == game_key
         left = out[row, 3] - 1 - keys[:, 2]
         values = (out[row, 2] * gamma**left).astype(np.float32)
         pick = np.flatnonzero(ended)
