@@ -23,11 +23,18 @@ from cluedo_env.engine.movement import (
     MoveTables,
     _exact_search,
     destinations,
-    fill_destinations,
     move_tables,
 )
+from cluedo_env.engine.movement import fill_destinations as _fill_compiled
 from cluedo_env.engine.reference import move_destinations
 from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board
+
+
+@numba.njit
+def fill_destinations(t: MoveTables, start: int, roll: int, others: np.ndarray, out: np.ndarray) -> int:
+    """The move kernel, callable from Python: the engine's copy is compiled for its callers only (no wrapper)."""
+    return _fill_compiled(t, start, roll, others, out)
+
 
 BOARD = load_board()
 _FRONTS = np.array(sorted(BOARD.front_room), np.int64)
@@ -270,7 +277,7 @@ def _count_all(t: MoveTables, start: np.ndarray, roll: np.ndarray, others: np.nd
     counts = np.empty(start.shape[0], np.int64)
     for i in range(start.shape[0]):
         out[:] = False
-        counts[i] = fill_destinations(t, start[i], roll[i], others[i], out)
+        counts[i] = _fill_compiled(t, start[i], roll[i], others[i], out)
     return counts
 
 

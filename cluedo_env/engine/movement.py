@@ -52,6 +52,10 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, Board, load_board
 from cluedo_env.rules.cards import NUM_ROOMS
 
+# Small functions of the move kernel: typed and compiled once, then always inlined by LLVM (see
+# ``cluedo_env.engine.kernels.INLINE`` for why not numba's own ``inline="always"``).
+_INLINE = {"cache": True, "nogil": True, "forceinline": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
 WORDS = 3  # 188 squares fit in three 64-bit words (path and token masks)
 WITNESSES = 4  # witness paths kept per family
 _NO = 255  # "not reached" in a breadth-first distance
@@ -129,7 +133,7 @@ class MoveTables(NamedTuple):
 _PARTS = ("distance", "exits", "front_room", "first", "dest", "ball", "neighbors", "room_fronts", "paths")
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(**_INLINE)
 def _layout(max_roll: int) -> tuple[int, int, int, int, int, int, int, int, int]:
     """Offsets of the parts of MoveTables (see there), in the order of ``_PARTS``."""
     k = max_roll + 1
@@ -144,7 +148,7 @@ def _layout(max_roll: int) -> tuple[int, int, int, int, int, int, int, int, int]
 
 
 # ------------------------------------------------------------------------------------ tables
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(**_INLINE)
 def _popcount(x: np.uint64) -> int:
     """Set bits of a 64-bit word (SWAR), for choosing witnesses."""
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
@@ -333,7 +337,7 @@ def move_tables(max_roll: int) -> MoveTables:
 
 
 # ------------------------------------------------------------------------------------ kernels
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(**_INLINE)
 def fill_destinations(t: MoveTables, start: int, roll: int, others: np.ndarray, out: np.ndarray) -> int:
     """Mark the legal destinations of a token at ``start`` with ``roll`` pips in ``out``; return their number.
 
@@ -356,7 +360,7 @@ def fill_destinations(t: MoveTables, start: int, roll: int, others: np.ndarray, 
     return hi - lo
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(**_INLINE)
 def _with_tokens(t: MoveTables, start: int, roll: int, others: np.ndarray, out: np.ndarray) -> int:
     """Step 2 of the module docstring: cut squares rule out, witnesses prove, the rest is searched."""
     ints, words = t.ints, t.words
@@ -410,7 +414,7 @@ def _with_tokens(t: MoveTables, start: int, roll: int, others: np.ndarray, out: 
     return n
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(**_INLINE)
 def _mark(x: np.uint64, base: int, out: np.ndarray) -> int:
     """Set ``out[base + i]`` for every bit i of ``x``; return how many."""
     n = 0

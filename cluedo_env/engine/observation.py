@@ -258,9 +258,10 @@ def _or_bits(row: np.ndarray, p: int, bits: int) -> None:
 
 
 @njit(**INLINE)
-def _put_bits(row: np.ndarray, p: int, bits: int, n: int, packed: bool) -> None:
+def _put_bits(row: np.ndarray, p: int, bits: np.int64, n: int, packed: bool) -> None:
     """Write ``n`` 0/1 slots p .. p + n - 1 from the bits of ``bits`` (bit k: slot p + k), as the state keeps
-    ``seen`` and ``passed_on``; a piece gathered in a register first costs one OR of a few bytes when packed."""
+    ``seen`` and ``passed_on``; a piece gathered in a register first costs one OR of a few bytes when packed.
+    ``bits`` is always an int64 (callers widen the state's int32 card bits), so it compiles once per length."""
     if packed:
         _or_bits(row, p, bits)
     else:
@@ -347,9 +348,9 @@ def encode(s, rules, o: Offsets, games: np.ndarray, seats: np.ndarray, out: np.n
             _flag(row, o.eliminated + j, s.eliminated[b, q], packed)
             row[o.hand_size + j] = s.hand_size[b, q]
             at = j * NUM_CARDS
-            _put_bits(row, o.shown_to_me + at, seen[b, me, q], NUM_CARDS, packed)  # private (R-G7)
-            _put_bits(row, o.i_showed + at, seen[b, q, me], NUM_CARDS, packed)
-            _put_bits(row, o.passed_on + at, passed_on[b, q], NUM_CARDS, packed)
+            _put_bits(row, o.shown_to_me + at, np.int64(seen[b, me, q]), NUM_CARDS, packed)  # private (R-G7)
+            _put_bits(row, o.i_showed + at, np.int64(seen[b, q, me]), NUM_CARDS, packed)
+            _put_bits(row, o.passed_on + at, np.int64(passed_on[b, q]), NUM_CARDS, packed)
             refuted, named = refuted_on[b, q], named_count[b, q]
             for c in range(NUM_CARDS):
                 row[o.refuted_on + at + c] = refuted[c]

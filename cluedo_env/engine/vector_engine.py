@@ -252,7 +252,7 @@ class VectorEngine:
     # cache each costs seconds of compiling, which the PettingZoo env's start-up paid for kernels only snapshots, the
     # benchmark players and sample_random_actions call. A cached_property (not __getattr__, which would slow down
     # every attribute read of the engine) leaves the entry point in the instance's __dict__ after the first read.
-    _k_is_legal = cached_property(lambda self: _compiled(K.is_legal, self.state, 0, 0))
+    _k_is_legal = cached_property(lambda self: _compiled(K.is_legal_of, self.state, 0, 0))
     _k_sample = cached_property(lambda self: _compiled(K.sample_uniform, self.state, self.tables, self._no_uniforms,
                                                        self._actions))  # fmt: skip
     _k_full = cached_property(lambda self: _compiled(K.sample_full_game, self.state, self.tables, 0.5, self._actions))
@@ -263,7 +263,7 @@ class VectorEngine:
     _k_obs_packed = cached_property(lambda self: _compiled(
         encode, self.state, self.rules, self.packed_layout.offsets, self._one_game, self._one_game,
         np.zeros((1, self.packed_observation_size), np.uint8), True))  # fmt: skip
-    _k_first_illegal = cached_property(lambda self: _compiled(K.first_illegal, self.state, self._actions,
+    _k_first_illegal = cached_property(lambda self: _compiled(K.first_illegal_of, self.state, self._actions,
                                                               self._all_active))  # fmt: skip
 
     def __getstate__(self) -> dict[str, Any]:
