@@ -39,12 +39,16 @@ import numba
 from cluedo_env.engine.kernel_cache import ENGINE_SOURCES, KernelSources
 
 KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy"}
-INLINE = {**KERNEL, "inline": "always"}
 # A kernel only other kernels call (as :data:`cluedo_env.engine.kernels.HELPER`): compiled once, without the wrapper
 # that would let Python call it. Why: a large body that several kernels need (the scores of a triple) costs its
-# typing and lowering at every call site when inlined by numba (``INLINE``), once as a HELPER; LLVM still inlines it
+# typing and lowering at every call site when inlined by numba (``inline="always"``), once as a HELPER; LLVM inlines it
 # where that pays.
 HELPER = {**KERNEL, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+# A small helper of the hot loops (as :data:`cluedo_env.engine.kernels.INLINE`): a HELPER that LLVM always inlines
+# (``forceinline``), so it is typed once, not again at every call site as numba's ``inline="always"`` would, and
+# costs no call. A helper that returns an array view takes numba's own inlining (without reference counting only
+# that may return one).
+INLINE = {**HELPER, "forceinline": True}
 
 _PACKAGE = Path(__file__).resolve().parent  # agents/
 _KERNEL_MODULES = tuple(sorted(p for p in _PACKAGE.rglob("*.py") if re.search(r"^@njit", p.read_text("utf-8"), re.M)))

@@ -184,7 +184,7 @@ def _probability_rows(
                 rows[j, h, c] = prob[g, h, c]
 
 
-@njit(**INLINE)
+@njit(**KERNEL, inline="always")  # it returns a view: without reference counting, only numba's own inlining may
 def _rows(flat: np.ndarray, n: int, m: int) -> np.ndarray:
     """The first ``n * m`` items of the 1-d ``flat`` as a C-contiguous (n, m) array (a view). The scratch handed to
     other kernels is cut this way: numba compiles a kernel once per layout of its arguments, and a slice of a 2-d
