@@ -58,7 +58,7 @@ HELPER = {**KERNEL, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 # A small helper called in the hot loops: typed and compiled once, like a HELPER, then always inlined by LLVM
 # (``forceinline``). Why not numba's ``inline="always"``: that types and lowers the body again at every call site
 # (the observation encoder's forty call sites took 7 s to compile, against 3.5 s this way), while a plain call
-# costs the hot loops their speed (the encoder ran 6-15% slower with its helpers called).
+# costs the hot loops their speed (the encoder ran 6-17% slower with its helpers called).
 INLINE = {**HELPER, "forceinline": True}
 
 
@@ -105,7 +105,7 @@ triple_of = njit(**INLINE)(A.triple_of)
 
 
 # R-G7, compiled from the one definition every reader of a game uses (rules/privacy.py).
-may_see_shown_card = njit(**HELPER)(privacy.may_see_shown_card)
+may_see_shown_card = njit(**INLINE)(privacy.may_see_shown_card)
 
 
 # ===================================================================== new games
@@ -551,7 +551,7 @@ def _suggest(s, rules, b: int, t: int) -> None:
     _ask_refuters(s, rules, b, cur)
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def triple_card_bits(triple: np.ndarray) -> int:
     """The three cards of a (suspect, weapon, room) triple as card bits (bit c: card c), as ``seen`` and
     ``passed_on`` hold cards."""

@@ -344,8 +344,7 @@ def fill_destinations(t: MoveTables, start: int, roll: int, others: np.ndarray, 
     ``start`` a location 0..196, ``1 <= roll <= t.max_roll``, ``others`` (m,) int the
     locations of the other suspect tokens (entries < 0 or >= 188 never block), ``out``
     (197,) bool, all False on entry. No destination (0) means the move is forfeited (R-M8).
-    Inlined into compiled callers (numba ``inline="always"``): the table lookup costs less
-    than a call.
+    Inlined into compiled callers by LLVM (``forceinline``): the table lookup costs less than a call.
     """
     ints = t.ints
     for j in range(others.shape[0]):
