@@ -1,13 +1,13 @@
 """How the players' kernels are compiled, kept fresh in numba's cache, and called.
 
 Every numba kernel of :mod:`agents` lives in the module of the code that calls it and is compiled with
-:data:`KERNEL` (or :data:`INLINE` for the small helpers other kernels inline): cached on disk, no GIL, no
-reference counting, numpy's error model. The kernels call and inline each other across modules and read
-constants from :mod:`cluedo_env.rules`, while numba checks only a kernel's own file before loading it from
-its cache; :data:`KERNELS` (a :class:`cluedo_env.engine.kernel_cache.KernelSources`) therefore hashes every
-module of :mod:`agents` that holds a kernel, plus the engine's sources, and clears the players' numba caches
-when the hash changes. That runs here, on import, before any kernel module (each imports :data:`KERNEL` from
-this one) is compiled or loaded.
+:data:`KERNEL` (or :data:`HELPER`, :data:`INLINE`: the engine's options, :mod:`cluedo_env.engine.compile_options`,
+which say why): cached on disk, no GIL, no reference counting, numpy's error model. The kernels call and inline
+each other across modules and read constants from :mod:`cluedo_env.rules`, while numba checks only a kernel's own
+file before loading it from its cache; :data:`KERNELS` (a :class:`cluedo_env.engine.kernel_cache.KernelSources`)
+therefore hashes every module of :mod:`agents` that holds a kernel, plus the engine's sources, and clears the
+players' numba caches when the hash changes. That runs here, on import, before any kernel module (each imports
+:data:`KERNEL` from this one) is compiled or loaded.
 
 :class:`EntryPoint` calls a compiled kernel without numba's typing of every argument on every call.
 
@@ -36,19 +36,8 @@ from typing import Any
 
 import numba
 
+from cluedo_env.engine.compile_options import HELPER, INLINE, KERNEL
 from cluedo_env.engine.kernel_cache import ENGINE_SOURCES, KernelSources
-
-KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy"}
-# A kernel only other kernels call (as :data:`cluedo_env.engine.kernels.HELPER`): compiled once, without the wrapper
-# that would let Python call it. Why: a large body that several kernels need (the scores of a triple) costs its
-# typing and lowering at every call site when inlined by numba (``inline="always"``), once as a HELPER; LLVM inlines it
-# where that pays.
-HELPER = {**KERNEL, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
-# A small helper of the hot loops (as :data:`cluedo_env.engine.kernels.INLINE`): a HELPER that LLVM always inlines
-# (``forceinline``), so it is typed once, not again at every call site as numba's ``inline="always"`` would, and
-# costs no call. A helper that returns an array view takes numba's own inlining (without reference counting only
-# that may return one).
-INLINE = {**HELPER, "forceinline": True}
 
 _PACKAGE = Path(__file__).resolve().parent  # agents/
 _KERNEL_MODULES = tuple(sorted(p for p in _PACKAGE.rglob("*.py") if re.search(r"^@njit", p.read_text("utf-8"), re.M)))

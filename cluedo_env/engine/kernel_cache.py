@@ -130,6 +130,7 @@ ENGINE_SOURCES = tuple(
         "rules/board.py",
         "rules/cards.py",
         "rules/privacy.py",
+        "engine/compile_options.py",
         "engine/state.py",
         "engine/kernels.py",
         "engine/movement.py",

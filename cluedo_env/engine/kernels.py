@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from cluedo_env.engine.compile_options import HELPER, INLINE, KERNEL
 from cluedo_env.engine.kernel_cache import ENGINE
 from cluedo_env.rules import actions as A
 from cluedo_env.rules import privacy
@@ -44,22 +45,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
-# Every kernel is compiled without numba's reference counting (``_nrt=False``). Why: each function
-# call or tuple copy that touches the ~40 state arrays would otherwise pay an atomic increment and
-# decrement per array (measured: ~1 us per game per call, 30x the work itself). The kernels never
-# allocate or return arrays (scratch space comes in from Python, see :class:`Scratch`), and every
-# array they touch is owned by the calling VectorEngine, so no count is needed.
-KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy"}
-# A kernel only other kernels call: compiled once, with no wrapper to call it from Python (or C). Why: the wrapper
-# unboxes every argument, ~40 arrays for a State, and was most of a small helper's compile time (a second or so
-# each on an empty cache, for code never run). LLVM still inlines the helper into its callers where that pays, as
-# it would a KERNEL.
-HELPER = {**KERNEL, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
-# A small helper called in the hot loops: typed and compiled once, like a HELPER, then always inlined by LLVM
-# (``forceinline``). Why not numba's ``inline="always"``: that types and lowers the body again at every call site
-# (the observation encoder's forty call sites took 7 s to compile, against 3.5 s this way), while a plain call
-# costs the hot loops their speed (the encoder ran 6-17% slower with its helpers called).
-INLINE = {**HELPER, "forceinline": True}
+# How each function below is compiled (KERNEL, HELPER, INLINE) and why: cluedo_env.engine.compile_options.
 
 
 class Scratch(NamedTuple):

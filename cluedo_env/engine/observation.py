@@ -25,7 +25,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from cluedo_env.engine.kernels import INLINE, KERNEL, may_see_shown_card, triple_card_bits
+from cluedo_env.engine.compile_options import INLINE, KERNEL
+from cluedo_env.engine.kernels import may_see_shown_card, triple_card_bits
 from cluedo_env.engine.prefetch import prefetch
 from cluedo_env.engine.state import ACCUSATION, PASSED
 from cluedo_env.errors import CluedoTypeError
