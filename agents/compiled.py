@@ -36,6 +36,7 @@ from typing import Any
 
 import numba
 
+from cluedo_env.engine import compile_ahead
 from cluedo_env.engine.compile_options import HELPER, INLINE, KERNEL
 from cluedo_env.engine.kernel_cache import ENGINE_SOURCES, KernelSources
 
@@ -73,6 +74,12 @@ class EntryPoint:
         twin.signature, twin._entry = self.signature, self._entry
         return twin
 
+    def compile_ahead(self, *args: Any) -> None:
+        """On an empty cache, start compiling the version for ``args``' types in a helper process
+        (:mod:`cluedo_env.engine.compile_ahead`); the first call then waits for it, not for numba here."""
+        if self._entry is None and hasattr(self.dispatcher, "compile"):
+            compile_ahead.submit([(self.dispatcher, tuple(numba.typeof(a) for a in args))])
+
     def __call__(self, *args: Any) -> Any:
         entry = self._entry
         if entry is None and not hasattr(self.dispatcher, "compile"):  # a plain function (a test's spy): as it is
@@ -81,6 +88,7 @@ class EntryPoint:
             signature = tuple(numba.typeof(a) for a in args)
             if entry is None:
                 self.signature = signature
+                compile_ahead.collect(self.dispatcher, signature)
                 entry = self._entry = self.dispatcher.compile(signature)
             elif signature != self.signature:
                 changed = [(i, s, t) for i, (s, t) in enumerate(zip(self.signature, signature, strict=True)) if s != t]

@@ -102,7 +102,7 @@ def test_compiled_refutations_and_accusations_equal_their_statements(preset, pla
 
 
 class TwinDeducer(DeducerAgent):
-    """A deducer whose every action is decided twice: by the one-call path (:meth:`DeducerAgent._decide_compiled`)
+    """A deducer whose every action is decided twice: by the one-call path (:meth:`DeducerAgent._decision_args`)
     and, on a copy of it, by the Python steps it replaces; both must choose the same actions, draw the same random
     numbers and leave the same caches."""
 

@@ -17,7 +17,8 @@ import time
 import numpy as np
 import pytest
 
-from cluedo_env.engine.vector_engine import GAMES_PER_THREAD, VectorEngine, auto_threads, usable_cores
+from cluedo_env.engine.compile_ahead import usable_cores
+from cluedo_env.engine.vector_engine import GAMES_PER_THREAD, VectorEngine, auto_threads
 from cluedo_env.errors import CluedoError
 from cluedo_env.rules import actions as A
 

@@ -166,7 +166,7 @@ class DeducerAgent(Agent):
         self._order_rows = np.zeros((0, 0), np.int64)  # cached rows of _order
         self._card_rows = (np.zeros((0, NUM_SUSPECTS), np.int64), np.zeros((0, NUM_WEAPONS), np.int64))
         self._pcache: tuple | None = None  # (notebook, has_board, prob (B, H, 21), version (B,), key (B,))
-        self._dscratch: tuple | None = None  # scratch of _decide_compiled
+        self._dscratch: tuple | None = None  # scratch of the one-call decisions (_decision_args)
         self._decisions = EntryPoint(deducer_decisions_kernel)  # typed once (agents.compiled)
         self._nscratch: tuple | None = None  # scratch of the naive-model kernel (_naive_scratch)
         self._no_refuters: tuple | None = None  # (_no_refuter_facts)
@@ -178,8 +178,19 @@ class DeducerAgent(Agent):
             seed = None if self.seed is None else self.seed + 7919
             nb = Notebook(view.batch_size, view.num_players, view.seat, seed=seed, **self.notebook_options)
             self.notebook = nb
+            self._compile_decisions_ahead(view)
             nb.reset(np.arange(view.batch_size), view.hand, view.hand_sizes)
         return nb
+
+    def _compile_decisions_ahead(self, view: PlayerView) -> None:
+        """On an empty cache, start compiling the one-call decisions (:meth:`_decision_args`) in a helper process, so
+        that they compile while the notebook's kernels compile here (:mod:`cluedo_env.engine.compile_ahead`)."""
+        if self._decisions.signature is None and self._compiled_decisions():
+            n = view.batch_size
+            idx = np.arange(n, dtype=np.int64)
+            out, rows, counts = np.empty(n, np.int64), np.empty((3, n), np.int64), np.empty(3, np.int64)
+            self._decisions.compile_ahead(*self._decision_args(view, idx, view.legal_action_mask_of(idx), out, rows,
+                                                               counts))  # fmt: skip
 
     def reset(self, view: PlayerView, idx: np.ndarray) -> None:
         nb = self._ensure(view)
@@ -289,12 +300,12 @@ class DeducerAgent(Agent):
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         idx = np.ascontiguousarray(idx, np.int64)  # (the compiled calls take C-contiguous int64 indices)
         nb = self._ensure(view)
-        nb.update(view, idx)
         n = len(idx)
         mask = view.legal_action_mask_of(idx)
         out, rows, counts = np.empty(n, np.int64), np.empty((3, n), np.int64), np.empty(3, np.int64)
+        nb.update(view, idx)
         if self._compiled_decisions():
-            self._decide_compiled(view, idx, mask, out, rows, counts)
+            self._decisions(*self._decision_args(view, idx, mask, out, rows, counts))
             if not (self.blocking_aware and counts[2]):  # else moves left to the Python planner
                 self.fallbacks += replace_illegal(out, mask, self.rng)
                 return out
@@ -326,13 +337,14 @@ class DeducerAgent(Agent):
         self.fallbacks += replace_illegal(out, mask, self.rng)
         return out
 
-    # Methods whose steps :meth:`_decide_compiled` runs compiled: a subclass that overrides one takes the Python path.
+    # Methods whose steps the one-call decisions (:meth:`_decision_args`) run compiled: a subclass that overrides one
+    # takes the Python path.
     _COMPILED_STEPS = ("accusations", "refute", "suggest", "probabilities", "_probabilities", "_probability_key",
                        "model_bits", "model_options", "_cached_room_values", "room_values", "_candidates", "_goal_room",
                        "suggestion_scores", "deal_weights", "_order", "_envelope_only")  # fmt: skip
 
     def _compiled_decisions(self) -> bool:
-        """Whether :meth:`act` decides in one compiled call (:meth:`_decide_compiled`): this class's own steps
+        """Whether :meth:`act` decides in one compiled call (:meth:`_decision_args`): this class's own steps
         (none of ``_COMPILED_STEPS`` overridden), the naive-player model on and the envelope information alone."""
         cls = type(self)
         own = _OWN_STEPS.get(cls)
@@ -340,11 +352,12 @@ class DeducerAgent(Agent):
             own = _OWN_STEPS[cls] = all(getattr(cls, m) is getattr(DeducerAgent, m) for m in self._COMPILED_STEPS)
         return own and bool(self.naive_model) and not self.leak_weight and not self.deal_weight
 
-    def _decide_compiled(
+    def _decision_args(
         self, view: PlayerView, idx: np.ndarray, mask: np.ndarray, out: np.ndarray, rows: np.ndarray,
         counts: np.ndarray,
-    ) -> None:  # fmt: skip
-        """The steps of :meth:`act`, in one call of :func:`agents.players.deducer_decisions.deducer_decisions_kernel`:
+    ) -> tuple:  # fmt: skip
+        """The arguments of the steps of :meth:`act` in one call of
+        :func:`agents.players.deducer_decisions.deducer_decisions_kernel`:
         the
         same choices and random numbers as :meth:`accusations`, :meth:`refute`, :meth:`suggest`,
         :meth:`_cached_room_values` (whose cache ``_rv`` it fills) and the empty board's movement planner
@@ -382,7 +395,7 @@ class DeducerAgent(Agent):
         options = DecisionOptions(float(self.naive_model_rounds * P), float(self.naive_mix),
                                   view.config.refutation == "all", int(self.shortlist), int(self.room_shortlist),
                                   plan_moves)  # fmt: skip
-        self._decisions(
+        return (
             idx, DecisionView(view.phase, mask, view.current, view.turn_count, view.pos), options,
             Assumptions(nb.seat, view.config.has_board, True, False, scratch[3], no_extra, lacks, deviant), nb.book,
             DecisionCaches(prob, pver, pstamp, self._rv, self._rv_turn), SuggestionRows(self._order(view, n), cs, cw),
@@ -401,7 +414,7 @@ class DeducerAgent(Agent):
     def _naive_scratch(self) -> tuple[NaiveScratch, np.ndarray]:
         """The one-game scratch of :func:`agents.players.deducer_decisions.naive_probabilities_kernel` and its model's
         ``extra_no`` (0, P, 21) bool (no extra facts), kept between calls (rebuilt when the clause slots grow); shared
-        by :meth:`_probabilities_into` and :meth:`_decide_compiled`."""
+        by :meth:`_probabilities_into` and :meth:`_decision_args`."""
         nb = self.notebook
         H, P, K = nb.P + 1, nb.P, nb.cl_live.shape[1]
         have = self._nscratch

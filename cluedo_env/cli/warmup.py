@@ -16,7 +16,7 @@ from collections.abc import Callable
 from cluedo_env.options import ArgumentParser
 
 DESCRIPTION = "compile every kernel once (the engine's and the players'), so later runs start at once"
-PLAYERS = ("random", "notebook", "heuristic", "belief_random", "deducer", "expert")
+PLAYERS = ("deducer", "expert", "belief_random", "heuristic", "notebook", "random")
 PRESETS = ("classic", "cards")
 
 

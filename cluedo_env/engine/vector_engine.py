@@ -44,7 +44,9 @@ import numba
 import numpy as np
 
 from cluedo_env.checks import check_seed, is_int
+from cluedo_env.engine import compile_ahead
 from cluedo_env.engine import kernels as K
+from cluedo_env.engine.compile_ahead import usable_cores
 from cluedo_env.engine.history import Accusation, Suggestion
 from cluedo_env.engine.movement import MoveTables, move_tables, with_scratch
 from cluedo_env.engine.observation import encode, offsets, packed_layout, size
@@ -99,6 +101,11 @@ def _layout(a: Any) -> Any:
     return numba.typeof(a)
 
 
+def _types(args: tuple) -> tuple:
+    """numba's types of ``args``: the signature they compile a kernel for."""
+    return tuple(numba.typeof(a) for a in args)
+
+
 def _compiled(dispatcher: Any, *args: Any) -> Any:
     """The compiled entry point of ``dispatcher`` for the types of ``args``.
 
@@ -111,16 +118,10 @@ def _compiled(dispatcher: Any, *args: Any) -> Any:
     key = (dispatcher, tuple(_layout(a) for a in args))
     entry = _ENTRY_POINTS.get(key)
     if entry is None:
-        entry = _ENTRY_POINTS[key] = dispatcher.compile(tuple(numba.typeof(a) for a in args))
+        signature = _types(args)
+        compile_ahead.collect(dispatcher, signature)
+        entry = _ENTRY_POINTS[key] = dispatcher.compile(signature)
     return entry
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the OS says, else the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def auto_threads(batch_size: int) -> int:
@@ -208,10 +209,17 @@ class VectorEngine:
         :func:`_compiled`); the others are compiled on first use (the ``cached_property`` ones below)."""
         s, r, t, w = self.state, self.rules, self.tables, self.work
         ids = np.zeros(1, np.int64)
-        self._k_new = _compiled(K.new_games, s, r, t, ids, w)
+        new_args = (s, r, t, ids, w)
+        obs_args = (s, r, self.obs_offsets, ids, ids, np.zeros((1, self.observation_size), np.int8), False)
+        # On an empty cache a helper process compiles the step's move search (K._roll, as the step calls it) and the
+        # encoder while this one compiles the reset and the rest of the step, about half the work each
+        # (compile_ahead).
+        roll = (K._roll, _types((s, r, t, self.moves, 0, w.others)))
+        compile_ahead.submit([roll, (encode, _types(obs_args))])
+        self._k_new = _compiled(K.new_games, *new_args)
+        compile_ahead.collect(*roll)
         self._k_step = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True, *self._out)
-        self._k_obs = _compiled(encode, s, r, self.obs_offsets, ids, ids, np.zeros((1, self.observation_size), np.int8),
-                                False)  # fmt: skip
+        self._k_obs = _compiled(encode, *obs_args)
 
     def _check_threads(self, threads: Any) -> int:
         if threads == "auto":

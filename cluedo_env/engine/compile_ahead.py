@@ -1,0 +1,181 @@
+"""Compile a kernel in a helper process while this one compiles others, so an empty numba cache fills on two cores.
+
+numba compiles one function at a time in a process (it holds a global lock), and on an empty cache a few large
+kernels that do not depend on each other make the first run wait: the engine's step beside its reset and
+observation encoder, a deducer's decisions beside its notebook's propagation. :func:`submit` hands one such kernel
+(a numba dispatcher and the numba types of its arguments) to a helper process, ``python -m
+cluedo_env.engine.compile_ahead``, which compiles it while this process goes on; :func:`collect`, called before this
+process would compile the kernel itself, waits for the helper and copies its machine code into this process's cache,
+from where numba loads it. Nothing changes in what is compiled or run: the helper is this package, compiling the
+same source for the same types on the same machine, and numba checks the entry's key (signature, CPU, bytecode) as
+for any cached kernel.
+
+Only where it can help: the cache misses that version (a warm cache never starts a helper), a core is free for
+it (one helper per core beyond this process's), and ``CLUEDO_COMPILE_AHEAD`` is not ``0``. A helper that fails
+or is slow costs only its own time: :func:`collect` then lets numba compile the kernel here, as without it.
+
+Why the helper writes to a folder of its own (then :func:`collect` adds its entry to this process's cache through
+numba's index): numba reads, changes and writes a function's index without a lock, so two processes writing
+versions of one shared helper at once could leave one's index beside the other's machine code.
+
+The numba internals used (``Dispatcher._cache``, its ``_index_key`` and ``_cache_file``) are those of the numba
+pinned in ``constraints.txt``; ``tests/test_compile_ahead.py`` checks the path end to end.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numba
+from numba.core.caching import IndexDataCacheFile
+
+from cluedo_env.engine.kernel_cache import cache_folder
+
+ENV_SWITCH = "CLUEDO_COMPILE_AHEAD"  # "0": never start a helper (a helper itself runs with it)
+HELPER_TIMEOUT_S = 600  # a helper still compiling after this long is stopped and the kernel compiled here
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS says, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class _Helper:
+    """One helper process: the kernels it compiles, in order, into its own cache folder."""
+
+    def __init__(self, kernels: list[tuple[Any, tuple]]) -> None:
+        self.folder = tempfile.mkdtemp(prefix="cluedo-compile-")  # its private cache (NUMBA_CACHE_DIR)
+        self.merged = False
+        names = [(d.py_func.__module__, d.py_func.__name__, sig) for d, sig in kernels]
+        # The helper imports the very files this process runs: their root first on its path.
+        module = sys.modules[kernels[0][0].py_func.__module__]
+        root = Path(module.__file__).resolve().parents[module.__name__.count(".")]
+        path = os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])])
+        env = {**os.environ, "NUMBA_CACHE_DIR": self.folder, ENV_SWITCH: "0", "PYTHONPATH": path}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", __name__, str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, env=env, text=True,
+        )  # fmt: skip
+        try:
+            self.process.stdin.write(pickle.dumps(names).hex())
+            self.process.stdin.close()
+        except OSError:  # it died at once: the kernels compile here
+            self.process.kill()
+        self.process.stdin = None  # (written: communicate() only reads)
+
+    def merge(self) -> None:
+        """Wait for the helper, then add every version it compiled (the kernels and the helpers they call) that this
+        process's cache lacks, through numba's index; once. A helper that failed or timed out adds nothing."""
+        if self.merged:
+            return
+        self.merged = True
+        try:
+            out = self.process.communicate(timeout=HELPER_TIMEOUT_S)[0]
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            out = ""
+        if self.process.returncode == 0:
+            for line in out.splitlines():
+                source, theirs = line.split("\t")
+                ours = cache_folder(Path(source))
+                if ours is not None:
+                    for index in Path(theirs).glob("*.nbi"):
+                        _merge_index(index, ours)
+        self.stop()
+
+    def stop(self) -> None:
+        self.process.kill()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _merge_index(index: Path, ours: Path) -> None:
+    """Add the entries of numba's cache index ``index`` (of one function) that the index of the same name in the
+    folder ``ours`` lacks, with their machine code (numba's own index class reads and writes both)."""
+    with open(index, "rb") as f:
+        if pickle.load(f) != numba.__version__:
+            return
+        stamp, overloads = pickle.loads(f.read())
+    base = index.name.removesuffix(".nbi")
+    theirs, mine = IndexDataCacheFile(str(index.parent), base, stamp), IndexDataCacheFile(str(ours), base, stamp)
+    have = mine._load_index()
+    for key in overloads.keys() - have.keys():
+        data = theirs.load(key)
+        if data is not None:
+            ours.mkdir(parents=True, exist_ok=True)
+            mine.save(key, data)
+
+
+_JOBS: dict[tuple[Any, tuple], _Helper] = {}  # (dispatcher, signature) -> the helper compiling it, until collected
+
+
+def is_cached(dispatcher: Any, signature: tuple) -> bool:
+    """Whether numba's cache holds machine code of ``dispatcher`` for ``signature`` (a tuple of numba types)."""
+    cache = dispatcher._cache
+    key = cache._index_key(signature, dispatcher.targetctx.codegen())
+    return key in cache._cache_file._load_index()
+
+
+def submit(kernels: list[tuple[Any, tuple]]) -> bool:
+    """Start compiling the ``kernels`` (dispatcher, signature: a tuple of numba types), in order, in a helper
+    process, if their cache misses and a core is free; True if started.
+
+    :func:`collect` each before this process needs it (numba would otherwise compile it here too).
+    """
+    todo = [(d, sig) for d, sig in kernels if (d, sig) not in _JOBS and sig not in d.overloads]
+    if os.environ.get(ENV_SWITCH) == "0" or not todo:
+        return False
+    running = {id(h) for h in _JOBS.values() if h.process.poll() is None}
+    if len(running) >= usable_cores() - 1:
+        return False
+    todo = [(d, sig) for d, sig in todo if not is_cached(d, sig)]
+    if not todo:
+        return False
+    helper = _Helper(todo)
+    for job in todo:
+        _JOBS[job] = helper
+    return True
+
+
+def collect(dispatcher: Any, signature: tuple) -> None:
+    """Wait for the helper compiling ``dispatcher`` for ``signature`` (if any) and add what it compiled to this
+    process's cache, so that numba loads it rather than compile it. Does nothing if none was started."""
+    helper = _JOBS.pop((dispatcher, signature), None)
+    if helper is not None:
+        helper.merge()
+
+
+@atexit.register
+def _stop_helpers() -> None:
+    """Stop the helpers nobody collected from (this process ends first) and remove their folders."""
+    for helper in set(_JOBS.values()):
+        helper.stop()
+
+
+def _main() -> None:
+    """The helper: compile the kernels named on stdin ((module, name, signature) each) into numba's cache, in
+    order; then print, for each cache folder written, a source file of the package it caches and the folder."""
+    for module, name, signature in pickle.loads(bytes.fromhex(sys.stdin.read())):
+        getattr(importlib.import_module(module), name).compile(signature)
+    root, seen = Path(sys.argv[1]), set()
+    for module in list(sys.modules.values()):
+        source = Path(getattr(module, "__file__", None) or "/").resolve()
+        folder = cache_folder(source) if source.is_relative_to(root) and source.suffix == ".py" else None
+        if folder is not None and folder not in seen and any(folder.glob("*.nbi")):
+            seen.add(folder)
+            print(f"{source}\t{folder}")
+
+
+if __name__ == "__main__":
+    _main()

@@ -1,0 +1,78 @@
+"""A kernel compiled ahead in a helper process (:mod:`cluedo_env.engine.compile_ahead`) is loaded here from the
+cache, with the helpers it calls, and gives the same results; a failed helper only leaves the work to this process.
+"""
+
+import importlib
+
+import pytest
+from numba import types
+
+from cluedo_env.engine import compile_ahead
+
+SOURCE = """
+from numba import njit
+
+
+@njit(cache=True)
+def scaled(x, k):
+    return k * x
+
+
+@njit(cache=True)
+def total(values, k):
+    out = 0
+    for v in values:
+        out += scaled(v, k)
+    return out
+"""
+
+TOTAL = (types.Array(types.int64, 1, "C"), types.int64)  # the signature compiled ahead
+SCALED = (types.int64, types.int64)  # ... and that of the helper it calls
+
+
+@pytest.fixture
+def kernels(tmp_path, monkeypatch):
+    """A fresh module of two cached kernels (a new name per test: nothing compiled or cached yet), and room for one
+    helper process whatever the machine's cores."""
+    name = f"ahead_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(compile_ahead, "usable_cores", lambda: 2)
+    monkeypatch.delenv(compile_ahead.ENV_SWITCH, raising=False)
+    return importlib.import_module(name)
+
+
+def test_a_kernel_compiled_ahead_is_loaded_from_the_cache_with_its_callees(kernels):
+    import numpy as np
+
+    assert not compile_ahead.is_cached(kernels.total, TOTAL)
+    assert compile_ahead.submit([(kernels.total, TOTAL)])
+    assert not compile_ahead.submit([(kernels.total, TOTAL)])  # already on its way: one helper per version
+    compile_ahead.collect(kernels.total, TOTAL)
+    assert compile_ahead.is_cached(kernels.total, TOTAL) and compile_ahead.is_cached(kernels.scaled, SCALED)
+    assert kernels.total(np.arange(4), 3) == 18
+    assert kernels.total.stats.cache_hits[TOTAL] == 1 and not kernels.total.stats.cache_misses  # loaded, not compiled
+    assert not compile_ahead.submit([(kernels.total, TOTAL)])  # compiled here now: nothing to do ahead
+
+
+def test_nothing_starts_on_a_warm_cache_with_one_core_or_when_switched_off(kernels, monkeypatch):
+    kernels.scaled.compile(SCALED)  # (cached on disk too)
+    kernels.scaled.overloads.clear()  # as a new process finds it: cached, not compiled here
+    assert compile_ahead.is_cached(kernels.scaled, SCALED)
+    assert not compile_ahead.submit([(kernels.scaled, SCALED)])
+    monkeypatch.setattr(compile_ahead, "usable_cores", lambda: 1)
+    assert not compile_ahead.submit([(kernels.total, TOTAL)])
+    monkeypatch.setattr(compile_ahead, "usable_cores", lambda: 2)
+    monkeypatch.setenv(compile_ahead.ENV_SWITCH, "0")
+    assert not compile_ahead.submit([(kernels.total, TOTAL)])
+    compile_ahead.collect(kernels.total, TOTAL)  # (nothing was started: nothing to wait for)
+
+
+def test_a_helper_that_fails_leaves_the_compile_to_this_process(kernels):
+    import numpy as np
+
+    wrong = (types.unicode_type, types.int64)  # numba cannot compile total for these: the helper exits with an error
+    assert compile_ahead.submit([(kernels.total, wrong)])
+    compile_ahead.collect(kernels.total, wrong)
+    assert not compile_ahead.is_cached(kernels.total, wrong)
+    assert kernels.total(np.arange(3), 2) == 6  # compiled here, as without a helper
