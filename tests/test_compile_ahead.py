@@ -76,3 +76,24 @@ def test_a_helper_that_fails_leaves_the_compile_to_this_process(kernels):
     compile_ahead.collect(kernels.total, wrong)
     assert not compile_ahead.is_cached(kernels.total, wrong)
     assert kernels.total(np.arange(3), 2) == 6  # compiled here, as without a helper
+
+
+def test_the_step_parts_compiled_ahead_are_the_versions_the_step_calls():
+    """:func:`cluedo_env.engine.kernels.step_parts` names each helper with the argument types the step passes it: a
+    step compiled again (a copy of its source, uncached) adds no other version of any of them."""
+    from numba import njit
+
+    from cluedo_env.engine import kernels as K
+    from cluedo_env.engine.compile_options import KERNEL
+    from cluedo_env.engine.vector_engine import VectorEngine, _types
+
+    eng = VectorEngine("classic", batch_size=2)
+    roll, rest = K.step_parts(eng.state, eng.rules, eng.tables, eng.moves, eng.work)
+    parts = [(part, _types(args)) for part, args in [roll, *rest]]
+    for part, signature in parts:
+        part.compile(signature)
+    before = {part: set(part.overloads) for part, _ in parts}
+    fresh = njit(**{**KERNEL, "cache": False})(K.step.py_func)
+    fresh.compile(_types((eng.state, eng.rules, eng.tables, eng.moves, eng.work, eng._actions, eng._all_active, True,
+                          *eng._out)))  # fmt: skip
+    assert {part: set(part.overloads) for part, _ in parts} == before

@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +54,13 @@ def usable_cores() -> int:
 
 
 class _Helper:
-    """One helper process: the kernels it compiles, in order, into its own cache folder."""
+    """One helper process: the kernels it compiles, in order, into its own cache folder, and how many it has
+    reported done."""
 
     def __init__(self, kernels: list[tuple[Any, tuple]]) -> None:
+        self.kernels = kernels
         self.folder = tempfile.mkdtemp(prefix="cluedo-compile-")  # its private cache (NUMBA_CACHE_DIR)
-        self.merged = False
+        self.done = 0  # kernels compiled and merged into this process's cache, in order
         names = [(d.py_func.__module__, d.py_func.__name__, sig) for d, sig in kernels]
         # The helper imports the very files this process runs: their root first on its path.
         module = sys.modules[kernels[0][0].py_func.__module__]
@@ -68,35 +71,44 @@ class _Helper:
             [sys.executable, "-m", __name__, str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, env=env, text=True,
         )  # fmt: skip
+        self.timer = threading.Timer(HELPER_TIMEOUT_S, self.process.kill)  # a stuck helper: its kernels compile here
+        self.timer.daemon = True
+        self.timer.start()
         try:
             self.process.stdin.write(pickle.dumps(names).hex())
             self.process.stdin.close()
         except OSError:  # it died at once: the kernels compile here
             self.process.kill()
-        self.process.stdin = None  # (written: communicate() only reads)
 
-    def merge(self) -> None:
-        """Wait for the helper, then add every version it compiled (the kernels and the helpers they call) that this
-        process's cache lacks, through numba's index; once. A helper that failed or timed out adds nothing."""
-        if self.merged:
-            return
-        self.merged = True
-        try:
-            out = self.process.communicate(timeout=HELPER_TIMEOUT_S)[0]
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            out = ""
-        if self.process.returncode == 0:
-            for line in out.splitlines():
-                source, theirs = line.split("\t")
-                ours = cache_folder(Path(source))
-                if ours is not None:
-                    for index in Path(theirs).glob("*.nbi"):
+    def wait_for(self, kernel: tuple[Any, tuple]) -> None:
+        """Wait until the helper has compiled ``kernel`` (or failed), adding to this process's cache every version it
+        compiled by then (the kernels and the helpers they call) that the cache lacks."""
+        want = self.kernels.index(kernel) + 1
+        folders: list[str] = []
+        while self.done < want and self.process.stdout is not None:
+            line = self.process.stdout.readline()
+            if not line:  # it ended (a failure): whatever it did not report is compiled here
+                self.stop()
+            elif line == "done\n":
+                for source, theirs in (f.split("\t") for f in folders):
+                    ours = cache_folder(Path(source))
+                    for index in Path(theirs).glob("*.nbi") if ours is not None else ():
                         _merge_index(index, ours)
-        self.stop()
+                folders.clear()
+                self.done += 1
+            else:
+                folders.append(line.rstrip("\n"))
+        if self.done == len(self.kernels):
+            self.stop()
 
     def stop(self) -> None:
+        """End the helper (if it still runs) and remove its folder."""
+        self.timer.cancel()
         self.process.kill()
+        self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+            self.process.stdout = None
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -153,7 +165,7 @@ def collect(dispatcher: Any, signature: tuple) -> None:
     process's cache, so that numba loads it rather than compile it. Does nothing if none was started."""
     helper = _JOBS.pop((dispatcher, signature), None)
     if helper is not None:
-        helper.merge()
+        helper.wait_for((dispatcher, signature))
 
 
 @atexit.register
@@ -165,16 +177,19 @@ def _stop_helpers() -> None:
 
 def _main() -> None:
     """The helper: compile the kernels named on stdin ((module, name, signature) each) into numba's cache, in
-    order; then print, for each cache folder written, a source file of the package it caches and the folder."""
+    order; after each, print for each cache folder written a source file of the package it caches and the folder,
+    then ``done``."""
+    root = Path(sys.argv[1])
     for module, name, signature in pickle.loads(bytes.fromhex(sys.stdin.read())):
         getattr(importlib.import_module(module), name).compile(signature)
-    root, seen = Path(sys.argv[1]), set()
-    for module in list(sys.modules.values()):
-        source = Path(getattr(module, "__file__", None) or "/").resolve()
-        folder = cache_folder(source) if source.is_relative_to(root) and source.suffix == ".py" else None
-        if folder is not None and folder not in seen and any(folder.glob("*.nbi")):
-            seen.add(folder)
-            print(f"{source}\t{folder}")
+        seen = set()
+        for loaded in list(sys.modules.values()):
+            source = Path(getattr(loaded, "__file__", None) or "/").resolve()
+            folder = cache_folder(source) if source.is_relative_to(root) and source.suffix == ".py" else None
+            if folder is not None and folder not in seen and any(folder.glob("*.nbi")):
+                seen.add(folder)
+                print(f"{source}\t{folder}")
+        print("done", flush=True)
 
 
 if __name__ == "__main__":

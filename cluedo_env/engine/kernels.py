@@ -462,6 +462,20 @@ def step(
     return -1, 0
 
 
+def step_parts(s, rules, tables, moves, work) -> tuple[tuple, list[tuple]]:
+    """The helpers :func:`step` calls, each with arguments of the types step passes them (a game, a triple or a
+    card: int64): (:func:`_roll`, its arguments), then [(the others, their arguments)].
+
+    Why: on an empty cache the engine compiles _roll (the move search, about half of the step) in another process
+    while it compiles these here, ahead of the step (:meth:`cluedo_env.engine.vector_engine.VectorEngine._compile`);
+    ``tests/test_compile_ahead.py`` checks that they are the versions the step calls.
+    """
+    b = np.int64(0)
+    rest = [(_suggest, (s, rules, b, b)), (_show, (s, rules, b, b)), (_accuse, (s, rules, tables, b, b)),
+            (_end_turn, (s, rules, b)), (_after_move, (s, rules, b))]  # fmt: skip
+    return (_roll, (s, rules, tables, moves, b, work.others)), rest
+
+
 @njit(**KERNEL)
 def destinations_of(s, moves, b: int, others: np.ndarray, out: np.ndarray) -> int:
     """Python's entry to :func:`_destinations`."""
@@ -855,6 +869,7 @@ __all__ = [
     "sample_uniform",
     "seat_mask_rows",
     "step",
+    "step_parts",
     "suggestion_room_rows",
     "update_legal",
     "update_legal_of",

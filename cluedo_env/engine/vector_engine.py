@@ -211,11 +211,13 @@ class VectorEngine:
         ids = np.zeros(1, np.int64)
         new_args = (s, r, t, ids, w)
         obs_args = (s, r, self.obs_offsets, ids, ids, np.zeros((1, self.observation_size), np.int8), False)
-        # On an empty cache a helper process compiles the step's move search (K._roll, as the step calls it) and the
-        # encoder while this one compiles the reset and the rest of the step, about half the work each
-        # (compile_ahead).
-        roll = (K._roll, _types((s, r, t, self.moves, 0, w.others)))
-        compile_ahead.submit([roll, (encode, _types(obs_args))])
+        # On an empty cache a helper process compiles the step's move search and the encoder while this one
+        # compiles the reset and the step's other parts, then the step: about half the work each (compile_ahead).
+        roll, rest = K.step_parts(s, r, t, self.moves, w)
+        roll = (roll[0], _types(roll[1]))
+        if compile_ahead.submit([roll, (encode, _types(obs_args))]):
+            for part, args in rest:
+                part.compile(_types(args))
         self._k_new = _compiled(K.new_games, *new_args)
         compile_ahead.collect(*roll)
         self._k_step = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True, *self._out)
