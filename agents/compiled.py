@@ -48,7 +48,7 @@ KERNELS = KernelSources(
     _KERNEL_MODULES,
     package="agents.",
     title="the players' kernels",
-    first_run="about a minute for the deducer and the expert, seconds for the others",
+    first_run="about 30 s for the deducer and the expert on two cores, a minute on one; seconds for the others",
 )
 """The players' kernels: every module of :mod:`agents` that compiles one, and the engine's sources they read."""
 KERNELS.ensure_fresh()

@@ -97,3 +97,18 @@ def test_the_step_parts_compiled_ahead_are_the_versions_the_step_calls():
     fresh.compile(_types((eng.state, eng.rules, eng.tables, eng.moves, eng.work, eng._actions, eng._all_active, True,
                           *eng._out)))  # fmt: skip
     assert {part: set(part.overloads) for part, _ in parts} == before
+
+
+def test_the_deducer_compiles_ahead_the_version_of_its_decisions_it_then_calls(monkeypatch):
+    """The deducer hands a helper its one-call decisions (on an empty cache) for the argument types its first
+    decision then passes: else the helper's work would be lost."""
+    from agents.play.runner import play_games
+    from agents.players.deducer import DeducerAgent
+    from cluedo_env.rules.config import RulesConfig
+
+    asked = []
+    monkeypatch.setattr(compile_ahead, "submit", lambda kernels: asked.extend(kernels) or False)
+    agents = [DeducerAgent(seed=s) for s in range(4)]
+    play_games(RulesConfig.from_preset("classic"), agents, 2, batch_size=2)
+    decisions = [sig for kernel, sig in asked if kernel is agents[0]._decisions.dispatcher]
+    assert decisions and decisions == [a._decisions.signature for a in agents]

@@ -7,7 +7,7 @@
     cluedo evaluate --players deducer heuristic heuristic heuristic --games 1000 --out results/eval
     cluedo train --config configs/train_vs_random.yaml [--resume]     # --backend rllib for Ray RLlib
     cluedo bench --quick
-    cluedo warmup                                # compile every kernel once (about 2 minutes on an empty cache)
+    cluedo warmup                                # compile every kernel once (about a minute on an empty cache)
     python -m cluedo_env.cli play ...            # the same without the installed entry point
 
 Subcommands share argument names (``--players``, ``--preset``, ``--rule``, ``--max-turns``,

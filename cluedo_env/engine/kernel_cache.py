@@ -144,7 +144,7 @@ ENGINE = KernelSources(
     tuple(PACKAGE / "engine" / name for name in ("kernels.py", "movement.py", "observation.py")),
     package="cluedo_env.",
     title="the engine's kernels",
-    first_run="about 20 s",
+    first_run="about 12 s on two cores, 20 s on one",
 )
 """The engine's kernels (:mod:`cluedo_env.engine.kernels`, ``movement``, ``observation``)."""
 
