@@ -186,9 +186,8 @@ class DeducerAgent(Agent):
         """On an empty cache, start compiling the one-call decisions (:meth:`_decision_args`) in a helper process, so
         that they compile while the notebook's kernels compile here (:mod:`cluedo_env.engine.compile_ahead`)."""
         if self._decisions.signature is None and self._compiled_decisions():
-            n = view.batch_size
-            idx = np.arange(n, dtype=np.int64)
-            out, rows, counts = np.empty(n, np.int64), np.empty((3, n), np.int64), np.empty(3, np.int64)
+            idx = np.zeros(1, np.int64)  # (one game: the types are those of any batch)
+            out, rows, counts = np.empty(1, np.int64), np.empty((3, 1), np.int64), np.empty(3, np.int64)
             self._decisions.compile_ahead(*self._decision_args(view, idx, view.legal_action_mask_of(idx), out, rows,
                                                                counts))  # fmt: skip
 
