@@ -3,7 +3,7 @@
 numba compiles a kernel on its first call and caches the machine code on disk (:mod:`cluedo_env.engine.kernel_cache`
 keeps that cache in step with the sources; :mod:`cluedo_env.engine.compile_ahead` shares the largest kernels with a
 helper process where a second core is free). On an empty cache and two cores the first game of the engine waits
-about 12 s and the first game of four deducers about 45 s. ``cluedo warmup`` pays that once (under a minute on two
+about 12 s and the first game of four deducers about 40 s. ``cluedo warmup`` pays that once (under a minute on two
 cores), visibly, one line per step: the engine and the PettingZoo env, then a short batch of each built-in player on
 a board preset and on the card game (the paths differ: movement planning exists only on the board); the deducer
 first, whose decisions compile in a helper while its notebook's kernels compile here. A warm cache makes it a matter

@@ -85,20 +85,20 @@ class _Helper:
         """Wait until the helper has compiled ``kernel`` (or failed), adding to this process's cache every version it
         compiled by then (the kernels and the helpers they call) that the cache lacks."""
         want = self.kernels.index(kernel) + 1
-        folders: list[str] = []
+        folders: list[list[str]] = []  # [source, folder] of each cache folder the helper wrote
         while self.done < want and self.process.stdout is not None:
             line = self.process.stdout.readline()
             if not line:  # it ended (a failure): whatever it did not report is compiled here
                 self.stop()
             elif line == "done\n":
-                for source, theirs in (f.split("\t") for f in folders):
+                for source, theirs in folders:
                     ours = cache_folder(Path(source))
                     for index in Path(theirs).glob("*.nbi") if ours is not None else ():
                         _merge_index(index, ours)
                 folders.clear()
                 self.done += 1
-            else:
-                folders.append(line.rstrip("\n"))
+            elif len(parts := line.rstrip("\n").split("\t")) == 2:  # (anything else an import printed: not ours)
+                folders.append(parts)
         if self.done == len(self.kernels):
             self.stop()
 
