@@ -62,6 +62,7 @@ class _Helper:
         self.kernels = kernels
         self.folder = tempfile.mkdtemp(prefix="cluedo-compile-")  # its private cache (NUMBA_CACHE_DIR)
         self.done = 0  # kernels compiled and merged into this process's cache, in order
+        self.lock = threading.Lock()  # one reader of its output at a time (engines made in several threads)
         names = [(d.py_func.__module__, d.py_func.__name__, sig) for d, sig in kernels]
         # The helper imports the very files this process runs: their root first on its path.
         module = sys.modules[kernels[0][0].py_func.__module__]
@@ -86,21 +87,22 @@ class _Helper:
         compiled by then (the kernels and the helpers they call) that the cache lacks."""
         want = self.kernels.index(kernel) + 1
         folders: list[list[str]] = []  # [source, folder] of each cache folder the helper wrote
-        while self.done < want and self.process.stdout is not None:
-            line = self.process.stdout.readline()
-            if not line:  # it ended (a failure): whatever it did not report is compiled here
+        with self.lock:
+            while self.done < want and self.process.stdout is not None:
+                line = self.process.stdout.readline()
+                if not line:  # it ended (a failure): whatever it did not report is compiled here
+                    self.stop()
+                elif line == "done\n":
+                    for source, theirs in folders:
+                        ours = cache_folder(Path(source))
+                        for index in Path(theirs).glob("*.nbi") if ours is not None else ():
+                            _merge_index(index, ours)
+                    folders.clear()
+                    self.done += 1
+                elif len(parts := line.rstrip("\n").split("\t")) == 2:  # (anything an import printed: not ours)
+                    folders.append(parts)
+            if self.done == len(self.kernels):
                 self.stop()
-            elif line == "done\n":
-                for source, theirs in folders:
-                    ours = cache_folder(Path(source))
-                    for index in Path(theirs).glob("*.nbi") if ours is not None else ():
-                        _merge_index(index, ours)
-                folders.clear()
-                self.done += 1
-            elif len(parts := line.rstrip("\n").split("\t")) == 2:  # (anything else an import printed: not ours)
-                folders.append(parts)
-        if self.done == len(self.kernels):
-            self.stop()
 
     def stop(self) -> None:
         """End the helper (if it still runs) and remove its folder."""
