@@ -299,10 +299,10 @@ class DeducerAgent(Agent):
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
         idx = np.ascontiguousarray(idx, np.int64)  # (the compiled calls take C-contiguous int64 indices)
         nb = self._ensure(view)
+        nb.update(view, idx)
         n = len(idx)
         mask = view.legal_action_mask_of(idx)
         out, rows, counts = np.empty(n, np.int64), np.empty((3, n), np.int64), np.empty(3, np.int64)
-        nb.update(view, idx)
         if self._compiled_decisions():
             self._decisions(*self._decision_args(view, idx, mask, out, rows, counts))
             if not (self.blocking_aware and counts[2]):  # else moves left to the Python planner
