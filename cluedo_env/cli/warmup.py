@@ -4,10 +4,10 @@ numba compiles a kernel on its first call and caches the machine code on disk (:
 keeps that cache in step with the sources; :mod:`cluedo_env.engine.compile_ahead` shares the largest kernels with a
 helper process where a second core is free). On an empty cache and two cores the first game of the engine waits
 about 12 s and the first game of four deducers about 40 s. ``cluedo warmup`` pays that once (under a minute on two
-cores), visibly, one line per step: the engine and the PettingZoo env, then a short batch of each built-in player on
-a board preset and on the card game (the paths differ: movement planning exists only on the board); the deducer
-first, whose decisions compile in a helper while its notebook's kernels compile here. A warm cache makes it a matter
-of seconds. ``make demo`` and ``make test`` run it first.
+cores), visibly, one line per step: the engine and the PettingZoo env, a deducer's notebook (whose decisions then
+compile in a helper process while this one compiles the other players' kernels), then a short batch of each
+built-in player on a board preset and on the card game (the paths differ: movement planning exists only on the
+board). A warm cache makes it a matter of seconds. ``make demo`` and ``make test`` run it first.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from cluedo_env.options import ArgumentParser
 
 DESCRIPTION = "compile every kernel once (the engine's and the players'), so later runs start at once"
-PLAYERS = ("deducer", "expert", "belief_random", "heuristic", "notebook", "random")
+PLAYERS = ("belief_random", "heuristic", "notebook", "random", "deducer", "expert")
 PRESETS = ("classic", "cards")
 
 
@@ -42,6 +42,22 @@ def _engine() -> None:
         aec.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
 
 
+def _deducer_notebook() -> None:
+    """A deducer's first notebook, on a dealt game. On an empty cache it hands the deducer's decisions (the largest
+    kernel of the package) to a helper process (:mod:`cluedo_env.engine.compile_ahead`), where they compile while
+    this process compiles the notebook's propagation and then the other players' kernels, in the steps that follow."""
+    import numpy as np
+
+    from agents.play.registry import make_agent
+    from cluedo_env.engine.vector_engine import VectorEngine
+    from cluedo_env.engine.views import PlayerView
+    from cluedo_env.rules.config import RulesConfig
+
+    eng = VectorEngine(RulesConfig.from_preset("classic"), batch_size=2)
+    eng.reset(0)
+    make_agent("deducer", seed=0).reset(PlayerView(eng, 0), np.arange(2))
+
+
 def _players(name: str) -> Callable[[], None]:
     def play() -> None:
         from agents.play.registry import make_agent
@@ -57,7 +73,9 @@ def _players(name: str) -> Callable[[], None]:
 
 def steps() -> list[tuple[str, Callable[[], None]]]:
     """(what, do) of every step, in order."""
-    return [("the engine and the PettingZoo env", _engine)] + [(f"player {n}", _players(n)) for n in PLAYERS]
+    return [("the engine and the PettingZoo env", _engine),
+            ("the deducer's notebook (its decisions meanwhile in a helper process)", _deducer_notebook)] + [
+        (f"player {n}", _players(n)) for n in PLAYERS]  # fmt: skip
 
 
 def main(argv: list[str] | None = None, output: Callable[[str], None] | None = None) -> int:
