@@ -34,8 +34,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numba
-
 from cluedo_env.engine import compile_ahead
 from cluedo_env.engine.compile_options import HELPER, INLINE, KERNEL
 from cluedo_env.engine.kernel_cache import ENGINE_SOURCES, KernelSources
@@ -77,15 +75,15 @@ class EntryPoint:
     def compile_ahead(self, *args: Any) -> None:
         """On an empty cache, start compiling the version for ``args``' types in a helper process
         (:mod:`cluedo_env.engine.compile_ahead`); the first call then waits for it, not for numba here."""
-        if self._entry is None and hasattr(self.dispatcher, "compile"):
-            compile_ahead.submit([(self.dispatcher, tuple(numba.typeof(a) for a in args))])
+        if self._entry is None:  # (a stand-in that is no numba kernel, as a test's spy, is not submitted)
+            compile_ahead.submit([(self.dispatcher, compile_ahead.signature_of(args))])
 
     def __call__(self, *args: Any) -> Any:
         entry = self._entry
         if entry is None and not hasattr(self.dispatcher, "compile"):  # a plain function (a test's spy): as it is
             return self.dispatcher(*args)
         if entry is None or EntryPoint.check:
-            signature = tuple(numba.typeof(a) for a in args)
+            signature = compile_ahead.signature_of(args)
             if entry is None:
                 self.signature = signature
                 compile_ahead.collect(self.dispatcher, signature)

@@ -84,18 +84,19 @@ def test_the_step_parts_compiled_ahead_are_the_versions_the_step_calls():
     from numba import njit
 
     from cluedo_env.engine import kernels as K
+    from cluedo_env.engine.compile_ahead import signature_of
     from cluedo_env.engine.compile_options import KERNEL
-    from cluedo_env.engine.vector_engine import VectorEngine, _types
+    from cluedo_env.engine.vector_engine import VectorEngine
 
     eng = VectorEngine("classic", batch_size=2)
     roll, rest = K.step_parts(eng.state, eng.rules, eng.tables, eng.moves, eng.work)
-    parts = [(part, _types(args)) for part, args in [roll, *rest]]
+    parts = [(part, signature_of(args)) for part, args in [roll, *rest]]
     for part, signature in parts:
         part.compile(signature)
     before = {part: set(part.overloads) for part, _ in parts}
     fresh = njit(**{**KERNEL, "cache": False})(K.step.py_func)
-    fresh.compile(_types((eng.state, eng.rules, eng.tables, eng.moves, eng.work, eng._actions, eng._all_active, True,
-                          *eng._out)))  # fmt: skip
+    fresh.compile(signature_of((eng.state, eng.rules, eng.tables, eng.moves, eng.work, eng._actions,
+                                eng._all_active, True, *eng._out)))  # fmt: skip
     assert {part: set(part.overloads) for part, _ in parts} == before
 
 

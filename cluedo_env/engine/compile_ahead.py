@@ -135,6 +135,11 @@ def _merge_index(index: Path, ours: Path) -> None:
 _JOBS: dict[tuple[Any, tuple], _Helper] = {}  # (dispatcher, signature) -> the helper compiling it, until collected
 
 
+def signature_of(args: tuple) -> tuple:
+    """numba's types of ``args``: the signature a kernel called with them is compiled for."""
+    return tuple(numba.typeof(a) for a in args)
+
+
 def is_cached(dispatcher: Any, signature: tuple) -> bool:
     """Whether numba's cache holds machine code of ``dispatcher`` for ``signature`` (a tuple of numba types)."""
     cache = dispatcher._cache

@@ -46,7 +46,7 @@ import numpy as np
 from cluedo_env.checks import check_seed, is_int
 from cluedo_env.engine import compile_ahead
 from cluedo_env.engine import kernels as K
-from cluedo_env.engine.compile_ahead import usable_cores
+from cluedo_env.engine.compile_ahead import signature_of, usable_cores
 from cluedo_env.engine.history import Accusation, Suggestion
 from cluedo_env.engine.movement import MoveTables, move_tables, with_scratch
 from cluedo_env.engine.observation import encode, offsets, packed_layout, size
@@ -101,11 +101,6 @@ def _layout(a: Any) -> Any:
     return numba.typeof(a)
 
 
-def _types(args: tuple) -> tuple:
-    """numba's types of ``args``: the signature they compile a kernel for."""
-    return tuple(numba.typeof(a) for a in args)
-
-
 def _compiled(dispatcher: Any, *args: Any) -> Any:
     """The compiled entry point of ``dispatcher`` for the types of ``args``.
 
@@ -118,7 +113,7 @@ def _compiled(dispatcher: Any, *args: Any) -> Any:
     key = (dispatcher, tuple(_layout(a) for a in args))
     entry = _ENTRY_POINTS.get(key)
     if entry is None:
-        signature = _types(args)
+        signature = signature_of(args)
         compile_ahead.collect(dispatcher, signature)
         entry = _ENTRY_POINTS[key] = dispatcher.compile(signature)
     return entry
@@ -214,10 +209,10 @@ class VectorEngine:
         # On an empty cache a helper process compiles the step's move search and the encoder while this one
         # compiles the reset and the step's other parts, then the step: about half the work each (compile_ahead).
         roll, rest = K.step_parts(s, r, t, self.moves, w)
-        roll = (roll[0], _types(roll[1]))
-        if compile_ahead.submit([roll, (encode, _types(obs_args))]):
+        roll = (roll[0], signature_of(roll[1]))
+        if compile_ahead.submit([roll, (encode, signature_of(obs_args))]):
             for part, args in rest:
-                part.compile(_types(args))
+                part.compile(signature_of(args))
         self._k_new = _compiled(K.new_games, *new_args)
         compile_ahead.collect(*roll)
         self._k_step = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True, *self._out)
