@@ -135,7 +135,7 @@ ENGINE_SOURCES = tuple(
         "engine/kernels.py",
         "engine/movement.py",
         "engine/observation.py",
-        "engine/prefetch.py",
+        "engine/memory.py",
     )
 )
 ENGINE = KernelSources(
