@@ -1,5 +1,6 @@
 """The engine's memory intrinsics (cluedo_env.engine.memory): a word copy moves exactly its eight bytes, at any
-alignment and between signed and unsigned bytes; a prefetch changes nothing."""
+alignment and between signed and unsigned bytes; a word load reads eight bytes little-endian, bools too; a prefetch
+changes nothing. And the samplers' word-at-a-time search for the n-th legal action against a plain scan."""
 
 from __future__ import annotations
 
@@ -7,12 +8,23 @@ import numpy as np
 import pytest
 from numba import njit
 
-from cluedo_env.engine.memory import copy_word, prefetch
+from cluedo_env.engine.kernels import _nth_true
+from cluedo_env.engine.memory import copy_word, load_word, prefetch
 
 
 @njit(cache=False)
 def _copy(dst: np.ndarray, i: int, src: np.ndarray, j: int) -> None:
     copy_word(dst, i, src, j)
+
+
+@njit(cache=False)
+def _load(a: np.ndarray, i: int) -> np.uint64:
+    return load_word(a, i)
+
+
+@njit(cache=False)
+def _nth(row: np.ndarray, lo: int, hi: int, rank: int) -> int:
+    return _nth_true(row, lo, hi, rank)
 
 
 @njit(cache=False)
@@ -41,3 +53,21 @@ def test_prefetch_changes_nothing() -> None:
     a = np.arange(100, dtype=np.int16)
     assert _prefetch_all(a) == 100
     assert a.tolist() == list(range(100))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.bool_])
+def test_load_word_reads_eight_bytes_little_endian(dtype: type) -> None:
+    raw = np.random.default_rng(0).integers(0, 2 if dtype is np.bool_ else 256, 40).astype(np.uint8)
+    a = raw.view(dtype)
+    for i in (0, 1, 7, 13, 32):
+        assert int(_load(a, i)) == int.from_bytes(raw[i : i + 8].tobytes(), "little")
+
+
+def test_nth_true_finds_every_rank_as_a_plain_scan() -> None:
+    rng = np.random.default_rng(1)
+    for density in (0.02, 0.3, 0.9):
+        row = rng.random(870) < density  # a mask row; blocks as the samplers search them, and odd spans
+        for lo, hi in ((0, 4), (4, 201), (525, 546), (3, 17), (100, 108), (5, 5)):
+            trues = np.flatnonzero(row[lo:hi]) + lo
+            for rank in range(len(trues) + 2):
+                assert _nth(row, lo, hi, rank) == (trues[rank] if rank < len(trues) else -1), (lo, hi, rank)

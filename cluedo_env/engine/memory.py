@@ -13,6 +13,10 @@ no prefetch of its own; this is LLVM's ``llvm.prefetch`` intrinsic (read, keep i
 ``copy_word(dst, i, src, j)``: copy 8 bytes between one-byte arrays as one load and one store. Why: the
 observation copies rows of 21 one-byte counts, which a byte loop copies a byte at a time and LLVM vectorises for
 long runs only (with overlap checks longer than the copy).
+
+``load_word(array, i)``: the 8 bytes ``array[i:i + 8]`` of a one-byte array as one uint64 (little-endian). Why: the
+samplers find the n-th legal action in a mask block of up to 197 bools; eight at a time, a word's count of legal
+actions is the sum of its bytes.
 """
 
 from __future__ import annotations
@@ -48,26 +52,44 @@ def prefetch(typingctx, array, index):  # noqa: ARG001 (numba's intrinsic signat
     return signature, codegen
 
 
+def _bytes(a) -> bool:  # noqa: ANN001 (a numba type)
+    """A one-dimensional array of one-byte elements (int8, uint8, bool)."""
+    return isinstance(a, types.Array) and a.ndim == 1 and (isinstance(a.dtype, types.Boolean) or a.dtype.bitwidth == 8)
+
+
+def _word_pointer(context, builder, array_type, array, index):  # noqa: ANN001, ANN202 (numba's codegen objects)
+    """An i64 pointer to ``array[index]`` (no wraparound, no bounds check)."""
+    view = context.make_array(array_type)(context, builder, array)
+    pointer = cgutils.get_item_pointer(context, builder, array_type, view, [index], wraparound=False)
+    return builder.bitcast(pointer, ir.IntType(64).as_pointer())
+
+
+@intrinsic
+def load_word(typingctx, array, index):  # noqa: ARG001 (numba's intrinsic signature)
+    """array[index:index + 8] of a one-byte array as one uint64 (an unaligned load); no bounds check."""
+    if not _bytes(array) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.load(_word_pointer(context, builder, sig.args[0], args[0], args[1]), align=1)
+
+    return types.uint64(array, index), codegen
+
+
 @intrinsic
 def copy_word(typingctx, dst, i, src, j):  # noqa: ARG001 (numba's intrinsic signature)
     """dst[i:i + 8] = src[j:j + 8] for one-byte arrays, as one unaligned 8-byte load and store; no bounds check."""
-    ok = all(isinstance(a, types.Array) and a.ndim == 1 and a.dtype.bitwidth == 8 for a in (dst, src))
+    ok = _bytes(dst) and _bytes(src)
     if not ok or not isinstance(i, types.Integer) or not isinstance(j, types.Integer):
         return None
     signature = types.void(dst, i, src, j)
 
     def codegen(context, builder, sig, args):
-        i64 = ir.IntType(64)
-        pointers = []
-        for array_type, array, index in ((sig.args[0], args[0], args[1]), (sig.args[2], args[2], args[3])):
-            view = context.make_array(array_type)(context, builder, array)
-            pointer = cgutils.get_item_pointer(context, builder, array_type, view, [index], wraparound=False)
-            pointers.append(builder.bitcast(pointer, i64.as_pointer()))
-        word = builder.load(pointers[1], align=1)
-        builder.store(word, pointers[0], align=1)
+        word = builder.load(_word_pointer(context, builder, sig.args[2], args[2], args[3]), align=1)
+        builder.store(word, _word_pointer(context, builder, sig.args[0], args[0], args[1]), align=1)
         return context.get_dummy_value()
 
     return signature, codegen
 
 
-__all__ = ["copy_word", "prefetch"]
+__all__ = ["copy_word", "load_word", "prefetch"]
