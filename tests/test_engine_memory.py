@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from numba import njit
+from numba.core.errors import TypingError
 
 from cluedo_env.engine.kernels import _nth_true
 from cluedo_env.engine.memory import copy_word, load_word, prefetch
@@ -45,7 +46,7 @@ def test_copy_word_moves_exactly_eight_bytes(i: int, j: int) -> None:
 
 
 def test_copy_word_refuses_wider_elements() -> None:
-    with pytest.raises(Exception, match="copy_word"):
+    with pytest.raises(TypingError, match="copy_word"):
         _copy(np.zeros(8, np.int64), 0, np.zeros(8, np.int64), 0)
 
 

@@ -1,4 +1,4 @@
-"""Two memory operations numba has no words for, as LLVM intrinsics for compiled code.
+"""Memory operations numba has no words for, as LLVM intrinsics for compiled code.
 
 ``prefetch(array, i)``: ask the CPU to start loading the cache line of ``array[i]``. Why: a kernel that walks a
 large batch reads each game's rows from some twenty state arrays, and the rows it reads from the history sit at a
@@ -29,6 +29,16 @@ from numba.extending import intrinsic
 _READ, _KEEP_IN_ALL_LEVELS, _DATA = 0, 3, 1
 
 
+def _pointer(context, builder, array_type, array, index, pointer_type):  # noqa: ANN001, ANN202 (numba's codegen objects)
+    """A ``pointer_type`` pointer to ``array[index]`` (no wraparound, no bounds check)."""
+    view = context.make_array(array_type)(context, builder, array)
+    pointer = cgutils.get_item_pointer(context, builder, array_type, view, [index], wraparound=False)
+    return builder.bitcast(pointer, pointer_type)
+
+
+_WORD = ir.IntType(64).as_pointer()
+
+
 @intrinsic
 def prefetch(typingctx, array, index):  # noqa: ARG001 (numba's intrinsic signature)
     """Start loading the cache line of ``array[index]`` (``array`` one-dimensional); no bounds check needed."""
@@ -37,16 +47,13 @@ def prefetch(typingctx, array, index):  # noqa: ARG001 (numba's intrinsic signat
     signature = types.void(array, index)
 
     def codegen(context, builder, sig, args):
-        array_type = sig.args[0]
-        view = context.make_array(array_type)(context, builder, args[0])
-        pointer = cgutils.get_item_pointer(context, builder, array_type, view, [args[1]], wraparound=False)
         byte_pointer = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         function = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32]), "llvm.prefetch.p0i8"
         )
         flags = [ir.Constant(i32, x) for x in (_READ, _KEEP_IN_ALL_LEVELS, _DATA)]
-        builder.call(function, [builder.bitcast(pointer, byte_pointer), *flags])
+        builder.call(function, [_pointer(context, builder, sig.args[0], args[0], args[1], byte_pointer), *flags])
         return context.get_dummy_value()
 
     return signature, codegen
@@ -57,13 +64,6 @@ def _bytes(a) -> bool:  # noqa: ANN001 (a numba type)
     return isinstance(a, types.Array) and a.ndim == 1 and (isinstance(a.dtype, types.Boolean) or a.dtype.bitwidth == 8)
 
 
-def _word_pointer(context, builder, array_type, array, index):  # noqa: ANN001, ANN202 (numba's codegen objects)
-    """An i64 pointer to ``array[index]`` (no wraparound, no bounds check)."""
-    view = context.make_array(array_type)(context, builder, array)
-    pointer = cgutils.get_item_pointer(context, builder, array_type, view, [index], wraparound=False)
-    return builder.bitcast(pointer, ir.IntType(64).as_pointer())
-
-
 @intrinsic
 def load_word(typingctx, array, index):  # noqa: ARG001 (numba's intrinsic signature)
     """array[index:index + 8] of a one-byte array as one uint64 (an unaligned load); no bounds check."""
@@ -71,7 +71,7 @@ def load_word(typingctx, array, index):  # noqa: ARG001 (numba's intrinsic signa
         return None
 
     def codegen(context, builder, sig, args):
-        return builder.load(_word_pointer(context, builder, sig.args[0], args[0], args[1]), align=1)
+        return builder.load(_pointer(context, builder, sig.args[0], args[0], args[1], _WORD), align=1)
 
     return types.uint64(array, index), codegen
 
@@ -85,8 +85,8 @@ def copy_word(typingctx, dst, i, src, j):  # noqa: ARG001 (numba's intrinsic sig
     signature = types.void(dst, i, src, j)
 
     def codegen(context, builder, sig, args):
-        word = builder.load(_word_pointer(context, builder, sig.args[2], args[2], args[3]), align=1)
-        builder.store(word, _word_pointer(context, builder, sig.args[0], args[0], args[1]), align=1)
+        word = builder.load(_pointer(context, builder, sig.args[2], args[2], args[3], _WORD), align=1)
+        builder.store(word, _pointer(context, builder, sig.args[0], args[0], args[1], _WORD), align=1)
         return context.get_dummy_value()
 
     return signature, codegen

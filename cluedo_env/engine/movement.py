@@ -339,6 +339,12 @@ def move_tables(max_roll: int) -> MoveTables:
 
 # ------------------------------------------------------------------------------------ kernels
 @numba.njit(**_INLINE)
+def _distance_at(start: int, location: int) -> int:
+    """Where ``distance[start, location]`` sits in ``MoveTables.ints`` (the distance table comes first)."""
+    return start * NUM_LOCATIONS + location
+
+
+@numba.njit(**_INLINE)
 def fill_destinations(t: MoveTables, start: int, roll: int, others: np.ndarray, out: np.ndarray) -> int:
     """Mark the legal destinations of a token at ``start`` with ``roll`` pips in ``out``; return their number.
 
@@ -350,7 +356,7 @@ def fill_destinations(t: MoveTables, start: int, roll: int, others: np.ndarray, 
     ints = t.ints
     for j in range(others.shape[0]):
         o = others[j]
-        if 0 <= o < NUM_SQUARES and ints[start * NUM_LOCATIONS + o] <= roll:
+        if 0 <= o < NUM_SQUARES and ints[_distance_at(start, o)] <= roll:
             return _with_tokens(t, start, roll, others, out)
     first_at, dest_at = _layout(t.max_roll)[3:5]
     row = first_at + start * (t.max_roll + 1) + roll
@@ -368,7 +374,7 @@ def prefetch_distances(t: MoveTables, start: int, tokens: np.ndarray, mover: int
     for j in range(tokens.shape[0]):
         o = tokens[j]
         if j != mover and 0 <= o < NUM_SQUARES:
-            prefetch(t.ints, start * NUM_LOCATIONS + o)
+            prefetch(t.ints, _distance_at(start, o))
 
 
 @numba.njit(**_INLINE)
@@ -383,7 +389,7 @@ def _with_tokens(t: MoveTables, start: int, roll: int, others: np.ndarray, out: 
     tokens = 0
     for j in range(others.shape[0]):
         o = others[j]
-        if 0 <= o < NUM_SQUARES and ints[start * NUM_LOCATIONS + o] <= roll:
+        if 0 <= o < NUM_SQUARES and ints[_distance_at(start, o)] <= roll:
             tokens += 1
             bit = one << np.uint64(o & 63)
             if o < 64:
