@@ -68,6 +68,21 @@ def test_nothing_starts_on_a_warm_cache_with_one_core_or_when_switched_off(kerne
     compile_ahead.collect(kernels.total, TOTAL)  # (nothing was started: nothing to wait for)
 
 
+def test_kernels_handed_over_while_a_helper_works_queue_behind_its_own(kernels):
+    """A second hand-over joins the working helper's queue (no core is free for another, nor needed): the helper
+    stays up until every kernel it was given is collected, then stops."""
+    assert compile_ahead.submit([(kernels.total, TOTAL)])
+    assert compile_ahead.submit([(kernels.scaled, SCALED)])  # the only helper a 2-core machine allows is busy
+    helper = compile_ahead._JOBS[(kernels.total, TOTAL)]
+    assert compile_ahead._JOBS[(kernels.scaled, SCALED)] is helper and compile_ahead.is_pending(kernels.scaled, SCALED)
+    compile_ahead.collect(kernels.total, TOTAL)
+    assert helper.process.poll() is None  # one kernel still to hand back
+    compile_ahead.collect(kernels.scaled, SCALED)
+    assert helper.process.poll() is not None and not compile_ahead.is_pending(kernels.scaled, SCALED)
+    assert compile_ahead.is_cached(kernels.total, TOTAL) and compile_ahead.is_cached(kernels.scaled, SCALED)
+    assert not helper.add([(kernels.total, (types.float64[:], types.int64))])  # a stopped helper takes nothing
+
+
 def test_a_helper_that_fails_leaves_the_compile_to_this_process(kernels):
     import numpy as np
 
@@ -102,14 +117,19 @@ def test_the_step_parts_compiled_ahead_are_the_versions_the_step_calls():
 
 def test_the_deducer_compiles_ahead_the_version_of_its_decisions_it_then_calls(monkeypatch):
     """The deducer hands a helper its one-call decisions (on an empty cache) for the argument types its first
-    decision then passes: else the helper's work would be lost."""
+    decision then passes (else the helper's work would be lost), and before the engine compiles (the runner calls
+    ``prepare`` first), so that the helper is never idle waiting for them."""
     from agents.play.runner import play_games
     from agents.players.deducer import DeducerAgent
+    from cluedo_env.engine.vector_engine import VectorEngine
     from cluedo_env.rules.config import RulesConfig
 
-    asked = []
+    asked = []  # (dispatcher, signature) handed over, and "engine" where the engine's loop starts compiling here
     monkeypatch.setattr(compile_ahead, "submit", lambda kernels: asked.extend(kernels) or False)
+    compile_engine = VectorEngine._compile
+    monkeypatch.setattr(VectorEngine, "_compile", lambda eng: asked.append("engine") or compile_engine(eng))
     agents = [DeducerAgent(seed=s) for s in range(4)]
     play_games(RulesConfig.from_preset("classic"), agents, 2, batch_size=2)
-    decisions = [sig for kernel, sig in asked if kernel is agents[0]._decisions.dispatcher]
-    assert decisions and decisions == [a._decisions.signature for a in agents]
+    decisions = [i for i, job in enumerate(asked) if job[0] is agents[0]._decisions.dispatcher]
+    assert decisions and {asked[i][1] for i in decisions} == {a._decisions.signature for a in agents}
+    assert decisions[0] < asked.index("engine")  # handed over before this process compiles the engine (prepare)

@@ -9,6 +9,7 @@ autoreset, ``reset_games``, the all-or-nothing validation of ``step``, determini
 from __future__ import annotations
 
 import json
+import pickle
 import re
 
 import numpy as np
@@ -699,6 +700,37 @@ def test_step_with_active_mask_leaves_inactive_games_untouched():
     assert_same_state(before, after, rows=[1, 3, 5])
     with pytest.raises(ValueError, match="active must be"):
         eng.step(no_accusations(eng, rng), active=np.ones(3, bool))
+
+
+def test_the_game_loop_compiles_on_first_use_not_when_the_engine_is_made():
+    """Making an engine compiles nothing here (a player may first hand a helper its own kernels, ``prepare``); the
+    first reset or step types (or compiles) both, the first observation the encoder, and a pickled engine does the
+    same."""
+    loop = {"_k_new", "_k_step"}
+    eng = VectorEngine("classic", 2, observations=False)
+    assert not {*loop, "_k_obs"} & eng.__dict__.keys()
+    eng.reset(seed=0)
+    assert loop <= eng.__dict__.keys() and "_k_obs" not in eng.__dict__
+    first = eng.observe()
+    assert "_k_obs" in eng.__dict__
+    twin = pickle.loads(pickle.dumps(eng))
+    assert not {*loop, "_k_obs"} & twin.__dict__.keys()
+    np.testing.assert_array_equal(twin.observe(), first)
+    twin.step(twin.mask.argmax(1))
+    assert loop <= twin.__dict__.keys() and twin._k_step is eng._k_step and twin._k_obs is eng._k_obs
+
+
+def test_an_engine_hands_the_encoder_to_a_helper_only_where_it_will_observe(monkeypatch):
+    """On an empty cache the step's move search always compiles ahead, the encoder only with ``observations``."""
+    from cluedo_env.engine import compile_ahead
+    from cluedo_env.engine.observation import encode
+
+    asked = []
+    monkeypatch.setattr(compile_ahead, "submit", lambda kernels: asked.append([d for d, _ in kernels]) or False)
+    VectorEngine("classic", 2)
+    VectorEngine("classic", 2, observations=False)
+    assert encode in asked[0] and len(asked[0]) == 2
+    assert encode not in asked[1] and len(asked[1]) == 1
 
 
 def test_entry_points_are_shared_by_engines_whose_arguments_type_alike():

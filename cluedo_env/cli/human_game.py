@@ -293,14 +293,17 @@ class HumanGame:
         self.color = color
         self.show_board = show_board
         self.board = load_board()
-        self.eng = VectorEngine(self.config, 1)
-        self.eng.reset(seed)
+        self.eng = VectorEngine(self.config, 1, observations=False)  # (players and screens read views)
         self.views = [PlayerView(self.eng, s) for s in range(len(players))]
         base = 0 if seed is None else seed
         seeds = [int(np.random.SeedSequence([base, s]).generate_state(1)[0]) for s in range(len(players))]
         self.agents: list[Any] = [
             None if name == HUMAN else make_agent(name, seed=seeds[s]) for s, name in enumerate(players)
         ]
+        for agent, view in zip(self.agents, self.views, strict=True):
+            if agent is not None:
+                agent.prepare(view)  # (an empty cache: players' kernels compile beside the engine's)
+        self.eng.reset(seed)
         one = np.arange(1)
         for agent, view in zip(self.agents, self.views, strict=True):
             if agent is not None:

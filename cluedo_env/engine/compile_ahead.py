@@ -25,6 +25,7 @@ pinned in ``constraints.txt``; ``tests/test_compile_ahead.py`` checks the path e
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import os
 import pickle
@@ -56,14 +57,15 @@ def usable_cores() -> int:
 
 class _Helper:
     """One helper process: the kernels it compiles, in order, into its own cache folder, and how many it has
-    reported done."""
+    reported done. It takes more while it works (:meth:`add`), so kernels handed over later queue behind the
+    first instead of waiting for a core."""
 
     def __init__(self, kernels: list[tuple[Any, tuple]]) -> None:
-        self.kernels = kernels
+        self.kernels: list[tuple[Any, tuple]] = []
         self.folder = tempfile.mkdtemp(prefix="cluedo-compile-")  # its private cache (NUMBA_CACHE_DIR)
         self.done = 0  # kernels compiled and merged into this process's cache, in order
         self.lock = threading.Lock()  # one reader of its output at a time (engines made in several threads)
-        names = [(d.py_func.__module__, d.py_func.__name__, sig) for d, sig in kernels]
+        self.queue_lock = threading.Lock()  # one writer of its input at a time, and no kernel added once it stops
         # The helper imports the very files this process runs: their root first on its path.
         module = sys.modules[kernels[0][0].py_func.__module__]
         root = Path(module.__file__).resolve().parents[module.__name__.count(".")]
@@ -76,11 +78,23 @@ class _Helper:
         self.timer = threading.Timer(HELPER_TIMEOUT_S, self.process.kill)  # a stuck helper: its kernels compile here
         self.timer.daemon = True
         self.timer.start()
-        try:
-            self.process.stdin.write(pickle.dumps(names).hex())
-            self.process.stdin.close()
-        except OSError:  # it died at once: the kernels compile here
-            self.process.kill()
+        self.add(kernels)
+
+    def add(self, kernels: list[tuple[Any, tuple]]) -> bool:
+        """Queue ``kernels`` behind those already handed over; False (nothing queued) once the helper stopped."""
+        with self.queue_lock:
+            stdin = self.process.stdin
+            if stdin is None or self.process.poll() is not None:
+                return False
+            try:
+                for d, sig in kernels:
+                    stdin.write(pickle.dumps((d.py_func.__module__, d.py_func.__name__, sig)).hex() + "\n")
+                stdin.flush()
+            except OSError:  # it died: the kernels compile here
+                self.process.kill()
+                return False
+            self.kernels.extend(kernels)
+            return True
 
     def wait_for(self, kernel: tuple[Any, tuple]) -> None:
         """Wait until the helper has compiled ``kernel`` (or failed), adding to this process's cache every version it
@@ -101,13 +115,20 @@ class _Helper:
                     self.done += 1
                 elif len(parts := line.rstrip("\n").split("\t")) == 2:  # (anything an import printed: not ours)
                     folders.append(parts)
-            if self.done == len(self.kernels):
+            with self.queue_lock:
+                finished = self.done == len(self.kernels)
+            if finished:
                 self.stop()
 
     def stop(self) -> None:
         """End the helper (if it still runs) and remove its folder."""
         self.timer.cancel()
+        with self.queue_lock:
+            stdin, self.process.stdin = self.process.stdin, None  # it takes no more
         self.process.kill()
+        if stdin is not None:
+            with contextlib.suppress(OSError):  # (a flush into the pipe of a dead process)
+                stdin.close()
         self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()
@@ -149,7 +170,8 @@ def is_cached(dispatcher: Any, signature: tuple) -> bool:
 
 def submit(kernels: list[tuple[Any, tuple]]) -> bool:
     """Start compiling the ``kernels`` (dispatcher, signature: a tuple of numba types), in order, in a helper
-    process, if their cache misses and a core is free; True if started.
+    process, if their cache misses: queued behind a helper's kernels where one still works, else in a new helper
+    if a core is free; True if handed over.
 
     :func:`collect` each before this process needs it (numba would otherwise compile it here too).
     """
@@ -157,16 +179,24 @@ def submit(kernels: list[tuple[Any, tuple]]) -> bool:
             and sig not in d.overloads]  # fmt: skip (a stand-in for a kernel, as a benchmark's timer: compiled here)
     if os.environ.get(ENV_SWITCH) == "0" or not todo:
         return False
-    running = {id(h) for h in _JOBS.values() if h.process.poll() is None}
-    if len(running) >= usable_cores() - 1:
-        return False
     todo = [(d, sig) for d, sig in todo if not is_cached(d, sig)]
     if not todo:
         return False
-    helper = _Helper(todo)
+    running = [h for h in dict.fromkeys(_JOBS.values()) if h.process.poll() is None]
+    if running and running[0].add(todo):  # queued behind the kernels a helper is compiling
+        helper = running[0]
+    elif len(running) >= usable_cores() - 1:
+        return False
+    else:
+        helper = _Helper(todo)
     for job in todo:
         _JOBS[job] = helper
     return True
+
+
+def is_pending(dispatcher: Any, signature: tuple) -> bool:
+    """Whether a helper compiles (or queues) ``dispatcher`` for ``signature`` and nobody collected it yet."""
+    return (dispatcher, signature) in _JOBS
 
 
 def collect(dispatcher: Any, signature: tuple) -> None:
@@ -185,11 +215,12 @@ def _stop_helpers() -> None:
 
 
 def _main() -> None:
-    """The helper: compile the kernels named on stdin ((module, name, signature) each) into numba's cache, in
-    order; after each, print for each cache folder written a source file of the package it caches and the folder,
-    then ``done``."""
+    """The helper: compile the kernels named on stdin (one (module, name, signature) a line) into numba's cache, in
+    order, until stdin closes; after each, print for each cache folder written a source file of the package it
+    caches and the folder, then ``done``."""
     root = Path(sys.argv[1])
-    for module, name, signature in pickle.loads(bytes.fromhex(sys.stdin.read())):
+    for line in sys.stdin:
+        module, name, signature = pickle.loads(bytes.fromhex(line.strip()))
         getattr(importlib.import_module(module), name).compile(signature)
         seen = set()
         for loaded in list(sys.modules.values()):

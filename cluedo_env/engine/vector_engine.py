@@ -35,6 +35,7 @@ the first process after an install pays for it; ``scripts/bench.py`` reports bot
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
@@ -136,6 +137,32 @@ class _Chunk(NamedTuple):
     games: np.ndarray  # (hi - lo,) int64: 0 .. hi - lo - 1, the chunk's games in its own numbering
 
 
+_COMPILING = threading.Lock()  # one first use at a time: a threaded engine's workers may all read an entry at once
+
+
+class _OnFirstUse:
+    """An entry point of a kernel that the engine's method named ``compile`` compiles (or loads) on the first read
+    and leaves in the engine's ``__dict__``, where it shadows this descriptor from then on.
+
+    Why not at construction: on an empty cache, whoever made the engine may first queue more kernels in the helper
+    process that compiles some of the engine's (a player's, :meth:`agents.players.base.Agent.prepare`), so that the
+    helper never waits for them (:mod:`~cluedo_env.engine.compile_ahead`)."""
+
+    def __init__(self, compile: str) -> None:
+        self.compile = compile
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, engine: VectorEngine | None, owner: type) -> Any:
+        if engine is None:
+            return self
+        with _COMPILING:
+            if self.name not in engine.__dict__:
+                getattr(engine, self.compile)()
+        return engine.__dict__[self.name]
+
+
 def _check_out(out: Any, shape: tuple[int, ...], dtype: type) -> None:
     """An ``out=`` array the compiled encoder can fill: a C-contiguous ndarray of ``shape`` and ``dtype``."""
     if not isinstance(out, np.ndarray) or out.dtype != dtype or out.shape != shape or not out.flags.c_contiguous:
@@ -154,11 +181,17 @@ class VectorEngine:
         batch_size: int = 1,
         autoreset: bool = False,
         threads: int | str = "auto",
+        observations: bool = True,
     ):
         """``threads``: how many threads step, sample, reset and observe the batch, each on its own slice of the
         games (the kernels release the GIL). Results are the same whatever the count: every game has its own
         random streams. ``"auto"`` (default): one per usable core, with at least ``GAMES_PER_THREAD`` games each,
-        so batches under 4096 use one thread."""
+        so batches under 4096 use one thread.
+
+        ``observations``: whether the caller will encode observations (:meth:`observe`). Only how an empty numba
+        cache fills depends on it: with it the encoder compiles in a helper process beside the engine's other
+        kernels; without it (a runner whose players read :class:`~cluedo_env.engine.views.PlayerView`), that core
+        is left to the players' kernels, and a first :meth:`observe` compiles the encoder then."""
         self.config = make_config(config)
         if not is_int(batch_size) or batch_size < 1:
             raise (CluedoError if is_int(batch_size) else CluedoTypeError)(
@@ -196,27 +229,50 @@ class VectorEngine:
         self._one_seat = np.zeros(1, np.int64)
         self.work = K.new_scratch()
         self.threads = self._check_threads(threads)
-        self._compile()
+        self.observations = bool(observations)
+        self._compile_ahead()
         self._start_threads()
 
-    def _compile(self) -> None:
-        """Entry points of the kernels every game loop calls, for this engine's argument types (see
-        :func:`_compiled`); the others are compiled on first use (the ``cached_property`` ones below)."""
-        s, r, t, w = self.state, self.rules, self.tables, self.work
+    def _step_parts(self) -> tuple[tuple[Any, tuple], list[tuple[Any, tuple]]]:
+        """What the step is compiled from: its move search (dispatcher, numba types) and its other parts (dispatcher,
+        arguments)."""
+        roll, rest = K.step_parts(self.state, self.rules, self.tables, self.moves, self.work)
+        return (roll[0], signature_of(roll[1])), rest
+
+    def _observe_args(self) -> tuple:
+        """Arguments of the int8 observation encoder's types."""
         ids = np.zeros(1, np.int64)
-        new_args = (s, r, t, ids, w)
-        obs_args = (s, r, self.obs_offsets, ids, ids, np.zeros((1, self.observation_size), np.int8), False)
-        # On an empty cache a helper process compiles the step's move search and the encoder while this one
-        # compiles the reset and the step's other parts, then the step: about half the work each (compile_ahead).
-        roll, rest = K.step_parts(s, r, t, self.moves, w)
-        roll = (roll[0], signature_of(roll[1]))
-        if compile_ahead.submit([roll, (encode, signature_of(obs_args))]):
+        return self.state, self.rules, self.obs_offsets, ids, ids, np.zeros((1, self.observation_size), np.int8), False
+
+    def _compile_ahead(self) -> None:
+        """On an empty cache, start compiling the step's move search (and with ``observations`` the encoder) in a
+        helper process now (:mod:`~cluedo_env.engine.compile_ahead`), while the caller sets up what else it needs: a
+        player may queue its own kernels there before the first reset (``agents.players.base.Agent.prepare``)."""
+        ahead = [self._step_parts()[0]]
+        if self.observations:
+            ahead.append((encode, signature_of(self._observe_args())))
+        compile_ahead.submit(ahead)
+
+    def _compile(self) -> None:
+        """Entry points of the reset and the step, for this engine's argument types (see :func:`_compiled`); the
+        others are compiled on first use (the ``cached_property`` ones below)."""
+        s, r, t, w = self.state, self.rules, self.tables, self.work
+        roll, rest = self._step_parts()
+        # While a helper compiles the move search, this process compiles the reset and the step's other parts, then
+        # the step: about half the work each.
+        if compile_ahead.is_pending(*roll):
             for part, args in rest:
                 part.compile(signature_of(args))
-        self._k_new = _compiled(K.new_games, *new_args)
+        self.__dict__["_k_new"] = _compiled(K.new_games, s, r, t, np.zeros(1, np.int64), w)
         compile_ahead.collect(*roll)
-        self._k_step = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True, *self._out)
-        self._k_obs = _compiled(encode, *obs_args)
+        self.__dict__["_k_step"] = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True,
+                                             *self._out)  # fmt: skip
+
+    def _compile_encoder(self) -> None:
+        """The int8 observation encoder's entry point (collected from the helper where one compiles it)."""
+        args = self._observe_args()
+        compile_ahead.collect(encode, signature_of(args))
+        self.__dict__["_k_obs"] = _compiled(encode, *args)
 
     def _check_threads(self, threads: Any) -> int:
         if threads == "auto":
@@ -253,6 +309,11 @@ class VectorEngine:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
 
+    # The entry points of the game loop: the reset and step compiled together on the first use of either.
+    _k_new = _OnFirstUse("_compile")
+    _k_step = _OnFirstUse("_compile")
+    _k_obs = _OnFirstUse("_compile_encoder")
+
     # The entry points of the kernels a plain game loop does not call, compiled on first use. Why: on an empty numba
     # cache each costs seconds of compiling, which the PettingZoo env's start-up paid for kernels only snapshots, the
     # benchmark players and sample_random_actions call. A cached_property (not __getattr__, which would slow down
@@ -286,7 +347,6 @@ class VectorEngine:
         self.special = self.mask[:, : A.MOVE0]
         self.move_dest = self.mask[:, A.MOVE0 : A.SUGGEST0]
         self.show = self.mask[:, A.SHOW0 : A.ACCUSE0]
-        self._compile()
         self._start_threads()
 
     # ================================================================= reset
