@@ -10,7 +10,7 @@ from numba import njit
 from numba.core.errors import TypingError
 
 from cluedo_env.engine.kernels import _nth_true
-from cluedo_env.engine.memory import copy_word, load_word, prefetch
+from cluedo_env.engine.memory import atomic_load, atomic_store, copy_word, load_word, pause, prefetch
 
 
 @njit(cache=False)
@@ -33,6 +33,24 @@ def _prefetch_all(a: np.ndarray) -> int:
     for i in range(0, a.shape[0] + 64, 16):  # past the end too: a hint never faults
         prefetch(a, i)
     return a.shape[0]
+
+
+@njit(cache=False)
+def _swap(a: np.ndarray, i: int, value: int) -> int:
+    """a[i] = value atomically; the old value, and pause on the way (it must compile and do nothing)."""
+    old = atomic_load(a, i)
+    pause()
+    atomic_store(a, i, value)
+    return old
+
+
+def test_atomic_store_and_load_touch_their_word_only() -> None:
+    a = np.arange(8, dtype=np.int64)
+    assert _swap(a, 3, -(2**40)) == 3
+    assert a.tolist() == [0, 1, 2, -(2**40), 4, 5, 6, 7]
+    assert _swap(a, 3, 7) == -(2**40) and a[3] == 7
+    with pytest.raises(TypingError):  # int64 words only
+        _swap(np.zeros(4, np.int32), 0, 1)
 
 
 @pytest.mark.parametrize(("i", "j"), [(0, 0), (3, 5), (13, 1), (9, 13)])

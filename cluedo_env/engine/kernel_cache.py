@@ -136,16 +136,17 @@ ENGINE_SOURCES = tuple(
         "engine/movement.py",
         "engine/observation.py",
         "engine/memory.py",
+        "engine/crew.py",
     )
 )
 ENGINE = KernelSources(
     "cluedo_kernels.stamp",
     ENGINE_SOURCES,
-    tuple(PACKAGE / "engine" / name for name in ("kernels.py", "movement.py", "observation.py")),
+    tuple(PACKAGE / "engine" / name for name in ("kernels.py", "movement.py", "observation.py", "crew.py")),
     package="cluedo_env.",
     title="the engine's kernels",
     first_run="about 12 s on two cores, 20 s on one",
 )
-"""The engine's kernels (:mod:`cluedo_env.engine.kernels`, ``movement``, ``observation``)."""
+"""The engine's kernels (:mod:`cluedo_env.engine.kernels`, ``movement``, ``observation``, ``crew``)."""
 
 __all__ = ["ENGINE", "ENGINE_SOURCES", "KernelSources", "cache_folder"]

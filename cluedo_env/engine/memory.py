@@ -17,9 +17,16 @@ long runs only (with overlap checks longer than the copy).
 ``load_word(array, i)``: the 8 bytes ``array[i:i + 8]`` of a one-byte array as one uint64 (little-endian). Why: the
 samplers find the n-th legal action in a mask block of up to 197 bools; eight at a time, a word's count of legal
 actions is the sum of its bytes.
+
+``atomic_load(array, i)``, ``atomic_store(array, i, value)`` (int64 arrays, sequentially consistent) and ``pause()``
+(the CPU's spin-wait hint, where it has one): what a thread needs to wait for another by watching memory
+(:mod:`cluedo_env.engine.crew`). A plain load in a loop that stores nothing may be read once and kept in a register;
+an atomic one is read again each time, and orders the loads and stores around it.
 """
 
 from __future__ import annotations
+
+import platform
 
 from llvmlite import ir
 from numba import types
@@ -92,4 +99,55 @@ def copy_word(typingctx, dst, i, src, j):  # noqa: ARG001 (numba's intrinsic sig
     return signature, codegen
 
 
-__all__ = ["copy_word", "load_word", "prefetch"]
+def _int64s(a) -> bool:  # noqa: ANN001 (a numba type)
+    """A one-dimensional int64 array."""
+    return isinstance(a, types.Array) and a.ndim == 1 and a.dtype == types.int64
+
+
+@intrinsic
+def atomic_load(typingctx, array, index):  # noqa: ARG001 (numba's intrinsic signature)
+    """array[index] of an int64 array, read from memory every time (sequentially consistent); no bounds check."""
+    if not _int64s(array) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.load_atomic(_pointer(context, builder, sig.args[0], args[0], args[1], _WORD), "seq_cst", 8)
+
+    return types.int64(array, index), codegen
+
+
+@intrinsic
+def atomic_store(typingctx, array, index, value):  # noqa: ARG001 (numba's intrinsic signature)
+    """array[index] = value in an int64 array, seen by every thread before anything this thread does next
+    (sequentially consistent); no bounds check."""
+    if not _int64s(array) or not isinstance(index, types.Integer) or not isinstance(value, types.Integer):
+        return None
+    signature = types.void(array, index, types.int64)
+
+    def codegen(context, builder, sig, args):
+        value = context.cast(builder, args[2], sig.args[2], types.int64)
+        builder.store_atomic(value, _pointer(context, builder, sig.args[0], args[0], args[1], _WORD), "seq_cst", 8)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+
+
+@intrinsic
+def pause(typingctx):  # noqa: ARG001 (numba's intrinsic signature)
+    """The CPU's spin-wait hint (x86 ``pause``: a spinning thread yields the core's shared units to its sibling and
+    leaves the loop without a pipeline flush); nothing elsewhere."""
+
+    def codegen(context, builder, sig, args):
+        if _X86:
+            function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), []),
+                                                      "llvm.x86.sse2.pause")  # fmt: skip
+            builder.call(function, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+__all__ = ["atomic_load", "atomic_store", "copy_word", "load_word", "pause", "prefetch"]

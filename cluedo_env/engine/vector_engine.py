@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -48,6 +48,7 @@ from cluedo_env.checks import check_seed, is_int
 from cluedo_env.engine import compile_ahead
 from cluedo_env.engine import kernels as K
 from cluedo_env.engine.compile_ahead import signature_of, usable_cores
+from cluedo_env.engine.crew import Crew
 from cluedo_env.engine.history import Accusation, Suggestion
 from cluedo_env.engine.movement import MoveTables, move_tables, with_scratch
 from cluedo_env.engine.observation import encode, offsets, packed_layout, size
@@ -75,7 +76,8 @@ from cluedo_env.rules.config import RulesConfig, make_config
 
 FULL_GAME_KEEP_ACCUSATION = 0.01  # the `full` benchmark player keeps a drawn accusation with this chance
 GAMES_PER_THREAD = 2048  # threads="auto" gives each thread at least this many games: below, starting a thread
-# for a step costs more than it saves (a step of 2048 games takes ~1 ms, handing work to a thread ~20-50 us)
+# for a step costs more than it saves (a step of 2048 games takes ~1 ms; a worker asleep takes 20-50 us to wake, and
+# the legality check before a threaded step is serial)
 
 
 class StepResult(NamedTuple):
@@ -286,28 +288,32 @@ class VectorEngine:
     def _start_threads(self) -> None:
         """Cut the batch into ``threads`` slices of (nearly) equal size and start the workers that step them."""
         self._chunks: list[_Chunk] = []
-        self._pool = None
+        self._crew = None
         if self.threads == 1:
             return
         bounds = np.linspace(0, self.batch_size, self.threads + 1).astype(int)
         for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
             self._chunks.append(_Chunk(int(lo), int(hi), State(*(a[lo:hi] for a in self.state)), K.new_scratch(),
                                        with_scratch(self.moves), np.arange(hi - lo, dtype=np.int64)))  # fmt: skip
-        self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="cluedo-engine")
-        self._pool_pid = os.getpid()
+        self._hire()
+
+    def _hire(self) -> None:
+        """The worker threads (one per chunk but the first, which the calling thread runs), stopped when the engine
+        is closed or collected."""
+        self._crew = Crew(self.threads - 1, name="cluedo-engine")
+        self._crew_pid = os.getpid()
+        weakref.finalize(self, self._crew.stop)
 
     def _on_chunks(self, work: Callable[[_Chunk], Any]) -> list[Any]:
-        """``work(chunk)`` for every chunk, the first in this thread and the others in the pool; their results."""
-        if self._pool_pid != os.getpid():  # a forked child inherits the pool but not its threads: it would wait forever
-            self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="cluedo-engine")
-            self._pool_pid = os.getpid()
-        others = [self._pool.submit(work, chunk) for chunk in self._chunks[1:]]
-        return [work(self._chunks[0]), *(f.result() for f in others)]
+        """``work(chunk)`` for every chunk, the first in this thread and the others in the crew's; their results."""
+        if self._crew_pid != os.getpid():  # a forked child inherits the crew but not its threads: it would wait forever
+            self._hire()
+        return self._crew.run(work, self._chunks)
 
     def close(self) -> None:
         """Stop the engine's worker threads (they also stop when the engine is garbage-collected)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
+        if self._crew is not None:
+            self._crew.stop()
 
     # The entry points of the game loop: the reset and step compiled together on the first use of either.
     _k_new = _OnFirstUse("_compile")
@@ -335,7 +341,7 @@ class VectorEngine:
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the arrays, not the compiled entry points or threads (rebuilt on load, from numba's cache)."""
         state = {k: v for k, v in self.__dict__.items()
-                 if not k.startswith("_k_") and k not in ("_chunks", "_pool", "_pool_pid")}  # fmt: skip
+                 if not k.startswith("_k_") and k not in ("_chunks", "_crew", "_crew_pid")}  # fmt: skip
         for name in (*State._fields, "special", "move_dest", "show"):  # aliases of self.state
             state.pop(name, None)
         return state

@@ -1,0 +1,126 @@
+"""The threaded engine's workers (:mod:`cluedo_env.engine.crew`): every item run once, in order, errors handed back
+after every slice is done, no wake-up lost whether a waiter spins or sleeps, and threads that end with their engine.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from cluedo_env.engine import crew as crew_module
+from cluedo_env.engine.crew import Crew, Signal
+from cluedo_env.engine.vector_engine import VectorEngine
+
+
+def _finishes(target, seconds: float = 30.0) -> bool:  # noqa: ANN001
+    """Whether ``target()`` returns within ``seconds`` (run in a daemon thread: a lost wake-up hangs it, not us)."""
+    done = threading.Event()
+    threading.Thread(target=lambda: (target(), done.set()), daemon=True).start()
+    return done.wait(seconds)
+
+
+@pytest.fixture
+def crew():
+    c = Crew(3, name="test-crew")
+    yield c
+    assert _finishes(c.stop, 10)  # (a lost wake-up fails here rather than hang the suite)
+
+
+def test_each_item_runs_once_in_order_the_first_in_the_calling_thread(crew):
+    seen = []
+
+    def work(item: int) -> tuple[int, str]:
+        seen.append(item)
+        return item * 10, threading.current_thread().name
+
+    results = crew.run(work, [1, 2, 3, 4])
+    assert [r[0] for r in results] == [10, 20, 30, 40] and sorted(seen) == [1, 2, 3, 4]
+    assert results[0][1] == threading.current_thread().name
+    assert [r[1] for r in results[1:]] == ["test-crew-0", "test-crew-1", "test-crew-2"]
+    with pytest.raises(ValueError, match="a crew of 3 runs 4 items, got 2"):
+        crew.run(work, [1, 2])
+
+
+def test_an_error_comes_back_once_every_slice_is_done_and_the_crew_works_on(crew):
+    finished = []
+
+    def work(item: int) -> int:
+        if item == 2:
+            raise KeyError("slice 2")
+        time.sleep(0.02)
+        finished.append(item)
+        return item
+
+    with pytest.raises(KeyError, match="slice 2"):
+        crew.run(work, [0, 1, 2, 3])
+    assert sorted(finished) == [0, 1, 3]  # the others ran to their end before the error came back
+
+    def own(item: int) -> int:  # the calling thread's own slice fails: the workers' still end first
+        if item == 0:
+            raise RuntimeError("mine")
+        time.sleep(0.02)
+        finished.append(item)
+        return item
+
+    finished.clear()
+    with pytest.raises(RuntimeError, match="mine"):
+        crew.run(own, [0, 1, 2, 3])
+    assert sorted(finished) == [1, 2, 3]
+    assert crew.run(lambda item: item + 1, [0, 1, 2, 3]) == [1, 2, 3, 4]
+
+
+def test_no_job_is_lost_whether_the_workers_spin_or_sleep(crew, monkeypatch):
+    """Gaps between rounds shorter and longer than the spin: each hand-over meets a spinning or a sleeping worker
+    (a short spin makes both common), and every round ends."""
+    monkeypatch.setattr(crew_module, "SPINS", 50)
+    rng = random.Random(0)
+
+    def rounds() -> None:
+        for n in range(400):
+            assert crew.run(lambda item, n=n: item * n, [1, 2, 3, 4]) == [n, 2 * n, 3 * n, 4 * n]
+            if rng.random() < 0.5:
+                time.sleep(rng.random() * 0.002)
+
+    assert _finishes(rounds)
+
+
+def test_a_signal_raised_and_awaited_in_any_interleaving_loses_no_wake_up(monkeypatch):
+    monkeypatch.setattr(crew_module, "SPINS", 1)  # (almost) every wait goes through the sleeping handshake
+    words = np.zeros(16, np.int64)
+    ping, pong = Signal(words, 0), Signal(words, 8)
+
+    def other() -> None:
+        for n in range(1, 2001):
+            ping.wait_for(n)
+            pong.raise_to(n)
+
+    def this() -> None:
+        threading.Thread(target=other, daemon=True).start()
+        for n in range(1, 2001):
+            ping.raise_to(n)
+            pong.wait_for(n)
+
+    assert _finishes(this)
+    assert words[0] == words[8] == 2000 and words[1] == words[9] == 0  # nobody left marked asleep
+
+
+def test_an_engine_dropped_or_closed_stops_its_threads():
+    eng = VectorEngine("classic", 64, threads=3)
+    eng.reset(seed=0)
+    eng.step(eng.sample_full_game_actions())
+    threads = [w.thread for w in eng._crew.workers]
+    assert len(threads) == 2 and all(t.is_alive() for t in threads)
+    del eng
+    gc.collect()
+    for t in threads:
+        t.join(10)
+    assert not any(t.is_alive() for t in threads)
+    eng = VectorEngine("classic", 64, threads=2)
+    eng.close()
+    eng.close()  # (twice: nothing left to stop)
+    assert not eng._crew.workers
