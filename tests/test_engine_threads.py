@@ -71,6 +71,10 @@ def test_an_illegal_action_in_any_slice_changes_no_game():
         eng.step(actions)
     for name, old, new in zip(eng.state._fields, before, eng.state, strict=True):
         assert np.array_equal(old, new), f"{name} changed"
+    also = int(live[live < 4][0])  # and one in the first slice: it is named, both are counted
+    actions[also] = next(a for a in range(A.NUM_ACTIONS) if not eng.is_legal(also, a))
+    with pytest.raises(A.IllegalActionError, match=rf"game {also}: .* 2 game\(s\) of 12 had an illegal action"):
+        eng.step(actions)
 
 
 def test_a_threaded_engine_pickles_and_plays_on_alike():

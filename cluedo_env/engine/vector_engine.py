@@ -501,10 +501,13 @@ class VectorEngine:
         return StepResult(rewards.copy(), terminated.copy(), truncated.copy())
 
     def _step_on_chunks(self, acts: np.ndarray, active: np.ndarray) -> tuple[int, int]:
-        """The step, a slice of the games per thread; all or nothing, so every action is checked first."""
-        first, count = self._k_first_illegal(self.state, acts, active)
-        if first >= 0:
-            return first, count
+        """The step, a slice of the games per thread; all or nothing, so every slice's actions are checked (each by
+        its thread) before any slice steps."""
+        checked = self._on_chunks(lambda c: self._k_first_illegal(c.state, acts[c.lo : c.hi],
+                                                                  active[c.lo : c.hi] if len(active) else active))
+        count = sum(int(n) for _, n in checked)
+        if count:
+            return next(c.lo + int(f) for c, (f, _) in zip(self._chunks, checked, strict=True) if f >= 0), count
         rewards, terminated, truncated = self._out
 
         def step(c: _Chunk) -> None:
