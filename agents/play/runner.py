@@ -118,7 +118,8 @@ def play_games(
     eng = VectorEngine(config, B, autoreset=False, observations=False)  # (the players read views)
     views = [PlayerView(eng, s) for s in range(config.players)]
     for agent, view in zip(agents, views, strict=True):
-        agent.prepare(view)
+        if hasattr(agent, "prepare"):  # (an optional hook: a duck-typed player may lack it)
+            agent.prepare(view)
     eng.reset(seed)
     all_games = np.arange(B)
     for agent, view in zip(agents, views, strict=True):

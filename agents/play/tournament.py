@@ -119,7 +119,8 @@ class _Tracked(Agent):
         self.finished: list[np.ndarray] = []  # (P,) suggestions per seat, in the order games end
 
     def prepare(self, view: PlayerView) -> None:
-        self.inner.prepare(view)
+        if hasattr(self.inner, "prepare"):
+            self.inner.prepare(view)
 
     def reset(self, view: PlayerView, idx: np.ndarray) -> None:
         if len(self.over) != view.batch_size:

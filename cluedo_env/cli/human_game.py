@@ -301,8 +301,8 @@ class HumanGame:
             None if name == HUMAN else make_agent(name, seed=seeds[s]) for s, name in enumerate(players)
         ]
         for agent, view in zip(self.agents, self.views, strict=True):
-            if agent is not None:
-                agent.prepare(view)  # (an empty cache: players' kernels compile beside the engine's)
+            if hasattr(agent, "prepare"):  # (optional: players' kernels may compile beside the engine's)
+                agent.prepare(view)
         self.eng.reset(seed)
         one = np.arange(1)
         for agent, view in zip(self.agents, self.views, strict=True):
