@@ -2,11 +2,13 @@
 
 Why: a threaded :class:`~cluedo_env.engine.vector_engine.VectorEngine` hands each thread its slice of the games two
 or three times a step (sample, step, observe). Through a ``ThreadPoolExecutor`` every hand-over puts a thread to
-sleep and wakes it twice (the worker when work comes, the caller when the work is done): 55-80 us a round on the
-2-core machine, where one thread's slice of a step at batch 8192 is 0.1-0.7 ms of work. Here each side waits for the
-other by watching a counter (:class:`Signal`), spinning without the GIL for up to :data:`SPINS` checks, so in a
-game loop a hand-over costs a cache line's trip between cores; only a wait longer than that (the caller busy
-elsewhere, a kernel compiling) goes to sleep on an ``Event``.
+sleep and wakes it twice (the worker when work comes, the caller when the work is done): 41-73 us a round with no
+work on the 2-core machine, where one thread's slice of a step at batch 8192 is 0.1-0.7 ms of work. Here each side
+waits for the other by watching a counter (:class:`Signal`), spinning without the GIL for up to :data:`SPINS`
+checks, so in a game loop neither side is put to sleep; only a wait longer than that (the caller busy elsewhere, a
+kernel compiling) sleeps on an ``Event``. What remains of a round (20-65 us with no work on the 2-core machine) is
+the GIL: a worker that sees its job takes the GIL to run it (a Python call), and CPython hands the GIL over through
+a condition variable, a thread's wake-up, when the other thread holds it at that moment.
 
 A :class:`Crew` holds no reference to whoever gives it work, between jobs, so an engine that is dropped is collected
 and its crew stopped (``weakref.finalize``); its threads are daemons, so a crew nobody stopped does not hold the

@@ -76,8 +76,8 @@ from cluedo_env.rules.config import RulesConfig, make_config
 
 FULL_GAME_KEEP_ACCUSATION = 0.01  # the `full` benchmark player keeps a drawn accusation with this chance
 GAMES_PER_THREAD = 2048  # threads="auto" gives each thread at least this many games: below, starting a thread
-# for a step costs more than it saves (a step of 2048 games takes ~1 ms; a worker asleep takes 20-50 us to wake, and
-# the legality check before a threaded step is serial)
+# for a step costs more than it saves (a step of 2048 games takes ~1 ms, a hand-over to a worker 20-65 us: the worker
+# must take the GIL to run its job, see engine/crew.py)
 
 
 class StepResult(NamedTuple):
@@ -163,6 +163,11 @@ class _OnFirstUse:
             if self.name not in engine.__dict__:
                 getattr(engine, self.compile)()
         return engine.__dict__[self.name]
+
+
+def _active_rows(active: np.ndarray, chunk: _Chunk) -> np.ndarray:
+    """A chunk's rows of a step's ``active`` mask (empty, "every game", stays empty)."""
+    return active[chunk.lo : chunk.hi] if len(active) else active
 
 
 def _check_out(out: Any, shape: tuple[int, ...], dtype: type) -> None:
@@ -503,17 +508,16 @@ class VectorEngine:
     def _step_on_chunks(self, acts: np.ndarray, active: np.ndarray) -> tuple[int, int]:
         """The step, a slice of the games per thread; all or nothing, so every slice's actions are checked (each by
         its thread) before any slice steps."""
-        checked = self._on_chunks(lambda c: self._k_first_illegal(c.state, acts[c.lo : c.hi],
-                                                                  active[c.lo : c.hi] if len(active) else active))
+        checked = self._on_chunks(lambda c: self._k_first_illegal(c.state, acts[c.lo : c.hi], _active_rows(active, c)))
         count = sum(int(n) for _, n in checked)
         if count:
             return next(c.lo + int(f) for c, (f, _) in zip(self._chunks, checked, strict=True) if f >= 0), count
         rewards, terminated, truncated = self._out
 
         def step(c: _Chunk) -> None:
-            self._k_step(c.state, self.rules, self.tables, c.moves, c.work, acts[c.lo : c.hi],
-                         active[c.lo : c.hi] if len(active) else active, self.autoreset, rewards[c.lo : c.hi],
-                         terminated[c.lo : c.hi], truncated[c.lo : c.hi])  # fmt: skip
+            self._k_step(c.state, self.rules, self.tables, c.moves, c.work, acts[c.lo : c.hi], _active_rows(active, c),
+                         self.autoreset, rewards[c.lo : c.hi], terminated[c.lo : c.hi],
+                         truncated[c.lo : c.hi])  # fmt: skip
 
         self._on_chunks(step)
         return -1, 0
