@@ -147,7 +147,8 @@ def check_observation(observation: str, belief: bool) -> None:
     from cluedo_env.rules.config import ConfigError
 
     if observation not in OBSERVATIONS:
-        raise ConfigError(f"observation must be one of {list(OBSERVATIONS)}, got {observation!r}")
+        raise ConfigError(f"observation must be one of {list(OBSERVATIONS)} ('compact' needs belief=True), "
+                          f"got {observation!r}")
     if observation == "compact" and not belief:
         raise ConfigError("observation='compact' needs belief=True (its notebook pieces come from the belief tracker)")
 
