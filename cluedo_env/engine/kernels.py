@@ -176,11 +176,12 @@ def accuse_set_for(s, rules, b: int) -> int:
     return loc - ROOM_LOC0 if loc >= ROOM_LOC0 else NO_TRIPLES
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def update_legal(s, rules, tables, b: int) -> None:
     """Recompute game ``b``'s legal blocks (specials, shows, triple sets) from its state.
 
-    The MOVE block is not touched: ``_roll`` fills it and a MOVE clears it.
+    The MOVE block is not touched: ``_roll`` fills it and a MOVE clears it. Inlined: the step calls it for every game,
+    and a call copies the State's ~40 arrays (~360 words) as arguments, which cost more than the update itself.
     """
     for a in range(4):
         s.mask[b, a] = False
@@ -474,7 +475,14 @@ def step(
         a = actions[b]
         cur = s.current[b]
         if a == _ROLL:
-            _roll(s, rules, tables, moves, b, work.others)
+            pips, n = _roll(s.chance, moves, s.pos[b], cur, rules.dice, b, work.others, s.mask[b, _MOVE0:_SUGGEST0])
+            s.roll[b] = pips
+            s.last_roll[b] = pips
+            s.n_move[b] = n
+            if n > 0:
+                s.phase[b] = _MOVE
+            else:
+                _after_move(s, rules, b)  # R-M8: no destination forfeits the move
         elif a == _PASSAGE:  # R-T2: counts as entering the opposite corner room
             s.pos[b, cur] = tables.passage[s.pos[b, cur]]
             s.phase[b] = _SUGGEST
@@ -520,38 +528,37 @@ def step_parts(s, rules, tables, moves, work) -> tuple[tuple, list[tuple]]:
     b = np.int64(0)
     rest = [(_suggest, (s, rules, b, b)), (_show, (s, rules, b, b)), (_accuse, (s, rules, tables, b, b)),
             (_end_turn, (s, rules, b)), (_after_move, (s, rules, b))]  # fmt: skip
-    return (_roll, (s, rules, tables, moves, b, work.others)), rest
+    roll_args = (s.chance, moves, s.pos[0], s.current[0], rules.dice, b, work.others, s.mask[0, _MOVE0:_SUGGEST0])
+    return (_roll, roll_args), rest
 
 
 @njit(**KERNEL)
 def destinations_of(s, moves, b: int, others: np.ndarray, out: np.ndarray) -> int:
-    """Python's entry to :func:`_destinations`."""
-    return _destinations(s, moves, b, others, out)
+    """Python's entry to :func:`_destinations`: game ``b``'s current player's destinations for its roll."""
+    return _destinations(moves, s.pos[b], s.current[b], s.roll[b], others, out)
 
 
 @njit(**INLINE)
-def _destinations(s, moves, b: int, others: np.ndarray, out: np.ndarray) -> int:
-    """Fill ``out`` (197,) bool with game ``b``'s current player's destinations for its roll."""
-    cur = s.current[b]
+def _destinations(moves, pos: np.ndarray, cur: int, pips: int, others: np.ndarray, out: np.ndarray) -> int:
+    """Fill ``out`` (197,) bool with player ``cur``'s destinations for ``pips`` from the token locations ``pos``."""
     for t in range(NUM_SUSPECTS):
-        others[t] = -1 if t == cur else s.pos[b, t]  # the mover does not block itself
-    return fill_destinations(moves, s.pos[b, cur], s.roll[b], others, out)
+        others[t] = -1 if t == cur else pos[t]  # the mover does not block itself
+    return fill_destinations(moves, pos[cur], pips, others, out)
 
 
 @njit(**HELPER)
-def _roll(s, rules, tables, moves, b: int, others: np.ndarray) -> None:
-    """R-T1, R-D1: roll, then find the destinations (R-M*); none forfeits the move (R-M8)."""
-    dice = 0
-    for _ in range(rules.dice):
-        dice += 1 + randint(s.chance, b, 6)
-    s.roll[b] = dice
-    s.last_roll[b] = dice
-    n = _destinations(s, moves, b, others, s.mask[b, _MOVE0:_SUGGEST0])
-    s.n_move[b] = n
-    if n > 0:
-        s.phase[b] = _MOVE
-    else:
-        _after_move(s, rules, b)
+def _roll(chance: np.ndarray, moves, pos: np.ndarray, cur: int, dice: int, b: int, others: np.ndarray,
+          out: np.ndarray) -> tuple[int, int]:  # fmt: skip
+    """R-T1, R-D1: roll ``dice`` dice from game ``b``'s ``chance`` stream, then fill ``out`` (197,) bool with the
+    destinations of player ``cur`` (R-M*) from the game's token locations ``pos``; (the pips, how many destinations).
+
+    Why these arguments and not the State: a call that is not inlined copies every argument, and the State's ~40
+    arrays are ~360 words; passed the State, the call cost the step more than the move search (the step inlines its
+    other helpers, but this one is compiled on its own, ahead, see :func:`step_parts`)."""
+    pips = 0
+    for _ in range(dice):
+        pips += 1 + randint(chance, b, 6)
+    return pips, _destinations(moves, pos, cur, pips, others, out)
 
 
 @njit(**HELPER)
