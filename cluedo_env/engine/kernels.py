@@ -507,8 +507,14 @@ def step(
         else:
             _accuse(s, rules, tables, b, a - _ACCUSE0)
         update_legal(s, rules, tables, b)
-        for p in range(P):
-            out_rewards[b, p] = s.rewards[b, p]
+        # Only a game's end pays rewards (R-E1..R-E4). Why not always copy them: the copy's one wide load of the
+        # rewards just stored one by one above waited for those stores to land.
+        if s.phase[b] == _OVER:
+            for p in range(P):
+                out_rewards[b, p] = s.rewards[b, p]
+        else:
+            for p in range(P):
+                out_rewards[b, p] = 0.0
         out_terminated[b] = s.terminated[b]
         out_truncated[b] = s.truncated[b]
         if autoreset and s.phase[b] == _OVER:
@@ -634,8 +640,9 @@ def _ask_refuters(s, rules, b: int, after: int) -> None:
     _suggestion_resolved(s, rules, b)
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def _show(s, rules, b: int, card: int) -> None:
+    """R-G6, R-G7: the refuter shows ``card``. Inlined: a call copies the State's ~40 arrays as arguments."""
     h = s.hist_len[b] - 1
     ref = s.refuter[b]
     sugg = s.hist_player[b, h]
