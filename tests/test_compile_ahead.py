@@ -33,11 +33,12 @@ SCALED = (types.int64, types.int64)  # ... and that of the helper it calls
 @pytest.fixture
 def kernels(tmp_path, monkeypatch):
     """A fresh module of two cached kernels (a new name per test: nothing compiled or cached yet), and room for one
-    helper process whatever the machine's cores."""
+    helper process whatever the machine's cores (and whatever helpers earlier tests' engines left compiling)."""
     name = f"ahead_{tmp_path.name.replace('-', '_')}"
     (tmp_path / f"{name}.py").write_text(SOURCE)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(compile_ahead, "usable_cores", lambda: 2)
+    monkeypatch.setattr(compile_ahead, "_JOBS", {})
     monkeypatch.delenv(compile_ahead.ENV_SWITCH, raising=False)
     return importlib.import_module(name)
 
@@ -63,6 +64,7 @@ def test_nothing_starts_on_a_warm_cache_with_one_core_or_when_switched_off(kerne
     monkeypatch.setattr(compile_ahead, "usable_cores", lambda: 1)
     assert not compile_ahead.submit([(kernels.total, TOTAL)])
     monkeypatch.setattr(compile_ahead, "usable_cores", lambda: 2)
+    monkeypatch.setattr(compile_ahead, "_JOBS", {})
     monkeypatch.setenv(compile_ahead.ENV_SWITCH, "0")
     assert not compile_ahead.submit([(kernels.total, TOTAL)])
     compile_ahead.collect(kernels.total, TOTAL)  # (nothing was started: nothing to wait for)
@@ -81,6 +83,26 @@ def test_kernels_handed_over_while_a_helper_works_queue_behind_its_own(kernels):
     assert helper.process.poll() is not None and not compile_ahead.is_pending(kernels.scaled, SCALED)
     assert compile_ahead.is_cached(kernels.total, TOTAL) and compile_ahead.is_cached(kernels.scaled, SCALED)
     assert not helper.add([(kernels.total, (types.float64[:], types.int64))])  # a stopped helper takes nothing
+
+
+def test_kernels_of_another_root_never_queue_behind_a_helper(kernels, tmp_path_factory, monkeypatch):
+    """A helper imports and reports the modules of its own root only: a kernel from another folder gets a helper of
+    its own where a core is free, else compiles here (queued behind the first, it was lost, and so was the rest of
+    that helper's queue)."""
+    other_root = tmp_path_factory.mktemp("other_root")
+    (other_root / "ahead_other_root.py").write_text(SOURCE)
+    monkeypatch.syspath_prepend(str(other_root))
+    other = importlib.import_module("ahead_other_root")
+    assert compile_ahead.submit([(kernels.total, TOTAL)])
+    helper = compile_ahead._JOBS[(kernels.total, TOTAL)]
+    assert not compile_ahead.submit([(other.total, TOTAL)])  # no core free (2 usable), and not this helper's root
+    assert helper.kernels == [(kernels.total, TOTAL)]
+    monkeypatch.setattr(compile_ahead, "usable_cores", lambda: 3)
+    assert compile_ahead.submit([(other.total, TOTAL)])
+    assert compile_ahead._JOBS[(other.total, TOTAL)] is not helper
+    compile_ahead.collect(kernels.total, TOTAL)
+    compile_ahead.collect(other.total, TOTAL)
+    assert compile_ahead.is_cached(kernels.total, TOTAL) and compile_ahead.is_cached(other.total, TOTAL)
 
 
 def test_a_helper_that_fails_leaves_the_compile_to_this_process(kernels):

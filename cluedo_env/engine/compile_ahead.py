@@ -67,8 +67,7 @@ class _Helper:
         self.lock = threading.Lock()  # one reader of its output at a time (engines made in several threads)
         self.queue_lock = threading.Lock()  # one writer of its input at a time, and no kernel added once it stops
         # The helper imports the very files this process runs: their root first on its path.
-        module = sys.modules[kernels[0][0].py_func.__module__]
-        root = Path(module.__file__).resolve().parents[module.__name__.count(".")]
+        self.root = root = _root_of(kernels[0][0])
         path = os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])])
         env = {**os.environ, "NUMBA_CACHE_DIR": self.folder, ENV_SWITCH: "0", "PYTHONPATH": path}
         self.process = subprocess.Popen(
@@ -136,6 +135,12 @@ class _Helper:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def _root_of(dispatcher: Any) -> Path:
+    """The folder ``dispatcher``'s module is imported from (the root of its package)."""
+    module = sys.modules[dispatcher.py_func.__module__]
+    return Path(module.__file__).resolve().parents[module.__name__.count(".")]
+
+
 def _merge_index(index: Path, ours: Path) -> None:
     """Add the entries of numba's cache index ``index`` (of one function) that the index of the same name in the
     folder ``ours`` lacks, with their machine code (numba's own index class reads and writes both)."""
@@ -183,8 +188,11 @@ def submit(kernels: list[tuple[Any, tuple]]) -> bool:
     if not todo:
         return False
     running = [h for h in dict.fromkeys(_JOBS.values()) if h.process.poll() is None]
-    if running and running[0].add(todo):  # queued behind the kernels a helper is compiling
-        helper = running[0]
+    # Queued behind the kernels a helper is compiling, if it imports them from the same folder (a helper reports
+    # only the caches under its root, and could not import another root's modules).
+    same_root = [h for h in running if h.root == _root_of(todo[0][0])]
+    if same_root and same_root[0].add(todo):
+        helper = same_root[0]
     elif len(running) >= usable_cores() - 1:
         return False
     else:
