@@ -167,12 +167,11 @@ def new_games(s, rules, tables, idx: np.ndarray, work) -> None:
 
 
 # ===================================================================== legal actions
-@njit(**HELPER)
-def accuse_set_for(s, rules, b: int) -> int:
-    """Triple-set id of the accusations open to game ``b``'s current player (R-A1, R-T4)."""
+@njit(**INLINE)
+def _accuse_set_at(rules, loc: int) -> int:
+    """Triple-set id of the accusations open to a player at location ``loc`` (R-A1, R-T4)."""
     if not rules.accusation_in_room:
         return ALL_TRIPLES
-    loc = s.pos[b, s.current[b]]
     return loc - ROOM_LOC0 if loc >= ROOM_LOC0 else NO_TRIPLES
 
 
@@ -180,21 +179,35 @@ def accuse_set_for(s, rules, b: int) -> int:
 def update_legal(s, rules, tables, b: int) -> None:
     """Recompute game ``b``'s legal blocks (specials, shows, triple sets) from its state.
 
-    The MOVE block is not touched: ``_roll`` fills it and a MOVE clears it. Inlined: the step calls it for every game,
-    and a call copies the State's ~40 arrays (~360 words) as arguments, which cost more than the update itself.
+    The MOVE block is not touched: ``_roll`` fills it and a MOVE clears it. The work is :func:`_legal_blocks`'s, on
+    the game's rows rather than the State. Why: a call that is not inlined copies its arguments, and the State's ~40
+    arrays are ~360 words, which cost the step (a call for every game) more than the update itself; inlined into
+    the step instead, the update added ~3 s to every engine's first compile.
     """
-    for a in range(4):
-        s.mask[b, a] = False
-    for c in range(NUM_CARDS):
-        s.mask[b, _SHOW0 + c] = False
-    s.suggest_set[b] = NO_TRIPLES
-    s.accuse_set[b] = NO_TRIPLES
-    s.n_special[b] = 0
-    s.n_show[b] = 0
-    ph = s.phase[b]
     cur = s.current[b]
-    if ph == _START:
-        loc = s.pos[b, cur]
+    s.n_special[b], s.n_show[b], s.suggest_set[b], s.accuse_set[b] = _legal_blocks(
+        rules, tables, s.phase[b], cur, s.pos[b], s.dragged[b, cur], s.refuter[b],
+        s.hist_triple[b, max(s.hist_len[b] - 1, 0)], s.owner[b], s.mask[b], s.mask_sets[b],
+    )
+
+
+@njit(**HELPER)
+def _legal_blocks(
+    rules, tables, phase: int, cur: int, pos: np.ndarray, dragged: bool, refuter: int, named: np.ndarray,
+    owner: np.ndarray, mask: np.ndarray, mask_sets: np.ndarray,
+) -> tuple[int, int, int, int]:  # fmt: skip
+    """One game's legal blocks, written into its mask row ``mask`` (870,): the specials, the cards to show, and the
+    SUGGEST and ACCUSE blocks where their triple sets changed (``mask_sets`` (2,), the sets written). From the game's
+    ``phase``, the seat ``cur`` whose turn it is, the token locations ``pos`` (6,), whether ``cur`` was ``dragged``,
+    the ``refuter``, the triple ``named`` (3,) by the last record and the card owners ``owner`` (21,).
+    Returns (specials, cards to show, suggestion set, accusation set)."""
+    for a in range(4):
+        mask[a] = False
+    for c in range(NUM_CARDS):
+        mask[_SHOW0 + c] = False
+    suggest, accuse, n_special, n_show = NO_TRIPLES, NO_TRIPLES, 0, 0
+    if phase == _START:
+        loc = pos[cur]
         free = False  # R-T1: a first step onto a square no other token stands on
         for e in range(4):
             sq = tables.exits[loc, e]
@@ -202,68 +215,53 @@ def update_legal(s, rules, tables, b: int) -> None:
                 continue
             taken = False
             for t in range(NUM_SUSPECTS):
-                if t != cur and s.pos[b, t] == sq:
+                if t != cur and pos[t] == sq:
                     taken = True
             if not taken:
                 free = True
         can_roll = free or (loc < NUM_SQUARES and tables.front_room[loc] >= 0)  # R-M4: a door in front
         passage = tables.passage[loc] >= 0  # R-T2
-        stay = s.dragged[b, cur]  # R-T3
-        s.mask[b, _ROLL] = can_roll
-        s.mask[b, _PASSAGE] = passage
-        s.mask[b, _STAY] = stay
-        n = int(can_roll) + int(passage) + int(stay)
-        if n == 0:
-            s.mask[b, _END] = True  # R-T5: only when locked in
-            n = 1
-        s.n_special[b] = n
-        s.accuse_set[b] = accuse_set_for(s, rules, b)  # R-T4
-    elif ph == _SUGGEST:
-        if rules.has_board:
-            s.suggest_set[b] = s.pos[b, cur] - ROOM_LOC0  # R-G1
-        else:
-            s.suggest_set[b] = ALL_TRIPLES  # R-C2
+        mask[_ROLL] = can_roll
+        mask[_PASSAGE] = passage
+        mask[_STAY] = dragged  # R-T3
+        n_special = int(can_roll) + int(passage) + int(dragged)
+        if n_special == 0:
+            mask[_END] = True  # R-T5: only when locked in
+            n_special = 1
+        accuse = _accuse_set_at(rules, loc)  # R-T4
+    elif phase == _SUGGEST:
+        suggest = pos[cur] - ROOM_LOC0 if rules.has_board else ALL_TRIPLES  # R-G1, R-C2
         if rules.has_board and rules.optional_suggestion:  # R-G2 variant: may decline, may accuse
-            s.mask[b, _END] = True
-            s.n_special[b] = 1
-            s.accuse_set[b] = accuse_set_for(s, rules, b)
+            mask[_END] = True
+            n_special = 1
+            accuse = _accuse_set_at(rules, pos[cur])
         elif not rules.accuse_after_suggestion:  # R-G8 variant: accuse in place of the suggestion
-            s.accuse_set[b] = accuse_set_for(s, rules, b)
-    elif ph == _REFUTE:
-        h = s.hist_len[b] - 1
-        ref = s.refuter[b]
-        n = 0
+            accuse = _accuse_set_at(rules, pos[cur])
+    elif phase == _REFUTE:
         for j in range(3):
-            card = s.hist_triple[b, h, j] + (0, WEAPON_CARD0, ROOM_CARD0)[j]
-            if s.owner[b, card] == ref:  # R-G6: only a named card held
-                s.mask[b, _SHOW0 + card] = True
-                n += 1
-        s.n_show[b] = n
-    elif ph == _POST:
-        s.mask[b, _END] = True  # R-G8, R-M8
-        s.n_special[b] = 1
-        s.accuse_set[b] = accuse_set_for(s, rules, b)
-    _write_triple_blocks(s, tables, b)
+            card = named[j] + (0, WEAPON_CARD0, ROOM_CARD0)[j]
+            if owner[card] == refuter:  # R-G6: only a named card held
+                mask[_SHOW0 + card] = True
+                n_show += 1
+    elif phase == _POST:
+        mask[_END] = True  # R-G8, R-M8
+        n_special = 1
+        accuse = _accuse_set_at(rules, pos[cur])
+    for k, want in enumerate((suggest, accuse)):  # the SUGGEST and ACCUSE blocks, where their sets changed
+        if mask_sets[k] != want:
+            base = _SUGGEST0 if k == 0 else _ACCUSE0
+            row = tables.triple_sets[want + 1]
+            for t in range(row.shape[0]):
+                mask[base + t] = row[t]
+            mask_sets[k] = want
+    return n_special, n_show, suggest, accuse
 
 
 @njit(**KERNEL)
 def update_legal_of(s, rules, tables, b: int) -> None:
-    """:func:`update_legal` for Python (a snapshot's restore). Why a kernel of its own: update_legal is a HELPER, so
-    the start-up of every engine compiles no Python wrapper of it (40 arrays to unbox) that only a restore calls."""
+    """:func:`update_legal` for Python (a snapshot's restore). Why a kernel of its own: the start-up of every engine
+    compiles no Python wrapper of the engine's helpers (40 arrays to unbox) that only a restore calls."""
     update_legal(s, rules, tables, b)
-
-
-@njit(**INLINE)
-def _write_triple_blocks(s, tables, b: int) -> None:
-    """Write the mask's SUGGEST and ACCUSE blocks from the triple sets, where the sets changed."""
-    for k in range(2):
-        want = s.suggest_set[b] if k == 0 else s.accuse_set[b]
-        if s.mask_sets[b, k] != want:
-            base = _SUGGEST0 if k == 0 else _ACCUSE0
-            row = tables.triple_sets[want + 1]
-            for t in range(row.shape[0]):
-                s.mask[b, base + t] = row[t]
-            s.mask_sets[b, k] = want
 
 
 @njit(**INLINE)
@@ -559,8 +557,8 @@ def _roll(chance: np.ndarray, moves, pos: np.ndarray, cur: int, dice: int, b: in
     destinations of player ``cur`` (R-M*) from the game's token locations ``pos``; (the pips, how many destinations).
 
     Why these arguments and not the State: a call that is not inlined copies every argument, and the State's ~40
-    arrays are ~360 words; passed the State, the call cost the step more than the move search (the step inlines its
-    other helpers, but this one is compiled on its own, ahead, see :func:`step_parts`)."""
+    arrays are ~360 words; passed the State, the call cost the step more than the move search. (Not inlined: it is
+    compiled on its own, ahead, see :func:`step_parts`.)"""
     pips = 0
     for _ in range(dice):
         pips += 1 + randint(chance, b, 6)
@@ -570,7 +568,7 @@ def _roll(chance: np.ndarray, moves, pos: np.ndarray, cur: int, dice: int, b: in
 @njit(**HELPER)
 def _after_move(s, rules, b: int) -> None:
     """After a move onto a square or a forfeited move: accuse or end (R-A1, R-M8)."""
-    if accuse_set_for(s, rules, b) != NO_TRIPLES:
+    if _accuse_set_at(rules, s.pos[b, s.current[b]]) != NO_TRIPLES:
         s.phase[b] = _POST
     else:
         _end_turn(s, rules, b)
