@@ -154,7 +154,9 @@ ENGINE_WHAT = (
 THREADS_WHAT = (
     "One engine of 8,192 games split over 1, 2 ... threads (`VectorEngine(threads=k)`): each thread steps, samples "
     "and observes its own slice of the games, and the results are the same whatever the count. The speed-up is over "
-    "one thread in the same run; the counts alternate within each repeat."
+    "one thread in the same run; the counts alternate within each repeat. **Apart**: the same games as k engines "
+    "of 8,192 / k, each stepped by a thread of its own with no hand-over between threads, over one thread: what "
+    "the machine gives k threads in those minutes (a shared machine's other tenants move it)."
 )
 
 
@@ -182,6 +184,11 @@ def engine_table(report: dict, command: str) -> dict:
             "date": m["date"][:10], "rows": rows}  # fmt: skip
 
 
+def k_apart(row: dict) -> bool:
+    """Whether a ``--threads`` row has the engines-apart ceiling (rows of more than one thread)."""
+    return "mask_ceiling" in row
+
+
 def threads_table(report: dict, command: str) -> dict | None:
     """The ``threads`` table from the ``--threads`` rows of a ``scripts/bench.py --json`` report (None: it has none)."""
     from cluedo_env.cli.bench import fmt
@@ -190,10 +197,12 @@ def threads_table(report: dict, command: str) -> dict | None:
     if not split:
         return None
     cells = ("mask", "obs", "packed")
-    rows = [[r["config"], str(r["threads"]), *(f"{fmt(r[k])} (x{r[k + '_speedup']:.2f})" for k in cells)]
+    rows = [[r["config"], str(r["threads"]), *(f"{fmt(r[k])} (x{r[k + '_speedup']:.2f})" for k in cells),
+             " / ".join(f"x{r[k + '_ceiling']:.2f}" for k in cells) if k_apart(r) else "-"]
             for r in split]  # fmt: skip
     return {"title": "Vectorized engine on several threads", "what": THREADS_WHAT,
-            "columns": ["config", "threads", "agent-steps/s, mask (speed-up)", "+ obs", "+ packed obs"],
+            "columns": ["config", "threads", "agent-steps/s, mask (speed-up)", "+ obs", "+ packed obs",
+                        "apart: mask / + obs / + packed"],
             "command": command, "machine": _machine(report["machine"], "all of them"),
             "date": report["machine"]["date"][:10], "rows": rows}  # fmt: skip
 

@@ -102,14 +102,14 @@ def test_a_bench_run_becomes_the_docs_engine_table():
             {"config": "classic:4", "workload": "uniform", "batch_size": 1, "mask": 1.0, "obs": 1.0},
             {"config": "classic:4", "workload": "full, 2 thread(s)", "batch_size": 8192, "threads": 2,
              "mask": 3.0e6, "mask_speedup": 1.9, "obs": 1.0e6, "obs_speedup": 1.8, "packed": 2.0e6,
-             "packed_speedup": 1.95}]  # fmt: skip
+             "packed_speedup": 1.95, "mask_ceiling": 1.98, "obs_ceiling": 1.97, "packed_ceiling": 1.99}]  # fmt: skip
     report = {"machine": machine, "results": rows}
     table = engine_table(report, "python scripts/bench.py --docs")
     assert table["rows"] == [["seed000 (2 dice), 4 players", "4096", "1.20M", "610.0k", "900.0k", "1,200", "876",
                               "5,776"]]  # fmt: skip
     assert len(table["columns"]) == len(table["rows"][0])
     assert threads_table(report, "cmd")["rows"] == [["classic:4", "2", "3.00M (x1.90)", "1.00M (x1.80)",
-                                                     "2.00M (x1.95)"]]  # fmt: skip
+                                                     "2.00M (x1.95)", "x1.98 / x1.97 / x1.99"]]  # fmt: skip
     assert threads_table({"machine": machine, "results": rows[:2]}, "cmd") is None
     assert table["date"] == "2026-12-03" and "numba 0.6" in table["machine"]
     data = json.loads((ROOT / "docs" / "data" / "benchmarks.json").read_text())

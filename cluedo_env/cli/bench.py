@@ -50,6 +50,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -209,27 +210,51 @@ THREAD_BATCH = 8192  # the batch of the --threads rows
 def bench_threads(label: str, cfg: RulesConfig, max_threads: int, args: argparse.Namespace) -> list[dict[str, Any]]:
     """One engine of ``THREAD_BATCH`` games split over 1, 2, 4 ... ``max_threads`` threads (``VectorEngine(threads=k)``,
     the kernels release the GIL), each measured as the one-thread rows; ``speedup``: over one thread. The counts
-    alternate within each repeat, so a shared machine's load falls on all of them alike."""
+    alternate within each repeat, so a shared machine's load falls on all of them alike.
+
+    ``ceiling``: for each k > 1, k engines of ``THREAD_BATCH / k`` games stepped at once, each by a thread of its
+    own, over one thread: the same games and cores with no hand-over between the threads, what the machine gives
+    k threads at that moment (on a shared machine it moves with the other tenants' load)."""
     counts = sorted({1, max_threads, *(k for k in (2, 4, 8, 16, 32, 64) if k < max_threads)})
     engines = {k: VectorEngine(cfg, batch_size=THREAD_BATCH, autoreset=True, threads=k) for k in counts}
-    for eng in engines.values():
+    apart = {k: [VectorEngine(cfg, batch_size=THREAD_BATCH // k, autoreset=True, threads=1) for _ in range(k)]
+             for k in counts if k > 1}  # fmt: skip
+    for eng in [*engines.values(), *(e for group in apart.values() for e in group)]:
         eng.reset(seed=args.seed)
         run_loop(eng, "full", 0.3, "packed", min_steps=20)
     rates: dict[tuple[int, str], list[float]] = {(k, key): [] for k in counts for key in OBSERVATIONS}
+    ceilings: dict[tuple[int, str], list[float]] = {(k, key): [] for k in apart for key in OBSERVATIONS}
     for _ in range(args.repeats):
         for key, obs in OBSERVATIONS.items():
             for k, eng in engines.items():
                 rates[(k, key)].append(run_loop(eng, "full", args.seconds, obs)["rate"])
+            for k, group in apart.items():
+                ceilings[(k, key)].append(_at_once(group, args.seconds, obs))
     rows = []
     for k, eng in engines.items():
         row: dict[str, Any] = {"config": label, "batch_size": THREAD_BATCH, "workload": f"full, {k} thread(s)",
                                "threads": k}  # fmt: skip
         for key in OBSERVATIONS:
+            one = statistics.median(rates[(1, key)])
             row[key] = statistics.median(rates[(k, key)])
-            row[key + "_speedup"] = row[key] / statistics.median(rates[(1, key)])
+            row[key + "_speedup"] = row[key] / one
+            if k > 1:
+                row[key + "_ceiling"] = statistics.median(ceilings[(k, key)]) / one
         rows.append(row)
         eng.close()
     return rows
+
+
+def _at_once(engines: list[VectorEngine], seconds: float, obs: str | None) -> float:
+    """Agent-steps/s of ``engines`` each stepped by a thread of its own at the same time (their rates summed)."""
+    results: list[dict[str, float]] = []
+    threads = [threading.Thread(target=lambda e=e: results.append(run_loop(e, "full", seconds, obs)))
+               for e in engines]  # fmt: skip
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(r["rate"] for r in results)
 
 
 # What a newcomer waits for on an empty numba cache, each in a fresh process (code, what it measures).
@@ -397,6 +422,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             split = bench_threads(label, cfg, args.threads, args)
             rows += split
             print_table(split, header=False)
+            for r in split[1:]:
+                print(f"{'':<11}{r['threads']} engines apart{'':<6}{THREAD_BATCH // r['threads']:>6}  "
+                      + "  ".join(f"{'x' + format(r[key + '_ceiling'], '.2f'):>17}" for key in OBSERVATIONS)
+                      + "  (each on its own thread, no hand-over: the machine's ceiling now)")
     if args.soak:
         report["soak"] = s = soak(args.soak, args.seed)
         print(f"RSS over {s['agent_steps']:,} agent-steps: {s['rss_before'] / 2**20:.1f} MiB -> "
