@@ -214,7 +214,8 @@ def bench_threads(label: str, cfg: RulesConfig, max_threads: int, args: argparse
 
     ``ceiling``: for each k > 1, k engines of ``THREAD_BATCH / k`` games stepped at once, each by a thread of its
     own, over one thread: the same games and cores with no hand-over between the threads, what the machine gives
-    k threads at that moment (on a shared machine it moves with the other tenants' load)."""
+    k threads at that moment (on a shared machine it moves with the other tenants' load). Speed-ups are medians of
+    each repeat's ratio; more, shorter repeats (``--seconds 0.25 --repeats 12``) follow a drifting machine closer."""
     counts = sorted({1, max_threads, *(k for k in (2, 4, 8, 16, 32, 64) if k < max_threads)})
     engines = {k: VectorEngine(cfg, batch_size=THREAD_BATCH, autoreset=True, threads=k) for k in counts}
     apart = {k: [VectorEngine(cfg, batch_size=THREAD_BATCH // k, autoreset=True, threads=1) for _ in range(k)]
@@ -235,14 +236,20 @@ def bench_threads(label: str, cfg: RulesConfig, max_threads: int, args: argparse
         row: dict[str, Any] = {"config": label, "batch_size": THREAD_BATCH, "workload": f"full, {k} thread(s)",
                                "threads": k}  # fmt: skip
         for key in OBSERVATIONS:
-            one = statistics.median(rates[(1, key)])
+            one = rates[(1, key)]
             row[key] = statistics.median(rates[(k, key)])
-            row[key + "_speedup"] = row[key] / one
+            row[key + "_speedup"] = _median_ratio(rates[(k, key)], one)
             if k > 1:
-                row[key + "_ceiling"] = statistics.median(ceilings[(k, key)]) / one
+                row[key + "_ceiling"] = _median_ratio(ceilings[(k, key)], one)
         rows.append(row)
         eng.close()
     return rows
+
+
+def _median_ratio(rates: list[float], one: list[float]) -> float:
+    """The median of the repeats' ratios (each over the one-thread rate measured seconds apart): a shared machine's
+    speed drifts between repeats, and a ratio of medians mixes a fast minute with a slow one."""
+    return statistics.median(r / o for r, o in zip(rates, one, strict=True))
 
 
 def _at_once(engines: list[VectorEngine], seconds: float, obs: str | None) -> float:
