@@ -133,7 +133,7 @@ def test_the_step_parts_compiled_ahead_are_the_versions_the_step_calls():
     before = {part: set(part.overloads) for part, _ in parts}
     fresh = njit(**{**KERNEL, "cache": False})(K.step.py_func)
     fresh.compile(signature_of((eng.state, eng.rules, eng.tables, eng.moves, eng.work, eng._actions,
-                                eng._all_active, True, *eng._out)))  # fmt: skip
+                                eng._all_active, True, *eng._out, eng._sync, 0, 0)))  # fmt: skip
     assert {part: set(part.overloads) for part, _ in parts} == before
 
 

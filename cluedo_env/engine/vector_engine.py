@@ -137,6 +137,7 @@ class _Chunk(NamedTuple):
     work: K.Scratch
     moves: MoveTables  # shared tables, own stack
     games: np.ndarray  # (hi - lo,) int64: 0 .. hi - lo - 1, the chunk's games in its own numbering
+    slot: int  # its place among the chunks: its check-in words in a step's sync array (kernels.step)
 
 
 _COMPILING = threading.Lock()  # one first use at a time: a threaded engine's workers may all read an entry at once
@@ -273,7 +274,7 @@ class VectorEngine:
         self.__dict__["_k_new"] = _compiled(K.new_games, s, r, t, np.zeros(1, np.int64), w)
         compile_ahead.collect(*roll)
         self.__dict__["_k_step"] = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True,
-                                             *self._out)  # fmt: skip
+                                             *self._out, self._sync, 0, 0)  # fmt: skip
 
     def _compile_encoder(self) -> None:
         """The int8 observation encoder's entry point (collected from the helper where one compiles it)."""
@@ -292,14 +293,16 @@ class VectorEngine:
 
     def _start_threads(self) -> None:
         """Cut the batch into ``threads`` slices of (nearly) equal size and start the workers that step them."""
+        self._sync = np.zeros(K.SYNC_STRIDE * self.threads, np.int64)  # the slices' check-ins (kernels.step)
+        self._ticket = 0  # threaded steps so far: each slice checks in with the step's number
         self._chunks: list[_Chunk] = []
         self._crew = None
         if self.threads == 1:
             return
         bounds = np.linspace(0, self.batch_size, self.threads + 1).astype(int)
-        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        for slot, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
             self._chunks.append(_Chunk(int(lo), int(hi), State(*(a[lo:hi] for a in self.state)), K.new_scratch(),
-                                       with_scratch(self.moves), np.arange(hi - lo, dtype=np.int64)))  # fmt: skip
+                                       with_scratch(self.moves), np.arange(hi - lo, dtype=np.int64), slot))  # fmt: skip
         self._hire()
 
     def _hire(self) -> None:
@@ -340,8 +343,6 @@ class VectorEngine:
     _k_obs_packed = cached_property(lambda self: _compiled(
         encode, self.state, self.rules, self.packed_layout.offsets, self._one_game, self._one_game,
         np.zeros((1, self.packed_observation_size), np.uint8), True))  # fmt: skip
-    _k_first_illegal = cached_property(lambda self: _compiled(K.first_illegal_of, self.state, self._actions,
-                                                              self._all_active))  # fmt: skip
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the arrays, not the compiled entry points or threads (rebuilt on load, from numba's cache)."""
@@ -492,7 +493,7 @@ class VectorEngine:
             first, count = self._step_on_chunks(acts, active)
         else:
             first, count = self._k_step(self.state, self.rules, self.tables, self.moves, self.work, acts, active,
-                                        self.autoreset, rewards, terminated, truncated)  # fmt: skip
+                                        self.autoreset, rewards, terminated, truncated, self._sync, 0, 0)  # fmt: skip
         if first >= 0:
             g = int(first)
             a = int(actions[g])
@@ -506,20 +507,20 @@ class VectorEngine:
         return StepResult(rewards.copy(), terminated.copy(), truncated.copy())
 
     def _step_on_chunks(self, acts: np.ndarray, active: np.ndarray) -> tuple[int, int]:
-        """The step, a slice of the games per thread; all or nothing, so every slice's actions are checked (each by
-        its thread) before any slice steps."""
-        checked = self._on_chunks(lambda c: self._k_first_illegal(c.state, acts[c.lo : c.hi], _active_rows(active, c)))
+        """The step, a slice of the games per thread, in one hand-over; all or nothing: each thread checks its
+        slice's actions and no slice steps until every slice is checked (:func:`cluedo_env.engine.kernels.step`)."""
+        rewards, terminated, truncated = self._out
+        self._ticket += 1
+        ticket = self._ticket
+        checked = self._on_chunks(lambda c: self._k_step(
+            c.state, self.rules, self.tables, c.moves, c.work, acts[c.lo : c.hi], _active_rows(active, c),
+            self.autoreset, rewards[c.lo : c.hi], terminated[c.lo : c.hi], truncated[c.lo : c.hi], self._sync, c.slot,
+            ticket))  # fmt: skip
+        if any(f == -2 for f, _ in checked):
+            raise RuntimeError("a thread of the engine never checked its slice in; no slice stepped")
         count = sum(int(n) for _, n in checked)
         if count:
             return next(c.lo + int(f) for c, (f, _) in zip(self._chunks, checked, strict=True) if f >= 0), count
-        rewards, terminated, truncated = self._out
-
-        def step(c: _Chunk) -> None:
-            self._k_step(c.state, self.rules, self.tables, c.moves, c.work, acts[c.lo : c.hi], _active_rows(active, c),
-                         self.autoreset, rewards[c.lo : c.hi], terminated[c.lo : c.hi],
-                         truncated[c.lo : c.hi])  # fmt: skip
-
-        self._on_chunks(step)
         return -1, 0
 
     # ============================================================ observations
