@@ -429,9 +429,6 @@ def sample_full_game(s, tables, keep_accusation: float, out: np.ndarray) -> None
 
 
 # ===================================================================== transitions
-MOVE_AHEAD = 8  # games ahead whose move (an action ROLL) the step asks the CPU to load the distances of
-
-
 SYNC_STRIDE = 8  # int64 words of a slice's check-in in a threaded step's ``sync`` array: a cache line each
 CHECK_IN_SPINS = 1 << 32  # checks of the other slices' check-ins before a threaded step gives up (minutes)
 
@@ -455,6 +452,9 @@ def _all_checked(sync: np.ndarray, slot: int, ticket: int, count: int) -> int:
             pause()
         total += atomic_load(sync, other + 1)
     return total
+
+
+MOVE_AHEAD = 8  # games ahead whose move (an action ROLL) the step asks the CPU to load the distances of
 
 
 @njit(**KERNEL)

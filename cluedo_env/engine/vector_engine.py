@@ -77,7 +77,7 @@ from cluedo_env.rules.config import RulesConfig, make_config
 FULL_GAME_KEEP_ACCUSATION = 0.01  # the `full` benchmark player keeps a drawn accusation with this chance
 GAMES_PER_THREAD = 2048  # threads="auto" gives each thread at least this many games: below, starting a thread
 # for a step costs more than it saves (a step of 2048 games takes ~0.4 ms, 1-2 ms with an observation; a hand-over to
-# a worker 20-65 us, two or three a step: the worker must take the GIL to run its job, see engine/crew.py)
+# a worker 20-65 us, one per call: the worker must take the GIL to run its job, see engine/crew.py)
 
 
 class StepResult(NamedTuple):
