@@ -135,6 +135,13 @@ def test_the_step_parts_compiled_ahead_are_the_versions_the_step_calls():
     fresh.compile(signature_of((eng.state, eng.rules, eng.tables, eng.moves, eng.work, eng._actions,
                                 eng._all_active, True, *eng._out, eng._sync, 0, 0)))  # fmt: skip
     assert {part: set(part.overloads) for part, _ in parts} == before
+    # ... and the move search under _roll has one version: none typed for a constant (a literal 0 compiled it twice)
+    from numba import types
+
+    from cluedo_env.engine import movement
+
+    for helper in (K._destinations, movement.fill_destinations):
+        assert not any(isinstance(t, types.Literal) for sig in helper.overloads for t in sig), helper
 
 
 def test_the_deducer_compiles_ahead_the_version_of_its_decisions_it_then_calls(monkeypatch):

@@ -572,7 +572,7 @@ def step_parts(s, rules, tables, moves, work) -> tuple[tuple, list[tuple]]:
 @njit(**KERNEL)
 def destinations_of(s, moves, b: int, others: np.ndarray, out: np.ndarray) -> int:
     """Python's entry to :func:`_destinations`: game ``b``'s current player's destinations for its roll."""
-    return _destinations(moves, s.pos[b], s.current[b], s.roll[b], others, out)
+    return _destinations(moves, s.pos[b], s.current[b], np.int64(s.roll[b]), others, out)  # the step's version
 
 
 @njit(**INLINE)
@@ -592,7 +592,7 @@ def _roll(chance: np.ndarray, moves, pos: np.ndarray, cur: int, dice: int, b: in
     Why these arguments and not the State: a call that is not inlined copies every argument, and the State's ~40
     arrays are ~360 words; passed the State, the call cost the step more than the move search. (Not inlined: it is
     compiled on its own, ahead, see :func:`step_parts`.)"""
-    pips = 0
+    pips = np.int64(0)  # (not a literal 0: numba would type the move search for the constant 0 too, a second compile)
     for _ in range(dice):
         pips += 1 + randint(chance, b, 6)
     return pips, _destinations(moves, pos, cur, pips, others, out)
