@@ -184,7 +184,7 @@ def engine_table(report: dict, command: str) -> dict:
             "date": m["date"][:10], "rows": rows}  # fmt: skip
 
 
-def k_apart(row: dict) -> bool:
+def _has_ceiling(row: dict) -> bool:
     """Whether a ``--threads`` row has the engines-apart ceiling (rows of more than one thread)."""
     return "mask_ceiling" in row
 
@@ -198,7 +198,7 @@ def threads_table(report: dict, command: str) -> dict | None:
         return None
     cells = ("mask", "obs", "packed")
     rows = [[r["config"], str(r["threads"]), *(f"{fmt(r[k])} (x{r[k + '_speedup']:.2f})" for k in cells),
-             " / ".join(f"x{r[k + '_ceiling']:.2f}" for k in cells) if k_apart(r) else "-"]
+             " / ".join(f"x{r[k + '_ceiling']:.2f}" for k in cells) if _has_ceiling(r) else "-"]
             for r in split]  # fmt: skip
     return {"title": "Vectorized engine on several threads", "what": THREADS_WHAT,
             "columns": ["config", "threads", "agent-steps/s, mask (speed-up)", "+ obs", "+ packed obs",
