@@ -185,11 +185,6 @@ def engine_table(report: dict, command: str) -> dict:
             "date": m["date"][:10], "rows": rows}  # fmt: skip
 
 
-def _has_ceiling(row: dict) -> bool:
-    """Whether a ``--threads`` row has the engines-apart ceiling (rows of more than one thread)."""
-    return "mask_ceiling" in row
-
-
 def threads_table(report: dict, command: str) -> dict | None:
     """The ``threads`` table from the ``--threads`` rows of a ``scripts/bench.py --json`` report (None: it has none)."""
     from cluedo_env.cli.bench import fmt
@@ -199,7 +194,7 @@ def threads_table(report: dict, command: str) -> dict | None:
         return None
     cells = ("mask", "obs", "packed")
     rows = [[r["config"], str(r["threads"]), *(f"{fmt(r[k])} (x{r[k + '_speedup']:.2f})" for k in cells),
-             " / ".join(f"x{r[k + '_ceiling']:.2f}" for k in cells) if _has_ceiling(r) else "-"]
+             " / ".join(f"x{r[k + '_ceiling']:.2f}" for k in cells) if "mask_ceiling" in r else "-"]
             for r in split]  # fmt: skip
     return {"title": "Vectorized engine on several threads", "what": THREADS_WHAT,
             "columns": ["config", "threads", "agent-steps/s, mask (speed-up)", "+ obs", "+ packed obs",
