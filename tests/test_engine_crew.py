@@ -1,5 +1,6 @@
 """The threaded engine's workers (:mod:`cluedo_env.engine.crew`): every item run once, in order, errors handed back
-after every slice is done, no wake-up lost whether a waiter spins or sleeps, and threads that end with their engine.
+after every slice is done, no wake-up lost whether a waiter spins or sleeps, compiled jobs and Python jobs in any
+order and at any pace, and threads that end with their engine.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ import time
 
 import numpy as np
 import pytest
+from numba import njit
 
 from cluedo_env.engine import crew as crew_module
-from cluedo_env.engine.crew import Crew, Signal
+from cluedo_env.engine.crew import Crew, Signal, compiled_job_arrived, compiled_job_done
 from cluedo_env.engine.vector_engine import VectorEngine
 
 
@@ -124,3 +126,59 @@ def test_an_engine_dropped_or_closed_stops_its_threads():
     eng.close()
     eng.close()  # (twice: nothing left to stop)
     assert not eng._crew.workers
+
+
+@njit(cache=False, nogil=True)
+def _add_loop(words: np.ndarray, worker: int, n: int, job: np.ndarray, totals: np.ndarray) -> tuple[int, bool]:
+    """A compiled loop for the crew: each job adds ``job[0]`` to the worker's total; a negative one is refused."""
+    last = n - 1
+    while compiled_job_arrived(words, worker, last + 1):
+        last += 1
+        if job[0] < 0:
+            raise ValueError("a negative job")
+        totals[worker] += job[0]
+        if compiled_job_done(words, worker, last):
+            return last, True
+    return last, False
+
+
+def test_compiled_and_python_jobs_in_any_order_and_pace_each_run_once(crew):
+    """Compiled jobs met by a worker spinning in the compiled loop, spinning in Python, or asleep, between Python
+    jobs; every round ends and every job ran once."""
+    job, totals = np.zeros(1, np.int64), np.zeros(3, np.int64)
+    with pytest.raises(RuntimeError, match="Crew.bind gives the compiled loop"):
+        crew.run_compiled(lambda: None)
+    with pytest.raises(ValueError, match="a crew of 3 binds 3 argument tuples, got 1"):
+        crew.bind(_add_loop, [(job, totals)])
+    crew.bind(_add_loop, [(job, totals)] * 3)
+    rng = random.Random(1)
+    expected = 0
+
+    def rounds() -> None:
+        nonlocal expected
+        for n in range(600):
+            if rng.random() < 0.3:
+                assert crew.run(lambda item, n=n: item + n, [0, 1, 2, 3]) == [n, n + 1, n + 2, n + 3]
+            else:
+                job[0] = n
+                expected += n
+                assert crew.run_compiled(lambda n=n: -n) == -n
+                assert totals.tolist() == [expected] * 3
+            if rng.random() < 0.3:
+                time.sleep(rng.random() * 0.004)  # past the compiled loop's spin, and past Python's: asleep
+
+    assert _finishes(rounds)
+
+
+def test_an_error_in_the_compiled_loop_comes_back_and_the_crew_works_on(crew):
+    job, totals = np.zeros(1, np.int64), np.zeros(3, np.int64)
+    crew.bind(_add_loop, [(job, totals)] * 3)
+    job[0] = 5
+    crew.run_compiled(lambda: None)
+    job[0] = -1
+    with pytest.raises(ValueError, match="a negative job"):
+        crew.run_compiled(lambda: None)
+    job[0] = 2
+    crew.run_compiled(lambda: None)
+    assert totals.tolist() == [7, 7, 7]
+    assert crew.run(lambda item: item * 2, [0, 1, 2, 3]) == [0, 2, 4, 6]

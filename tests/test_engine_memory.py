@@ -10,7 +10,16 @@ from numba import njit
 from numba.core.errors import TypingError
 
 from cluedo_env.engine.kernels import _nth_true
-from cluedo_env.engine.memory import atomic_load, atomic_store, copy_word, load_word, pause, prefetch
+from cluedo_env.engine.memory import (
+    array_at,
+    atomic_load,
+    atomic_store,
+    copy_word,
+    data_address,
+    load_word,
+    pause,
+    prefetch,
+)
 
 
 @njit(cache=False)
@@ -90,3 +99,41 @@ def test_nth_true_finds_every_rank_as_a_plain_scan() -> None:
             trues = np.flatnonzero(row[lo:hi]) + lo
             for rank in range(len(trues) + 2):
                 assert _nth(row, lo, hi, rank) == (trues[rank] if rank < len(trues) else -1), (lo, hi, rank)
+
+
+@njit(cache=False)
+def _rows_at(a: np.ndarray, row: int, rows: int) -> np.ndarray:
+    """``a[row:row + rows]`` of an int16 (n, 3) array, rebuilt from its address; writes 7 into its first cell."""
+    view = array_at(data_address(a) + row * 3 * 2, (rows, 3), np.int16)
+    view[0, 0] = 7
+    return view.copy()
+
+
+@njit(cache=False)
+def _flags_at(a: np.ndarray, i: int, n: int) -> np.ndarray:
+    return array_at(data_address(a) + i, n, np.bool_).copy()
+
+
+def test_array_at_views_the_memory_at_an_address() -> None:
+    a = np.arange(30, dtype=np.int16).reshape(10, 3)
+    expected = a[4:7].copy()
+    expected[0, 0] = 7
+    assert np.array_equal(_rows_at(a, 4, 3), expected)
+    assert a[4, 0] == 7 and a[3, 2] == 11 and a[7, 0] == 21  # the write landed in a, in its row, nowhere else
+    flags = np.array([1, 0, 1, 1, 0, 0, 1], bool)
+    assert np.array_equal(_flags_at(flags, 2, 4), flags[2:6])
+    assert _flags_at(flags, 0, 0).shape == (0,)  # an empty view, as a kernel's "none given"
+
+
+def test_array_at_refuses_what_is_no_shape_or_dtype() -> None:
+    @njit(cache=False)
+    def no_dtype(a: np.ndarray) -> np.ndarray:
+        return array_at(data_address(a), 3, 5).copy()
+
+    @njit(cache=False)
+    def float_shape(a: np.ndarray) -> np.ndarray:
+        return array_at(data_address(a), 3.0, np.int64).copy()
+
+    for bad in (no_dtype, float_shape):
+        with pytest.raises(TypingError):
+            bad(np.zeros(4, np.int64))

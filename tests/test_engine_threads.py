@@ -32,6 +32,8 @@ def _play(threads: int, preset: str, batch_size: int, autoreset: bool, steps: in
     for k in range(steps):
         if k % 3 == 0:
             actions = eng.sample_random_actions(np.random.default_rng(k))  # uniforms from the caller
+        elif k % 5 == 1:
+            actions = eng.sample_random_actions()  # each game's own sampler stream
         else:
             actions = eng.sample_full_game_actions()  # each game's own sampler stream
         active = rng.random(batch_size) < 0.8 if k % 4 == 1 else None

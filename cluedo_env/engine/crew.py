@@ -13,6 +13,13 @@ a condition variable, a thread's wake-up, when the other thread holds it at that
 A :class:`Crew` holds no reference to whoever gives it work, between jobs, so an engine that is dropped is collected
 and its crew stopped (``weakref.finalize``); its threads are daemons, so a crew nobody stopped does not hold the
 interpreter at exit.
+
+Compiled jobs (:meth:`Crew.run_compiled`) never take the GIL. The crew is given a compiled loop (:meth:`Crew.bind`):
+a worker that sees such a job calls the loop once, and the loop runs that job and every compiled job after it,
+watching the counters itself (:func:`compiled_job_arrived`, :func:`compiled_job_done`), until a Python job comes,
+none comes for :data:`SPINS` checks, or the caller sleeps and must be woken (an ``Event``: from Python). In a game
+loop, then, a hand-over is a store to memory the worker is watching. The loop reads what each job is from memory
+its owner writes before handing the job over (:mod:`cluedo_env.engine.slice_jobs`).
 """
 
 from __future__ import annotations
@@ -24,11 +31,15 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from cluedo_env.engine.compile_options import KERNEL
+from cluedo_env.engine.compile_options import INLINE, KERNEL
 from cluedo_env.engine.memory import atomic_load, atomic_store, pause
 
 SPINS = 20_000  # checks of a counter before sleeping: 0.2-1 ms with the x86 pause (its cost varies by CPU model)
 _LINE = 8  # int64 words in a 64-byte cache line: each signal on a line of its own
+# A worker's words: its jobs signal (count, sleeping flag, the job's kind: _PYTHON or _COMPILED) on one line, its done
+# signal (count, sleeping flag, the compiled job it runs) on the next.
+_KIND, _RUNNING = 2, 2
+_PYTHON, _COMPILED = 0, 1
 
 
 @njit(**KERNEL)
@@ -39,6 +50,24 @@ def _spin_until(words: np.ndarray, at: int, value: int, spins: int) -> bool:
             return True
         pause()
     return False
+
+
+@njit(**INLINE)
+def compiled_job_arrived(words: np.ndarray, worker: int, n: int) -> bool:
+    """In a compiled loop: whether job ``n`` came within :data:`SPINS` checks and is a compiled job (else the loop
+    returns to Python, which runs a Python job or waits, sleeping)."""
+    at = 2 * worker * _LINE
+    if not _spin_until(words, at, n, SPINS) or atomic_load(words, at + _KIND) != _COMPILED:
+        return False
+    atomic_store(words, (2 * worker + 1) * _LINE + _RUNNING, n)
+    return True
+
+
+@njit(**INLINE)
+def compiled_job_done(words: np.ndarray, worker: int, n: int) -> bool:
+    """In a compiled loop: say job ``n`` is done; whether the caller sleeps (the loop must return so that Python
+    wakes it: :meth:`Signal.raise_to`'s handshake)."""
+    return _store_and_load(words, (2 * worker + 1) * _LINE, n, (2 * worker + 1) * _LINE + 1) != 0
 
 
 @njit(**KERNEL)
@@ -83,18 +112,22 @@ class _Worker:
     last job returned or raised. The thread sees this object only, never the crew's owner."""
 
     def __init__(self, words: np.ndarray, index: int, name: str) -> None:
+        self.words, self.index = words, index
         self.jobs = Signal(words, (2 * index) * _LINE)
         self.done = Signal(words, (2 * index + 1) * _LINE)
         self.given = 0  # jobs given so far; the job numbered n is done when ``done`` reaches n
         self.job: tuple[Callable[[Any], Any], Any] | None = None
+        self.loop: Callable[..., tuple[int, bool]] | None = None  # the compiled loop and its arguments (Crew.bind)
+        self.loop_args: tuple = ()
         self.result: Any = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=_serve, args=(self,), name=name, daemon=True)
         self.thread.start()
 
     def give(self, job: tuple[Callable[[Any], Any], Any] | None) -> None:
-        """Hand over ``(work, item)`` (None: stop)."""
+        """Hand over ``(work, item)`` (None: stop), or the next compiled job (``_COMPILED_JOB``)."""
         self.job = job
+        self.words[self.jobs.at + _KIND] = _COMPILED if job is _COMPILED_JOB else _PYTHON
         self.given += 1
         self.jobs.raise_to(self.given)
 
@@ -108,13 +141,20 @@ class _Worker:
         return result
 
 
+_COMPILED_JOB: Any = ("the next compiled job",)  # what a worker is given for one (its words say what it is)
+
+
 def _serve(worker: _Worker) -> None:
-    """A worker thread's loop: wait for the next job, run it, say it is done; a None job ends the loop."""
+    """A worker thread's loop: wait for the next job, run it, say it is done; a None job ends the loop. A compiled
+    job enters the compiled loop, which runs it and those after it, and returns the number of the last it ran."""
     n = 0
     while True:
         n += 1
         worker.jobs.wait_for(n)
         job, worker.job = worker.job, None
+        if job is _COMPILED_JOB:
+            n = _serve_compiled(worker, n)
+            continue
         if job is None:
             worker.done.raise_to(n)
             return
@@ -126,6 +166,21 @@ def _serve(worker: _Worker) -> None:
         worker.done.raise_to(n)
 
 
+def _serve_compiled(worker: _Worker, n: int) -> int:
+    """Run compiled job ``n`` and the compiled jobs after it in the crew's compiled loop; the last job's number. An
+    exception the loop raises is the running job's result."""
+    try:
+        last, wake = worker.loop(worker.words, worker.index, n, *worker.loop_args)
+    except BaseException as error:  # noqa: BLE001 - handed to the caller, who raises it
+        last = int(worker.words[worker.done.at + _RUNNING])
+        worker.error = error
+        worker.done.raise_to(last)
+        return last
+    if wake:
+        worker.done.event.set()
+    return last
+
+
 class Crew:
     """``size`` worker threads; :meth:`run` runs ``work(item)`` for each item, the first in the calling thread and
     the others one a worker, and returns the results in order."""
@@ -133,6 +188,7 @@ class Crew:
     def __init__(self, size: int, name: str = "cluedo-crew") -> None:
         self.words = np.zeros(2 * size * _LINE, np.int64)
         self.workers = [_Worker(self.words, i, f"{name}-{i}") for i in range(size)]
+        self.bound = False
 
     def run(self, work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
         if len(items) != len(self.workers) + 1:
@@ -153,6 +209,38 @@ class Crew:
             raise errors[0]
         return [first, *others]
 
+    def bind(self, loop: Callable[..., tuple[int, bool]], args: Sequence[tuple]) -> None:
+        """The compiled loop of :meth:`run_compiled`'s jobs, and each worker's arguments to it after ``(words,
+        worker, n)``. ``loop(words, worker, n, *args)`` runs compiled job ``n`` and the compiled jobs after it
+        (:func:`compiled_job_arrived`, :func:`compiled_job_done`), and returns the number of the last, and
+        whether its caller sleeps."""
+        size = len(self.workers)
+        if len(args) != size:
+            raise ValueError(f"a crew of {size} binds {size} argument tuples, got {len(args)}")
+        for worker, worker_args in zip(self.workers, args, strict=True):
+            worker.loop, worker.loop_args = loop, worker_args
+        self.bound = True
+
+    def run_compiled(self, own: Callable[[], Any]) -> Any:
+        """Hand every worker the next job of the bound loop (its owner has written what it is), run ``own()`` in the
+        calling thread meanwhile, wait for the workers, and return what ``own`` returned."""
+        if not self.bound:
+            raise RuntimeError("Crew.bind gives the compiled loop before run_compiled")
+        for worker in self.workers:
+            worker.give(_COMPILED_JOB)
+        try:
+            first = own()
+        finally:
+            errors = []
+            for worker in self.workers:
+                try:
+                    worker.collect()
+                except BaseException as error:  # noqa: BLE001 - the first is raised below
+                    errors.append(error)
+        if errors:
+            raise errors[0]
+        return first
+
     def stop(self) -> None:
         """End the worker threads (idempotent)."""
         for worker in self.workers:
@@ -163,4 +251,4 @@ class Crew:
         self.workers = []
 
 
-__all__ = ["SPINS", "Crew", "Signal"]
+__all__ = ["SPINS", "Crew", "Signal", "compiled_job_arrived", "compiled_job_done"]

@@ -22,6 +22,11 @@ actions is the sum of its bytes.
 (the CPU's spin-wait hint, where it has one): what a thread needs to wait for another by watching memory
 (:mod:`cluedo_env.engine.crew`). A plain load in a loop that stores nothing may be read once and kept in a register;
 an atomic one is read again each time, and orders the loads and stores around it.
+
+``data_address(array)`` (the address of an array's first element, an int64) and ``array_at(address, shape, dtype)``
+(an array over the memory there): how a worker thread's compiled loop reads and writes arrays its caller names per
+job (:mod:`cluedo_env.engine.slice_jobs`), without the GIL a Python call would need to hand it an array. The
+caller keeps the array alive until the job is done.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+from numba.np.arrayobj import populate_array
 
 _READ, _KEEP_IN_ALL_LEVELS, _DATA = 0, 3, 1
 
@@ -132,6 +138,65 @@ def atomic_store(typingctx, array, index, value):  # noqa: ARG001 (numba's intri
     return signature, codegen
 
 
+@intrinsic
+def data_address(typingctx, array):  # noqa: ARG001 (numba's intrinsic signature)
+    """The address of ``array``'s first element, as an int64."""
+    if not isinstance(array, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        view = context.make_array(sig.args[0])(context, builder, args[0])
+        return builder.ptrtoint(view.data, ir.IntType(64))
+
+    return types.int64(array), codegen
+
+
+def _element(dtype):  # noqa: ANN001, ANN202 (a numba type)
+    """The element type a dtype argument names (``np.int64``, ``np.bool_``, ``np.dtype(...)``), or None."""
+    if isinstance(dtype, types.DType):
+        return dtype.dtype
+    if isinstance(dtype, types.NumberClass):
+        return dtype.instance_type
+    return None
+
+
+@intrinsic
+def array_at(typingctx, address, shape, dtype):  # noqa: ARG001 (numba's intrinsic signature)
+    """A C-contiguous array of ``shape`` (an int, or a tuple of ints) and ``dtype`` over the memory at ``address``
+    (an int): no copy, and no owner, so whoever owns the memory keeps it alive while the array is used.
+    ``numba.carray`` does the same from a pointer, but returns the array from a function call, which kernels
+    compiled without reference counting may not do."""
+    element = _element(dtype)
+    if isinstance(shape, types.Integer):
+        ndim = 1
+    elif isinstance(shape, types.UniTuple) and isinstance(shape.dtype, types.Integer):
+        ndim = shape.count
+    else:
+        return None
+    if element is None or not isinstance(address, types.Integer):
+        return None
+    array_type = types.Array(element, ndim, "C")
+
+    def codegen(context, builder, sig, args):
+        address_value, shape_value = args[0], args[1]
+        sizes = cgutils.unpack_tuple(builder, shape_value) if ndim > 1 else [shape_value]
+        size_type = sig.args[1].dtype if ndim > 1 else sig.args[1]
+        sizes = [context.cast(builder, v, size_type, types.intp) for v in sizes]
+        itemsize = cgutils.intp_t(context.get_abi_sizeof(context.get_data_type(element)))
+        strides, stride = [], itemsize
+        for size in reversed(sizes):
+            strides.append(stride)
+            stride = builder.mul(stride, size)
+        strides.reverse()
+        data = builder.inttoptr(context.cast(builder, address_value, sig.args[0], types.int64),
+                                context.get_data_type(element).as_pointer())  # fmt: skip
+        array = context.make_array(array_type)(context, builder)
+        populate_array(array, data=data, shape=sizes, strides=strides, itemsize=itemsize, meminfo=None)
+        return array._getvalue()
+
+    return array_type(address, shape, dtype), codegen
+
+
 _X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
 
 
@@ -150,4 +215,4 @@ def pause(typingctx):  # noqa: ARG001 (numba's intrinsic signature)
     return types.void(), codegen
 
 
-__all__ = ["atomic_load", "atomic_store", "copy_word", "load_word", "pause", "prefetch"]
+__all__ = ["array_at", "atomic_load", "atomic_store", "copy_word", "data_address", "load_word", "pause", "prefetch"]

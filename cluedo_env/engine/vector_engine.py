@@ -47,10 +47,12 @@ import numpy as np
 from cluedo_env.checks import check_seed, is_int
 from cluedo_env.engine import compile_ahead
 from cluedo_env.engine import kernels as K
+from cluedo_env.engine import slice_jobs as J
 from cluedo_env.engine.compile_ahead import signature_of, usable_cores
 from cluedo_env.engine.crew import Crew
 from cluedo_env.engine.history import Accusation, Suggestion
-from cluedo_env.engine.movement import MoveTables, move_tables, with_scratch
+from cluedo_env.engine.movement import move_tables, with_scratch
+from cluedo_env.engine.native_call import kernel_address
 from cluedo_env.engine.observation import encode, offsets, packed_layout, size
 from cluedo_env.engine.snapshot import SnapshotError
 from cluedo_env.engine.state import (
@@ -75,9 +77,8 @@ from cluedo_env.rules.cards import NUM_CARDS
 from cluedo_env.rules.config import RulesConfig, make_config
 
 FULL_GAME_KEEP_ACCUSATION = 0.01  # the `full` benchmark player keeps a drawn accusation with this chance
-GAMES_PER_THREAD = 2048  # threads="auto" gives each thread at least this many games: below, starting a thread
-# for a step costs more than it saves (a step of 2048 games takes ~0.4 ms, 1-2 ms with an observation; a hand-over to
-# a worker 20-65 us, one per call: the worker must take the GIL to run its job, see engine/crew.py)
+GAMES_PER_THREAD = 2048  # threads="auto" gives each thread at least this many games: below, the workers' slices
+# are too small to pay for a hand-over (a step of 2048 games takes ~0.4 ms, 1-2 ms with an observation)
 
 
 class StepResult(NamedTuple):
@@ -127,19 +128,6 @@ def auto_threads(batch_size: int) -> int:
     return max(1, min(usable_cores(), batch_size // GAMES_PER_THREAD))
 
 
-class _Chunk(NamedTuple):
-    """The games ``lo:hi`` of a threaded engine, with what one thread needs to step them alone: views of the
-    engine's arrays (no copy) and working memory of its own."""
-
-    lo: int
-    hi: int
-    state: State  # every state array's rows lo:hi
-    work: K.Scratch
-    moves: MoveTables  # shared tables, own stack
-    games: np.ndarray  # (hi - lo,) int64: 0 .. hi - lo - 1, the chunk's games in its own numbering
-    slot: int  # its place among the chunks: its check-in words in a step's sync array (kernels.step)
-
-
 _COMPILING = threading.Lock()  # one first use at a time: a threaded engine's workers may all read an entry at once
 
 
@@ -164,11 +152,6 @@ class _OnFirstUse:
             if self.name not in engine.__dict__:
                 getattr(engine, self.compile)()
         return engine.__dict__[self.name]
-
-
-def _active_rows(active: np.ndarray, chunk: _Chunk) -> np.ndarray:
-    """A chunk's rows of a step's ``active`` mask (empty, "every game", stays empty)."""
-    return active[chunk.lo : chunk.hi] if len(active) else active
 
 
 def _check_out(out: Any, shape: tuple[int, ...], dtype: type) -> None:
@@ -252,6 +235,27 @@ class VectorEngine:
         ids = np.zeros(1, np.int64)
         return self.state, self.rules, self.obs_offsets, ids, ids, np.zeros((1, self.observation_size), np.int8), False
 
+    def _job_kernel(self, kind: int) -> tuple[Any, tuple]:
+        """The kernel of a game-loop job (``slice_jobs`` kinds), and arguments of the types the engine calls it with:
+        its entry point's here, and the workers' compiled loop's (:mod:`~cluedo_env.engine.slice_jobs`)."""
+        s, r, t = self.state, self.rules, self.tables
+        if kind == J.STEP:
+            return K.step, (s, r, t, self.moves, self.work, self._actions, self._all_active, True, *self._out,
+                            self._sync, 0, 0)  # fmt: skip
+        if kind == J.SAMPLE_UNIFORM:
+            return K.sample_uniform, (s, t, self._no_uniforms, self._actions)
+        if kind == J.SAMPLE_FULL:
+            return K.sample_full_game, (s, t, 0.5, self._actions)
+        if kind == J.OBSERVE:
+            return encode, self._observe_args()
+        return encode, (s, r, self.packed_layout.offsets, self._one_game, self._one_game,
+                        np.zeros((1, self.packed_observation_size), np.uint8), True)  # fmt: skip
+
+    def _job_entry(self, kind: int) -> Any:
+        """The entry point of a game-loop job's kernel (:meth:`_job_kernel`)."""
+        dispatcher, args = self._job_kernel(kind)
+        return _compiled(dispatcher, *args)
+
     def _compile_ahead(self) -> None:
         """On an empty cache, start compiling the step's move search (and with ``observations`` the encoder) in a
         helper process now (:mod:`~cluedo_env.engine.compile_ahead`), while the caller sets up what else it needs: a
@@ -273,8 +277,7 @@ class VectorEngine:
                 part.compile(signature_of(args))
         self.__dict__["_k_new"] = _compiled(K.new_games, s, r, t, np.zeros(1, np.int64), w)
         compile_ahead.collect(*roll)
-        self.__dict__["_k_step"] = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True,
-                                             *self._out, self._sync, 0, 0)  # fmt: skip
+        self.__dict__["_k_step"] = self._job_entry(J.STEP)
 
     def _compile_encoder(self) -> None:
         """The int8 observation encoder's entry point (collected from the helper where one compiles it)."""
@@ -295,14 +298,21 @@ class VectorEngine:
         """Cut the batch into ``threads`` slices of (nearly) equal size and start the workers that step them."""
         self._sync = np.zeros(K.SYNC_STRIDE * self.threads, np.int64)  # the slices' check-ins (kernels.step)
         self._ticket = 0  # threaded steps so far: each slice checks in with the step's number
-        self._chunks: list[_Chunk] = []
+        self._chunks: list[J.Part] = []  # each thread's slice; the first is the calling thread's
         self._crew = None
         if self.threads == 1:
             return
+        self._shared = J.Shared(
+            np.zeros(J.JOB_WORDS, np.int64), np.zeros(J.KINDS, np.int64), np.zeros(J.RESULT_WORDS * self.threads,
+            np.int64), self.rules, self.tables, self.obs_offsets, self.packed_layout.offsets, self.observation_size,
+            self.packed_observation_size, self.autoreset, self._sync)  # fmt: skip
         bounds = np.linspace(0, self.batch_size, self.threads + 1).astype(int)
+        rewards, terminated, truncated = self._out
         for slot, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
-            self._chunks.append(_Chunk(int(lo), int(hi), State(*(a[lo:hi] for a in self.state)), K.new_scratch(),
-                                       with_scratch(self.moves), np.arange(hi - lo, dtype=np.int64), slot))  # fmt: skip
+            self._chunks.append(J.Part(
+                State(*(a[lo:hi] for a in self.state)), with_scratch(self.moves), K.new_scratch(),
+                np.arange(hi - lo, dtype=np.int64), rewards[lo:hi], terminated[lo:hi], truncated[lo:hi], int(lo),
+                int(hi), slot))  # fmt: skip
         self._hire()
 
     def _hire(self) -> None:
@@ -312,11 +322,26 @@ class VectorEngine:
         self._crew_pid = os.getpid()
         weakref.finalize(self, self._crew.stop)
 
-    def _on_chunks(self, work: Callable[[_Chunk], Any]) -> list[Any]:
+    def _on_chunks(self, work: Callable[[J.Part], Any]) -> list[Any]:
         """``work(chunk)`` for every chunk, the first in this thread and the others in the crew's; their results."""
         if self._crew_pid != os.getpid():  # a forked child inherits the crew but not its threads: it would wait forever
             self._hire()
         return self._crew.run(work, self._chunks)
+
+    def _on_slices(self, kind: int, own: Callable[[J.Part], Any]) -> Any:
+        """The job of ``kind`` just recorded in ``self._shared.job`` on every slice: ``own(first chunk)`` in this
+        thread, the others in the workers' compiled loop (:mod:`~cluedo_env.engine.slice_jobs`); what ``own``
+        returned. The workers' results are in ``self._shared.results``."""
+        if self._crew_pid != os.getpid():
+            self._hire()
+        kernels = self._shared.kernels
+        if not kernels[kind]:
+            self._job_entry(kind)  # compiled (or loaded) here
+            dispatcher, args = self._job_kernel(kind)
+            kernels[kind] = kernel_address(dispatcher, signature_of(args), J.RETURNS[kind])
+        if not self._crew.bound:
+            self._crew.bind(self._k_serve, [(self._shared, c) for c in self._chunks[1:]])
+        return self._crew.run_compiled(lambda: own(self._chunks[0]))
 
     def close(self) -> None:
         """Stop the engine's worker threads (they also stop when the engine is garbage-collected)."""
@@ -333,21 +358,20 @@ class VectorEngine:
     # benchmark players and sample_random_actions call. A cached_property (not __getattr__, which would slow down
     # every attribute read of the engine) leaves the entry point in the instance's __dict__ after the first read.
     _k_is_legal = cached_property(lambda self: _compiled(K.is_legal_of, self.state, 0, 0))
-    _k_sample = cached_property(lambda self: _compiled(K.sample_uniform, self.state, self.tables, self._no_uniforms,
-                                                       self._actions))  # fmt: skip
-    _k_full = cached_property(lambda self: _compiled(K.sample_full_game, self.state, self.tables, 0.5, self._actions))
+    _k_sample = cached_property(lambda self: self._job_entry(J.SAMPLE_UNIFORM))
+    _k_full = cached_property(lambda self: self._job_entry(J.SAMPLE_FULL))
     _k_legal = cached_property(lambda self: _compiled(K.update_legal_of, self.state, self.rules, self.tables, 0))
     _k_summaries = cached_property(lambda self: _compiled(K.rebuild_summaries, self.state, self.rules, 0))
     _k_dest = cached_property(lambda self: _compiled(K.destinations_of, self.state, self.moves, 0,
                                                      np.zeros(6, np.int16), self.mask[0, 4:201]))  # fmt: skip
-    _k_obs_packed = cached_property(lambda self: _compiled(
-        encode, self.state, self.rules, self.packed_layout.offsets, self._one_game, self._one_game,
-        np.zeros((1, self.packed_observation_size), np.uint8), True))  # fmt: skip
+    _k_obs_packed = cached_property(lambda self: self._job_entry(J.OBSERVE_PACKED))
+    _k_serve = cached_property(lambda self: _compiled(J.serve, self._crew.words, 0, 1, self._shared,
+                                                      self._chunks[1]))  # fmt: skip
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the arrays, not the compiled entry points or threads (rebuilt on load, from numba's cache)."""
         state = {k: v for k, v in self.__dict__.items()
-                 if not k.startswith("_k_") and k not in ("_chunks", "_crew", "_crew_pid")}  # fmt: skip
+                 if not k.startswith("_k_") and k not in ("_chunks", "_crew", "_crew_pid", "_shared")}  # fmt: skip
         for name in (*State._fields, "special", "move_dest", "show"):  # aliases of self.state
             state.pop(name, None)
         return state
@@ -431,7 +455,9 @@ class VectorEngine:
         u = self._no_uniforms if rng is None else rng.random(self.batch_size)
         if self._chunks:
             kernel = self._k_sample  # compiled here, not in the workers
-            self._on_chunks(lambda c: kernel(c.state, self.tables, u[c.lo : c.hi] if len(u) else u, out[c.lo : c.hi]))
+            J.sample_job(self._shared.job, u, out)
+            self._on_slices(J.SAMPLE_UNIFORM,
+                            lambda c: kernel(c.state, self.tables, u[c.lo : c.hi] if len(u) else u, out[c.lo : c.hi]))
         else:
             self._k_sample(self.state, self.tables, u, out)
         return out
@@ -448,7 +474,8 @@ class VectorEngine:
         keep = float(keep_accusation)
         if self._chunks:
             kernel = self._k_full  # compiled here, not in the workers
-            self._on_chunks(lambda c: kernel(c.state, self.tables, keep, out[c.lo : c.hi]))
+            J.full_game_job(self._shared.job, keep, out)
+            self._on_slices(J.SAMPLE_FULL, lambda c: kernel(c.state, self.tables, keep, out[c.lo : c.hi]))
         else:
             self._k_full(self.state, self.tables, keep, out)
         return out
@@ -509,13 +536,16 @@ class VectorEngine:
     def _step_on_chunks(self, acts: np.ndarray, active: np.ndarray) -> tuple[int, int]:
         """The step, a slice of the games per thread, in one hand-over; all or nothing: each thread checks its
         slice's actions and no slice steps until every slice is checked (:func:`cluedo_env.engine.kernels.step`)."""
-        rewards, terminated, truncated = self._out
         self._ticket += 1
         ticket = self._ticket
-        checked = self._on_chunks(lambda c: self._k_step(
-            c.state, self.rules, self.tables, c.moves, c.work, acts[c.lo : c.hi], _active_rows(active, c),
-            self.autoreset, rewards[c.lo : c.hi], terminated[c.lo : c.hi], truncated[c.lo : c.hi], self._sync, c.slot,
-            ticket))  # fmt: skip
+        kernel = self._k_step
+        J.step_job(self._shared.job, acts, active, ticket)
+        own = self._on_slices(J.STEP, lambda c: kernel(
+            c.state, self.rules, self.tables, c.moves, c.work, acts[c.lo : c.hi], active[c.lo : c.hi] if len(active)
+            else active, self.autoreset, c.rewards, c.terminated, c.truncated, self._sync, c.slot, ticket))  # fmt: skip
+        results = self._shared.results
+        checked = [own, *((results[c.slot * J.RESULT_WORDS], results[c.slot * J.RESULT_WORDS + 1])
+                          for c in self._chunks[1:])]  # fmt: skip
         if any(f == -2 for f, _ in checked):
             raise RuntimeError("a thread of the engine never checked its slice in; no slice stepped")
         count = sum(int(n) for _, n in checked)
@@ -555,8 +585,10 @@ class VectorEngine:
             _check_out(out, (n, D), dtype)
         kernel, at = (self._k_obs_packed, self.packed_layout.offsets) if packed else (self._k_obs, self.obs_offsets)
         if self._chunks and idx is None:  # every game, each thread its own rows
-            self._on_chunks(lambda c: kernel(c.state, self.rules, at, c.games, seats[c.lo : c.hi], out[c.lo : c.hi],
-                                             packed))  # fmt: skip
+            kind = J.OBSERVE_PACKED if packed else J.OBSERVE
+            J.observe_job(self._shared.job, kind, seats, out)
+            self._on_slices(kind, lambda c: kernel(c.state, self.rules, at, c.games, seats[c.lo : c.hi],
+                                                   out[c.lo : c.hi], packed))  # fmt: skip
         else:
             kernel(self.state, self.rules, at, games, seats, out, packed)
         return out
