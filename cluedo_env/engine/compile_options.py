@@ -1,7 +1,8 @@
 """How every numba kernel of the package is compiled: the engine's (:mod:`cluedo_env.engine.kernels`,
 :mod:`~cluedo_env.engine.observation`) and the players' (:mod:`agents.compiled` hands the same options on).
 
-* :data:`KERNEL`: an entry point Python calls (cached on disk, no GIL, no reference counting, numpy's error model).
+* :data:`KERNEL`: an entry point Python calls (cached on disk, no GIL, no reference counting, numpy's error model,
+  no C wrapper).
 * :data:`HELPER`: a kernel only other kernels call: no Python wrapper.
 * :data:`INLINE`: a small helper of the hot loops: a HELPER that LLVM always inlines.
 """
@@ -12,12 +13,16 @@ from __future__ import annotations
 # that touches the ~40 state arrays would otherwise pay an atomic increment and decrement per array (measured: ~1 us
 # per game per call, 30x the work itself). The kernels never allocate or return arrays (scratch space comes in from
 # Python), and every array they touch is owned by their caller (the VectorEngine, a player), so no count is needed.
-KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy"}
+# Nothing calls a kernel through a C function pointer (numba's "cfunc wrapper", made for every function by default),
+# so none is made: it repeats the Python wrapper's flattening of the arguments, and leaving it out took a sixth off
+# the engine's first compile (``env()`` and 100 steps on an empty cache, serial: 17-20 s of CPU against 21-24 s).
+# The worker threads' compiled loop calls kernels by their native function's address instead (engine/native_call.py).
+KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy", "no_cfunc_wrapper": True}
 # A kernel only other kernels call: compiled once, with no wrapper to call it from Python (or C). Why: the wrapper
 # unboxes every argument, ~40 arrays for a State, and was most of a small helper's compile time (a second or so
 # each on an empty cache, for code never run). LLVM still inlines the helper into its callers where that pays, as
 # it would a KERNEL. (Calling one from Python crashes the process: Python calls a KERNEL that calls it.)
-HELPER = {**KERNEL, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+HELPER = {**KERNEL, "no_cpython_wrapper": True}
 # A small helper called in the hot loops: typed and compiled once, like a HELPER, then always inlined by LLVM
 # (``forceinline``). Why not numba's ``inline="always"``: that types and lowers the body again at every call site
 # (the observation encoder's forty call sites took 7 s to compile, against 3.5 s this way), while a plain call
