@@ -6,9 +6,10 @@ sleep and wakes it twice (the worker when work comes, the caller when the work i
 work on the 2-core machine, where one thread's slice of a step at batch 8192 is 0.1-0.7 ms of work. Here each side
 waits for the other by watching a counter (:class:`Signal`), spinning without the GIL for up to :data:`SPINS`
 checks, so in a game loop neither side is put to sleep; only a wait longer than that (the caller busy elsewhere, a
-kernel compiling) sleeps on an ``Event``. What remains of a round (20-65 us with no work on the 2-core machine) is
-the GIL: a worker that sees its job takes the GIL to run it (a Python call), and CPython hands the GIL over through
-a condition variable, a thread's wake-up, when the other thread holds it at that moment.
+kernel compiling) sleeps on an ``Event``. What remains of a round of Python jobs (:meth:`Crew.run`: 20-65 us with no
+work on the 2-core machine) is the GIL: a worker that sees its job takes the GIL to run it (a Python call), and
+CPython hands the GIL over through a condition variable, a thread's wake-up, when the other thread holds it at that
+moment. Compiled jobs (below) have no such cost.
 
 A :class:`Crew` holds no reference to whoever gives it work, between jobs, so an engine that is dropped is collected
 and its crew stopped (``weakref.finalize``); its threads are daemons, so a crew nobody stopped does not hold the

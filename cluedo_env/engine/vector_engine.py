@@ -336,8 +336,8 @@ class VectorEngine:
             self._hire()
         kernels = self._shared.kernels
         if not kernels[kind]:
-            self._job_entry(kind)  # compiled (or loaded) here
             dispatcher, args = self._job_kernel(kind)
+            _compiled(dispatcher, *args)  # compiled (or loaded) here, not in a worker
             kernels[kind] = kernel_address(dispatcher, signature_of(args), J.RETURNS[kind])
         if not self._crew.bound:
             self._crew.bind(self._k_serve, [(self._shared, c) for c in self._chunks[1:]])
