@@ -106,5 +106,5 @@ def marginals_kernel(
     bitmasks, :func:`marginals_bits`).
     """
     for i in range(idx.shape[0]):
-        pack_cells(has, no, idx[i], hb, nb, 0)
+        pack_cells(has, no, idx[i], hb, nb, np.int64(0))  # (row as an int64: pack_cells' one compiled version)
         marginals_bits(hb, nb, 0, size, idx[i], out, i, w)

@@ -47,8 +47,11 @@ def proved_accusations_kernel(
         out[i] = -1
         if not notebook_solved(has, bad, g, E) or phase[i] == A.REFUTE:
             continue
-        # an unproved category (a contradictory notebook only) reads as its first card, as the reference's
-        e0, e1, e2 = envelope_card(has, g, E, 0), envelope_card(has, g, E, 1), envelope_card(has, g, E, 2)
+        # an unproved category (a contradictory notebook only) reads as its first card, as the reference's;
+        # categories as int64s, not constants (numba would compile envelope_card once per constant)
+        e0 = envelope_card(has, g, E, np.int64(0))
+        e1 = envelope_card(has, g, E, np.int64(1))
+        e2 = envelope_card(has, g, E, np.int64(2))
         action = A.ACCUSE0 + triple_index(max(e0, 0), max(e1, WEAPON_CARD0), max(e2, ROOM_CARD0))
         if mask[i, action]:
             out[i] = action
@@ -91,7 +94,7 @@ def naive_probabilities_kernel(
                     out[g, h, c] = model_p[0, h, c]
             continue
         if ok:  # the notebook's own facts, as bitmasks again
-            pack_cells(has, no, g, hb, nb, 0)
+            pack_cells(has, no, g, hb, nb, np.int64(0))  # (row as an int64: pack_cells' one compiled version)
             marginals_bits(hb, nb, 0, size, g, own, 0, w)
         else:  # the model is the notebook's own facts: the same marginals, computed once
             for h in range(H):
@@ -112,7 +115,7 @@ def goal_rooms_kernel(has: np.ndarray, bad: np.ndarray, idx: np.ndarray, value: 
     for i in range(idx.shape[0]):
         g = idx[i]
         if notebook_solved(has, bad, g, E):
-            room = min(max(envelope_card(has, g, E, 2) - ROOM_CARD0, 0), value.shape[1] - 1)
+            room = min(max(envelope_card(has, g, E, np.int64(2)) - ROOM_CARD0, 0), value.shape[1] - 1)
             for r in range(value.shape[1]):
                 value[i, r] = 1.0 if r == room else 0.0
         else:

@@ -118,7 +118,7 @@ def refute_kernel(
         if legal == 1:  # one named card held: the choice is forced (the scores below would pick it)
             out[i] = A.SHOW0 + best
             continue
-        pack_cells(has, no, g, hb, nb, 0)
+        pack_cells(has, no, g, hb, nb, np.int64(0))  # (row as an int64: pack_cells' one compiled version)
         marginal_weights(hb, nb, 0, size, g, w)  # the suggester's row of the marginals only: what is read
         for c in range(NUM_CARDS):
             prob[0, s, c] = marginal((hb[0, s] >> c) & 1 == 1, w[s, c], card_total(w, c))

@@ -89,9 +89,10 @@ def best_suggestion_kernel(
             envelope_pre_card(prob, i, cw[i, b], order, refute_all, pre, h_lo, h_hi)
         for c in range(kr):
             envelope_pre_card(prob, i, cr[i, c], order, refute_all, pre, h_lo, h_hi)
-        _same_columns(prob, i, cs, i, reps, 0)
-        _same_columns(prob, i, cw, i, reps, 1)
-        _same_columns(prob, i, cr, i, reps, 2)
+        # rows as int64s, not constants: one compiled version of _same_columns (numba compiles one per constant)
+        _same_columns(prob, i, cs, i, reps, np.int64(0))
+        _same_columns(prob, i, cw, i, reps, np.int64(1))
+        _same_columns(prob, i, cr, i, reps, np.int64(2))
         for t in range(T):
             memo[t] = -2.0  # not scored yet
             memo[T + t] = np.inf  # no bound of the class known yet
@@ -186,9 +187,9 @@ def room_values_kernel(
     HE = 3 * order.shape[1]
     h_lo, h_hi = h2_scalar(0.0), h2_scalar(1.0)
     for i in range(n):
-        _same_columns(prob, i, cs, i, reps, 0)
-        _same_columns(prob, i, cw, i, reps, 1)
-        _same_columns(prob, i, ROOM_CARDS_ROW, 0, reps, 2)
+        _same_columns(prob, i, cs, i, reps, np.int64(0))  # (int64 rows: as in best_suggestion_kernel)
+        _same_columns(prob, i, cw, i, reps, np.int64(1))
+        _same_columns(prob, i, ROOM_CARDS_ROW, np.int64(0), reps, np.int64(2))
         for a in range(ks):
             if reps[0, a] == a:
                 envelope_pre_card(prob, i, cs[i, a], order, refute_all, pre, h_lo, h_hi)
