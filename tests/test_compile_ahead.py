@@ -118,6 +118,7 @@ def test_a_helper_that_fails_leaves_the_compile_to_this_process(kernels):
 def test_the_step_parts_compiled_ahead_are_the_versions_the_step_calls():
     """:func:`cluedo_env.engine.kernels.step_parts` names each helper with the argument types the step passes it: a
     step compiled again (a copy of its source, uncached) adds no other version of any of them."""
+    import numpy as np
     from numba import njit
 
     from cluedo_env.engine import kernels as K
@@ -132,16 +133,23 @@ def test_the_step_parts_compiled_ahead_are_the_versions_the_step_calls():
         part.compile(signature)
     before = {part: set(part.overloads) for part, _ in parts}
     fresh = njit(**{**KERNEL, "cache": False})(K.step.py_func)
-    fresh.compile(signature_of((eng.state, eng.rules, eng.tables, eng.moves, eng.work, eng._actions,
-                                eng._all_active, True, *eng._out, eng._sync, 0, 0)))  # fmt: skip
+    step_args = (eng.state, eng.rules, eng.tables, eng.moves, eng.work, eng._actions, eng._all_active, True,
+                 *eng._out, eng._sync, 0, 0)  # fmt: skip
+    fresh.compile(signature_of(step_args))
     assert {part: set(part.overloads) for part, _ in parts} == before
-    # ... and the move search under _roll has one version: none typed for a constant (a literal 0 compiled it twice)
+    # ... and the move search under _roll, the deal's and the dice's draws are typed for one signature each, none
+    # for a constant (a literal 0 compiled the move search twice)
+    from call_tree import typed_call_tree
     from numba import types
 
     from cluedo_env.engine import movement
 
-    for helper in (K._destinations, movement.fill_destinations):
-        assert not any(isinstance(t, types.Literal) for sig in helper.overloads for t in sig), helper
+    tree = typed_call_tree(K.step, signature_of(step_args))
+    typed_call_tree(K.new_games, signature_of((eng.state, eng.rules, eng.tables, np.zeros(1, np.int64), eng.work)),
+                    tree)  # fmt: skip
+    for helper in (K._destinations, movement.fill_destinations, movement._mark, K.randint):
+        assert len(tree[helper]) == 1 and not any(isinstance(t, types.Literal) for t in next(iter(tree[helper]))), (
+            helper, tree[helper])
 
 
 def test_the_deducer_compiles_ahead_the_version_of_its_decisions_it_then_calls(monkeypatch):

@@ -10,11 +10,9 @@ import copy
 
 import numpy as np
 import pytest
+from call_tree import typed_call_tree
 from helpers import config
-from numba.core import compiler, ir, types
-from numba.core.compiler_machinery import FunctionPass, register_pass
-from numba.core.registry import cpu_target
-from numba.core.typed_passes import NopythonTypeInference
+from numba.core import types
 from references.deducer import accusations_reference, goal_room_reference, refute_reference
 
 from agents.knowledge.notebook import Notebook
@@ -239,52 +237,6 @@ def test_decision_rows_sort_games_by_what_is_left_to_decide():
     assert [rows[k, : counts[k]].tolist() for k in range(3)] == [[2, 6], [3], [0, 4]]
 
 
-@register_pass(mutates_CFG=False, analysis_only=True)
-class _StopAfterTyping(FunctionPass):
-    """Ends numba's pipeline after type inference, handing back what it typed (typemap, calltypes, IR)."""
-
-    _name = "cluedo_stop_after_typing"
-
-    def __init__(self):
-        FunctionPass.__init__(self)
-
-    def run_pass(self, state):
-        raise compiler._EarlyPipelineCompletion((state.typemap, state.calltypes, state.func_ir))
-
-
-class _TypeOnly(compiler.CompilerBase):
-    """numba's untyped passes and type inference, nothing lowered."""
-
-    def define_pipelines(self):
-        pm = compiler.DefaultPassBuilder.define_untyped_pipeline(self.state)
-        pm.add_pass(NopythonTypeInference, "nopython type inference")
-        pm.add_pass(_StopAfterTyping, "stop after typing")
-        pm.finalize()
-        return [pm]
-
-
-def _typed_call_tree(dispatcher, signature, found=None):
-    """Every numba function ``dispatcher`` (for ``signature``) calls, directly or not, with the signatures numba
-    types those calls for: {dispatcher: set of signatures}. Typing only, so it is cheap on a warm cache and sees
-    every call site whether or not the caller was loaded from the cache (a cached caller types none of its
-    callees)."""
-    found = {} if found is None else found
-    typemap, calltypes, func_ir = compiler.compile_extra(
-        cpu_target.typing_context, cpu_target.target_context, dispatcher.py_func, signature, None,
-        compiler.Flags(), {}, pipeline_class=_TypeOnly,
-    )  # fmt: skip
-    for block in func_ir.blocks.values():
-        for inst in block.body:
-            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "call":
-                callee = typemap.get(inst.value.func.name)
-                if isinstance(callee, types.Dispatcher):
-                    args = calltypes[inst.value].args
-                    if args not in found.setdefault(callee.dispatcher, set()):
-                        found[callee.dispatcher].add(args)
-                        _typed_call_tree(callee.dispatcher, args, found)
-    return found
-
-
 def test_the_decisions_compile_one_version_of_each_helper():
     """Numba compiles a function once per signature of its calls, and types a constant argument (a literal ``0``)
     as its own type: each helper the one-call decisions reach is typed for one signature (int64 rows and
@@ -297,7 +249,7 @@ def test_the_decisions_compile_one_version_of_each_helper():
 
     agents = [DeducerAgent(seed=s) for s in range(4)]
     play_games(config("classic"), agents, 1, batch_size=2)
-    tree = _typed_call_tree(agents[0]._decisions.dispatcher, agents[0]._decisions.signature)
+    tree = typed_call_tree(agents[0]._decisions.dispatcher, agents[0]._decisions.signature)
     two = {suggestion_value.envelope_triple_above, suggestion_value._seat_answers, suggestion_value._h2_or_below,
            suggestion_choice._same_columns}  # fmt: skip
     counts = {d.__name__: len(sigs) for d, sigs in tree.items() if len(sigs) > (2 if d in two else 1)}

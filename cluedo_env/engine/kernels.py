@@ -83,7 +83,8 @@ def uniform(stream: np.ndarray, b: int) -> float:
 
 @njit(**INLINE)
 def randint(stream: np.ndarray, b: int, n: int) -> int:
-    """An int in [0, n) from game ``b``'s stream."""
+    """An int in [0, n) from game ``b``'s stream. Callers pass ``n`` as an int64 (``np.int64(6)``, not ``6``): numba
+    compiles a version of a function for each constant it is given."""
     return int(uniform(stream, b) * n)
 
 
@@ -108,9 +109,9 @@ def new_games(s, rules, tables, idx: np.ndarray, work) -> None:
         b = idx[i]
         ch = s.chance
         # R-S4: one card of each kind into the envelope.
-        es = randint(ch, b, NUM_SUSPECTS)
-        ew = WEAPON_CARD0 + randint(ch, b, NUM_WEAPONS)
-        er = ROOM_CARD0 + randint(ch, b, NUM_ROOMS)
+        es = randint(ch, b, np.int64(NUM_SUSPECTS))
+        ew = WEAPON_CARD0 + randint(ch, b, np.int64(NUM_WEAPONS))
+        er = ROOM_CARD0 + randint(ch, b, np.int64(NUM_ROOMS))
         s.envelope[b, 0], s.envelope[b, 1], s.envelope[b, 2] = es, ew, er
         # R-S5: the other 18 shuffled together (Fisher-Yates) and dealt clockwise from seat 0.
         n = 0
@@ -594,7 +595,7 @@ def _roll(chance: np.ndarray, moves, pos: np.ndarray, cur: int, dice: int, b: in
     compiled on its own, ahead, see :func:`step_parts`.)"""
     pips = np.int64(0)  # (not a literal 0: numba would type the move search for the constant 0 too, a second compile)
     for _ in range(dice):
-        pips += 1 + randint(chance, b, 6)
+        pips += 1 + randint(chance, b, np.int64(6))
     return pips, _destinations(moves, pos, cur, pips, others, out)
 
 

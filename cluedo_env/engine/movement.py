@@ -505,7 +505,7 @@ def _exact_search(
         h0, h1, h2 = f0 & u0, f1 & u1, f2 & u2
         if h0 | h1 | h2:
             if depth == roll:  # R-M3: the shortest path uses the whole roll
-                n += _mark(h0, 0, out) + _mark(h1, 64, out) + _mark(h2, 128, out)
+                n += _mark(h0, np.int64(0), out) + _mark(h1, np.int64(64), out) + _mark(h2, np.int64(128), out)
             else:
                 d0, d1, d2 = d0 | h0, d1 | h1, d2 | h2
             u0, u1, u2 = u0 & ~h0, u1 & ~h1, u2 & ~h2
