@@ -142,9 +142,12 @@ def _add_loop(words: np.ndarray, worker: int, n: int, job: np.ndarray, totals: n
     return last, False
 
 
-def test_compiled_and_python_jobs_in_any_order_and_pace_each_run_once(crew):
+@pytest.mark.parametrize("caller_spins", [crew_module.SPINS, 1])
+def test_compiled_and_python_jobs_in_any_order_and_pace_each_run_once(crew, monkeypatch, caller_spins):
     """Compiled jobs met by a worker spinning in the compiled loop, spinning in Python, or asleep, between Python
-    jobs; every round ends and every job ran once."""
+    jobs; every round ends and every job ran once. With a caller that sleeps at once, the compiled loop must
+    return to Python to wake it, round after round."""
+    monkeypatch.setattr(crew_module, "SPINS", caller_spins)  # (the compiled loop's own spin is compiled in)
     job, totals = np.zeros(1, np.int64), np.zeros(3, np.int64)
     with pytest.raises(RuntimeError, match="Crew.bind gives the compiled loop"):
         crew.run_compiled(lambda: None)
@@ -182,3 +185,26 @@ def test_an_error_in_the_compiled_loop_comes_back_and_the_crew_works_on(crew):
     crew.run_compiled(lambda: None)
     assert totals.tolist() == [7, 7, 7]
     assert crew.run(lambda item: item * 2, [0, 1, 2, 3]) == [0, 2, 4, 6]
+
+
+def test_a_stopped_crew_refuses_work():
+    c = Crew(2, name="test-crew")
+    c.bind(_add_loop, [(np.zeros(1, np.int64), np.zeros(2, np.int64))] * 2)
+    c.stop()
+    with pytest.raises(RuntimeError, match="Crew.bind gives the compiled loop"):
+        c.run_compiled(lambda: None)
+    with pytest.raises(RuntimeError, match="the crew is stopped"):
+        c.bind(_add_loop, [])
+    with pytest.raises(RuntimeError, match="the crew is stopped"):
+        c.run(lambda item: item, [0, 1, 2])
+
+
+def test_a_closed_engine_refuses_to_sample_step_or_observe():
+    eng = VectorEngine("classic", 64, threads=2)
+    eng.reset(seed=0)
+    actions = eng.sample_full_game_actions()
+    eng.close()
+    for call in (eng.sample_random_actions, eng.sample_full_game_actions, eng.observe, lambda: eng.step(actions),
+                 lambda: eng.reset(seed=1)):  # fmt: skip
+        with pytest.raises(RuntimeError, match="the crew is stopped"):
+            call()

@@ -114,6 +114,11 @@ def _flags_at(a: np.ndarray, i: int, n: int) -> np.ndarray:
     return array_at(data_address(a) + i, n, np.bool_).copy()
 
 
+@njit(cache=False)
+def _flags_in_tuple(a: np.ndarray, i: int, n: int) -> np.ndarray:
+    return array_at(data_address(a) + i, (n,), np.bool_).copy()
+
+
 def test_array_at_views_the_memory_at_an_address() -> None:
     a = np.arange(30, dtype=np.int16).reshape(10, 3)
     expected = a[4:7].copy()
@@ -123,6 +128,7 @@ def test_array_at_views_the_memory_at_an_address() -> None:
     flags = np.array([1, 0, 1, 1, 0, 0, 1], bool)
     assert np.array_equal(_flags_at(flags, 2, 4), flags[2:6])
     assert _flags_at(flags, 0, 0).shape == (0,)  # an empty view, as a kernel's "none given"
+    assert np.array_equal(_flags_in_tuple(flags, 1, 3), flags[1:4])  # a shape of one dimension given as a tuple
 
 
 def test_array_at_refuses_what_is_no_shape_or_dtype() -> None:

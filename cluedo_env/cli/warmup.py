@@ -29,7 +29,7 @@ def _engine() -> None:
     from cluedo_env.engine.vector_engine import VectorEngine
     from cluedo_env.rules.config import RulesConfig
 
-    for preset in PRESETS:  # two threads on the board: a large batch's workers' compiled loop too
+    for preset in PRESETS:  # the classic engine on two threads, so that the workers' compiled loop is built too
         eng = VectorEngine(RulesConfig.from_preset(preset), batch_size=4, autoreset=True,
                            threads=2 if preset == "classic" else 1)  # fmt: skip
         eng.reset(0)

@@ -68,12 +68,13 @@ def compiled_job_arrived(words: np.ndarray, worker: int, n: int) -> bool:
 def compiled_job_done(words: np.ndarray, worker: int, n: int) -> bool:
     """In a compiled loop: say job ``n`` is done; whether the caller sleeps (the loop must return so that Python
     wakes it: :meth:`Signal.raise_to`'s handshake)."""
-    return _store_and_load(words, (2 * worker + 1) * _LINE, n, (2 * worker + 1) * _LINE + 1) != 0
+    return store_and_load(words, (2 * worker + 1) * _LINE, n, (2 * worker + 1) * _LINE + 1) != 0
 
 
 @njit(**KERNEL)
-def _store_and_load(words: np.ndarray, store_at: int, value: int, load_at: int) -> int:
-    """``words[store_at] = value``, then ``words[load_at]``, in that order for every thread (the handshake's step)."""
+def store_and_load(words: np.ndarray, store_at: int, value: int, load_at: int) -> int:
+    """``words[store_at] = value``, then ``words[load_at]``, in that order for every thread (the handshake's step;
+    also a sequentially consistent store from Python)."""
     atomic_store(words, store_at, value)
     return atomic_load(words, load_at)
 
@@ -94,18 +95,20 @@ class Signal:
         self.event = threading.Event()
 
     def raise_to(self, value: int) -> None:
-        if _store_and_load(self.words, self.at, value, self.at + 1):
+        if store_and_load(self.words, self.at, value, self.at + 1):
             self.event.set()
 
     def wait_for(self, value: int) -> None:
         if _spin_until(self.words, self.at, value, SPINS):
             return
-        while True:
-            self.event.clear()
-            if _store_and_load(self.words, self.at + 1, 1, self.at) >= value:
-                break
-            self.event.wait()
-        _store_and_load(self.words, self.at + 1, 0, self.at)
+        try:
+            while True:
+                self.event.clear()
+                if store_and_load(self.words, self.at + 1, 1, self.at) >= value:
+                    break
+                self.event.wait()
+        finally:  # (an interrupted wait too: a flag left up would send every later raise through the event)
+            store_and_load(self.words, self.at + 1, 0, self.at)
 
 
 class _Worker:
@@ -117,7 +120,7 @@ class _Worker:
         self.jobs = Signal(words, (2 * index) * _LINE)
         self.done = Signal(words, (2 * index + 1) * _LINE)
         self.given = 0  # jobs given so far; the job numbered n is done when ``done`` reaches n
-        self.job: tuple[Callable[[Any], Any], Any] | None = None
+        self.job: tuple[Callable[[Any], Any], Any] | object | None = None  # (work, item), _COMPILED_JOB, or None: stop
         self.loop: Callable[..., tuple[int, bool]] | None = None  # the compiled loop and its arguments (Crew.bind)
         self.loop_args: tuple = ()
         self.result: Any = None
@@ -125,7 +128,7 @@ class _Worker:
         self.thread = threading.Thread(target=_serve, args=(self,), name=name, daemon=True)
         self.thread.start()
 
-    def give(self, job: tuple[Callable[[Any], Any], Any] | None) -> None:
+    def give(self, job: tuple[Callable[[Any], Any], Any] | object | None) -> None:
         """Hand over ``(work, item)`` (None: stop), or the next compiled job (``_COMPILED_JOB``)."""
         self.job = job
         self.words[self.jobs.at + _KIND] = _COMPILED if job is _COMPILED_JOB else _PYTHON
@@ -133,16 +136,26 @@ class _Worker:
         self.jobs.raise_to(self.given)
 
     def collect(self) -> Any:
-        """Wait for the last job; its result, or raise what it raised."""
-        self.done.wait_for(self.given)
+        """Wait for the last job; its result, or raise what it raised. An interrupt (``KeyboardInterrupt``) while
+        waiting is raised once the job is done: a compiled job reaches the caller's arrays by their addresses only,
+        so the caller must not return, and free them, before it ends."""
+        interrupted: BaseException | None = None
+        while True:
+            try:
+                self.done.wait_for(self.given)
+                break
+            except BaseException as error:  # noqa: BLE001 - raised below, once the job is done
+                interrupted = error
         result, error = self.result, self.error
         self.result = self.error = None
+        if interrupted is not None:
+            raise interrupted
         if error is not None:
             raise error
         return result
 
 
-_COMPILED_JOB: Any = ("the next compiled job",)  # what a worker is given for one (its words say what it is)
+_COMPILED_JOB: Any = object()  # what a worker is given for a compiled job (its owner's record says what it is)
 
 
 def _serve(worker: _Worker) -> None:
@@ -173,7 +186,7 @@ def _serve_compiled(worker: _Worker, n: int) -> int:
     try:
         last, wake = worker.loop(worker.words, worker.index, n, *worker.loop_args)
     except BaseException as error:  # noqa: BLE001 - handed to the caller, who raises it
-        last = int(worker.words[worker.done.at + _RUNNING])
+        last = max(int(worker.words[worker.done.at + _RUNNING]), n)  # (n: it failed before job n began)
         worker.error = error
         worker.done.raise_to(last)
         return last
@@ -184,7 +197,8 @@ def _serve_compiled(worker: _Worker, n: int) -> int:
 
 class Crew:
     """``size`` worker threads; :meth:`run` runs ``work(item)`` for each item, the first in the calling thread and
-    the others one a worker, and returns the results in order."""
+    the others one a worker, and returns the results in order; :meth:`run_compiled` runs the next job of the
+    compiled loop given by :meth:`bind` on every worker while the calling thread runs its own part."""
 
     def __init__(self, size: int, name: str = "cluedo-crew") -> None:
         self.words = np.zeros(2 * size * _LINE, np.int64)
@@ -192,15 +206,29 @@ class Crew:
         self.bound = False
 
     def run(self, work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        self._check_running()
         if len(items) != len(self.workers) + 1:
             raise ValueError(f"a crew of {len(self.workers)} runs {len(self.workers) + 1} items, got {len(items)}")
-        for worker, item in zip(self.workers, items[1:], strict=True):
-            worker.give((work, item))
+        first, others = self._round([(work, item) for item in items[1:]], lambda: work(items[0]))
+        return [first, *others]
+
+    def _round(self, jobs: list[Any], own: Callable[[], Any], abandon: Callable[[], None] | None = None,
+               ) -> tuple[Any, list[Any]]:  # fmt: skip
+        """Give each worker its job, run ``own()`` here, and wait for every worker: what ``own`` returned and what
+        the workers' jobs returned. The workers' jobs are done (or failed) before anything else touches their
+        slices, even when ``own`` fails; ``abandon()`` then runs first (a job that waits for ``own``'s part must
+        learn it will not come). The first error is raised once all are done."""
+        self._check_running()
+        finished = False
         try:
-            first = work(items[0])
-        finally:  # the workers' slices are done (or failed) before anything else touches them
-            others = []
-            errors = []
+            for worker, job in zip(self.workers, jobs, strict=True):
+                worker.give(job)
+            first = own()
+            finished = True
+        finally:
+            if not finished and abandon is not None:
+                abandon()
+            others, errors = [], []
             for worker in self.workers:
                 try:
                     others.append(worker.collect())
@@ -208,13 +236,14 @@ class Crew:
                     errors.append(error)
         if errors:
             raise errors[0]
-        return [first, *others]
+        return first, others
 
     def bind(self, loop: Callable[..., tuple[int, bool]], args: Sequence[tuple]) -> None:
         """The compiled loop of :meth:`run_compiled`'s jobs, and each worker's arguments to it after ``(words,
         worker, n)``. ``loop(words, worker, n, *args)`` runs compiled job ``n`` and the compiled jobs after it
         (:func:`compiled_job_arrived`, :func:`compiled_job_done`), and returns the number of the last, and
         whether its caller sleeps."""
+        self._check_running()
         size = len(self.workers)
         if len(args) != size:
             raise ValueError(f"a crew of {size} binds {size} argument tuples, got {len(args)}")
@@ -222,25 +251,17 @@ class Crew:
             worker.loop, worker.loop_args = loop, worker_args
         self.bound = True
 
-    def run_compiled(self, own: Callable[[], Any]) -> Any:
+    def run_compiled(self, own: Callable[[], Any], abandon: Callable[[], None] | None = None) -> Any:
         """Hand every worker the next job of the bound loop (its owner has written what it is), run ``own()`` in the
-        calling thread meanwhile, wait for the workers, and return what ``own`` returned."""
+        calling thread meanwhile, wait for the workers, and return what ``own`` returned (``abandon``: see
+        :meth:`_round`)."""
         if not self.bound:
             raise RuntimeError("Crew.bind gives the compiled loop before run_compiled")
-        for worker in self.workers:
-            worker.give(_COMPILED_JOB)
-        try:
-            first = own()
-        finally:
-            errors = []
-            for worker in self.workers:
-                try:
-                    worker.collect()
-                except BaseException as error:  # noqa: BLE001 - the first is raised below
-                    errors.append(error)
-        if errors:
-            raise errors[0]
-        return first
+        return self._round([_COMPILED_JOB] * len(self.workers), own, abandon)[0]
+
+    def _check_running(self) -> None:
+        if not self.workers:
+            raise RuntimeError("the crew is stopped (its engine was closed)")
 
     def stop(self) -> None:
         """End the worker threads (idempotent)."""
@@ -250,6 +271,7 @@ class Crew:
         for worker in self.workers:
             worker.thread.join()
         self.workers = []
+        self.bound = False
 
 
-__all__ = ["SPINS", "Crew", "Signal", "compiled_job_arrived", "compiled_job_done"]
+__all__ = ["SPINS", "Crew", "Signal", "compiled_job_arrived", "compiled_job_done", "store_and_load"]

@@ -179,8 +179,9 @@ def array_at(typingctx, address, shape, dtype):  # noqa: ARG001 (numba's intrins
 
     def codegen(context, builder, sig, args):
         address_value, shape_value = args[0], args[1]
-        sizes = cgutils.unpack_tuple(builder, shape_value) if ndim > 1 else [shape_value]
-        size_type = sig.args[1].dtype if ndim > 1 else sig.args[1]
+        is_tuple = isinstance(sig.args[1], types.BaseTuple)
+        sizes = cgutils.unpack_tuple(builder, shape_value) if is_tuple else [shape_value]
+        size_type = sig.args[1].dtype if is_tuple else sig.args[1]
         sizes = [context.cast(builder, v, size_type, types.intp) for v in sizes]
         itemsize = cgutils.intp_t(context.get_abi_sizeof(context.get_data_type(element)))
         strides, stride = [], itemsize

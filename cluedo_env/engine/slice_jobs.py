@@ -30,8 +30,8 @@ from cluedo_env.engine.observation import Offsets
 from cluedo_env.engine.state import Rules, State, Tables
 
 SAMPLE_UNIFORM, SAMPLE_FULL, STEP, OBSERVE, OBSERVE_PACKED = range(5)  # a job's kind, and its kernel's index
-KINDS = 5
-RETURNS = (types.none, types.none, types.UniTuple(types.int64, 2), types.none, types.none)  # each kind's kernel's
+RETURNS = (types.none, types.none, types.UniTuple(types.int64, 2), types.none, types.none)  # what each kind's returns
+KINDS = len(RETURNS)
 
 # The record's words: the kind; the batch arrays' addresses (A: actions, sampler uniforms, or seats; B: active,
 # or the output) and the number of elements of A and B (0: empty, the kernel's "none given"); the step's ticket;
@@ -109,6 +109,8 @@ def serve(words: np.ndarray, worker: int, n: int, shared: Shared, part: Part) ->
             rows = array_at(job[B] + shared.packed_size * lo, (m, shared.packed_size), np.uint8)
             call_compiled(k[OBSERVE_PACKED], None,
                           (s, shared.rules, shared.packed_offsets, part.games, seats, rows, True))  # fmt: skip
+        else:
+            raise ValueError("a job of no known kind")
         if compiled_job_done(words, worker, last):
             return last, True
     return last, False

@@ -49,7 +49,7 @@ from cluedo_env.engine import compile_ahead
 from cluedo_env.engine import kernels as K
 from cluedo_env.engine import slice_jobs as J
 from cluedo_env.engine.compile_ahead import signature_of, usable_cores
-from cluedo_env.engine.crew import Crew
+from cluedo_env.engine.crew import Crew, store_and_load
 from cluedo_env.engine.history import Accusation, Suggestion
 from cluedo_env.engine.movement import move_tables, with_scratch
 from cluedo_env.engine.native_call import kernel_address
@@ -328,10 +328,11 @@ class VectorEngine:
             self._hire()
         return self._crew.run(work, self._chunks)
 
-    def _on_slices(self, kind: int, own: Callable[[J.Part], Any]) -> Any:
+    def _on_slices(self, kind: int, own: Callable[[J.Part], Any], abandon: Callable[[], None] | None = None) -> Any:
         """The job of ``kind`` just recorded in ``self._shared.job`` on every slice: ``own(first chunk)`` in this
         thread, the others in the workers' compiled loop (:mod:`~cluedo_env.engine.slice_jobs`); what ``own``
-        returned. The workers' results are in ``self._shared.results``."""
+        returned. The workers' results are in ``self._shared.results``. ``abandon``: what tells the workers that
+        ``own`` failed (:meth:`~cluedo_env.engine.crew.Crew.run_compiled`)."""
         if self._crew_pid != os.getpid():
             self._hire()
         kernels = self._shared.kernels
@@ -341,7 +342,7 @@ class VectorEngine:
             kernels[kind] = kernel_address(dispatcher, signature_of(args), J.RETURNS[kind])
         if not self._crew.bound:
             self._crew.bind(self._k_serve, [(self._shared, c) for c in self._chunks[1:]])
-        return self._crew.run_compiled(lambda: own(self._chunks[0]))
+        return self._crew.run_compiled(lambda: own(self._chunks[0]), abandon)
 
     def close(self) -> None:
         """Stop the engine's worker threads (they also stop when the engine is garbage-collected)."""
@@ -540,9 +541,16 @@ class VectorEngine:
         ticket = self._ticket
         kernel = self._k_step
         J.step_job(self._shared.job, acts, active, ticket)
+
+        def abandon() -> None:  # the caller's slice never checked in (interrupted before its kernel): no slice steps
+            if self._sync[0] < ticket:
+                store_and_load(self._sync, 1, 1, 0)  # one illegal action, then the ticket, as kernels.step does
+                store_and_load(self._sync, 0, ticket, 0)
+
         own = self._on_slices(J.STEP, lambda c: kernel(
             c.state, self.rules, self.tables, c.moves, c.work, acts[c.lo : c.hi], active[c.lo : c.hi] if len(active)
-            else active, self.autoreset, c.rewards, c.terminated, c.truncated, self._sync, c.slot, ticket))  # fmt: skip
+            else active, self.autoreset, c.rewards, c.terminated, c.truncated, self._sync, c.slot, ticket),
+            abandon)  # fmt: skip
         results = self._shared.results
         checked = [own, *((results[c.slot * J.RESULT_WORDS], results[c.slot * J.RESULT_WORDS + 1])
                           for c in self._chunks[1:])]  # fmt: skip
