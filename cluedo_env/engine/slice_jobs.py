@@ -35,9 +35,9 @@ KINDS = len(RETURNS)
 
 # The record's words: the kind; the batch arrays' addresses (A: actions, sampler uniforms, or seats; B: active,
 # or the output) and the number of elements of A and B (0: empty, the kernel's "none given"); the step's ticket;
-# the full-game sampler's chance of keeping an accusation (a float64's bits).
-KIND, A, A_SIZE, B, B_SIZE, TICKET, KEEP = range(7)
-JOB_WORDS = 8
+# the full-game sampler's chance of keeping an accusation (a float64's bits); the step's result arrays' addresses.
+KIND, A, A_SIZE, B, B_SIZE, TICKET, KEEP, REWARDS, TERMINATED, TRUNCATED = range(10)
+JOB_WORDS = 16
 RESULT_WORDS = 8  # each worker's results (a step's first illegal game, and count), on a cache line of its own
 
 
@@ -64,9 +64,6 @@ class Part(NamedTuple):
     moves: MoveTables
     work: Scratch
     games: np.ndarray  # (n,) int64: 0..n-1, the slice's games for the encoder
-    rewards: np.ndarray  # (n, P) float32: its rows of the step's results
-    terminated: np.ndarray  # (n,) bool
-    truncated: np.ndarray  # (n,) bool
     lo: int  # its games are lo:hi of the batch
     hi: int
     slot: int  # its place among the slices: its check-in words in ``sync``, its results
@@ -87,9 +84,13 @@ def serve(words: np.ndarray, worker: int, n: int, shared: Shared, part: Part) ->
         if kind == STEP:
             actions = array_at(job[A] + 8 * lo, m, np.int64)
             active = array_at(job[B] + lo, b_rows, np.bool_)
+            players = shared.rules.players
+            rewards = array_at(job[REWARDS] + 4 * players * lo, (m, players), np.float32)
+            terminated = array_at(job[TERMINATED] + lo, m, np.bool_)
+            truncated = array_at(job[TRUNCATED] + lo, m, np.bool_)
             first, count = call_compiled(k[STEP], (0, 0), (
-                s, shared.rules, shared.tables, part.moves, part.work, actions, active, shared.autoreset,
-                part.rewards, part.terminated, part.truncated, shared.sync, part.slot, job[TICKET]))  # fmt: skip
+                s, shared.rules, shared.tables, part.moves, part.work, actions, active, shared.autoreset, rewards,
+                terminated, truncated, shared.sync, part.slot, job[TICKET]))  # fmt: skip
             shared.results[part.slot * RESULT_WORDS] = first
             shared.results[part.slot * RESULT_WORDS + 1] = count
         elif kind == SAMPLE_UNIFORM:
@@ -116,11 +117,15 @@ def serve(words: np.ndarray, worker: int, n: int, shared: Shared, part: Part) ->
     return last, False
 
 
-# The records. Each writes every word, so no word of an earlier job is read by mistake.
+# The records. Each writes every word it has, so no word of an earlier job is read by mistake.
 @njit(**KERNEL)
-def step_job(job: np.ndarray, actions: np.ndarray, active: np.ndarray, ticket: int) -> None:
-    """A step of ``actions`` ((B,) int64) for the games ``active`` marks ((B,) bool, or empty: every game)."""
+def step_job(job: np.ndarray, actions: np.ndarray, active: np.ndarray, ticket: int, rewards: np.ndarray,
+             terminated: np.ndarray, truncated: np.ndarray) -> None:  # fmt: skip
+    """A step of ``actions`` ((B,) int64) for the games ``active`` marks ((B,) bool, or empty: every game), its
+    results into ``rewards`` ((B, P) float32), ``terminated`` and ``truncated`` ((B,) bool)."""
     _record(job, STEP, data_address(actions), actions.shape[0], data_address(active), active.shape[0], ticket, 0.0)
+    job[REWARDS], job[TERMINATED], job[TRUNCATED] = data_address(rewards), data_address(terminated), data_address(
+        truncated)  # fmt: skip
 
 
 @njit(**KERNEL)
@@ -145,6 +150,7 @@ def observe_job(job: np.ndarray, kind: int, seats: np.ndarray, out: np.ndarray) 
 def _record(job: np.ndarray, kind: int, a: int, a_size: int, b: int, b_size: int, ticket: int, keep: float) -> None:
     job[KIND], job[A], job[A_SIZE], job[B], job[B_SIZE], job[TICKET] = kind, a, a_size, b, b_size, ticket
     job[KEEP : KEEP + 1].view(np.float64)[0] = keep
+    job[REWARDS] = job[TERMINATED] = job[TRUNCATED] = 0
 
 
 __all__ = [

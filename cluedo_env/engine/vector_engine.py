@@ -307,12 +307,9 @@ class VectorEngine:
             np.int64), self.rules, self.tables, self.obs_offsets, self.packed_layout.offsets, self.observation_size,
             self.packed_observation_size, self.autoreset, self._sync)  # fmt: skip
         bounds = np.linspace(0, self.batch_size, self.threads + 1).astype(int)
-        rewards, terminated, truncated = self._out
         for slot, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
-            self._chunks.append(J.Part(
-                State(*(a[lo:hi] for a in self.state)), with_scratch(self.moves), K.new_scratch(),
-                np.arange(hi - lo, dtype=np.int64), rewards[lo:hi], terminated[lo:hi], truncated[lo:hi], int(lo),
-                int(hi), slot))  # fmt: skip
+            self._chunks.append(J.Part(State(*(a[lo:hi] for a in self.state)), with_scratch(self.moves),
+                                       K.new_scratch(), np.arange(hi - lo, dtype=np.int64), int(lo), int(hi), slot))
         self._hire()
 
     def _hire(self) -> None:
@@ -491,8 +488,8 @@ class VectorEngine:
         its learner. All or nothing: if any live game's action is illegal, IllegalActionError
         names the first one and no game changes. The returned rewards and end flags describe
         this step even when ``autoreset`` has already put a new game in a finished slot.
-        ``copy=False`` returns the engine's own result buffers (overwritten by the next step),
-        which saves three copies a step where that matters (batch 1).
+        The step writes them into new arrays; ``copy=False`` into the engine's own result buffers instead
+        (overwritten by the next step), which saves three allocations a step where that matters (batch 1).
         """
         if type(actions) is not np.ndarray:
             actions = np.asarray(actions)
@@ -516,9 +513,11 @@ class VectorEngine:
             np.copyto(acts, actions, casting="unsafe")
             if actions.dtype.kind == "u":
                 acts[actions > A.NUM_ACTIONS] = -1  # no huge unsigned value may wrap into a legal id
-        rewards, terminated, truncated = self._out
+        B = self.batch_size
+        out = (np.empty((B, self.P), np.float32), np.empty(B, bool), np.empty(B, bool)) if copy else self._out
+        rewards, terminated, truncated = out
         if self._chunks:
-            first, count = self._step_on_chunks(acts, active)
+            first, count = self._step_on_chunks(acts, active, out)
         else:
             first, count = self._k_step(self.state, self.rules, self.tables, self.moves, self.work, acts, active,
                                         self.autoreset, rewards, terminated, truncated, self._sync, 0, 0)  # fmt: skip
@@ -530,17 +529,16 @@ class VectorEngine:
                 f"{int(self.actor[g])} in phase '{A.PHASE_NAMES[self.phase[g]]}' ({A.PHASE_HELP[self.phase[g]]}); "
                 f"{int(count)} game(s) of {self.batch_size} had an illegal action; no game was changed"
             )
-        if not copy:
-            return StepResult(rewards, terminated, truncated)
-        return StepResult(rewards.copy(), terminated.copy(), truncated.copy())
+        return StepResult(rewards, terminated, truncated)
 
-    def _step_on_chunks(self, acts: np.ndarray, active: np.ndarray) -> tuple[int, int]:
+    def _step_on_chunks(self, acts: np.ndarray, active: np.ndarray, out: tuple[np.ndarray, ...]) -> tuple[int, int]:
         """The step, a slice of the games per thread, in one hand-over; all or nothing: each thread checks its
         slice's actions and no slice steps until every slice is checked (:func:`cluedo_env.engine.kernels.step`)."""
         self._ticket += 1
         ticket = self._ticket
         kernel = self._k_step
-        J.step_job(self._shared.job, acts, active, ticket)
+        rewards, terminated, truncated = out
+        J.step_job(self._shared.job, acts, active, ticket, rewards, terminated, truncated)
 
         def abandon() -> None:  # the caller's slice never checked in (interrupted before its kernel): no slice steps
             if self._sync[0] < ticket:
@@ -549,7 +547,8 @@ class VectorEngine:
 
         own = self._on_slices(J.STEP, lambda c: kernel(
             c.state, self.rules, self.tables, c.moves, c.work, acts[c.lo : c.hi], active[c.lo : c.hi] if len(active)
-            else active, self.autoreset, c.rewards, c.terminated, c.truncated, self._sync, c.slot, ticket),
+            else active, self.autoreset, rewards[c.lo : c.hi], terminated[c.lo : c.hi], truncated[c.lo : c.hi],
+            self._sync, c.slot, ticket),
             abandon)  # fmt: skip
         results = self._shared.results
         checked = [own, *((results[c.slot * J.RESULT_WORDS], results[c.slot * J.RESULT_WORDS + 1])
