@@ -15,7 +15,7 @@ import pytest
 from numba import njit
 
 from cluedo_env.engine import crew as crew_module
-from cluedo_env.engine.crew import Crew, Signal, compiled_job_arrived, compiled_job_done
+from cluedo_env.engine.crew import LEAD, Crew, Signal, compiled_job_arrived, compiled_job_done, hand_out, wait_done
 from cluedo_env.engine.vector_engine import VectorEngine
 
 
@@ -129,8 +129,19 @@ def test_an_engine_dropped_or_closed_stops_its_threads():
 
 
 @njit(cache=False, nogil=True)
-def _add_loop(words: np.ndarray, worker: int, n: int, job: np.ndarray, totals: np.ndarray) -> tuple[int, bool]:
-    """A compiled loop for the crew: each job adds ``job[0]`` to the worker's total; a negative one is refused."""
+def _add_loop(words: np.ndarray, worker: int, n: int, job: np.ndarray, totals: np.ndarray) -> tuple[int, int]:
+    """A compiled loop for the crew: each job adds ``job[0]`` to the worker's total (the caller's: the last one); a
+    negative one is refused."""
+    if worker == LEAD:
+        sleepers = hand_out(words, n)
+        if sleepers:
+            return sleepers, 0
+    if worker <= LEAD:
+        if job[0] < 0:
+            raise ValueError("a negative job")
+        totals[-1] += job[0]
+        wait_done(words, n)
+        return 0, 1
     last = n - 1
     while compiled_job_arrived(words, worker, last + 1):
         last += 1
@@ -138,8 +149,8 @@ def _add_loop(words: np.ndarray, worker: int, n: int, job: np.ndarray, totals: n
             raise ValueError("a negative job")
         totals[worker] += job[0]
         if compiled_job_done(words, worker, last):
-            return last, True
-    return last, False
+            return last, 1
+    return last, 0
 
 
 @pytest.mark.parametrize("caller_spins", [crew_module.SPINS, 1])
@@ -148,12 +159,12 @@ def test_compiled_and_python_jobs_in_any_order_and_pace_each_run_once(crew, monk
     jobs; every round ends and every job ran once. With a caller that sleeps at once, the compiled loop must
     return to Python to wake it, round after round."""
     monkeypatch.setattr(crew_module, "SPINS", caller_spins)  # (the compiled loop's own spin is compiled in)
-    job, totals = np.zeros(1, np.int64), np.zeros(3, np.int64)
+    job, totals = np.zeros(1, np.int64), np.zeros(4, np.int64)
     with pytest.raises(RuntimeError, match="Crew.bind gives the compiled loop"):
-        crew.run_compiled(lambda: None)
+        crew.run_compiled()
     with pytest.raises(ValueError, match="a crew of 3 binds 3 argument tuples, got 1"):
-        crew.bind(_add_loop, [(job, totals)])
-    crew.bind(_add_loop, [(job, totals)] * 3)
+        crew.bind(_add_loop, [(job, totals)], (job, totals))
+    crew.bind(_add_loop, [(job, totals)] * 3, (job, totals))
     rng = random.Random(1)
     expected = 0
 
@@ -165,8 +176,8 @@ def test_compiled_and_python_jobs_in_any_order_and_pace_each_run_once(crew, monk
             else:
                 job[0] = n
                 expected += n
-                assert crew.run_compiled(lambda n=n: -n) == -n
-                assert totals.tolist() == [expected] * 3
+                crew.run_compiled()
+                assert totals.tolist() == [expected] * 4
             if rng.random() < 0.3:
                 time.sleep(rng.random() * 0.004)  # past the compiled loop's spin, and past Python's: asleep
 
@@ -174,27 +185,28 @@ def test_compiled_and_python_jobs_in_any_order_and_pace_each_run_once(crew, monk
 
 
 def test_an_error_in_the_compiled_loop_comes_back_and_the_crew_works_on(crew):
-    job, totals = np.zeros(1, np.int64), np.zeros(3, np.int64)
-    crew.bind(_add_loop, [(job, totals)] * 3)
+    job, totals = np.zeros(1, np.int64), np.zeros(4, np.int64)
+    crew.bind(_add_loop, [(job, totals)] * 3, (job, totals))
     job[0] = 5
-    crew.run_compiled(lambda: None)
+    crew.run_compiled()
     job[0] = -1
     with pytest.raises(ValueError, match="a negative job"):
-        crew.run_compiled(lambda: None)
+        crew.run_compiled()
     job[0] = 2
-    crew.run_compiled(lambda: None)
-    assert totals.tolist() == [7, 7, 7]
+    crew.run_compiled()
+    assert totals.tolist() == [7, 7, 7, 7]
     assert crew.run(lambda item: item * 2, [0, 1, 2, 3]) == [0, 2, 4, 6]
 
 
 def test_a_stopped_crew_refuses_work():
     c = Crew(2, name="test-crew")
-    c.bind(_add_loop, [(np.zeros(1, np.int64), np.zeros(2, np.int64))] * 2)
+    job, totals = np.zeros(1, np.int64), np.zeros(3, np.int64)
+    c.bind(_add_loop, [(job, totals)] * 2, (job, totals))
     c.stop()
-    with pytest.raises(RuntimeError, match="Crew.bind gives the compiled loop"):
-        c.run_compiled(lambda: None)
     with pytest.raises(RuntimeError, match="the crew is stopped"):
-        c.bind(_add_loop, [])
+        c.run_compiled()
+    with pytest.raises(RuntimeError, match="the crew is stopped"):
+        c.bind(_add_loop, [], (job, totals))
     with pytest.raises(RuntimeError, match="the crew is stopped"):
         c.run(lambda item: item, [0, 1, 2])
 

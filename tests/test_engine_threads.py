@@ -12,7 +12,6 @@ import hashlib
 import os
 import pickle
 import signal
-import threading
 import time
 
 import numpy as np
@@ -78,39 +77,6 @@ def test_an_illegal_action_in_any_slice_changes_no_game():
     actions[also] = next(a for a in range(A.NUM_ACTIONS) if not eng.is_legal(also, a))
     with pytest.raises(A.IllegalActionError, match=rf"game {also}: .* 2 game\(s\) of 12 had an illegal action"):
         eng.step(actions)
-
-
-def test_a_step_interrupted_before_the_callers_slice_changes_no_game_and_the_engine_plays_on(monkeypatch):
-    """An interrupt (Ctrl-C) can land in the caller's Python before its own slice's kernel, with the workers
-    already at the step's check-in: they must learn that slice will not check in, step nothing, and end."""
-    eng = VectorEngine("classic", batch_size=16, threads=2)
-    eng.reset(seed=3)
-    eng.step(eng.sample_full_game_actions())
-    actions = eng.sample_full_game_actions()
-    before = [a.copy() for a in eng.state]
-    step = eng._k_step
-
-    def interrupted(*args):  # noqa: ANN002, ANN202
-        raise KeyboardInterrupt
-
-    monkeypatch.setitem(eng.__dict__, "_k_step", interrupted)
-    outcome = []
-
-    def run() -> None:
-        try:
-            eng.step(actions)
-        except KeyboardInterrupt:
-            outcome.append("interrupted")
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(30)  # (a worker left waiting for the check-in would take minutes)
-    assert outcome == ["interrupted"]
-    for name, old, new in zip(eng.state._fields, before, eng.state, strict=True):
-        assert np.array_equal(old, new), f"{name} changed"
-    monkeypatch.setitem(eng.__dict__, "_k_step", step)
-    eng.step(actions)
-    assert not all(np.array_equal(old, new) for old, new in zip(before, eng.state, strict=True))
 
 
 def test_a_threaded_engine_pickles_and_plays_on_alike():

@@ -18,9 +18,11 @@ interpreter at exit.
 Compiled jobs (:meth:`Crew.run_compiled`) never take the GIL. The crew is given a compiled loop (:meth:`Crew.bind`):
 a worker that sees such a job calls the loop once, and the loop runs that job and every compiled job after it,
 watching the counters itself (:func:`compiled_job_arrived`, :func:`compiled_job_done`), until a Python job comes,
-none comes for :data:`SPINS` checks, or the caller sleeps and must be woken (an ``Event``: from Python). In a game
-loop, then, a hand-over is a store to memory the worker is watching. The loop reads what each job is from memory
-its owner writes before handing the job over (:mod:`cluedo_env.engine.slice_jobs`).
+none comes for :data:`SPINS` checks, or the caller sleeps and must be woken (an ``Event``: from Python). The calling
+thread runs the same loop once per job (``LEAD``): it hands the job out (:func:`hand_out`), runs its own part and
+waits for the workers (:func:`wait_done`) in one compiled call. In a game loop, then, a hand-over is a store to
+memory the worker is watching. The loop reads what each job is from memory its owner writes before handing the
+job over (:mod:`cluedo_env.engine.slice_jobs`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ from cluedo_env.engine.memory import atomic_load, atomic_store, pause
 
 SPINS = 20_000  # checks of a counter before sleeping: 0.2-1 ms with the x86 pause (its cost varies by CPU model)
 _LINE = 8  # int64 words in a 64-byte cache line: each signal on a line of its own
+# A compiled loop's ``worker`` when the calling thread runs it (Crew.run_compiled): LEAD hands the job out and runs
+# the caller's part, unless a worker sleeps (Python must wake it first: the caller's part may wait for the workers'),
+# then LEAD_RUN runs the caller's part only.
+LEAD, LEAD_RUN = -1, -2
 # A worker's words: its jobs signal (count, sleeping flag, the job's kind: _PYTHON or _COMPILED) on one line, its done
 # signal (count, sleeping flag, the compiled job it runs) on the next.
 _KIND, _RUNNING = 2, 2
@@ -69,6 +75,28 @@ def compiled_job_done(words: np.ndarray, worker: int, n: int) -> bool:
     """In a compiled loop: say job ``n`` is done; whether the caller sleeps (the loop must return so that Python
     wakes it: :meth:`Signal.raise_to`'s handshake)."""
     return store_and_load(words, (2 * worker + 1) * _LINE, n, (2 * worker + 1) * _LINE + 1) != 0
+
+
+@njit(**INLINE)
+def hand_out(words: np.ndarray, n: int) -> int:
+    """In the calling thread's compiled call: hand job ``n`` to every worker as a compiled job; a bit per worker
+    found asleep (Python must set its event: :meth:`Signal.raise_to`'s handshake)."""
+    sleepers = 0
+    for worker in range(words.shape[0] // (2 * _LINE)):
+        at = 2 * worker * _LINE
+        atomic_store(words, at + _KIND, _COMPILED)
+        if store_and_load(words, at, n, at + 1):
+            sleepers |= 1 << worker
+    return sleepers
+
+
+@njit(**INLINE)
+def wait_done(words: np.ndarray, n: int) -> None:
+    """In the calling thread's compiled call: wait for every worker to finish job ``n``, at most :data:`SPINS` checks
+    each (then Python waits, sleeping: :meth:`Crew.run_compiled`)."""
+    for worker in range(words.shape[0] // (2 * _LINE)):
+        if not _spin_until(words, (2 * worker + 1) * _LINE, n, SPINS):
+            return
 
 
 @njit(**KERNEL)
@@ -121,7 +149,7 @@ class _Worker:
         self.done = Signal(words, (2 * index + 1) * _LINE)
         self.given = 0  # jobs given so far; the job numbered n is done when ``done`` reaches n
         self.job: tuple[Callable[[Any], Any], Any] | object | None = None  # (work, item), _COMPILED_JOB, or None: stop
-        self.loop: Callable[..., tuple[int, bool]] | None = None  # the compiled loop and its arguments (Crew.bind)
+        self.loop: Callable[..., tuple[int, int]] | None = None  # the compiled loop and its arguments (Crew.bind)
         self.loop_args: tuple = ()
         self.result: Any = None
         self.error: BaseException | None = None
@@ -203,6 +231,8 @@ class Crew:
     def __init__(self, size: int, name: str = "cluedo-crew") -> None:
         self.words = np.zeros(2 * size * _LINE, np.int64)
         self.workers = [_Worker(self.words, i, f"{name}-{i}") for i in range(size)]
+        self.loop: Callable[..., tuple[int, int]] | None = None  # (Crew.bind)
+        self.lead_args: tuple = ()
         self.bound = False
 
     def run(self, work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
@@ -212,22 +242,16 @@ class Crew:
         first, others = self._round([(work, item) for item in items[1:]], lambda: work(items[0]))
         return [first, *others]
 
-    def _round(self, jobs: list[Any], own: Callable[[], Any], abandon: Callable[[], None] | None = None,
-               ) -> tuple[Any, list[Any]]:  # fmt: skip
+    def _round(self, jobs: list[Any], own: Callable[[], Any]) -> tuple[Any, list[Any]]:
         """Give each worker its job, run ``own()`` here, and wait for every worker: what ``own`` returned and what
         the workers' jobs returned. The workers' jobs are done (or failed) before anything else touches their
-        slices, even when ``own`` fails; ``abandon()`` then runs first (a job that waits for ``own``'s part must
-        learn it will not come). The first error is raised once all are done."""
+        slices, even when ``own`` fails. The first error is raised once all are done."""
         self._check_running()
-        finished = False
         try:
             for worker, job in zip(self.workers, jobs, strict=True):
                 worker.give(job)
             first = own()
-            finished = True
         finally:
-            if not finished and abandon is not None:
-                abandon()
             others, errors = [], []
             for worker in self.workers:
                 try:
@@ -238,26 +262,57 @@ class Crew:
             raise errors[0]
         return first, others
 
-    def bind(self, loop: Callable[..., tuple[int, bool]], args: Sequence[tuple]) -> None:
-        """The compiled loop of :meth:`run_compiled`'s jobs, and each worker's arguments to it after ``(words,
-        worker, n)``. ``loop(words, worker, n, *args)`` runs compiled job ``n`` and the compiled jobs after it
-        (:func:`compiled_job_arrived`, :func:`compiled_job_done`), and returns the number of the last, and
-        whether its caller sleeps."""
+    def bind(self, loop: Callable[..., tuple[int, int]], args: Sequence[tuple], lead_args: tuple) -> None:
+        """The compiled loop of :meth:`run_compiled`'s jobs, each worker's arguments to it after ``(words, worker,
+        n)``, and the calling thread's (``lead_args``). ``loop(words, worker, n, *args)`` runs compiled job ``n``
+        and the compiled jobs after it (:func:`compiled_job_arrived`, :func:`compiled_job_done`), and returns the
+        number of the last and whether its caller sleeps (1 or 0); ``loop(words, LEAD, n, *lead_args)`` hands job
+        ``n`` out (:func:`hand_out`) and returns (a bit per worker found asleep, 0) if any, else runs the caller's
+        part, waits (:func:`wait_done`) and returns (0, 1); ``LEAD_RUN`` runs the caller's part and waits."""
         self._check_running()
         size = len(self.workers)
         if len(args) != size:
             raise ValueError(f"a crew of {size} binds {size} argument tuples, got {len(args)}")
         for worker, worker_args in zip(self.workers, args, strict=True):
             worker.loop, worker.loop_args = loop, worker_args
+        self.loop, self.lead_args = loop, lead_args
         self.bound = True
 
-    def run_compiled(self, own: Callable[[], Any], abandon: Callable[[], None] | None = None) -> Any:
-        """Hand every worker the next job of the bound loop (its owner has written what it is), run ``own()`` in the
-        calling thread meanwhile, wait for the workers, and return what ``own`` returned (``abandon``: see
-        :meth:`_round`)."""
+    def run_compiled(self) -> None:
+        """The next job of the bound loop (its owner has written what it is) on every worker and in the calling
+        thread: one call of the loop as the lead (``loop(words, LEAD, n, *lead_args)``: it hands the job out, runs
+        the caller's part, and waits for the workers). Where it found a worker asleep, it returns before the
+        caller's part; Python wakes the sleepers, and a second call (``LEAD_RUN``) runs the caller's part. Then
+        Python waits for any worker not yet done. A worker's error is raised once every worker is done."""
+        self._check_running()
         if not self.bound:
             raise RuntimeError("Crew.bind gives the compiled loop before run_compiled")
-        return self._round([_COMPILED_JOB] * len(self.workers), own, abandon)[0]
+        n = self.workers[0].given + 1
+        for worker in self.workers:
+            worker.job, worker.given = _COMPILED_JOB, n
+        sleepers = -1  # (an error in the call: wake them all; a needless wake only makes a worker look again)
+        try:
+            sleepers, ran = self.loop(self.words, LEAD, n, *self.lead_args)
+            if not ran:
+                self._wake(sleepers)
+                sleepers = 0
+                self.loop(self.words, LEAD_RUN, n, *self.lead_args)
+        finally:
+            self._wake(sleepers)
+            errors = []
+            for worker in self.workers:
+                try:
+                    worker.collect()
+                except BaseException as error:  # noqa: BLE001 - the first is raised below
+                    errors.append(error)
+        if errors:
+            raise errors[0]
+
+    def _wake(self, sleepers: int) -> None:
+        """Set the event of each worker with its bit in ``sleepers``."""
+        for i, worker in enumerate(self.workers):
+            if sleepers >> i & 1:
+                worker.jobs.event.set()
 
     def _check_running(self) -> None:
         if not self.workers:
@@ -274,4 +329,7 @@ class Crew:
         self.bound = False
 
 
-__all__ = ["SPINS", "Crew", "Signal", "compiled_job_arrived", "compiled_job_done", "store_and_load"]
+__all__ = [
+    "LEAD", "LEAD_RUN", "SPINS", "Crew", "Signal", "compiled_job_arrived", "compiled_job_done", "hand_out",
+    "store_and_load", "wait_done",
+]  # fmt: skip

@@ -20,8 +20,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, types
 
-from cluedo_env.engine.compile_options import INLINE, KERNEL
-from cluedo_env.engine.crew import compiled_job_arrived, compiled_job_done
+from cluedo_env.engine.compile_options import HELPER, INLINE, KERNEL
+from cluedo_env.engine.crew import LEAD, compiled_job_arrived, compiled_job_done, hand_out, wait_done
 from cluedo_env.engine.kernels import Scratch
 from cluedo_env.engine.memory import array_at, data_address
 from cluedo_env.engine.movement import MoveTables
@@ -70,51 +70,71 @@ class Part(NamedTuple):
 
 
 @njit(**KERNEL)
-def serve(words: np.ndarray, worker: int, n: int, shared: Shared, part: Part) -> tuple[int, bool]:
+def serve(words: np.ndarray, worker: int, n: int, shared: Shared, part: Part) -> tuple[int, int]:
     """A worker's compiled loop: run job ``n`` and each compiled job after it on ``part``'s games; return the
-    number of the last job run and whether the caller sleeps (:meth:`cluedo_env.engine.crew.Crew.bind`)."""
-    job, s, k = shared.job, part.state, shared.kernels
-    m, lo = part.games.shape[0], part.lo
+    number of the last job run and whether the caller sleeps (1: :meth:`cluedo_env.engine.crew.Crew.bind`).
+
+    ``worker=LEAD``: the calling thread's part of job ``n`` in one call: hand it to every worker, run it on
+    ``part``'s games, and wait for the workers (at most :data:`~cluedo_env.engine.crew.SPINS` checks each); (0, 1).
+    Where a worker sleeps it returns at once, (a bit per sleeper, 0), for Python to wake them, and
+    ``worker=LEAD_RUN`` then runs the caller's part and waits. One call leaves no Python between the hand-over,
+    the caller's slice and the wait, nor a place for an interrupt to fall between them."""
+    if worker == LEAD:
+        sleepers = hand_out(words, n)
+        if sleepers:
+            return sleepers, 0
+    if worker <= LEAD:
+        _run_job(shared, part)
+        wait_done(words, n)
+        return 0, 1
     last = n - 1
     while compiled_job_arrived(words, worker, last + 1):
         last += 1
-        kind = job[KIND]
-        a_rows = m if job[A_SIZE] else 0
-        b_rows = m if job[B_SIZE] else 0
-        if kind == STEP:
-            actions = array_at(job[A] + 8 * lo, m, np.int64)
-            active = array_at(job[B] + lo, b_rows, np.bool_)
-            players = shared.rules.players
-            rewards = array_at(job[REWARDS] + 4 * players * lo, (m, players), np.float32)
-            terminated = array_at(job[TERMINATED] + lo, m, np.bool_)
-            truncated = array_at(job[TRUNCATED] + lo, m, np.bool_)
-            first, count = call_compiled(k[STEP], (0, 0), (
-                s, shared.rules, shared.tables, part.moves, part.work, actions, active, shared.autoreset, rewards,
-                terminated, truncated, shared.sync, part.slot, job[TICKET]))  # fmt: skip
-            shared.results[part.slot * RESULT_WORDS] = first
-            shared.results[part.slot * RESULT_WORDS + 1] = count
-        elif kind == SAMPLE_UNIFORM:
-            uniforms = array_at(job[A] + 8 * lo, a_rows, np.float64)
-            out = array_at(job[B] + 8 * lo, m, np.int64)
-            call_compiled(k[SAMPLE_UNIFORM], None, (s, shared.tables, uniforms, out))
-        elif kind == SAMPLE_FULL:
-            keep = job[KEEP : KEEP + 1].view(np.float64)[0]
-            out = array_at(job[B] + 8 * lo, m, np.int64)
-            call_compiled(k[SAMPLE_FULL], None, (s, shared.tables, keep, out))
-        elif kind == OBSERVE:
-            seats = array_at(job[A] + 8 * lo, m, np.int64)
-            rows = array_at(job[B] + shared.obs_size * lo, (m, shared.obs_size), np.int8)
-            call_compiled(k[OBSERVE], None, (s, shared.rules, shared.obs_offsets, part.games, seats, rows, False))
-        elif kind == OBSERVE_PACKED:
-            seats = array_at(job[A] + 8 * lo, m, np.int64)
-            rows = array_at(job[B] + shared.packed_size * lo, (m, shared.packed_size), np.uint8)
-            call_compiled(k[OBSERVE_PACKED], None,
-                          (s, shared.rules, shared.packed_offsets, part.games, seats, rows, True))  # fmt: skip
-        else:
-            raise ValueError("a job of no known kind")
+        _run_job(shared, part)
         if compiled_job_done(words, worker, last):
-            return last, True
-    return last, False
+            return last, 1
+    return last, 0
+
+
+@njit(**HELPER)
+def _run_job(shared: Shared, part: Part) -> None:
+    """Run the job recorded in ``shared.job`` on ``part``'s games (called once a job: not inlined)."""
+    job, s, k = shared.job, part.state, shared.kernels
+    m, lo = part.games.shape[0], part.lo
+    kind = job[KIND]
+    a_rows = m if job[A_SIZE] else 0
+    b_rows = m if job[B_SIZE] else 0
+    if kind == STEP:
+        actions = array_at(job[A] + 8 * lo, m, np.int64)
+        active = array_at(job[B] + lo, b_rows, np.bool_)
+        players = shared.rules.players
+        rewards = array_at(job[REWARDS] + 4 * players * lo, (m, players), np.float32)
+        terminated = array_at(job[TERMINATED] + lo, m, np.bool_)
+        truncated = array_at(job[TRUNCATED] + lo, m, np.bool_)
+        first, count = call_compiled(k[STEP], (0, 0), (
+            s, shared.rules, shared.tables, part.moves, part.work, actions, active, shared.autoreset, rewards,
+            terminated, truncated, shared.sync, part.slot, job[TICKET]))  # fmt: skip
+        shared.results[part.slot * RESULT_WORDS] = first
+        shared.results[part.slot * RESULT_WORDS + 1] = count
+    elif kind == SAMPLE_UNIFORM:
+        uniforms = array_at(job[A] + 8 * lo, a_rows, np.float64)
+        out = array_at(job[B] + 8 * lo, m, np.int64)
+        call_compiled(k[SAMPLE_UNIFORM], None, (s, shared.tables, uniforms, out))
+    elif kind == SAMPLE_FULL:
+        keep = job[KEEP : KEEP + 1].view(np.float64)[0]
+        out = array_at(job[B] + 8 * lo, m, np.int64)
+        call_compiled(k[SAMPLE_FULL], None, (s, shared.tables, keep, out))
+    elif kind == OBSERVE:
+        seats = array_at(job[A] + 8 * lo, m, np.int64)
+        rows = array_at(job[B] + shared.obs_size * lo, (m, shared.obs_size), np.int8)
+        call_compiled(k[OBSERVE], None, (s, shared.rules, shared.obs_offsets, part.games, seats, rows, False))
+    elif kind == OBSERVE_PACKED:
+        seats = array_at(job[A] + 8 * lo, m, np.int64)
+        rows = array_at(job[B] + shared.packed_size * lo, (m, shared.packed_size), np.uint8)
+        call_compiled(k[OBSERVE_PACKED], None,
+                      (s, shared.rules, shared.packed_offsets, part.games, seats, rows, True))  # fmt: skip
+    else:
+        raise ValueError("a job of no known kind")
 
 
 # The records. Each writes every word it has, so no word of an earlier job is read by mistake.

@@ -49,7 +49,7 @@ from cluedo_env.engine import compile_ahead
 from cluedo_env.engine import kernels as K
 from cluedo_env.engine import slice_jobs as J
 from cluedo_env.engine.compile_ahead import signature_of, usable_cores
-from cluedo_env.engine.crew import Crew, store_and_load
+from cluedo_env.engine.crew import Crew
 from cluedo_env.engine.history import Accusation, Suggestion
 from cluedo_env.engine.movement import move_tables, with_scratch
 from cluedo_env.engine.native_call import kernel_address
@@ -325,11 +325,10 @@ class VectorEngine:
             self._hire()
         return self._crew.run(work, self._chunks)
 
-    def _on_slices(self, kind: int, own: Callable[[J.Part], Any], abandon: Callable[[], None] | None = None) -> Any:
-        """The job of ``kind`` just recorded in ``self._shared.job`` on every slice: ``own(first chunk)`` in this
-        thread, the others in the workers' compiled loop (:mod:`~cluedo_env.engine.slice_jobs`); what ``own``
-        returned. The workers' results are in ``self._shared.results``. ``abandon``: what tells the workers that
-        ``own`` failed (:meth:`~cluedo_env.engine.crew.Crew.run_compiled`)."""
+    def _on_slices(self, kind: int) -> None:
+        """The job of ``kind`` just recorded in ``self._shared.job`` on every slice, the first in this thread and the
+        others in the workers', all through the compiled loop (:mod:`~cluedo_env.engine.slice_jobs`); a step's
+        results are in ``self._shared.results``."""
         if self._crew_pid != os.getpid():
             self._hire()
         kernels = self._shared.kernels
@@ -338,8 +337,9 @@ class VectorEngine:
             _compiled(dispatcher, *args)  # compiled (or loaded) here, not in a worker
             kernels[kind] = kernel_address(dispatcher, signature_of(args), J.RETURNS[kind])
         if not self._crew.bound:
-            self._crew.bind(self._k_serve, [(self._shared, c) for c in self._chunks[1:]])
-        return self._crew.run_compiled(lambda: own(self._chunks[0]), abandon)
+            self._crew.bind(self._k_serve, [(self._shared, c) for c in self._chunks[1:]],
+                            (self._shared, self._chunks[0]))  # fmt: skip
+        self._crew.run_compiled()
 
     def close(self) -> None:
         """Stop the engine's worker threads (they also stop when the engine is garbage-collected)."""
@@ -452,10 +452,8 @@ class VectorEngine:
         out = np.empty(self.batch_size, np.int64)
         u = self._no_uniforms if rng is None else rng.random(self.batch_size)
         if self._chunks:
-            kernel = self._k_sample  # compiled here, not in the workers
             J.sample_job(self._shared.job, u, out)
-            self._on_slices(J.SAMPLE_UNIFORM,
-                            lambda c: kernel(c.state, self.tables, u[c.lo : c.hi] if len(u) else u, out[c.lo : c.hi]))
+            self._on_slices(J.SAMPLE_UNIFORM)
         else:
             self._k_sample(self.state, self.tables, u, out)
         return out
@@ -471,9 +469,8 @@ class VectorEngine:
         out = np.empty(self.batch_size, np.int64)
         keep = float(keep_accusation)
         if self._chunks:
-            kernel = self._k_full  # compiled here, not in the workers
             J.full_game_job(self._shared.job, keep, out)
-            self._on_slices(J.SAMPLE_FULL, lambda c: kernel(c.state, self.tables, keep, out[c.lo : c.hi]))
+            self._on_slices(J.SAMPLE_FULL)
         else:
             self._k_full(self.state, self.tables, keep, out)
         return out
@@ -535,24 +532,10 @@ class VectorEngine:
         """The step, a slice of the games per thread, in one hand-over; all or nothing: each thread checks its
         slice's actions and no slice steps until every slice is checked (:func:`cluedo_env.engine.kernels.step`)."""
         self._ticket += 1
-        ticket = self._ticket
-        kernel = self._k_step
-        rewards, terminated, truncated = out
-        J.step_job(self._shared.job, acts, active, ticket, rewards, terminated, truncated)
-
-        def abandon() -> None:  # the caller's slice never checked in (interrupted before its kernel): no slice steps
-            if self._sync[0] < ticket:
-                store_and_load(self._sync, 1, 1, 0)  # one illegal action, then the ticket, as kernels.step does
-                store_and_load(self._sync, 0, ticket, 0)
-
-        own = self._on_slices(J.STEP, lambda c: kernel(
-            c.state, self.rules, self.tables, c.moves, c.work, acts[c.lo : c.hi], active[c.lo : c.hi] if len(active)
-            else active, self.autoreset, rewards[c.lo : c.hi], terminated[c.lo : c.hi], truncated[c.lo : c.hi],
-            self._sync, c.slot, ticket),
-            abandon)  # fmt: skip
+        J.step_job(self._shared.job, acts, active, self._ticket, *out)
+        self._on_slices(J.STEP)
         results = self._shared.results
-        checked = [own, *((results[c.slot * J.RESULT_WORDS], results[c.slot * J.RESULT_WORDS + 1])
-                          for c in self._chunks[1:])]  # fmt: skip
+        checked = [(results[c.slot * J.RESULT_WORDS], results[c.slot * J.RESULT_WORDS + 1]) for c in self._chunks]
         if any(f == -2 for f, _ in checked):
             raise RuntimeError("a thread of the engine never checked its slice in; no slice stepped")
         count = sum(int(n) for _, n in checked)
@@ -590,13 +573,12 @@ class VectorEngine:
             out = np.empty((n, D), dtype)
         else:
             _check_out(out, (n, D), dtype)
-        kernel, at = (self._k_obs_packed, self.packed_layout.offsets) if packed else (self._k_obs, self.obs_offsets)
         if self._chunks and idx is None:  # every game, each thread its own rows
             kind = J.OBSERVE_PACKED if packed else J.OBSERVE
             J.observe_job(self._shared.job, kind, seats, out)
-            self._on_slices(kind, lambda c: kernel(c.state, self.rules, at, c.games, seats[c.lo : c.hi],
-                                                   out[c.lo : c.hi], packed))  # fmt: skip
+            self._on_slices(kind)
         else:
+            kernel, at = (self._k_obs_packed, self.packed_layout.offsets) if packed else (self._k_obs, self.obs_offsets)
             kernel(self.state, self.rules, at, games, seats, out, packed)
         return out
 
