@@ -74,7 +74,7 @@ def compiled_job_arrived(words: np.ndarray, worker: int, n: int) -> bool:
 def compiled_job_done(words: np.ndarray, worker: int, n: int) -> bool:
     """In a compiled loop: say job ``n`` is done; whether the caller sleeps (the loop must return so that Python
     wakes it: :meth:`Signal.raise_to`'s handshake)."""
-    return store_and_load(words, (2 * worker + 1) * _LINE, n, (2 * worker + 1) * _LINE + 1) != 0
+    return _store_and_load(words, (2 * worker + 1) * _LINE, n, (2 * worker + 1) * _LINE + 1) != 0
 
 
 @njit(**INLINE)
@@ -85,7 +85,7 @@ def hand_out(words: np.ndarray, n: int) -> int:
     for worker in range(words.shape[0] // (2 * _LINE)):
         at = 2 * worker * _LINE
         atomic_store(words, at + _KIND, _COMPILED)
-        if store_and_load(words, at, n, at + 1):
+        if _store_and_load(words, at, n, at + 1):
             sleepers |= 1 << worker
     return sleepers
 
@@ -100,9 +100,8 @@ def wait_done(words: np.ndarray, n: int) -> None:
 
 
 @njit(**KERNEL)
-def store_and_load(words: np.ndarray, store_at: int, value: int, load_at: int) -> int:
-    """``words[store_at] = value``, then ``words[load_at]``, in that order for every thread (the handshake's step;
-    also a sequentially consistent store from Python)."""
+def _store_and_load(words: np.ndarray, store_at: int, value: int, load_at: int) -> int:
+    """``words[store_at] = value``, then ``words[load_at]``, in that order for every thread (the handshake's step)."""
     atomic_store(words, store_at, value)
     return atomic_load(words, load_at)
 
@@ -123,7 +122,7 @@ class Signal:
         self.event = threading.Event()
 
     def raise_to(self, value: int) -> None:
-        if store_and_load(self.words, self.at, value, self.at + 1):
+        if _store_and_load(self.words, self.at, value, self.at + 1):
             self.event.set()
 
     def wait_for(self, value: int) -> None:
@@ -132,11 +131,11 @@ class Signal:
         try:
             while True:
                 self.event.clear()
-                if store_and_load(self.words, self.at + 1, 1, self.at) >= value:
+                if _store_and_load(self.words, self.at + 1, 1, self.at) >= value:
                     break
                 self.event.wait()
         finally:  # (an interrupted wait too: a flag left up would send every later raise through the event)
-            store_and_load(self.words, self.at + 1, 0, self.at)
+            _store_and_load(self.words, self.at + 1, 0, self.at)
 
 
 class _Worker:
@@ -156,10 +155,10 @@ class _Worker:
         self.thread = threading.Thread(target=_serve, args=(self,), name=name, daemon=True)
         self.thread.start()
 
-    def give(self, job: tuple[Callable[[Any], Any], Any] | object | None) -> None:
-        """Hand over ``(work, item)`` (None: stop), or the next compiled job (``_COMPILED_JOB``)."""
+    def give(self, job: tuple[Callable[[Any], Any], Any] | None) -> None:
+        """Hand over ``(work, item)`` (None: stop). (A compiled job is handed out by the lead: :func:`hand_out`.)"""
         self.job = job
-        self.words[self.jobs.at + _KIND] = _COMPILED if job is _COMPILED_JOB else _PYTHON
+        self.words[self.jobs.at + _KIND] = _PYTHON
         self.given += 1
         self.jobs.raise_to(self.given)
 
@@ -246,7 +245,6 @@ class Crew:
         """Give each worker its job, run ``own()`` here, and wait for every worker: what ``own`` returned and what
         the workers' jobs returned. The workers' jobs are done (or failed) before anything else touches their
         slices, even when ``own`` fails. The first error is raised once all are done."""
-        self._check_running()
         try:
             for worker, job in zip(self.workers, jobs, strict=True):
                 worker.give(job)
@@ -330,6 +328,5 @@ class Crew:
 
 
 __all__ = [
-    "LEAD", "LEAD_RUN", "SPINS", "Crew", "Signal", "compiled_job_arrived", "compiled_job_done", "hand_out",
-    "store_and_load", "wait_done",
+    "LEAD", "LEAD_RUN", "SPINS", "Crew", "Signal", "compiled_job_arrived", "compiled_job_done", "hand_out", "wait_done",
 ]  # fmt: skip

@@ -3,8 +3,9 @@
 Why: a worker thread's loop (:mod:`cluedo_env.engine.slice_jobs`) calls the engine's kernels, and a numba function
 that calls another the usual way links the callee's machine code into its own library and optimises the whole of
 it again: 9 s on an empty cache for a loop that calls the step, which every engine with threads would pay. Called
-by address, the callee is the code the engine already compiled (or loaded from the cache), the loop compiles in
-about a second, and its cache never holds a stale copy of a kernel whose source changed.
+by address, the callee is the code the engine already compiled (or loaded from the cache), the loop compiles in a
+few seconds (most of it the Python wrapper that unboxes its arguments), and its cache never holds a stale copy of a
+kernel whose source changed.
 
 The address is the kernel's native function (numba's own calling convention: a return slot, an exception slot,
 the arguments flattened), found by :func:`kernel_address` for the exact argument types the caller will pass. The

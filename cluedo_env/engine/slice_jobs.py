@@ -38,7 +38,7 @@ KINDS = len(RETURNS)
 # the full-game sampler's chance of keeping an accusation (a float64's bits); the step's result arrays' addresses.
 KIND, A, A_SIZE, B, B_SIZE, TICKET, KEEP, REWARDS, TERMINATED, TRUNCATED = range(10)
 JOB_WORDS = 16
-RESULT_WORDS = 8  # each worker's results (a step's first illegal game, and count), on a cache line of its own
+RESULT_WORDS = 8  # each slice's results (a step's first illegal game, and count), on a cache line of its own
 
 
 class Shared(NamedTuple):
@@ -58,14 +58,13 @@ class Shared(NamedTuple):
 
 
 class Part(NamedTuple):
-    """One worker's slice of the games and its own working memory."""
+    """One thread's slice of the games and its own working memory."""
 
     state: State  # views of the slice's rows
     moves: MoveTables
     work: Scratch
     games: np.ndarray  # (n,) int64: 0..n-1, the slice's games for the encoder
-    lo: int  # its games are lo:hi of the batch
-    hi: int
+    lo: int  # its first game in the batch
     slot: int  # its place among the slices: its check-in words in ``sync``, its results
 
 

@@ -309,7 +309,7 @@ class VectorEngine:
         bounds = np.linspace(0, self.batch_size, self.threads + 1).astype(int)
         for slot, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
             self._chunks.append(J.Part(State(*(a[lo:hi] for a in self.state)), with_scratch(self.moves),
-                                       K.new_scratch(), np.arange(hi - lo, dtype=np.int64), int(lo), int(hi), slot))
+                                       K.new_scratch(), np.arange(hi - lo, dtype=np.int64), int(lo), slot))
         self._hire()
 
     def _hire(self) -> None:
@@ -319,27 +319,30 @@ class VectorEngine:
         self._crew_pid = os.getpid()
         weakref.finalize(self, self._crew.stop)
 
+    def _crew_here(self) -> Crew:
+        """The engine's crew; hired again in a forked child, which inherits the crew but not its threads (it would
+        wait for them forever)."""
+        if self._crew_pid != os.getpid():
+            self._hire()
+        return self._crew
+
     def _on_chunks(self, work: Callable[[J.Part], Any]) -> list[Any]:
         """``work(chunk)`` for every chunk, the first in this thread and the others in the crew's; their results."""
-        if self._crew_pid != os.getpid():  # a forked child inherits the crew but not its threads: it would wait forever
-            self._hire()
-        return self._crew.run(work, self._chunks)
+        return self._crew_here().run(work, self._chunks)
 
     def _on_slices(self, kind: int) -> None:
         """The job of ``kind`` just recorded in ``self._shared.job`` on every slice, the first in this thread and the
         others in the workers', all through the compiled loop (:mod:`~cluedo_env.engine.slice_jobs`); a step's
         results are in ``self._shared.results``."""
-        if self._crew_pid != os.getpid():
-            self._hire()
+        crew = self._crew_here()
         kernels = self._shared.kernels
         if not kernels[kind]:
             dispatcher, args = self._job_kernel(kind)
             _compiled(dispatcher, *args)  # compiled (or loaded) here, not in a worker
             kernels[kind] = kernel_address(dispatcher, signature_of(args), J.RETURNS[kind])
-        if not self._crew.bound:
-            self._crew.bind(self._k_serve, [(self._shared, c) for c in self._chunks[1:]],
-                            (self._shared, self._chunks[0]))  # fmt: skip
-        self._crew.run_compiled()
+        if not crew.bound:
+            crew.bind(self._k_serve, [(self._shared, c) for c in self._chunks[1:]], (self._shared, self._chunks[0]))
+        crew.run_compiled()
 
     def close(self) -> None:
         """Stop the engine's worker threads (they also stop when the engine is garbage-collected)."""
