@@ -132,9 +132,9 @@ def test_the_step_parts_compiled_ahead_are_the_versions_the_step_calls():
     for part, signature in parts:
         part.compile(signature)
     before = {part: set(part.overloads) for part, _ in parts}
-    fresh = njit(**{**KERNEL, "cache": False})(K.step.py_func)
+    fresh = njit(**{**KERNEL, "cache": False})(K.apply_actions.py_func)  # (the step's body: it calls the helpers)
     step_args = (eng.state, eng.rules, eng.tables, eng.moves, eng.work, eng._actions, eng._all_active, True,
-                 *eng._out, eng._sync, 0, 0)  # fmt: skip
+                 *eng._out)  # fmt: skip
     fresh.compile(signature_of(step_args))
     assert {part: set(part.overloads) for part, _ in parts} == before
     # ... and the move search under _roll, the deal's and the dice's draws are typed for one signature each, none

@@ -140,8 +140,7 @@ def _add_loop(words: np.ndarray, worker: int, n: int, job: np.ndarray, totals: n
         if job[0] < 0:
             raise ValueError("a negative job")
         totals[-1] += job[0]
-        wait_done(words, n)
-        return 0, 1
+        return 0, wait_done(words, n)
     last = n - 1
     while compiled_job_arrived(words, worker, last + 1):
         last += 1

@@ -1,6 +1,8 @@
 """The engine's memory intrinsics (cluedo_env.engine.memory): a word copy moves exactly its eight bytes, at any
 alignment and between signed and unsigned bytes; a word load reads eight bytes little-endian, bools too; a prefetch
-changes nothing. And the samplers' word-at-a-time search for the n-th legal action against a plain scan."""
+changes nothing; atomic adds and minimums from many threads lose nothing; row views and values stored at an address
+read back what they view or hold. And the samplers' word-at-a-time search for the n-th legal action against a plain
+scan."""
 
 from __future__ import annotations
 
@@ -12,14 +14,21 @@ from numba.core.errors import TypingError
 from cluedo_env.engine.kernels import _nth_true
 from cluedo_env.engine.memory import (
     array_at,
+    atomic_add,
     atomic_load,
+    atomic_min,
     atomic_store,
     copy_word,
     data_address,
     load_word,
     pause,
     prefetch,
+    rows,
+    store_value,
+    value_at,
+    value_size,
 )
+from cluedo_env.engine.slice_jobs import block_bounds
 
 
 @njit(cache=False)
@@ -112,6 +121,82 @@ def _rows_at(a: np.ndarray, row: int, rows: int) -> np.ndarray:
 @njit(cache=False)
 def _flags_at(a: np.ndarray, i: int, n: int) -> np.ndarray:
     return array_at(data_address(a) + i, n, np.bool_).copy()
+
+
+@njit(cache=False, nogil=True)
+def _count_up(a: np.ndarray, times: int, seed: int) -> int:
+    """Add 1 to a[0] ``times`` times (the old values summed) and offer a[1] values that fall to ``seed``."""
+    total = 0
+    for k in range(times):
+        total += atomic_add(a, 0, 1)
+        atomic_min(a, 1, seed + times - k)
+    return total
+
+
+def test_atomic_adds_and_minimums_from_many_threads_lose_nothing() -> None:
+    import threading
+
+    a = np.array([0, 10**9], np.int64)
+    _count_up(a, 1, 10**9)  # (compiled before the threads start)
+    a[:] = 0, 10**9
+    olds: list[int] = []
+    threads = [threading.Thread(target=lambda i=i: olds.append(_count_up(a, 200_000, 100 * i))) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    n = 4 * 200_000
+    assert a[0] == n and sum(olds) == n * (n - 1) // 2  # every old value 0 .. n-1 handed out exactly once
+    assert a[1] == 1  # the least offered (thread 0's last)
+
+
+@njit(cache=False, _nrt=False)
+def _row_sums(arrays: tuple, lo: int, n: int) -> tuple:
+    view = rows(arrays, lo, n)
+    view[1][0, 0, 0] = -1  # a write through the view lands in the array
+    return view[0].sum(), view[1].sum(), view[1].shape, view[0].shape[0]
+
+
+def test_rows_views_the_same_rows_of_every_array() -> None:
+    arrays = (np.arange(10, dtype=np.int64), np.arange(60, dtype=np.int8).reshape(10, 3, 2))
+    expected = (arrays[0][3:7].sum(), arrays[1][3:7].sum() - arrays[1][3, 0, 0] - 1, (4, 3, 2), 4)
+    assert _row_sums(arrays, 3, 4) == expected
+    assert arrays[1][3, 0, 0] == -1 and arrays[1][2].tolist() == [[12, 13], [14, 15], [16, 17]]
+    assert _row_sums(arrays, 10, 0)[2] == (0, 3, 2)  # an empty block at the end
+
+
+@njit(cache=False, _nrt=False)
+def _store(buffer: np.ndarray, value: tuple) -> int:
+    store_value(buffer, value)
+    return value_size(value)
+
+
+@njit(cache=False, _nrt=False)
+def _read(address: int, value_type: object) -> tuple:
+    arrays, number = value_at(address, value_type)
+    arrays[0][0] += 1
+    return arrays[0].sum(), arrays[1].shape[0], number
+
+
+def test_a_value_stored_in_memory_reads_back_from_its_address() -> None:
+    import numba
+
+    value = ((np.arange(5, dtype=np.int64), np.zeros((3, 2), np.float32)), 42)
+    buffer = np.zeros(1024, np.uint8)
+    size = _store(buffer, value)
+    assert 0 < size <= 1024 and buffer[:size].any() and not buffer[size:].any()
+    assert _read(buffer.ctypes.data, numba.typeof(value)) == (11, 3, 42)
+    assert value[0][0][0] == 1  # the arrays read back are the stored ones, not copies
+
+
+def test_blocks_cover_the_batch_largest_first_and_give_every_thread_some() -> None:
+    for batch, threads in ((8192, 2), (4096, 4), (37, 2), (12, 3), (3, 8), (1, 1), (65536, 16)):
+        bounds = block_bounds(batch, threads)
+        sizes = np.diff(bounds)
+        assert bounds[0] == 0 and bounds[-1] == batch and (sizes > 0).all(), (batch, threads)
+        assert (np.diff(sizes[:-1]) <= 0).all()  # largest first (the last takes what is left)
+        assert len(sizes) >= min(batch, 2 * threads)
+    assert np.diff(block_bounds(8192, 2)).min() >= 4 and np.diff(block_bounds(8192, 2))[:-1].min() == 64
 
 
 @njit(cache=False)

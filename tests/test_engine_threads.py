@@ -1,9 +1,9 @@
 """A VectorEngine split across threads plays exactly the games one thread plays.
 
-Each thread steps, samples, deals and observes its own slice of the batch with working memory of its own; every
-game draws from its own random streams, so the thread count must change nothing: not the deals, the dice, the
-random players' choices, the observations, nor a single byte of the state. ``step`` stays all or nothing: an
-illegal action anywhere leaves every slice untouched.
+The threads share out each step, sample, deal and observation block by block, each with working memory of its own;
+every game draws from its own random streams, so the thread count (and which thread takes which block) must change
+nothing: not the deals, the dice, the random players' choices, the observations, nor a single byte of the state.
+``step`` stays all or nothing: an illegal action in any block leaves every block untouched.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_every_thread_count_plays_the_same_games(preset, autoreset):
         assert _play(threads, preset, 37, autoreset) == one, f"{threads} threads"
 
 
-def test_an_illegal_action_in_any_slice_changes_no_game():
+def test_an_illegal_action_in_any_block_changes_no_game():
     eng = VectorEngine("classic", batch_size=12, threads=3)
     eng.reset(seed=2)
     for _ in range(5):
@@ -67,13 +67,13 @@ def test_an_illegal_action_in_any_slice_changes_no_game():
     actions = eng.sample_full_game_actions()
     before = [a.copy() for a in eng.state]
     live = np.flatnonzero(eng.phase != A.OVER)
-    bad = int(live[-1])  # in the last slice: the first slices must not have stepped either
+    bad = int(live[-1])  # in the last block: the first blocks must not have stepped either
     actions[bad] = next(a for a in range(A.NUM_ACTIONS) if not eng.is_legal(bad, a))
     with pytest.raises(A.IllegalActionError, match=f"game {bad}: illegal action"):
         eng.step(actions)
     for name, old, new in zip(eng.state._fields, before, eng.state, strict=True):
         assert np.array_equal(old, new), f"{name} changed"
-    also = int(live[live < 4][0])  # and one in the first slice: it is named, both are counted
+    also = int(live[live < 4][0])  # and one in the first blocks: it is named, both are counted
     actions[also] = next(a for a in range(A.NUM_ACTIONS) if not eng.is_legal(also, a))
     with pytest.raises(A.IllegalActionError, match=rf"game {also}: .* 2 game\(s\) of 12 had an illegal action"):
         eng.step(actions)

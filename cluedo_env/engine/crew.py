@@ -43,6 +43,8 @@ _LINE = 8  # int64 words in a 64-byte cache line: each signal on a line of its o
 # the caller's part, unless a worker sleeps (Python must wake it first: the caller's part may wait for the workers'),
 # then LEAD_RUN runs the caller's part only.
 LEAD, LEAD_RUN = -1, -2
+# What the lead's call returns second: the caller's part ran (RAN), and every worker had finished too (RAN_DONE).
+RAN, RAN_DONE = 1, 2
 # A worker's words: its jobs signal (count, sleeping flag, the job's kind: _PYTHON or _COMPILED) on one line, its done
 # signal (count, sleeping flag, the compiled job it runs) on the next.
 _KIND, _RUNNING = 2, 2
@@ -91,12 +93,14 @@ def hand_out(words: np.ndarray, n: int) -> int:
 
 
 @njit(**INLINE)
-def wait_done(words: np.ndarray, n: int) -> None:
+def wait_done(words: np.ndarray, n: int) -> int:
     """In the calling thread's compiled call: wait for every worker to finish job ``n``, at most :data:`SPINS` checks
-    each (then Python waits, sleeping: :meth:`Crew.run_compiled`)."""
+    each; :data:`RAN_DONE` if they all did, else :data:`RAN` (Python waits for the rest, sleeping:
+    :meth:`Crew.run_compiled`)."""
     for worker in range(words.shape[0] // (2 * _LINE)):
         if not _spin_until(words, (2 * worker + 1) * _LINE, n, SPINS):
-            return
+            return RAN
+    return RAN_DONE
 
 
 @njit(**KERNEL)
@@ -266,7 +270,8 @@ class Crew:
         and the compiled jobs after it (:func:`compiled_job_arrived`, :func:`compiled_job_done`), and returns the
         number of the last and whether its caller sleeps (1 or 0); ``loop(words, LEAD, n, *lead_args)`` hands job
         ``n`` out (:func:`hand_out`) and returns (a bit per worker found asleep, 0) if any, else runs the caller's
-        part, waits (:func:`wait_done`) and returns (0, 1); ``LEAD_RUN`` runs the caller's part and waits."""
+        part, waits (:func:`wait_done`) and returns (0, what the wait returned); ``LEAD_RUN`` runs the caller's part
+        and waits."""
         self._check_running()
         size = len(self.workers)
         if len(args) != size:
@@ -281,28 +286,31 @@ class Crew:
         thread: one call of the loop as the lead (``loop(words, LEAD, n, *lead_args)``: it hands the job out, runs
         the caller's part, and waits for the workers). Where it found a worker asleep, it returns before the
         caller's part; Python wakes the sleepers, and a second call (``LEAD_RUN``) runs the caller's part. Then
-        Python waits for any worker not yet done. A worker's error is raised once every worker is done."""
+        Python waits for any worker not yet done (none, in a game loop: the call waited for them). A worker's error
+        is raised once every worker is done."""
         self._check_running()
         if not self.bound:
             raise RuntimeError("Crew.bind gives the compiled loop before run_compiled")
         n = self.workers[0].given + 1
         for worker in self.workers:
             worker.job, worker.given = _COMPILED_JOB, n
-        sleepers = -1  # (an error in the call: wake them all; a needless wake only makes a worker look again)
+        sleepers, ran = -1, 0  # (an error in the call: wake them all; a needless wake only makes a worker look again)
         try:
             sleepers, ran = self.loop(self.words, LEAD, n, *self.lead_args)
             if not ran:
                 self._wake(sleepers)
                 sleepers = 0
-                self.loop(self.words, LEAD_RUN, n, *self.lead_args)
+                _, ran = self.loop(self.words, LEAD_RUN, n, *self.lead_args)
         finally:
-            self._wake(sleepers)
             errors = []
+            if ran != RAN_DONE:  # (else every worker is done: nothing to wake or wait for but an error to raise)
+                self._wake(sleepers)
             for worker in self.workers:
-                try:
-                    worker.collect()
-                except BaseException as error:  # noqa: BLE001 - the first is raised below
-                    errors.append(error)
+                if ran != RAN_DONE or worker.error is not None:
+                    try:
+                        worker.collect()
+                    except BaseException as error:  # noqa: BLE001 - the first is raised below
+                        errors.append(error)
         if errors:
             raise errors[0]
 
@@ -328,5 +336,6 @@ class Crew:
 
 
 __all__ = [
-    "LEAD", "LEAD_RUN", "SPINS", "Crew", "Signal", "compiled_job_arrived", "compiled_job_done", "hand_out", "wait_done",
+    "LEAD", "LEAD_RUN", "RAN", "RAN_DONE", "SPINS", "Crew", "Signal", "compiled_job_arrived", "compiled_job_done",
+    "hand_out", "wait_done",
 ]  # fmt: skip

@@ -21,7 +21,7 @@ from numba import njit
 
 from cluedo_env.engine.compile_options import HELPER, INLINE, KERNEL
 from cluedo_env.engine.kernel_cache import ENGINE
-from cluedo_env.engine.memory import atomic_load, atomic_store, load_word, pause, prefetch
+from cluedo_env.engine.memory import load_word, prefetch
 from cluedo_env.rules import actions as A
 from cluedo_env.rules import privacy
 
@@ -430,31 +430,6 @@ def sample_full_game(s, tables, keep_accusation: float, out: np.ndarray) -> None
 
 
 # ===================================================================== transitions
-SYNC_STRIDE = 8  # int64 words of a slice's check-in in a threaded step's ``sync`` array: a cache line each
-CHECK_IN_SPINS = 1 << 32  # checks of the other slices' check-ins before a threaded step gives up (minutes)
-
-
-@njit(**INLINE)
-def _all_checked(sync: np.ndarray, slot: int, ticket: int, count: int) -> int:
-    """Check in slice ``slot``'s number of illegal actions for step ``ticket``, wait until every slice has, and
-    return their total (-1 if one never did). Each slice owns words ``slot * SYNC_STRIDE`` (the ticket of its last
-    check-in) and the next (its count): the count is stored before the ticket, so a slice that reads the ticket
-    reads the count that came with it."""
-    at = slot * SYNC_STRIDE
-    atomic_store(sync, at + 1, count)
-    atomic_store(sync, at, ticket)
-    total = 0
-    for other in range(0, sync.shape[0], SYNC_STRIDE):
-        spins = 0
-        while atomic_load(sync, other) < ticket:
-            spins += 1
-            if spins == CHECK_IN_SPINS:
-                return -1
-            pause()
-        total += atomic_load(sync, other + 1)
-    return total
-
-
 MOVE_AHEAD = 8  # games ahead whose move (an action ROLL) the step asks the CPU to load the distances of
 
 
@@ -462,30 +437,29 @@ MOVE_AHEAD = 8  # games ahead whose move (an action ROLL) the step asks the CPU 
 def step(
     s, rules, tables, moves, work, actions: np.ndarray, active: np.ndarray, autoreset: bool,
     out_rewards: np.ndarray, out_terminated: np.ndarray, out_truncated: np.ndarray,
-    sync: np.ndarray, slot: int, ticket: int,
 ) -> tuple[int, int]:  # fmt: skip
     """Apply ``actions[b]`` for each live game's actor; write what the step produced into the
     ``out_*`` arrays, then restart finished games if ``autoreset``. ``active``: (B,) bool, or
     empty for all games.
 
     All or nothing: if any live game's action is illegal, nothing changes and the result is
-    (first such game, their number); else (-1, 0). A threaded engine steps its slices at once, each
-    thread calling this on its slice's views: ``sync`` (int64, ``SYNC_STRIDE`` words per slice; one slice:
-    no wait) holds each slice's check-in for step ``ticket`` (this slice's: ``slot``), and no slice steps
-    until every slice has checked its actions; then a slice with only legal actions returns (-1, 0)
-    unchanged if another slice had an illegal one, so the caller sums the counts. (-2, 0): a slice never
-    checked in. Why in the step, not a round of its own: each hand-over to the threads costs tens of
-    microseconds (engine/crew.py).
+    (first such game, their number); else (-1, 0). (A threaded engine checks every block of its
+    games before it applies any: :mod:`cluedo_env.engine.slice_jobs`.)
     """
     first, count = first_illegal(s, actions, active)
-    if sync.shape[0] > SYNC_STRIDE:
-        total = _all_checked(sync, slot, ticket, count)
-        if total < 0:
-            return -2, 0
-        if total > 0:
-            return first, count
-    elif first >= 0:
+    if first >= 0:
         return first, count
+    apply_actions(s, rules, tables, moves, work, actions, active, autoreset, out_rewards, out_terminated,
+                  out_truncated)  # fmt: skip
+    return -1, 0
+
+
+@njit(**HELPER)
+def apply_actions(
+    s, rules, tables, moves, work, actions: np.ndarray, active: np.ndarray, autoreset: bool,
+    out_rewards: np.ndarray, out_terminated: np.ndarray, out_truncated: np.ndarray,
+) -> None:  # fmt: skip
+    """:func:`step` once every action is known to be legal (:func:`first_illegal`)."""
     P = rules.players
     n = actions.shape[0]
     for b in range(n):
@@ -552,7 +526,6 @@ def step(
         if autoreset and s.phase[b] == _OVER:
             work.one[0] = b
             new_games(s, rules, tables, work.one, work)
-    return -1, 0
 
 
 def step_parts(s, rules, tables, moves, work) -> tuple[tuple, list[tuple]]:
@@ -960,7 +933,7 @@ __all__ = [
     "sample_full_game",
     "sample_uniform",
     "seat_mask_rows",
-    "SYNC_STRIDE",
+    "apply_actions",
     "step",
     "step_parts",
     "suggestion_room_rows",

@@ -23,6 +23,18 @@ actions is the sum of its bytes.
 (:mod:`cluedo_env.engine.crew`). A plain load in a loop that stores nothing may be read once and kept in a register;
 an atomic one is read again each time, and orders the loads and stores around it.
 
+``atomic_add(array, i, value)`` (returns the old value) and ``atomic_min(array, i, value)``: how the threads of a
+job share its games out block by block, each taking the next block when it is done with its last
+(:mod:`cluedo_env.engine.slice_jobs`), and add up what the blocks found.
+
+``rows(arrays, lo, n)``: a tuple of arrays (a ``State``) as views of rows ``lo .. lo + n`` of each, made in
+compiled code: a job's blocks are ranges of games decided while it runs.
+
+``value_size(value)``, ``store_value(buffer, value)`` and ``value_at(address, typeref)``: a compiled value (a tuple
+of ~70 arrays) written once into memory in its native form and read back from its address. Why: a Python call that
+passes the tuple unboxes every array each time, ~10 us a call, twice a threaded step; passed its address, the call
+unboxes one int. Whoever stored it keeps its arrays alive while it is read.
+
 ``data_address(array)`` (the address of an array's first element, an int64) and ``array_at(address, shape, dtype)``
 (an array over the memory there): how a worker thread's compiled loop reads and writes arrays its caller names per
 job (:mod:`cluedo_env.engine.slice_jobs`), without the GIL a Python call would need to hand it an array. The
@@ -139,6 +151,118 @@ def atomic_store(typingctx, array, index, value):  # noqa: ARG001 (numba's intri
 
 
 @intrinsic
+def atomic_add(typingctx, array, index, value):  # noqa: ARG001 (numba's intrinsic signature)
+    """array[index] += value in an int64 array as one atomic step (sequentially consistent); the old value."""
+    if not _int64s(array) or not isinstance(index, types.Integer) or not isinstance(value, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        value = context.cast(builder, args[2], sig.args[2], types.int64)
+        pointer = _pointer(context, builder, sig.args[0], args[0], args[1], _WORD)
+        return builder.atomic_rmw("add", pointer, value, "seq_cst")
+
+    return types.int64(array, index, value), codegen
+
+
+@intrinsic
+def atomic_min(typingctx, array, index, value):  # noqa: ARG001 (numba's intrinsic signature)
+    """array[index] = min(array[index], value) in an int64 array as one atomic step (sequentially consistent)."""
+    if not _int64s(array) or not isinstance(index, types.Integer) or not isinstance(value, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        value = context.cast(builder, args[2], sig.args[2], types.int64)
+        builder.atomic_rmw("min", _pointer(context, builder, sig.args[0], args[0], args[1], _WORD), value, "seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(array, index, value), codegen
+
+
+def _c_arrays(t) -> bool:  # noqa: ANN001 (a numba type)
+    """A tuple (or NamedTuple) of C-contiguous arrays of one dimension or more."""
+    return isinstance(t, types.BaseTuple) and all(
+        isinstance(x, types.Array) and x.layout == "C" and x.ndim >= 1 for x in t.types
+    )
+
+
+@intrinsic
+def rows(typingctx, arrays, lo, n):  # noqa: ARG001 (numba's intrinsic signature)
+    """``arrays`` (a tuple of C-contiguous arrays, a ``State``) with each array ``a`` as the view ``a[lo:lo + n]``;
+    no bounds check (the caller keeps ``lo + n`` within every array's first dimension)."""
+    if not _c_arrays(arrays) or not isinstance(lo, types.Integer) or not isinstance(n, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        tuple_type = sig.args[0]
+        start = context.cast(builder, args[1], sig.args[1], types.intp)
+        count = context.cast(builder, args[2], sig.args[2], types.intp)
+        out = cgutils.get_null_value(context.get_value_type(tuple_type))
+        for i, array_type in enumerate(tuple_type.types):
+            whole = context.make_array(array_type)(context, builder, builder.extract_value(args[0], i))
+            shape = cgutils.unpack_tuple(builder, whole.shape)
+            strides = cgutils.unpack_tuple(builder, whole.strides)
+            row = shape[1:]
+            items = count
+            for size in row:
+                items = builder.mul(items, size)
+            view = context.make_array(array_type)(context, builder)
+            first_byte = builder.bitcast(whole.data, ir.IntType(8).as_pointer())
+            view.data = builder.bitcast(builder.gep(first_byte, [builder.mul(start, strides[0])]), whole.data.type)
+            view.shape = cgutils.pack_array(builder, [count, *row])
+            view.strides = whole.strides
+            view.itemsize = whole.itemsize
+            view.meminfo = whole.meminfo
+            view.parent = cgutils.get_null_value(whole.parent.type)
+            view.nitems = items
+            out = builder.insert_value(out, view._getvalue(), i)
+        return out
+
+    return arrays(arrays, lo, n), codegen
+
+
+@intrinsic
+def value_size(typingctx, value):  # noqa: ARG001 (numba's intrinsic signature)
+    """The bytes :func:`store_value` writes for ``value`` (any compiled value: a tuple of arrays)."""
+
+    def codegen(context, builder, sig, args):
+        return context.get_constant(types.int64, context.get_abi_sizeof(context.get_value_type(sig.args[0])))
+
+    return types.int64(value), codegen
+
+
+@intrinsic
+def store_value(typingctx, buffer, value):  # noqa: ARG001 (numba's intrinsic signature)
+    """Write ``value``'s native form into ``buffer`` (a C-contiguous uint8 array of at least :func:`value_size`
+    bytes, 8-byte aligned); :func:`value_at` reads it back. No bounds check."""
+    if not (isinstance(buffer, types.Array) and buffer.dtype == types.uint8 and buffer.layout == "C"):
+        return None
+
+    def codegen(context, builder, sig, args):
+        view = context.make_array(sig.args[0])(context, builder, args[0])
+        target = builder.bitcast(view.data, context.get_value_type(sig.args[1]).as_pointer())
+        builder.store(args[1], target)
+        return context.get_dummy_value()
+
+    return types.void(buffer, value), codegen
+
+
+@intrinsic
+def value_at(typingctx, address, typeref):  # noqa: ARG001 (numba's intrinsic signature)
+    """The value of type ``typeref`` (a numba type, passed as one: ``numba.typeof(value)``) that
+    :func:`store_value` wrote at ``address``."""
+    if not isinstance(address, types.Integer) or not isinstance(typeref, types.TypeRef):
+        return None
+    value_type = typeref.instance_type
+
+    def codegen(context, builder, sig, args):
+        pointer = builder.inttoptr(context.cast(builder, args[0], sig.args[0], types.int64),
+                                   context.get_value_type(value_type).as_pointer())  # fmt: skip
+        return builder.load(pointer)
+
+    return value_type(address, typeref), codegen
+
+
+@intrinsic
 def data_address(typingctx, array):  # noqa: ARG001 (numba's intrinsic signature)
     """The address of ``array``'s first element, as an int64."""
     if not isinstance(array, types.Array):
@@ -216,4 +340,7 @@ def pause(typingctx):  # noqa: ARG001 (numba's intrinsic signature)
     return types.void(), codegen
 
 
-__all__ = ["array_at", "atomic_load", "atomic_store", "copy_word", "data_address", "load_word", "pause", "prefetch"]
+__all__ = [
+    "array_at", "atomic_add", "atomic_load", "atomic_min", "atomic_store", "copy_word", "data_address", "load_word",
+    "pause", "prefetch", "rows", "store_value", "value_at", "value_size",
+]  # fmt: skip

@@ -1,16 +1,28 @@
-"""The game loop's jobs on a threaded engine's worker threads, run by a compiled loop that never takes the GIL.
+"""The game loop's jobs on a threaded engine's threads, shared out block by block by a compiled loop that never
+takes the GIL.
 
-Why: a threaded :class:`~cluedo_env.engine.vector_engine.VectorEngine` hands each worker its slice of a sample, a
-step or an observation every call. Handed over as a Python call, the worker must take the GIL to start and to
-finish its job, while the caller holds it on its way into its own slice: 20-65 us a round, a tenth of a step at
-batch 8192 on two threads. Here the worker's thread stays in :func:`serve` (bound to the crew, see
-:mod:`cluedo_env.engine.crew`), which reads each job from a record in memory and calls the kernel itself.
+Why: a threaded :class:`~cluedo_env.engine.vector_engine.VectorEngine` hands its workers each sample, step and
+observation of a batch. Handed over as a Python call, the worker must take the GIL to start and to finish its job,
+while the caller holds it on its way into its own part: 20-65 us a round, a tenth of a step at batch 8192 on two
+threads. Here the worker's thread stays in :func:`serve` (bound to the crew, see :mod:`cluedo_env.engine.crew`),
+which reads each job from a record in memory and calls the kernel itself.
 
-A job's record (:data:`JOB_WORDS` int64 words, written by the ``*_job`` functions before the hand-over): what to
-run (``KIND``: :data:`SAMPLE_UNIFORM`, :data:`SAMPLE_FULL`, :data:`STEP`, :data:`OBSERVE`, :data:`OBSERVE_PACKED`)
-and the addresses of the caller's arrays for the whole batch (each worker takes the rows of its own games), which
-the caller keeps alive until the job is done. The kernels are called by address (:mod:`~cluedo_env.engine.
-native_call`), at the addresses the engine looked up for exactly the argument types used here (:data:`RETURNS`).
+Why blocks, not a fixed slice per thread: the threads of a round all wait for the last to finish, so a slice that
+runs slower (a core another process shares, a slice that drew the longer move searches) held the faster thread
+idle, for a sixth of a step in some minutes. Each thread instead takes the next block of games (:data:`blocks`:
+large ones first, then smaller ones, so the last to finish finishes soon after the others) until none is left.
+Every game has its own random streams, so which thread plays a game never changes what happens in it.
+
+A job's record (the first :data:`RECORD_WORDS` int64 words of ``Shared.job``, written by the ``*_job`` functions
+before the hand-over): what to run (``KIND``: one of :data:`KINDS` kinds) and the addresses of the caller's
+arrays for the whole batch (each block takes its own rows), which the caller keeps alive until the job is done.
+The counters the threads share follow, each on a cache line of its own: the next block, the blocks checked and
+the next block to apply (a step), and what the check found. The kernels are called by address
+(:mod:`~cluedo_env.engine.native_call`), at the addresses the engine looked up for exactly the argument types used
+here (:data:`RETURNS`).
+
+A step is all or nothing: its threads first check every block's actions (:func:`~cluedo_env.engine.kernels.
+first_illegal`), wait until every block is checked, and apply the actions only if none was illegal.
 """
 
 from __future__ import annotations
@@ -22,31 +34,49 @@ from numba import njit, types
 
 from cluedo_env.engine.compile_options import HELPER, INLINE, KERNEL
 from cluedo_env.engine.crew import LEAD, compiled_job_arrived, compiled_job_done, hand_out, wait_done
-from cluedo_env.engine.kernels import Scratch
-from cluedo_env.engine.memory import array_at, data_address
+from cluedo_env.engine.kernels import Scratch, first_illegal
+from cluedo_env.engine.memory import (
+    array_at,
+    atomic_add,
+    atomic_load,
+    atomic_min,
+    data_address,
+    pause,
+    rows,
+    store_value,
+    value_at,
+    value_size,
+)
 from cluedo_env.engine.movement import MoveTables
 from cluedo_env.engine.native_call import call_compiled
 from cluedo_env.engine.observation import Offsets
 from cluedo_env.engine.state import Rules, State, Tables
 
-SAMPLE_UNIFORM, SAMPLE_FULL, STEP, OBSERVE, OBSERVE_PACKED = range(5)  # a job's kind, and its kernel's index
-RETURNS = (types.none, types.none, types.UniTuple(types.int64, 2), types.none, types.none)  # what each kind's returns
-KINDS = len(RETURNS)
+SAMPLE_UNIFORM, SAMPLE_FULL, STEP, OBSERVE, OBSERVE_PACKED, NEW_GAMES = range(6)  # a job's kind, its kernel's index
+KINDS = 6
+RETURNS = (types.none,) * KINDS  # what each kind's kernel returns (a step's check is not called by address)
 
 # The record's words: the kind; the batch arrays' addresses (A: actions, sampler uniforms, or seats; B: active,
-# or the output) and the number of elements of A and B (0: empty, the kernel's "none given"); the step's ticket;
-# the full-game sampler's chance of keeping an accusation (a float64's bits); the step's result arrays' addresses.
-KIND, A, A_SIZE, B, B_SIZE, TICKET, KEEP, REWARDS, TERMINATED, TRUNCATED = range(10)
-JOB_WORDS = 16
-RESULT_WORDS = 8  # each slice's results (a step's first illegal game, and count), on a cache line of its own
+# or the output) and the number of elements of A and B (0: empty, the kernel's "none given"); the full-game
+# sampler's chance of keeping an accusation (a float64's bits); the step's result arrays' addresses.
+KIND, A, A_SIZE, B, B_SIZE, KEEP, REWARDS, TERMINATED, TRUNCATED = range(9)
+RECORD_WORDS = 16
+# The counters, a cache line each: the next block to take; a step's blocks checked; its next block to apply; the
+# number of illegal actions its check found, and the first game with one (a step's result).
+NEXT, CHECKED, APPLY_NEXT, ILLEGAL, FIRST = 16, 24, 32, 40, 41
+JOB_WORDS = 48
+NO_GAME = np.iinfo(np.int64).max  # FIRST while no illegal action is found
+SMALLEST_BLOCK = 64  # games: taking a block and viewing its rows costs about as much as stepping one game
 
 
 class Shared(NamedTuple):
-    """What every worker's jobs read: the record, the kernels, and the engine's arrays that are not per slice."""
+    """What every thread's jobs read: the record and counters, the kernels, the blocks, and the engine's arrays."""
 
-    job: np.ndarray  # (JOB_WORDS,) int64: the job being handed over
+    job: np.ndarray  # (JOB_WORDS,) int64: the job being handed over, then its counters
     kernels: np.ndarray  # (KINDS,) int64: each kind's kernel's address, 0 until the engine first runs that kind
-    results: np.ndarray  # (threads * RESULT_WORDS,) int64: each slice's, at its slot
+    blocks: np.ndarray  # (k + 1,) int64: the blocks' bounds, 0 .. B (block_bounds)
+    games: np.ndarray  # (largest block,) int64: 0, 1, 2 ... a block's games for the encoder and the deal
+    state: State  # the whole batch
     rules: Rules
     tables: Tables
     obs_offsets: Offsets  # the int8 layout's
@@ -54,38 +84,48 @@ class Shared(NamedTuple):
     obs_size: int  # int8 observation bytes per game
     packed_size: int  # packed observation bytes per game
     autoreset: bool
-    sync: np.ndarray  # the step's check-in words (kernels.step)
 
 
 class Part(NamedTuple):
-    """One thread's slice of the games and its own working memory."""
+    """One thread's own working memory."""
 
-    state: State  # views of the slice's rows
     moves: MoveTables
     work: Scratch
-    games: np.ndarray  # (n,) int64: 0..n-1, the slice's games for the encoder
-    lo: int  # its first game in the batch
-    slot: int  # its place among the slices: its check-in words in ``sync``, its results
+
+
+def block_bounds(batch: int, threads: int) -> np.ndarray:
+    """(k + 1,) int64: the bounds of the blocks a batch is shared out in, largest first: each a ``2 * threads``-th of
+    the games not yet in a block, and at least :data:`SMALLEST_BLOCK` games (fewer in a small batch, so that every
+    thread has blocks to take). Large blocks keep the cost of taking one small; the small last ones let the threads
+    finish close together (guided scheduling)."""
+    smallest = max(1, min(SMALLEST_BLOCK, batch // (8 * threads)))
+    bounds, lo = [0], 0
+    while lo < batch:
+        lo += min(batch - lo, max(smallest, (batch - lo) // (2 * threads)))
+        bounds.append(lo)
+    return np.array(bounds, np.int64)
 
 
 @njit(**KERNEL)
-def serve(words: np.ndarray, worker: int, n: int, shared: Shared, part: Part) -> tuple[int, int]:
-    """A worker's compiled loop: run job ``n`` and each compiled job after it on ``part``'s games; return the
-    number of the last job run and whether the caller sleeps (1: :meth:`cluedo_env.engine.crew.Crew.bind`).
+def serve(words: np.ndarray, worker: int, n: int, context: int, context_type: types.TypeRef) -> tuple[int, int]:
+    """A worker's compiled loop: run job ``n`` and each compiled job after it; return the number of the last job
+    run and whether the caller sleeps (1: :meth:`cluedo_env.engine.crew.Crew.bind`). ``context``: the address of
+    the thread's ``(Shared, Part)``, of type ``context_type`` (:func:`~cluedo_env.engine.memory.store_value`).
 
-    ``worker=LEAD``: the calling thread's part of job ``n`` in one call: hand it to every worker, run it on
-    ``part``'s games, and wait for the workers (at most :data:`~cluedo_env.engine.crew.SPINS` checks each); (0, 1).
+    ``worker=LEAD``: the calling thread's part of job ``n`` in one call: hand it to every worker, take blocks until
+    none is left, and wait for the workers (at most :data:`~cluedo_env.engine.crew.SPINS` checks each); (0,
+    :data:`~cluedo_env.engine.crew.RAN_DONE`), or (0, ``RAN``) if one is not yet done.
     Where a worker sleeps it returns at once, (a bit per sleeper, 0), for Python to wake them, and
     ``worker=LEAD_RUN`` then runs the caller's part and waits. One call leaves no Python between the hand-over,
-    the caller's slice and the wait, nor a place for an interrupt to fall between them."""
+    the caller's part and the wait, nor a place for an interrupt to fall between them."""
+    shared, part = value_at(context, context_type)
     if worker == LEAD:
         sleepers = hand_out(words, n)
         if sleepers:
             return sleepers, 0
     if worker <= LEAD:
         _run_job(shared, part)
-        wait_done(words, n)
-        return 0, 1
+        return 0, wait_done(words, n)
     last = n - 1
     while compiled_job_arrived(words, worker, last + 1):
         last += 1
@@ -97,26 +137,64 @@ def serve(words: np.ndarray, worker: int, n: int, shared: Shared, part: Part) ->
 
 @njit(**HELPER)
 def _run_job(shared: Shared, part: Part) -> None:
-    """Run the job recorded in ``shared.job`` on ``part``'s games (called once a job: not inlined)."""
-    job, s, k = shared.job, part.state, shared.kernels
-    m, lo = part.games.shape[0], part.lo
+    """This thread's part of the job recorded in ``shared.job``: blocks taken until none is left (a step's check
+    first, see the module's docstring)."""
+    job, blocks = shared.job, shared.blocks
+    count = blocks.shape[0] - 1
     kind = job[KIND]
-    a_rows = m if job[A_SIZE] else 0
-    b_rows = m if job[B_SIZE] else 0
+    counter = NEXT
+    if kind == STEP:
+        if not _check_step(shared, count):
+            return
+        counter = APPLY_NEXT
+    while True:
+        i = atomic_add(job, counter, 1)
+        if i >= count:
+            return
+        lo = blocks[i]
+        _run_block(shared, part, kind, lo, blocks[i + 1] - lo)
+
+
+@njit(**INLINE)
+def _check_step(shared: Shared, count: int) -> bool:
+    """Check blocks of the step's actions until none is left, wait until every block is checked; whether every
+    action was legal (else the step's result is in ILLEGAL and FIRST)."""
+    job, blocks = shared.job, shared.blocks
+    while True:
+        i = atomic_add(job, NEXT, 1)
+        if i >= count:
+            break
+        lo = blocks[i]
+        m = blocks[i + 1] - lo
+        actions = array_at(job[A] + 8 * lo, m, np.int64)
+        active = array_at(job[B] + lo, m if job[B_SIZE] else 0, np.bool_)
+        first, illegal = first_illegal(rows(shared.state, lo, m), actions, active)
+        if illegal:
+            atomic_add(job, ILLEGAL, illegal)
+            atomic_min(job, FIRST, lo + first)
+        atomic_add(job, CHECKED, 1)  # (after its findings: whoever sees every block checked sees them all)
+    while atomic_load(job, CHECKED) < count:  # a block another thread is checking: a few microseconds at most
+        pause()
+    return atomic_load(job, ILLEGAL) == 0
+
+
+@njit(**INLINE)
+def _run_block(shared: Shared, part: Part, kind: int, lo: int, m: int) -> None:
+    """Run the job of ``kind`` on the ``m`` games from ``lo``."""
+    job, k = shared.job, shared.kernels
+    s = rows(shared.state, lo, m)
+    games = array_at(data_address(shared.games), m, np.int64)
     if kind == STEP:
         actions = array_at(job[A] + 8 * lo, m, np.int64)
-        active = array_at(job[B] + lo, b_rows, np.bool_)
+        active = array_at(job[B] + lo, m if job[B_SIZE] else 0, np.bool_)
         players = shared.rules.players
         rewards = array_at(job[REWARDS] + 4 * players * lo, (m, players), np.float32)
         terminated = array_at(job[TERMINATED] + lo, m, np.bool_)
         truncated = array_at(job[TRUNCATED] + lo, m, np.bool_)
-        first, count = call_compiled(k[STEP], (0, 0), (
-            s, shared.rules, shared.tables, part.moves, part.work, actions, active, shared.autoreset, rewards,
-            terminated, truncated, shared.sync, part.slot, job[TICKET]))  # fmt: skip
-        shared.results[part.slot * RESULT_WORDS] = first
-        shared.results[part.slot * RESULT_WORDS + 1] = count
+        call_compiled(k[STEP], None, (s, shared.rules, shared.tables, part.moves, part.work, actions, active,
+                                      shared.autoreset, rewards, terminated, truncated))  # fmt: skip
     elif kind == SAMPLE_UNIFORM:
-        uniforms = array_at(job[A] + 8 * lo, a_rows, np.float64)
+        uniforms = array_at(job[A] + 8 * lo, m if job[A_SIZE] else 0, np.float64)
         out = array_at(job[B] + 8 * lo, m, np.int64)
         call_compiled(k[SAMPLE_UNIFORM], None, (s, shared.tables, uniforms, out))
     elif kind == SAMPLE_FULL:
@@ -125,24 +203,27 @@ def _run_job(shared: Shared, part: Part) -> None:
         call_compiled(k[SAMPLE_FULL], None, (s, shared.tables, keep, out))
     elif kind == OBSERVE:
         seats = array_at(job[A] + 8 * lo, m, np.int64)
-        rows = array_at(job[B] + shared.obs_size * lo, (m, shared.obs_size), np.int8)
-        call_compiled(k[OBSERVE], None, (s, shared.rules, shared.obs_offsets, part.games, seats, rows, False))
+        out_rows = array_at(job[B] + shared.obs_size * lo, (m, shared.obs_size), np.int8)
+        call_compiled(k[OBSERVE], None, (s, shared.rules, shared.obs_offsets, games, seats, out_rows, False))
     elif kind == OBSERVE_PACKED:
         seats = array_at(job[A] + 8 * lo, m, np.int64)
-        rows = array_at(job[B] + shared.packed_size * lo, (m, shared.packed_size), np.uint8)
+        out_rows = array_at(job[B] + shared.packed_size * lo, (m, shared.packed_size), np.uint8)
         call_compiled(k[OBSERVE_PACKED], None,
-                      (s, shared.rules, shared.packed_offsets, part.games, seats, rows, True))  # fmt: skip
+                      (s, shared.rules, shared.packed_offsets, games, seats, out_rows, True))  # fmt: skip
+    elif kind == NEW_GAMES:
+        call_compiled(k[NEW_GAMES], None, (s, shared.rules, shared.tables, games, part.work))
     else:
         raise ValueError("a job of no known kind")
 
 
-# The records. Each writes every word it has, so no word of an earlier job is read by mistake.
+# The records. Each writes every word it has, so no word of an earlier job is read by mistake, and resets the
+# counters.
 @njit(**KERNEL)
-def step_job(job: np.ndarray, actions: np.ndarray, active: np.ndarray, ticket: int, rewards: np.ndarray,
-             terminated: np.ndarray, truncated: np.ndarray) -> None:  # fmt: skip
+def step_job(job: np.ndarray, actions: np.ndarray, active: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
+             truncated: np.ndarray) -> None:  # fmt: skip
     """A step of ``actions`` ((B,) int64) for the games ``active`` marks ((B,) bool, or empty: every game), its
     results into ``rewards`` ((B, P) float32), ``terminated`` and ``truncated`` ((B,) bool)."""
-    _record(job, STEP, data_address(actions), actions.shape[0], data_address(active), active.shape[0], ticket, 0.0)
+    _record(job, STEP, data_address(actions), actions.shape[0], data_address(active), active.shape[0], 0.0)
     job[REWARDS], job[TERMINATED], job[TRUNCATED] = data_address(rewards), data_address(terminated), data_address(
         truncated)  # fmt: skip
 
@@ -150,29 +231,50 @@ def step_job(job: np.ndarray, actions: np.ndarray, active: np.ndarray, ticket: i
 @njit(**KERNEL)
 def sample_job(job: np.ndarray, uniforms: np.ndarray, out: np.ndarray) -> None:
     """Uniform random legal actions into ``out`` ((B,) int64), chance from ``uniforms`` ((B,) float64, or empty)."""
-    _record(job, SAMPLE_UNIFORM, data_address(uniforms), uniforms.shape[0], data_address(out), out.shape[0], 0, 0.0)
+    _record(job, SAMPLE_UNIFORM, data_address(uniforms), uniforms.shape[0], data_address(out), out.shape[0], 0.0)
 
 
 @njit(**KERNEL)
 def full_game_job(job: np.ndarray, keep: float, out: np.ndarray) -> None:
     """The full-game benchmark player's actions into ``out`` ((B,) int64)."""
-    _record(job, SAMPLE_FULL, 0, 0, data_address(out), out.shape[0], 0, keep)
+    _record(job, SAMPLE_FULL, 0, 0, data_address(out), out.shape[0], keep)
 
 
 @njit(**KERNEL)
 def observe_job(job: np.ndarray, kind: int, seats: np.ndarray, out: np.ndarray) -> None:
     """Observations (``kind`` OBSERVE or OBSERVE_PACKED) of ``seats`` ((B,) int64) into ``out`` ((B, D) rows)."""
-    _record(job, kind, data_address(seats), seats.shape[0], data_address(out), out.shape[0], 0, 0.0)
+    _record(job, kind, data_address(seats), seats.shape[0], data_address(out), out.shape[0], 0.0)
+
+
+@njit(**KERNEL)
+def new_games_job(job: np.ndarray) -> None:
+    """New games dealt in every slot (the reset)."""
+    _record(job, NEW_GAMES, 0, 0, 0, 0, 0.0)
 
 
 @njit(**INLINE)
-def _record(job: np.ndarray, kind: int, a: int, a_size: int, b: int, b_size: int, ticket: int, keep: float) -> None:
-    job[KIND], job[A], job[A_SIZE], job[B], job[B_SIZE], job[TICKET] = kind, a, a_size, b, b_size, ticket
+def _record(job: np.ndarray, kind: int, a: int, a_size: int, b: int, b_size: int, keep: float) -> None:
+    job[KIND], job[A], job[A_SIZE], job[B], job[B_SIZE] = kind, a, a_size, b, b_size
     job[KEEP : KEEP + 1].view(np.float64)[0] = keep
     job[REWARDS] = job[TERMINATED] = job[TRUNCATED] = 0
+    job[NEXT] = job[CHECKED] = job[APPLY_NEXT] = job[ILLEGAL] = 0
+    job[FIRST] = NO_GAME
+
+
+@njit(**KERNEL)
+def store_context(buffer: np.ndarray, shared: Shared, part: Part) -> None:
+    """Write a thread's ``(shared, part)`` into ``buffer`` (:func:`context_size` bytes) for :func:`serve`."""
+    store_value(buffer, (shared, part))
+
+
+@njit(**KERNEL)
+def context_size(shared: Shared, part: Part) -> int:
+    """The bytes :func:`store_context` writes."""
+    return value_size((shared, part))
 
 
 __all__ = [
-    "JOB_WORDS", "KINDS", "OBSERVE", "OBSERVE_PACKED", "RESULT_WORDS", "RETURNS", "SAMPLE_FULL", "SAMPLE_UNIFORM",
-    "STEP", "Part", "Shared", "full_game_job", "observe_job", "sample_job", "serve", "step_job",
+    "FIRST", "ILLEGAL", "JOB_WORDS", "KINDS", "NEW_GAMES", "NO_GAME", "OBSERVE", "OBSERVE_PACKED", "RETURNS",
+    "SAMPLE_FULL", "SAMPLE_UNIFORM", "STEP", "Part", "Shared", "block_bounds", "context_size", "full_game_job",
+    "new_games_job", "observe_job", "sample_job", "serve", "step_job", "store_context",
 ]  # fmt: skip

@@ -37,7 +37,6 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Callable
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -128,6 +127,8 @@ def auto_threads(batch_size: int) -> int:
     return max(1, min(usable_cores(), batch_size // GAMES_PER_THREAD))
 
 
+# What a threaded engine makes for its threads (rebuilt on load, not pickled).
+_THREADS_OWN = ("_contexts", "_context_type", "_crew", "_crew_pid", "_parts", "_shared")
 _COMPILING = threading.Lock()  # one first use at a time: a threaded engine's workers may all read an entry at once
 
 
@@ -240,8 +241,9 @@ class VectorEngine:
         its entry point's here, and the workers' compiled loop's (:mod:`~cluedo_env.engine.slice_jobs`)."""
         s, r, t = self.state, self.rules, self.tables
         if kind == J.STEP:
-            return K.step, (s, r, t, self.moves, self.work, self._actions, self._all_active, True, *self._out,
-                            self._sync, 0, 0)  # fmt: skip
+            return K.apply_actions, (s, r, t, self.moves, self.work, self._actions, self._all_active, True, *self._out)
+        if kind == J.NEW_GAMES:
+            return K.new_games, (s, r, t, self._one_game, self.work)
         if kind == J.SAMPLE_UNIFORM:
             return K.sample_uniform, (s, t, self._no_uniforms, self._actions)
         if kind == J.SAMPLE_FULL:
@@ -277,7 +279,8 @@ class VectorEngine:
                 part.compile(signature_of(args))
         self.__dict__["_k_new"] = _compiled(K.new_games, s, r, t, np.zeros(1, np.int64), w)
         compile_ahead.collect(*roll)
-        self.__dict__["_k_step"] = self._job_entry(J.STEP)
+        self.__dict__["_k_step"] = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True,
+                                             *self._out)  # fmt: skip
 
     def _compile_encoder(self) -> None:
         """The int8 observation encoder's entry point (collected from the helper where one compiles it)."""
@@ -296,20 +299,22 @@ class VectorEngine:
 
     def _start_threads(self) -> None:
         """Cut the batch into ``threads`` slices of (nearly) equal size and start the workers that step them."""
-        self._sync = np.zeros(K.SYNC_STRIDE * self.threads, np.int64)  # the slices' check-ins (kernels.step)
-        self._ticket = 0  # threaded steps so far: each slice checks in with the step's number
-        self._chunks: list[J.Part] = []  # each thread's slice; the first is the calling thread's
         self._crew = None
         if self.threads == 1:
             return
+        blocks = J.block_bounds(self.batch_size, self.threads)
         self._shared = J.Shared(
-            np.zeros(J.JOB_WORDS, np.int64), np.zeros(J.KINDS, np.int64), np.zeros(J.RESULT_WORDS * self.threads,
-            np.int64), self.rules, self.tables, self.obs_offsets, self.packed_layout.offsets, self.observation_size,
-            self.packed_observation_size, self.autoreset, self._sync)  # fmt: skip
-        bounds = np.linspace(0, self.batch_size, self.threads + 1).astype(int)
-        for slot, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
-            self._chunks.append(J.Part(State(*(a[lo:hi] for a in self.state)), with_scratch(self.moves),
-                                       K.new_scratch(), np.arange(hi - lo, dtype=np.int64), int(lo), slot))
+            np.zeros(J.JOB_WORDS, np.int64), np.zeros(J.KINDS, np.int64), blocks,
+            np.arange(np.diff(blocks).max(), dtype=np.int64), self.state, self.rules, self.tables,
+            self.obs_offsets, self.packed_layout.offsets, self.observation_size, self.packed_observation_size,
+            self.autoreset)  # fmt: skip
+        # Each thread's (Shared, Part) in memory, read by its compiled loop from the address (memory.store_value).
+        self._parts = [J.Part(with_scratch(self.moves), K.new_scratch()) for _ in range(self.threads)]
+        size = -(-int(J.context_size(self._shared, self._parts[0])) // 64) * 64
+        self._contexts = np.zeros((self.threads, size), np.uint8)
+        for row, part in zip(self._contexts, self._parts, strict=True):
+            J.store_context(row, self._shared, part)
+        self._context_type = numba.typeof((self._shared, self._parts[0]))
         self._hire()
 
     def _hire(self) -> None:
@@ -326,14 +331,10 @@ class VectorEngine:
             self._hire()
         return self._crew
 
-    def _on_chunks(self, work: Callable[[J.Part], Any]) -> list[Any]:
-        """``work(chunk)`` for every chunk, the first in this thread and the others in the crew's; their results."""
-        return self._crew_here().run(work, self._chunks)
-
     def _on_slices(self, kind: int) -> None:
-        """The job of ``kind`` just recorded in ``self._shared.job`` on every slice, the first in this thread and the
-        others in the workers', all through the compiled loop (:mod:`~cluedo_env.engine.slice_jobs`); a step's
-        results are in ``self._shared.results``."""
+        """The job of ``kind`` just recorded in ``self._shared.job``, shared out among this thread and the workers
+        block by block, all through the compiled loop (:mod:`~cluedo_env.engine.slice_jobs`); a step's result is in
+        the job's counters."""
         crew = self._crew_here()
         kernels = self._shared.kernels
         if not kernels[kind]:
@@ -341,7 +342,8 @@ class VectorEngine:
             _compiled(dispatcher, *args)  # compiled (or loaded) here, not in a worker
             kernels[kind] = kernel_address(dispatcher, signature_of(args), J.RETURNS[kind])
         if not crew.bound:
-            crew.bind(self._k_serve, [(self._shared, c) for c in self._chunks[1:]], (self._shared, self._chunks[0]))
+            contexts = [(row.ctypes.data, self._context_type) for row in self._contexts]
+            crew.bind(self._k_serve, contexts[1:], contexts[0])
         crew.run_compiled()
 
     def close(self) -> None:
@@ -366,13 +368,11 @@ class VectorEngine:
     _k_dest = cached_property(lambda self: _compiled(K.destinations_of, self.state, self.moves, 0,
                                                      np.zeros(6, np.int16), self.mask[0, 4:201]))  # fmt: skip
     _k_obs_packed = cached_property(lambda self: self._job_entry(J.OBSERVE_PACKED))
-    _k_serve = cached_property(lambda self: _compiled(J.serve, self._crew.words, 0, 1, self._shared,
-                                                      self._chunks[1]))  # fmt: skip
+    _k_serve = cached_property(lambda self: _compiled(J.serve, self._crew.words, 0, 1, 0, self._context_type))
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the arrays, not the compiled entry points or threads (rebuilt on load, from numba's cache)."""
-        state = {k: v for k, v in self.__dict__.items()
-                 if not k.startswith("_k_") and k not in ("_chunks", "_crew", "_crew_pid", "_shared")}  # fmt: skip
+        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_k_") and k not in _THREADS_OWN}
         for name in (*State._fields, "special", "move_dest", "show"):  # aliases of self.state
             state.pop(name, None)
         return state
@@ -392,8 +392,9 @@ class VectorEngine:
         self.rng = np.random.default_rng(check_seed(seed))
         self.chance[:] = self.rng.integers(0, 2**64, size=self.batch_size, dtype=np.uint64, endpoint=False)
         self.sampler[:] = self.rng.integers(0, 2**64, size=self.batch_size, dtype=np.uint64, endpoint=False)
-        if self._chunks:
-            self._on_chunks(lambda c: self._k_new(c.state, self.rules, self.tables, c.games, c.work))
+        if self.threads > 1:
+            J.new_games_job(self._shared.job)
+            self._on_slices(J.NEW_GAMES)
         else:
             self._new_games(self._ar)
 
@@ -454,7 +455,7 @@ class VectorEngine:
         """
         out = np.empty(self.batch_size, np.int64)
         u = self._no_uniforms if rng is None else rng.random(self.batch_size)
-        if self._chunks:
+        if self.threads > 1:
             J.sample_job(self._shared.job, u, out)
             self._on_slices(J.SAMPLE_UNIFORM)
         else:
@@ -471,7 +472,7 @@ class VectorEngine:
         """
         out = np.empty(self.batch_size, np.int64)
         keep = float(keep_accusation)
-        if self._chunks:
+        if self.threads > 1:
             J.full_game_job(self._shared.job, keep, out)
             self._on_slices(J.SAMPLE_FULL)
         else:
@@ -516,11 +517,11 @@ class VectorEngine:
         B = self.batch_size
         out = (np.empty((B, self.P), np.float32), np.empty(B, bool), np.empty(B, bool)) if copy else self._out
         rewards, terminated, truncated = out
-        if self._chunks:
-            first, count = self._step_on_chunks(acts, active, out)
+        if self.threads > 1:
+            first, count = self._step_on_threads(acts, active, out)
         else:
             first, count = self._k_step(self.state, self.rules, self.tables, self.moves, self.work, acts, active,
-                                        self.autoreset, rewards, terminated, truncated, self._sync, 0, 0)  # fmt: skip
+                                        self.autoreset, rewards, terminated, truncated)  # fmt: skip
         if first >= 0:
             g = int(first)
             a = int(actions[g])
@@ -531,20 +532,14 @@ class VectorEngine:
             )
         return StepResult(rewards, terminated, truncated)
 
-    def _step_on_chunks(self, acts: np.ndarray, active: np.ndarray, out: tuple[np.ndarray, ...]) -> tuple[int, int]:
-        """The step, a slice of the games per thread, in one hand-over; all or nothing: each thread checks its
-        slice's actions and no slice steps until every slice is checked (:func:`cluedo_env.engine.kernels.step`)."""
-        self._ticket += 1
-        J.step_job(self._shared.job, acts, active, self._ticket, *out)
+    def _step_on_threads(self, acts: np.ndarray, active: np.ndarray, out: tuple[np.ndarray, ...]) -> tuple[int, int]:
+        """The step, shared out among the threads in one hand-over; all or nothing (:mod:`~cluedo_env.engine.
+        slice_jobs`): (the first game with an illegal action, their number), or (-1, 0)."""
+        job = self._shared.job
+        J.step_job(job, acts, active, *out)
         self._on_slices(J.STEP)
-        results = self._shared.results
-        checked = [(results[c.slot * J.RESULT_WORDS], results[c.slot * J.RESULT_WORDS + 1]) for c in self._chunks]
-        if any(f == -2 for f, _ in checked):
-            raise RuntimeError("a thread of the engine never checked its slice in; no slice stepped")
-        count = sum(int(n) for _, n in checked)
-        if count:
-            return next(c.lo + int(f) for c, (f, _) in zip(self._chunks, checked, strict=True) if f >= 0), count
-        return -1, 0
+        count = int(job[J.ILLEGAL])
+        return (int(job[J.FIRST]), count) if count else (-1, 0)
 
     # ============================================================ observations
     def observe(
@@ -576,7 +571,7 @@ class VectorEngine:
             out = np.empty((n, D), dtype)
         else:
             _check_out(out, (n, D), dtype)
-        if self._chunks and idx is None:  # every game, each thread its own rows
+        if self.threads > 1 and idx is None:  # every game, the threads sharing out the rows
             kind = J.OBSERVE_PACKED if packed else J.OBSERVE
             J.observe_job(self._shared.job, kind, seats, out)
             self._on_slices(kind)
