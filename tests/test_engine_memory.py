@@ -28,7 +28,7 @@ from cluedo_env.engine.memory import (
     value_at,
     value_size,
 )
-from cluedo_env.engine.slice_jobs import block_bounds
+from cluedo_env.engine.thread_jobs import block_bounds
 
 
 @njit(cache=False)
@@ -189,14 +189,19 @@ def test_a_value_stored_in_memory_reads_back_from_its_address() -> None:
     assert value[0][0][0] == 1  # the arrays read back are the stored ones, not copies
 
 
-def test_blocks_cover_the_batch_largest_first_and_give_every_thread_some() -> None:
-    for batch, threads in ((8192, 2), (4096, 4), (37, 2), (12, 3), (3, 8), (1, 1), (65536, 16)):
-        bounds = block_bounds(batch, threads)
+def test_blocks_cover_the_batch_each_home_largest_first() -> None:
+    for batch, threads in ((8192, 2), (4096, 4), (37, 2), (12, 3), (3, 3), (1, 1), (65536, 16)):
+        bounds, homes = block_bounds(batch, threads)
         sizes = np.diff(bounds)
         assert bounds[0] == 0 and bounds[-1] == batch and (sizes > 0).all(), (batch, threads)
-        assert (np.diff(sizes[:-1]) <= 0).all()  # largest first (the last takes what is left)
-        assert len(sizes) >= min(batch, 2 * threads)
-    assert np.diff(block_bounds(8192, 2)).min() >= 4 and np.diff(block_bounds(8192, 2))[:-1].min() == 64
+        assert homes[0] == 0 and homes[-1] == len(sizes) and len(homes) == threads + 1
+        home_games = bounds[homes[1:]] - bounds[homes[:-1]]
+        assert home_games.max() - home_games.min() <= 1  # the homes are the batch's equal slices
+        for t in range(threads):
+            own = sizes[homes[t] : homes[t + 1]]
+            assert (np.diff(own[:-1]) <= 0).all()  # largest first (the last takes what is left)
+            assert len(own) >= min(home_games[t], 2)  # a thread done early has something to take
+    assert np.diff(block_bounds(8192, 2)[0]).min() == 64
 
 
 @njit(cache=False)

@@ -22,7 +22,7 @@ none comes for :data:`SPINS` checks, or the caller sleeps and must be woken (an 
 thread runs the same loop once per job (``LEAD``): it hands the job out (:func:`hand_out`), runs its own part and
 waits for the workers (:func:`wait_done`) in one compiled call. In a game loop, then, a hand-over is a store to
 memory the worker is watching. The loop reads what each job is from memory its owner writes before handing the
-job over (:mod:`cluedo_env.engine.slice_jobs`).
+job over (:mod:`cluedo_env.engine.thread_jobs`).
 """
 
 from __future__ import annotations

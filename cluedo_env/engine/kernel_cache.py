@@ -138,19 +138,19 @@ ENGINE_SOURCES = tuple(
         "engine/memory.py",
         "engine/crew.py",
         "engine/native_call.py",
-        "engine/slice_jobs.py",
+        "engine/thread_jobs.py",
     )
 )
 ENGINE = KernelSources(
     "cluedo_kernels.stamp",
     ENGINE_SOURCES,
     tuple(PACKAGE / "engine" / name for name in ("kernels.py", "movement.py", "observation.py", "crew.py",
-                                            "slice_jobs.py")),
+                                            "thread_jobs.py")),
     package="cluedo_env.",
     title="the engine's kernels",
     first_run="about 12 s on two cores, 20 s on one",
 )
 """The engine's kernels (:mod:`cluedo_env.engine.kernels`, ``movement``, ``observation``, ``crew``,
-``slice_jobs``)."""
+``thread_jobs``)."""
 
 __all__ = ["ENGINE", "ENGINE_SOURCES", "KernelSources", "cache_folder"]

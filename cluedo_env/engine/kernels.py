@@ -444,7 +444,7 @@ def step(
 
     All or nothing: if any live game's action is illegal, nothing changes and the result is
     (first such game, their number); else (-1, 0). (A threaded engine checks every block of its
-    games before it applies any: :mod:`cluedo_env.engine.slice_jobs`.)
+    games before it applies any: :mod:`cluedo_env.engine.thread_jobs`.)
     """
     first, count = first_illegal(s, actions, active)
     if first >= 0:

@@ -25,7 +25,7 @@ an atomic one is read again each time, and orders the loads and stores around it
 
 ``atomic_add(array, i, value)`` (returns the old value) and ``atomic_min(array, i, value)``: how the threads of a
 job share its games out block by block, each taking the next block when it is done with its last
-(:mod:`cluedo_env.engine.slice_jobs`), and add up what the blocks found.
+(:mod:`cluedo_env.engine.thread_jobs`), and add up what the blocks found.
 
 ``rows(arrays, lo, n)``: a tuple of arrays (a ``State``) as views of rows ``lo .. lo + n`` of each, made in
 compiled code: a job's blocks are ranges of games decided while it runs.
@@ -37,7 +37,7 @@ unboxes one int. Whoever stored it keeps its arrays alive while it is read.
 
 ``data_address(array)`` (the address of an array's first element, an int64) and ``array_at(address, shape, dtype)``
 (an array over the memory there): how a worker thread's compiled loop reads and writes arrays its caller names per
-job (:mod:`cluedo_env.engine.slice_jobs`), without the GIL a Python call would need to hand it an array. The
+job (:mod:`cluedo_env.engine.thread_jobs`), without the GIL a Python call would need to hand it an array. The
 caller keeps the array alive until the job is done.
 """
 

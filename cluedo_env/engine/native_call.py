@@ -1,6 +1,6 @@
 """Calling a compiled kernel by its address from compiled code: :func:`call_compiled`, :func:`kernel_address`.
 
-Why: a worker thread's loop (:mod:`cluedo_env.engine.slice_jobs`) calls the engine's kernels, and a numba function
+Why: a worker thread's loop (:mod:`cluedo_env.engine.thread_jobs`) calls the engine's kernels, and a numba function
 that calls another the usual way links the callee's machine code into its own library and optimises the whole of
 it again: 9 s on an empty cache for a loop that calls the step, which every engine with threads would pay. Called
 by address, the callee is the code the engine already compiled (or loaded from the cache), the loop compiles in a

@@ -23,8 +23,8 @@ the legal-action mask's ROLL..END_TURN, MOVE and SHOW blocks.
 Chance: each game has its own random stream, seeded by ``reset(seed)``; a game's deal and dice
 depend only on the seed and its slot, never on the other games or on the players' choices.
 
-Threads: ``threads`` (default ``"auto"``) splits the batch into slices that threads deal, sample, step
-and observe side by side; since no game depends on another, the results are the same whatever the count.
+Threads: ``threads`` (default ``"auto"``) shares each deal, sample, step and observation of the batch out among
+threads, block by block; since no game depends on another, the results are the same whatever the count.
 Observations come as int8 rows (``observe()``) or as the same information in bits (``observe(packed=True)``,
 a fifth of the bytes; :func:`cluedo_env.engine.observation.unpack` gives the int8 rows back).
 
@@ -46,7 +46,7 @@ import numpy as np
 from cluedo_env.checks import check_seed, is_int
 from cluedo_env.engine import compile_ahead
 from cluedo_env.engine import kernels as K
-from cluedo_env.engine import slice_jobs as J
+from cluedo_env.engine import thread_jobs as J
 from cluedo_env.engine.compile_ahead import signature_of, usable_cores
 from cluedo_env.engine.crew import Crew
 from cluedo_env.engine.history import Accusation, Suggestion
@@ -76,8 +76,8 @@ from cluedo_env.rules.cards import NUM_CARDS
 from cluedo_env.rules.config import RulesConfig, make_config
 
 FULL_GAME_KEEP_ACCUSATION = 0.01  # the `full` benchmark player keeps a drawn accusation with this chance
-GAMES_PER_THREAD = 2048  # threads="auto" gives each thread at least this many games: below, the workers' slices
-# are too small to pay for a hand-over (a step of 2048 games takes ~0.4 ms, 1-2 ms with an observation)
+GAMES_PER_THREAD = 2048  # threads="auto" gives each thread at least this many games: below, a thread's share is
+# too small to pay for a hand-over (a step of 2048 games takes ~0.4 ms, 1-2 ms with an observation)
 
 
 class StepResult(NamedTuple):
@@ -175,8 +175,8 @@ class VectorEngine:
         threads: int | str = "auto",
         observations: bool = True,
     ):
-        """``threads``: how many threads step, sample, reset and observe the batch, each on its own slice of the
-        games (the kernels release the GIL). Results are the same whatever the count: every game has its own
+        """``threads``: how many threads step, sample, reset and observe the batch, sharing out its games block
+        by block (the kernels release the GIL). Results are the same whatever the count: every game has its own
         random streams. ``"auto"`` (default): one per usable core, with at least ``GAMES_PER_THREAD`` games each,
         so batches under 4096 use one thread.
 
@@ -237,8 +237,8 @@ class VectorEngine:
         return self.state, self.rules, self.obs_offsets, ids, ids, np.zeros((1, self.observation_size), np.int8), False
 
     def _job_kernel(self, kind: int) -> tuple[Any, tuple]:
-        """The kernel of a game-loop job (``slice_jobs`` kinds), and arguments of the types the engine calls it with:
-        its entry point's here, and the workers' compiled loop's (:mod:`~cluedo_env.engine.slice_jobs`)."""
+        """The kernel of a game-loop job (``thread_jobs`` kinds), and arguments of the types the engine calls it with:
+        its entry point's here, and the workers' compiled loop's (:mod:`~cluedo_env.engine.thread_jobs`)."""
         s, r, t = self.state, self.rules, self.tables
         if kind == J.STEP:
             return K.apply_actions, (s, r, t, self.moves, self.work, self._actions, self._all_active, True, *self._out)
@@ -298,18 +298,19 @@ class VectorEngine:
         return min(int(threads), self.batch_size)
 
     def _start_threads(self) -> None:
-        """Cut the batch into ``threads`` slices of (nearly) equal size and start the workers that step them."""
+        """Cut the batch into blocks (:func:`~cluedo_env.engine.thread_jobs.block_bounds`), give each thread its
+        working memory and its context in memory, and start the workers."""
         self._crew = None
         if self.threads == 1:
             return
-        blocks = J.block_bounds(self.batch_size, self.threads)
+        blocks, homes = J.block_bounds(self.batch_size, self.threads)
         self._shared = J.Shared(
-            np.zeros(J.JOB_WORDS, np.int64), np.zeros(J.KINDS, np.int64), blocks,
+            np.zeros(J.job_words(self.threads), np.int64), np.zeros(J.KINDS, np.int64), blocks, homes,
             np.arange(np.diff(blocks).max(), dtype=np.int64), self.state, self.rules, self.tables,
             self.obs_offsets, self.packed_layout.offsets, self.observation_size, self.packed_observation_size,
             self.autoreset)  # fmt: skip
         # Each thread's (Shared, Part) in memory, read by its compiled loop from the address (memory.store_value).
-        self._parts = [J.Part(with_scratch(self.moves), K.new_scratch()) for _ in range(self.threads)]
+        self._parts = [J.Part(with_scratch(self.moves), K.new_scratch(), t) for t in range(self.threads)]
         size = -(-int(J.context_size(self._shared, self._parts[0])) // 64) * 64
         self._contexts = np.zeros((self.threads, size), np.uint8)
         for row, part in zip(self._contexts, self._parts, strict=True):
@@ -331,9 +332,9 @@ class VectorEngine:
             self._hire()
         return self._crew
 
-    def _on_slices(self, kind: int) -> None:
+    def _on_threads(self, kind: int) -> None:
         """The job of ``kind`` just recorded in ``self._shared.job``, shared out among this thread and the workers
-        block by block, all through the compiled loop (:mod:`~cluedo_env.engine.slice_jobs`); a step's result is in
+        block by block, all through the compiled loop (:mod:`~cluedo_env.engine.thread_jobs`); a step's result is in
         the job's counters."""
         crew = self._crew_here()
         kernels = self._shared.kernels
@@ -394,7 +395,7 @@ class VectorEngine:
         self.sampler[:] = self.rng.integers(0, 2**64, size=self.batch_size, dtype=np.uint64, endpoint=False)
         if self.threads > 1:
             J.new_games_job(self._shared.job)
-            self._on_slices(J.NEW_GAMES)
+            self._on_threads(J.NEW_GAMES)
         else:
             self._new_games(self._ar)
 
@@ -457,7 +458,7 @@ class VectorEngine:
         u = self._no_uniforms if rng is None else rng.random(self.batch_size)
         if self.threads > 1:
             J.sample_job(self._shared.job, u, out)
-            self._on_slices(J.SAMPLE_UNIFORM)
+            self._on_threads(J.SAMPLE_UNIFORM)
         else:
             self._k_sample(self.state, self.tables, u, out)
         return out
@@ -474,7 +475,7 @@ class VectorEngine:
         keep = float(keep_accusation)
         if self.threads > 1:
             J.full_game_job(self._shared.job, keep, out)
-            self._on_slices(J.SAMPLE_FULL)
+            self._on_threads(J.SAMPLE_FULL)
         else:
             self._k_full(self.state, self.tables, keep, out)
         return out
@@ -534,10 +535,10 @@ class VectorEngine:
 
     def _step_on_threads(self, acts: np.ndarray, active: np.ndarray, out: tuple[np.ndarray, ...]) -> tuple[int, int]:
         """The step, shared out among the threads in one hand-over; all or nothing (:mod:`~cluedo_env.engine.
-        slice_jobs`): (the first game with an illegal action, their number), or (-1, 0)."""
+        thread_jobs`): (the first game with an illegal action, their number), or (-1, 0)."""
         job = self._shared.job
         J.step_job(job, acts, active, *out)
-        self._on_slices(J.STEP)
+        self._on_threads(J.STEP)
         count = int(job[J.ILLEGAL])
         return (int(job[J.FIRST]), count) if count else (-1, 0)
 
@@ -574,7 +575,7 @@ class VectorEngine:
         if self.threads > 1 and idx is None:  # every game, the threads sharing out the rows
             kind = J.OBSERVE_PACKED if packed else J.OBSERVE
             J.observe_job(self._shared.job, kind, seats, out)
-            self._on_slices(kind)
+            self._on_threads(kind)
         else:
             kernel, at = (self._k_obs_packed, self.packed_layout.offsets) if packed else (self._k_obs, self.obs_offsets)
             kernel(self.state, self.rules, at, games, seats, out, packed)

@@ -9,15 +9,18 @@ which reads each job from a record in memory and calls the kernel itself.
 
 Why blocks, not a fixed slice per thread: the threads of a round all wait for the last to finish, so a slice that
 runs slower (a core another process shares, a slice that drew the longer move searches) held the faster thread
-idle, for a sixth of a step in some minutes. Each thread instead takes the next block of games (:data:`blocks`:
-large ones first, then smaller ones, so the last to finish finishes soon after the others) until none is left.
-Every game has its own random streams, so which thread plays a game never changes what happens in it.
+idle, for a sixth of a step in some minutes. Each thread has a home slice of the games, cut in blocks (large ones
+first, then smaller ones: :func:`block_bounds`); it takes its home's blocks one by one, then the blocks the other
+threads have not taken yet from theirs, until none is left, so the threads finish close together. Why a home: a
+game's rows stay in the cache of the core that last wrote them, and the next round's thread reads them there
+rather than from another core's. Every game has its own random streams, so which thread plays a game never
+changes what happens in it.
 
 A job's record (the first :data:`RECORD_WORDS` int64 words of ``Shared.job``, written by the ``*_job`` functions
 before the hand-over): what to run (``KIND``: one of :data:`KINDS` kinds) and the addresses of the caller's
 arrays for the whole batch (each block takes its own rows), which the caller keeps alive until the job is done.
-The counters the threads share follow, each on a cache line of its own: the next block, the blocks checked and
-the next block to apply (a step), and what the check found. The kernels are called by address
+The counters the threads share follow: what a step's check found, the blocks it checked, and each home's next
+block for the check and for everything else, each on a cache line of its own. The kernels are called by address
 (:mod:`~cluedo_env.engine.native_call`), at the addresses the engine looked up for exactly the argument types used
 here (:data:`RETURNS`).
 
@@ -61,10 +64,15 @@ RETURNS = (types.none,) * KINDS  # what each kind's kernel returns (a step's che
 # sampler's chance of keeping an accusation (a float64's bits); the step's result arrays' addresses.
 KIND, A, A_SIZE, B, B_SIZE, KEEP, REWARDS, TERMINATED, TRUNCATED = range(9)
 RECORD_WORDS = 16
-# The counters, a cache line each: the next block to take; a step's blocks checked; its next block to apply; the
-# number of illegal actions its check found, and the first game with one (a step's result).
-NEXT, CHECKED, APPLY_NEXT, ILLEGAL, FIRST = 16, 24, 32, 40, 41
-JOB_WORDS = 48
+# The counters: the number of illegal actions a step's check found and the first game with one (a step's result);
+# the blocks it checked; from word NEXT, each home's next block (a cache line each), for the check, then the rest.
+ILLEGAL, FIRST, CHECKED, NEXT = 16, 17, 24, 32
+_LINE = 8
+
+
+def job_words(threads: int) -> int:
+    """The length of ``Shared.job`` for ``threads`` threads."""
+    return NEXT + 2 * threads * _LINE
 NO_GAME = np.iinfo(np.int64).max  # FIRST while no illegal action is found
 SMALLEST_BLOCK = 64  # games: taking a block and viewing its rows costs about as much as stepping one game
 
@@ -72,9 +80,10 @@ SMALLEST_BLOCK = 64  # games: taking a block and viewing its rows costs about as
 class Shared(NamedTuple):
     """What every thread's jobs read: the record and counters, the kernels, the blocks, and the engine's arrays."""
 
-    job: np.ndarray  # (JOB_WORDS,) int64: the job being handed over, then its counters
+    job: np.ndarray  # (job_words(threads),) int64: the job being handed over, then its counters
     kernels: np.ndarray  # (KINDS,) int64: each kind's kernel's address, 0 until the engine first runs that kind
     blocks: np.ndarray  # (k + 1,) int64: the blocks' bounds, 0 .. B (block_bounds)
+    homes: np.ndarray  # (threads + 1,) int64: thread t's home is blocks homes[t] .. homes[t + 1] - 1
     games: np.ndarray  # (largest block,) int64: 0, 1, 2 ... a block's games for the encoder and the deal
     state: State  # the whole batch
     rules: Rules
@@ -87,23 +96,30 @@ class Shared(NamedTuple):
 
 
 class Part(NamedTuple):
-    """One thread's own working memory."""
+    """One thread's own working memory, and its home."""
 
     moves: MoveTables
     work: Scratch
+    home: int  # the thread's index: the calling thread's 0, worker w's w + 1
 
 
-def block_bounds(batch: int, threads: int) -> np.ndarray:
-    """(k + 1,) int64: the bounds of the blocks a batch is shared out in, largest first: each a ``2 * threads``-th of
-    the games not yet in a block, and at least :data:`SMALLEST_BLOCK` games (fewer in a small batch, so that every
-    thread has blocks to take). Large blocks keep the cost of taking one small; the small last ones let the threads
-    finish close together (guided scheduling)."""
-    smallest = max(1, min(SMALLEST_BLOCK, batch // (8 * threads)))
-    bounds, lo = [0], 0
-    while lo < batch:
-        lo += min(batch - lo, max(smallest, (batch - lo) // (2 * threads)))
-        bounds.append(lo)
-    return np.array(bounds, np.int64)
+def block_bounds(batch: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """The blocks a batch is shared out in: their bounds ((k + 1,) int64, 0 .. ``batch``) and each thread's home
+    (``homes``, (threads + 1,) int64: thread t's blocks are ``homes[t] .. homes[t + 1] - 1``).
+
+    The homes are the batch's nearly equal slices. A home's blocks are largest first: each half the home's games
+    not yet in a block, and at least :data:`SMALLEST_BLOCK` games (fewer in a small batch, so that every thread
+    has a few blocks). Large blocks keep the cost of taking one small; the small last ones are what a thread done
+    with its own home takes from another's, so the threads finish close together."""
+    smallest = max(1, min(SMALLEST_BLOCK, batch // (4 * threads)))
+    bounds, homes = [0], [0]
+    for t in range(threads):
+        lo, hi = bounds[-1], batch * (t + 1) // threads
+        while lo < hi:
+            lo += min(hi - lo, max(smallest, (hi - lo) // 2))
+            bounds.append(lo)
+        homes.append(len(bounds) - 1)
+    return np.array(bounds, np.int64), np.array(homes, np.int64)
 
 
 @njit(**KERNEL)
@@ -139,41 +155,48 @@ def serve(words: np.ndarray, worker: int, n: int, context: int, context_type: ty
 def _run_job(shared: Shared, part: Part) -> None:
     """This thread's part of the job recorded in ``shared.job``: blocks taken until none is left (a step's check
     first, see the module's docstring)."""
-    job, blocks = shared.job, shared.blocks
-    count = blocks.shape[0] - 1
-    kind = job[KIND]
-    counter = NEXT
+    kind = shared.job[KIND]
     if kind == STEP:
-        if not _check_step(shared, count):
+        if not _check_step(shared, part):
             return
-        counter = APPLY_NEXT
-    while True:
-        i = atomic_add(job, counter, 1)
-        if i >= count:
-            return
-        lo = blocks[i]
-        _run_block(shared, part, kind, lo, blocks[i + 1] - lo)
+    threads = shared.homes.shape[0] - 1
+    for k in range(threads):
+        while True:
+            i = _next_block(shared, (part.home + k) % threads, threads)
+            if i < 0:
+                break
+            lo = shared.blocks[i]
+            _run_block(shared, part, kind, lo, shared.blocks[i + 1] - lo)
 
 
 @njit(**INLINE)
-def _check_step(shared: Shared, count: int) -> bool:
+def _next_block(shared: Shared, home: int, counter: int) -> int:
+    """Take the next block of ``home`` (its counter: ``home + counter``-th from NEXT); -1 if none is left."""
+    i = shared.homes[home] + atomic_add(shared.job, NEXT + (home + counter) * _LINE, 1)
+    return i if i < shared.homes[home + 1] else -1
+
+
+@njit(**INLINE)
+def _check_step(shared: Shared, part: Part) -> bool:
     """Check blocks of the step's actions until none is left, wait until every block is checked; whether every
     action was legal (else the step's result is in ILLEGAL and FIRST)."""
     job, blocks = shared.job, shared.blocks
-    while True:
-        i = atomic_add(job, NEXT, 1)
-        if i >= count:
-            break
-        lo = blocks[i]
-        m = blocks[i + 1] - lo
-        actions = array_at(job[A] + 8 * lo, m, np.int64)
-        active = array_at(job[B] + lo, m if job[B_SIZE] else 0, np.bool_)
-        first, illegal = first_illegal(rows(shared.state, lo, m), actions, active)
-        if illegal:
-            atomic_add(job, ILLEGAL, illegal)
-            atomic_min(job, FIRST, lo + first)
-        atomic_add(job, CHECKED, 1)  # (after its findings: whoever sees every block checked sees them all)
-    while atomic_load(job, CHECKED) < count:  # a block another thread is checking: a few microseconds at most
+    threads = shared.homes.shape[0] - 1
+    for k in range(threads):
+        while True:
+            i = _next_block(shared, (part.home + k) % threads, 0)
+            if i < 0:
+                break
+            lo = blocks[i]
+            m = blocks[i + 1] - lo
+            actions = array_at(job[A] + 8 * lo, m, np.int64)
+            active = array_at(job[B] + lo, m if job[B_SIZE] else 0, np.bool_)
+            first, illegal = first_illegal(rows(shared.state, lo, m), actions, active)
+            if illegal:
+                atomic_add(job, ILLEGAL, illegal)
+                atomic_min(job, FIRST, lo + first)
+            atomic_add(job, CHECKED, 1)  # (after its findings: whoever sees every block checked sees them all)
+    while atomic_load(job, CHECKED) < blocks.shape[0] - 1:  # a block another thread is checking: microseconds
         pause()
     return atomic_load(job, ILLEGAL) == 0
 
@@ -257,7 +280,7 @@ def _record(job: np.ndarray, kind: int, a: int, a_size: int, b: int, b_size: int
     job[KIND], job[A], job[A_SIZE], job[B], job[B_SIZE] = kind, a, a_size, b, b_size
     job[KEEP : KEEP + 1].view(np.float64)[0] = keep
     job[REWARDS] = job[TERMINATED] = job[TRUNCATED] = 0
-    job[NEXT] = job[CHECKED] = job[APPLY_NEXT] = job[ILLEGAL] = 0
+    job[RECORD_WORDS:] = 0
     job[FIRST] = NO_GAME
 
 
@@ -274,7 +297,7 @@ def context_size(shared: Shared, part: Part) -> int:
 
 
 __all__ = [
-    "FIRST", "ILLEGAL", "JOB_WORDS", "KINDS", "NEW_GAMES", "NO_GAME", "OBSERVE", "OBSERVE_PACKED", "RETURNS",
-    "SAMPLE_FULL", "SAMPLE_UNIFORM", "STEP", "Part", "Shared", "block_bounds", "context_size", "full_game_job",
+    "FIRST", "ILLEGAL", "KINDS", "NEW_GAMES", "NO_GAME", "OBSERVE", "OBSERVE_PACKED", "RETURNS", "SAMPLE_FULL",
+    "SAMPLE_UNIFORM", "STEP", "Part", "Shared", "block_bounds", "context_size", "full_game_job", "job_words",
     "new_games_job", "observe_job", "sample_job", "serve", "step_job", "store_context",
 ]  # fmt: skip
