@@ -1,6 +1,6 @@
-"""The threaded engine's workers (:mod:`cluedo_env.engine.crew`): every item run once, in order, errors handed back
-after every slice is done, no wake-up lost whether a waiter spins or sleeps, compiled jobs and Python jobs in any
-order and at any pace, and threads that end with their engine.
+"""The threaded engine's workers (:mod:`cluedo_env.engine.crew`): every job run once by every thread, errors handed
+back once every thread is done, no wake-up lost whether a waiter spins or sleeps, jobs at any pace, and threads
+that end with their engine.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from numba import njit
 
 from cluedo_env.engine import crew as crew_module
 from cluedo_env.engine.crew import LEAD, Crew, Signal, compiled_job_arrived, compiled_job_done, hand_out, wait_done
+from cluedo_env.engine.memory import pause
 from cluedo_env.engine.vector_engine import VectorEngine
 
 
@@ -31,64 +32,6 @@ def crew():
     c = Crew(3, name="test-crew")
     yield c
     assert _finishes(c.stop, 10)  # (a lost wake-up fails here rather than hang the suite)
-
-
-def test_each_item_runs_once_in_order_the_first_in_the_calling_thread(crew):
-    seen = []
-
-    def work(item: int) -> tuple[int, str]:
-        seen.append(item)
-        return item * 10, threading.current_thread().name
-
-    results = crew.run(work, [1, 2, 3, 4])
-    assert [r[0] for r in results] == [10, 20, 30, 40] and sorted(seen) == [1, 2, 3, 4]
-    assert results[0][1] == threading.current_thread().name
-    assert [r[1] for r in results[1:]] == ["test-crew-0", "test-crew-1", "test-crew-2"]
-    with pytest.raises(ValueError, match="a crew of 3 runs 4 items, got 2"):
-        crew.run(work, [1, 2])
-
-
-def test_an_error_comes_back_once_every_slice_is_done_and_the_crew_works_on(crew):
-    finished = []
-
-    def work(item: int) -> int:
-        if item == 2:
-            raise KeyError("slice 2")
-        time.sleep(0.02)
-        finished.append(item)
-        return item
-
-    with pytest.raises(KeyError, match="slice 2"):
-        crew.run(work, [0, 1, 2, 3])
-    assert sorted(finished) == [0, 1, 3]  # the others ran to their end before the error came back
-
-    def own(item: int) -> int:  # the calling thread's own slice fails: the workers' still end first
-        if item == 0:
-            raise RuntimeError("mine")
-        time.sleep(0.02)
-        finished.append(item)
-        return item
-
-    finished.clear()
-    with pytest.raises(RuntimeError, match="mine"):
-        crew.run(own, [0, 1, 2, 3])
-    assert sorted(finished) == [1, 2, 3]
-    assert crew.run(lambda item: item + 1, [0, 1, 2, 3]) == [1, 2, 3, 4]
-
-
-def test_no_job_is_lost_whether_the_workers_spin_or_sleep(crew, monkeypatch):
-    """Gaps between rounds shorter and longer than the spin: each hand-over meets a spinning or a sleeping worker
-    (a short spin makes both common), and every round ends."""
-    monkeypatch.setattr(crew_module, "SPINS", 50)
-    rng = random.Random(0)
-
-    def rounds() -> None:
-        for n in range(400):
-            assert crew.run(lambda item, n=n: item * n, [1, 2, 3, 4]) == [n, 2 * n, 3 * n, 4 * n]
-            if rng.random() < 0.5:
-                time.sleep(rng.random() * 0.002)
-
-    assert _finishes(rounds)
 
 
 def test_a_signal_raised_and_awaited_in_any_interleaving_loses_no_wake_up(monkeypatch):
@@ -153,10 +96,10 @@ def _add_loop(words: np.ndarray, worker: int, n: int, job: np.ndarray, totals: n
 
 
 @pytest.mark.parametrize("caller_spins", [crew_module.SPINS, 1])
-def test_compiled_and_python_jobs_in_any_order_and_pace_each_run_once(crew, monkeypatch, caller_spins):
-    """Compiled jobs met by a worker spinning in the compiled loop, spinning in Python, or asleep, between Python
-    jobs; every round ends and every job ran once. With a caller that sleeps at once, the compiled loop must
-    return to Python to wake it, round after round."""
+def test_jobs_at_any_pace_each_run_once_by_every_thread(crew, monkeypatch, caller_spins):
+    """Jobs met by a worker spinning in the compiled loop, spinning in Python, or asleep; every round ends and every
+    job ran once in every thread. With a caller that sleeps at once, the compiled loop must return to Python to
+    wake it, round after round."""
     monkeypatch.setattr(crew_module, "SPINS", caller_spins)  # (the compiled loop's own spin is compiled in)
     job, totals = np.zeros(1, np.int64), np.zeros(4, np.int64)
     with pytest.raises(RuntimeError, match="Crew.bind gives the compiled loop"):
@@ -170,17 +113,50 @@ def test_compiled_and_python_jobs_in_any_order_and_pace_each_run_once(crew, monk
     def rounds() -> None:
         nonlocal expected
         for n in range(600):
-            if rng.random() < 0.3:
-                assert crew.run(lambda item, n=n: item + n, [0, 1, 2, 3]) == [n, n + 1, n + 2, n + 3]
-            else:
-                job[0] = n
-                expected += n
-                crew.run_compiled()
-                assert totals.tolist() == [expected] * 4
+            job[0] = n
+            expected += n
+            crew.run_compiled()
+            assert totals.tolist() == [expected] * 4
             if rng.random() < 0.3:
                 time.sleep(rng.random() * 0.004)  # past the compiled loop's spin, and past Python's: asleep
 
     assert _finishes(rounds)
+
+
+@njit(cache=False, nogil=True)
+def _slow_workers_loop(words: np.ndarray, worker: int, n: int, job: np.ndarray,
+                       totals: np.ndarray) -> tuple[int, int]:  # fmt: skip
+    """Like ``_add_loop``, but a worker first spins a while, and ``job[0] == -2`` fails in the caller's part only."""
+    if worker == LEAD:
+        sleepers = hand_out(words, n)
+        if sleepers:
+            return sleepers, 0
+    if worker <= LEAD:
+        if job[0] == -2:
+            raise ValueError("the caller's part failed")
+        totals[-1] += job[0]
+        return 0, wait_done(words, n)
+    last = n - 1
+    while compiled_job_arrived(words, worker, last + 1):
+        last += 1
+        for _ in range(100_000):  # (milliseconds: the caller's part fails long before)
+            pause()
+        totals[worker] += 1
+        if compiled_job_done(words, worker, last):
+            return last, 1
+    return last, 0
+
+
+def test_an_error_in_the_callers_part_comes_back_once_every_worker_is_done(crew):
+    job, totals = np.zeros(1, np.int64), np.zeros(4, np.int64)
+    crew.bind(_slow_workers_loop, [(job, totals)] * 3, (job, totals))
+    job[0] = -2
+    with pytest.raises(ValueError, match="the caller's part failed"):
+        crew.run_compiled()
+    assert totals.tolist() == [1, 1, 1, 0]  # the workers ran to their end before the error came back
+    job[0] = 5
+    crew.run_compiled()
+    assert totals.tolist() == [2, 2, 2, 5]
 
 
 def test_an_error_in_the_compiled_loop_comes_back_and_the_crew_works_on(crew):
@@ -194,7 +170,6 @@ def test_an_error_in_the_compiled_loop_comes_back_and_the_crew_works_on(crew):
     job[0] = 2
     crew.run_compiled()
     assert totals.tolist() == [7, 7, 7, 7]
-    assert crew.run(lambda item: item * 2, [0, 1, 2, 3]) == [0, 2, 4, 6]
 
 
 def test_a_stopped_crew_refuses_work():
@@ -206,8 +181,6 @@ def test_a_stopped_crew_refuses_work():
         c.run_compiled()
     with pytest.raises(RuntimeError, match="the crew is stopped"):
         c.bind(_add_loop, [], (job, totals))
-    with pytest.raises(RuntimeError, match="the crew is stopped"):
-        c.run(lambda item: item, [0, 1, 2])
 
 
 def test_a_closed_engine_refuses_to_sample_step_or_observe():

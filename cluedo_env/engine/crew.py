@@ -1,35 +1,33 @@
-"""Worker threads that run slices of a batch, handed their work through shared memory rather than a queue.
+"""Worker threads that share out a batch's jobs with the calling thread, handed their work through memory rather
+than a queue, in a compiled loop that never takes the GIL.
 
-Why: a threaded :class:`~cluedo_env.engine.vector_engine.VectorEngine` hands each thread its slice of the games two
-or three times a step (sample, step, observe). Through a ``ThreadPoolExecutor`` every hand-over puts a thread to
-sleep and wakes it twice (the worker when work comes, the caller when the work is done): 41-73 us a round with no
-work on the 2-core machine, where one thread's slice of a step at batch 8192 is 0.1-0.7 ms of work. Here each side
-waits for the other by watching a counter (:class:`Signal`), spinning without the GIL for up to :data:`SPINS`
-checks, so in a game loop neither side is put to sleep; only a wait longer than that (the caller busy elsewhere, a
-kernel compiling) sleeps on an ``Event``. What remains of a round of Python jobs (:meth:`Crew.run`: 20-65 us with no
-work on the 2-core machine) is the GIL: a worker that sees its job takes the GIL to run it (a Python call), and
-CPython hands the GIL over through a condition variable, a thread's wake-up, when the other thread holds it at that
-moment. Compiled jobs (below) have no such cost.
+Why: a threaded :class:`~cluedo_env.engine.vector_engine.VectorEngine` hands its threads work two or three times a
+step (sample, step, observe). Through a ``ThreadPoolExecutor`` every hand-over puts a thread to sleep and wakes it
+twice (the worker when work comes, the caller when the work is done): 41-73 us a round with no work on the 2-core
+machine, where a thread's share of a step at batch 8192 is 0.1-0.7 ms of work; and a worker that runs a Python
+call must take the GIL to start and to finish it (20-65 us a round). Here each side waits for the other by
+watching a counter (:class:`Signal`), spinning without the GIL for up to :data:`SPINS` checks, so in a game loop
+neither side is put to sleep; only a wait longer than that (the caller busy elsewhere, a kernel compiling) sleeps
+on an ``Event``.
 
-A :class:`Crew` holds no reference to whoever gives it work, between jobs, so an engine that is dropped is collected
-and its crew stopped (``weakref.finalize``); its threads are daemons, so a crew nobody stopped does not hold the
-interpreter at exit.
+The crew is given a compiled loop (:meth:`Crew.bind`): a worker that sees a job calls the loop once, and the loop
+runs that job and every job after it, watching the counters itself (:func:`compiled_job_arrived`,
+:func:`compiled_job_done`), until the crew stops, no job comes for :data:`SPINS` checks, or the caller sleeps and
+must be woken (an ``Event``: from Python). The calling thread runs the same loop once per job (``LEAD``): it hands
+the job out (:func:`hand_out`), runs its own part and waits for the workers (:func:`wait_done`) in one compiled
+call (:meth:`Crew.run_compiled`). In a game loop, then, a hand-over is a store to memory the worker is watching.
+The loop reads what each job is from memory its owner writes before handing the job over
+(:mod:`cluedo_env.engine.thread_jobs`).
 
-Compiled jobs (:meth:`Crew.run_compiled`) never take the GIL. The crew is given a compiled loop (:meth:`Crew.bind`):
-a worker that sees such a job calls the loop once, and the loop runs that job and every compiled job after it,
-watching the counters itself (:func:`compiled_job_arrived`, :func:`compiled_job_done`), until a Python job comes,
-none comes for :data:`SPINS` checks, or the caller sleeps and must be woken (an ``Event``: from Python). The calling
-thread runs the same loop once per job (``LEAD``): it hands the job out (:func:`hand_out`), runs its own part and
-waits for the workers (:func:`wait_done`) in one compiled call. In a game loop, then, a hand-over is a store to
-memory the worker is watching. The loop reads what each job is from memory its owner writes before handing the
-job over (:mod:`cluedo_env.engine.thread_jobs`).
+A :class:`Crew` holds no reference to whoever gives it work, so an engine that is dropped is collected and its crew
+stopped (``weakref.finalize``); its threads are daemons, so a crew nobody stopped does not hold the interpreter at
+exit.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 from numba import njit
@@ -45,10 +43,9 @@ _LINE = 8  # int64 words in a 64-byte cache line: each signal on a line of its o
 LEAD, LEAD_RUN = -1, -2
 # What the lead's call returns second: the caller's part ran (RAN), and every worker had finished too (RAN_DONE).
 RAN, RAN_DONE = 1, 2
-# A worker's words: its jobs signal (count, sleeping flag, the job's kind: _PYTHON or _COMPILED) on one line, its done
-# signal (count, sleeping flag, the compiled job it runs) on the next.
-_KIND, _RUNNING = 2, 2
-_PYTHON, _COMPILED = 0, 1
+# A worker's words: its jobs signal (count, sleeping flag, and _STOP once the crew stops) on one line, its done
+# signal (count, sleeping flag, the job it runs) on the next.
+_STOPPING, _RUNNING = 2, 2
 
 
 @njit(**KERNEL)
@@ -63,10 +60,10 @@ def _spin_until(words: np.ndarray, at: int, value: int, spins: int) -> bool:
 
 @njit(**INLINE)
 def compiled_job_arrived(words: np.ndarray, worker: int, n: int) -> bool:
-    """In a compiled loop: whether job ``n`` came within :data:`SPINS` checks and is a compiled job (else the loop
-    returns to Python, which runs a Python job or waits, sleeping)."""
+    """In a compiled loop: whether job ``n`` came within :data:`SPINS` checks and the crew is not stopping (else the
+    loop returns to Python, which stops or waits, sleeping)."""
     at = 2 * worker * _LINE
-    if not _spin_until(words, at, n, SPINS) or atomic_load(words, at + _KIND) != _COMPILED:
+    if not _spin_until(words, at, n, SPINS) or atomic_load(words, at + _STOPPING):
         return False
     atomic_store(words, (2 * worker + 1) * _LINE + _RUNNING, n)
     return True
@@ -81,12 +78,11 @@ def compiled_job_done(words: np.ndarray, worker: int, n: int) -> bool:
 
 @njit(**INLINE)
 def hand_out(words: np.ndarray, n: int) -> int:
-    """In the calling thread's compiled call: hand job ``n`` to every worker as a compiled job; a bit per worker
-    found asleep (Python must set its event: :meth:`Signal.raise_to`'s handshake)."""
+    """In the calling thread's compiled call: hand job ``n`` to every worker; a bit per worker found asleep (Python
+    must set its event: :meth:`Signal.raise_to`'s handshake)."""
     sleepers = 0
     for worker in range(words.shape[0] // (2 * _LINE)):
         at = 2 * worker * _LINE
-        atomic_store(words, at + _KIND, _COMPILED)
         if _store_and_load(words, at, n, at + 1):
             sleepers |= 1 << worker
     return sleepers
@@ -143,33 +139,30 @@ class Signal:
 
 
 class _Worker:
-    """One worker thread: its job slot, the signals of jobs given (``jobs``) and jobs done (``done``), and what the
-    last job returned or raised. The thread sees this object only, never the crew's owner."""
+    """One worker thread: the signals of jobs given (``jobs``) and jobs done (``done``), its compiled loop, and what
+    the last job raised. The thread sees this object only, never the crew's owner."""
 
     def __init__(self, words: np.ndarray, index: int, name: str) -> None:
         self.words, self.index = words, index
         self.jobs = Signal(words, (2 * index) * _LINE)
         self.done = Signal(words, (2 * index + 1) * _LINE)
         self.given = 0  # jobs given so far; the job numbered n is done when ``done`` reaches n
-        self.job: tuple[Callable[[Any], Any], Any] | object | None = None  # (work, item), _COMPILED_JOB, or None: stop
         self.loop: Callable[..., tuple[int, int]] | None = None  # the compiled loop and its arguments (Crew.bind)
         self.loop_args: tuple = ()
-        self.result: Any = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=_serve, args=(self,), name=name, daemon=True)
         self.thread.start()
 
-    def give(self, job: tuple[Callable[[Any], Any], Any] | None) -> None:
-        """Hand over ``(work, item)`` (None: stop). (A compiled job is handed out by the lead: :func:`hand_out`.)"""
-        self.job = job
-        self.words[self.jobs.at + _KIND] = _PYTHON
+    def stop(self) -> None:
+        """Tell the thread to end, once it has done the jobs given."""
+        self.words[self.jobs.at + _STOPPING] = 1
         self.given += 1
         self.jobs.raise_to(self.given)
 
-    def collect(self) -> Any:
-        """Wait for the last job; its result, or raise what it raised. An interrupt (``KeyboardInterrupt``) while
-        waiting is raised once the job is done: a compiled job reaches the caller's arrays by their addresses only,
-        so the caller must not return, and free them, before it ends."""
+    def collect(self) -> None:
+        """Wait for the last job; raise what it raised. An interrupt (``KeyboardInterrupt``) while waiting is raised
+        once the job is done: a job reaches the caller's arrays by their addresses only, so the caller must not
+        return, and free them, before it ends."""
         interrupted: BaseException | None = None
         while True:
             try:
@@ -177,43 +170,29 @@ class _Worker:
                 break
             except BaseException as error:  # noqa: BLE001 - raised below, once the job is done
                 interrupted = error
-        result, error = self.result, self.error
-        self.result = self.error = None
+        error, self.error = self.error, None
         if interrupted is not None:
             raise interrupted
         if error is not None:
             raise error
-        return result
-
-
-_COMPILED_JOB: Any = object()  # what a worker is given for a compiled job (its owner's record says what it is)
 
 
 def _serve(worker: _Worker) -> None:
-    """A worker thread's loop: wait for the next job, run it, say it is done; a None job ends the loop. A compiled
-    job enters the compiled loop, which runs it and those after it, and returns the number of the last it ran."""
+    """A worker thread's loop: wait for the next job and enter the compiled loop, which runs it and those after it
+    and returns the number of the last it ran; end when the crew stops."""
     n = 0
     while True:
         n += 1
         worker.jobs.wait_for(n)
-        job, worker.job = worker.job, None
-        if job is _COMPILED_JOB:
-            n = _serve_compiled(worker, n)
-            continue
-        if job is None:
+        if worker.words[worker.jobs.at + _STOPPING]:
             worker.done.raise_to(n)
             return
-        try:
-            worker.result = job[0](job[1])
-        except BaseException as error:  # noqa: BLE001 - handed to the caller, who raises it
-            worker.error = error
-        job = None  # (no reference to the work, or what it holds, while waiting)
-        worker.done.raise_to(n)
+        n = _serve_compiled(worker, n)
 
 
 def _serve_compiled(worker: _Worker, n: int) -> int:
-    """Run compiled job ``n`` and the compiled jobs after it in the crew's compiled loop; the last job's number. An
-    exception the loop raises is the running job's result."""
+    """Run job ``n`` and the jobs after it in the crew's compiled loop; the last job's number. An exception the loop
+    raises is the running job's result."""
     try:
         last, wake = worker.loop(worker.words, worker.index, n, *worker.loop_args)
     except BaseException as error:  # noqa: BLE001 - handed to the caller, who raises it
@@ -227,9 +206,8 @@ def _serve_compiled(worker: _Worker, n: int) -> int:
 
 
 class Crew:
-    """``size`` worker threads; :meth:`run` runs ``work(item)`` for each item, the first in the calling thread and
-    the others one a worker, and returns the results in order; :meth:`run_compiled` runs the next job of the
-    compiled loop given by :meth:`bind` on every worker while the calling thread runs its own part."""
+    """``size`` worker threads; :meth:`run_compiled` runs the next job of the compiled loop given by :meth:`bind` on
+    every worker while the calling thread runs its own part."""
 
     def __init__(self, size: int, name: str = "cluedo-crew") -> None:
         self.words = np.zeros(2 * size * _LINE, np.int64)
@@ -237,32 +215,6 @@ class Crew:
         self.loop: Callable[..., tuple[int, int]] | None = None  # (Crew.bind)
         self.lead_args: tuple = ()
         self.bound = False
-
-    def run(self, work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-        self._check_running()
-        if len(items) != len(self.workers) + 1:
-            raise ValueError(f"a crew of {len(self.workers)} runs {len(self.workers) + 1} items, got {len(items)}")
-        first, others = self._round([(work, item) for item in items[1:]], lambda: work(items[0]))
-        return [first, *others]
-
-    def _round(self, jobs: list[Any], own: Callable[[], Any]) -> tuple[Any, list[Any]]:
-        """Give each worker its job, run ``own()`` here, and wait for every worker: what ``own`` returned and what
-        the workers' jobs returned. The workers' jobs are done (or failed) before anything else touches their
-        slices, even when ``own`` fails. The first error is raised once all are done."""
-        try:
-            for worker, job in zip(self.workers, jobs, strict=True):
-                worker.give(job)
-            first = own()
-        finally:
-            others, errors = [], []
-            for worker in self.workers:
-                try:
-                    others.append(worker.collect())
-                except BaseException as error:  # noqa: BLE001 - the first is raised below
-                    errors.append(error)
-        if errors:
-            raise errors[0]
-        return first, others
 
     def bind(self, loop: Callable[..., tuple[int, int]], args: Sequence[tuple], lead_args: tuple) -> None:
         """The compiled loop of :meth:`run_compiled`'s jobs, each worker's arguments to it after ``(words, worker,
@@ -293,7 +245,7 @@ class Crew:
             raise RuntimeError("Crew.bind gives the compiled loop before run_compiled")
         n = self.workers[0].given + 1
         for worker in self.workers:
-            worker.job, worker.given = _COMPILED_JOB, n
+            worker.given = n
         sleepers, ran = -1, 0  # (an error in the call: wake them all; a needless wake only makes a worker look again)
         try:
             sleepers, ran = self.loop(self.words, LEAD, n, *self.lead_args)
@@ -328,7 +280,7 @@ class Crew:
         """End the worker threads (idempotent)."""
         for worker in self.workers:
             if worker.thread.is_alive():
-                worker.give(None)
+                worker.stop()
         for worker in self.workers:
             worker.thread.join()
         self.workers = []
