@@ -1,6 +1,7 @@
-"""The threaded engine's workers (:mod:`cluedo_env.engine.crew`): every job run once by every thread, errors handed
-back once every thread is done, no wake-up lost whether a waiter spins or sleeps, jobs at any pace, and threads
-that end with their engine.
+"""The threaded engine's workers (:mod:`cluedo_env.engine.crew`): every piece of every job done exactly once by
+whoever takes part, the caller never waiting for a worker that has not joined, no job memory touched after the job
+is closed, errors handed back, no wake-up lost whether a waiter spins or sleeps, jobs at any pace, and threads that
+end with their engine.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import pytest
 from numba import njit
 
 from cluedo_env.engine import crew as crew_module
-from cluedo_env.engine.crew import LEAD, Crew, Signal, compiled_job_arrived, compiled_job_done, hand_out, wait_done
-from cluedo_env.engine.memory import pause
+from cluedo_env.engine.crew import LEAD, Crew, Signal, close, compiled_job_arrived, hand_out, join, leave
+from cluedo_env.engine.memory import atomic_add, pause
 from cluedo_env.engine.vector_engine import VectorEngine
 
 
@@ -71,116 +72,135 @@ def test_an_engine_dropped_or_closed_stops_its_threads():
     assert not eng._crew.workers
 
 
+PIECES = 64  # pieces of work in each test job
+
+
 @njit(cache=False, nogil=True)
-def _add_loop(words: np.ndarray, worker: int, n: int, job: np.ndarray, totals: np.ndarray) -> tuple[int, int]:
-    """A compiled loop for the crew: each job adds ``job[0]`` to the worker's total (the caller's: the last one); a
-    negative one is refused."""
+def _share(job: np.ndarray, done: np.ndarray, worker: int) -> None:
+    """Take pieces of the job until none is left (job[1]: the next; job[0] < 0 fails a worker, -2 the caller);
+    ``done[i]`` counts who did piece i, ``done[PIECES + 1 + worker]`` how many this thread did."""
+    if job[0] == -1 and worker >= 0 or job[0] == -2 and worker == LEAD:
+        raise ValueError("a failing job")
+    while True:
+        i = atomic_add(job, 1, 1)
+        if i >= PIECES:
+            return
+        for _ in range(job[2]):  # (a slow piece: the other threads take part meanwhile)
+            pause()
+        atomic_add(done, i, 1)
+        atomic_add(done, PIECES + 1 + worker, 1)
+
+
+@njit(cache=False, nogil=True)
+def _share_loop(words: np.ndarray, worker: int, n: int, job: np.ndarray, done: np.ndarray) -> int:
+    """A compiled loop for the crew (the engine's, ``thread_jobs.serve``, in small)."""
     if worker == LEAD:
         sleepers = hand_out(words, n)
-        if sleepers:
-            return sleepers, 0
-    if worker <= LEAD:
-        if job[0] < 0:
-            raise ValueError("a negative job")
-        totals[-1] += job[0]
-        return 0, wait_done(words, n)
+        _share(job, done, worker)
+        close(words)
+        return sleepers
     last = n - 1
-    while compiled_job_arrived(words, worker, last + 1):
-        last += 1
-        if job[0] < 0:
-            raise ValueError("a negative job")
-        totals[worker] += job[0]
-        if compiled_job_done(words, worker, last):
-            return last, 1
-    return last, 0
+    while True:
+        newest = compiled_job_arrived(words, worker, last + 1)
+        if not newest:
+            return last
+        last = newest
+        if join(words, worker, last):
+            _share(job, done, worker)
+            leave(words, worker)
+
+
+def _new_job(job: np.ndarray, done: np.ndarray, value: int = 0, slow: int = 0) -> None:
+    job[:] = value, 0, slow
+    done[:] = 0
 
 
 @pytest.mark.parametrize("caller_spins", [crew_module.SPINS, 1])
-def test_jobs_at_any_pace_each_run_once_by_every_thread(crew, monkeypatch, caller_spins):
-    """Jobs met by a worker spinning in the compiled loop, spinning in Python, or asleep; every round ends and every
-    job ran once in every thread. With a caller that sleeps at once, the compiled loop must return to Python to
-    wake it, round after round."""
+def test_every_piece_of_every_job_is_done_once_at_any_pace(crew, monkeypatch, caller_spins):
+    """Jobs met by a worker spinning in the compiled loop, spinning in Python, or asleep; every round ends, each
+    piece done exactly once, and the workers take part (in a game loop, most rounds)."""
     monkeypatch.setattr(crew_module, "SPINS", caller_spins)  # (the compiled loop's own spin is compiled in)
-    job, totals = np.zeros(1, np.int64), np.zeros(4, np.int64)
+    job, done = np.zeros(3, np.int64), np.zeros(PIECES + 1 + 3, np.int64)
     with pytest.raises(RuntimeError, match="Crew.bind gives the compiled loop"):
         crew.run_compiled()
     with pytest.raises(ValueError, match="a crew of 3 binds 3 argument tuples, got 1"):
-        crew.bind(_add_loop, [(job, totals)], (job, totals))
-    crew.bind(_add_loop, [(job, totals)] * 3, (job, totals))
+        crew.bind(_share_loop, [(job, done)], (job, done))
+    crew.bind(_share_loop, [(job, done)] * 3, (job, done))
     rng = random.Random(1)
-    expected = 0
+    helped = 0
 
     def rounds() -> None:
-        nonlocal expected
-        for n in range(600):
-            job[0] = n
-            expected += n
+        nonlocal helped
+        for _ in range(600):
+            _new_job(job, done, slow=rng.choice([0, 200]))
             crew.run_compiled()
-            assert totals.tolist() == [expected] * 4
+            assert (done[:PIECES] == 1).all() and done[PIECES + 1 :].sum() + done[PIECES] == PIECES
+            helped += done[PIECES + 1 :].sum() > 0
             if rng.random() < 0.3:
                 time.sleep(rng.random() * 0.004)  # past the compiled loop's spin, and past Python's: asleep
 
     assert _finishes(rounds)
+    assert helped > 0  # (the lead's own pieces count at done[PIECES]: LEAD is -1)
+    assert crew.words[-8 + 1] == 0  # no worker left in a job
 
 
-@njit(cache=False, nogil=True)
-def _slow_workers_loop(words: np.ndarray, worker: int, n: int, job: np.ndarray,
-                       totals: np.ndarray) -> tuple[int, int]:  # fmt: skip
-    """Like ``_add_loop``, but a worker first spins a while, and ``job[0] == -2`` fails in the caller's part only."""
-    if worker == LEAD:
-        sleepers = hand_out(words, n)
-        if sleepers:
-            return sleepers, 0
-    if worker <= LEAD:
-        if job[0] == -2:
-            raise ValueError("the caller's part failed")
-        totals[-1] += job[0]
-        return 0, wait_done(words, n)
-    last = n - 1
-    while compiled_job_arrived(words, worker, last + 1):
-        last += 1
-        for _ in range(100_000):  # (milliseconds: the caller's part fails long before)
-            pause()
-        totals[worker] += 1
-        if compiled_job_done(words, worker, last):
-            return last, 1
-    return last, 0
-
-
-def test_an_error_in_the_callers_part_comes_back_once_every_worker_is_done(crew):
-    job, totals = np.zeros(1, np.int64), np.zeros(4, np.int64)
-    crew.bind(_slow_workers_loop, [(job, totals)] * 3, (job, totals))
-    job[0] = -2
-    with pytest.raises(ValueError, match="the caller's part failed"):
+def test_the_caller_never_waits_for_a_worker_that_has_not_joined(crew):
+    """Workers that hold the GIL (a Python loop in their thread: asleep to the crew) never join; every job is done,
+    by the caller alone, at once."""
+    job, done = np.zeros(3, np.int64), np.zeros(PIECES + 1 + 3, np.int64)
+    crew.bind(_share_loop, [(job, done)] * 3, (job, done))
+    for worker in crew.workers:
+        worker.loop = lambda *args: time.sleep(0.5) or args[2]  # (busy elsewhere for half a second)
+    _new_job(job, done)
+    crew.run_compiled()  # (hands each worker a job: they go "busy")
+    start = time.perf_counter()
+    for _ in range(50):
+        _new_job(job, done)
         crew.run_compiled()
-    assert totals.tolist() == [1, 1, 1, 0]  # the workers ran to their end before the error came back
-    job[0] = 5
-    crew.run_compiled()
-    assert totals.tolist() == [2, 2, 2, 5]
+        assert (done[:PIECES] == 1).all() and done[PIECES] == PIECES  # all the caller's (LEAD: index PIECES)
+    assert time.perf_counter() - start < 0.4
 
 
-def test_an_error_in_the_compiled_loop_comes_back_and_the_crew_works_on(crew):
-    job, totals = np.zeros(1, np.int64), np.zeros(4, np.int64)
-    crew.bind(_add_loop, [(job, totals)] * 3, (job, totals))
-    job[0] = 5
-    crew.run_compiled()
-    job[0] = -1
-    with pytest.raises(ValueError, match="a negative job"):
+def test_an_error_in_the_callers_share_comes_back_once_the_workers_in_it_have_left(crew):
+    job, done = np.zeros(3, np.int64), np.zeros(PIECES + 1 + 3, np.int64)
+    crew.bind(_share_loop, [(job, done)] * 3, (job, done))
+    _new_job(job, done, value=-2)
+    with pytest.raises(ValueError, match="a failing job"):
         crew.run_compiled()
-    job[0] = 2
+    assert crew.words[-8] == 0 and crew.words[-8 + 1] == 0  # closed, and no worker left in it
+    _new_job(job, done)
     crew.run_compiled()
-    assert totals.tolist() == [7, 7, 7, 7]
+    assert (done[:PIECES] == 1).all()
+
+
+def test_an_error_in_a_workers_loop_comes_back_and_the_crew_works_on(crew):
+    job, done = np.zeros(3, np.int64), np.zeros(PIECES + 1 + 3, np.int64)
+    crew.bind(_share_loop, [(job, done)] * 3, (job, done))
+    for _ in range(200):  # until a worker joins a failing job (the caller does the job meanwhile)
+        _new_job(job, done, value=-1, slow=500)
+        try:
+            crew.run_compiled()
+        except ValueError as error:
+            assert "a failing job" in str(error)
+            break
+    else:
+        pytest.fail("no worker joined a job in 200 rounds")
+    assert crew.words[-8 + 1] == 0  # the failed worker left its job
+    for _ in range(20):
+        _new_job(job, done)
+        crew.run_compiled()
+        assert (done[:PIECES] == 1).all()
 
 
 def test_a_stopped_crew_refuses_work():
     c = Crew(2, name="test-crew")
-    job, totals = np.zeros(1, np.int64), np.zeros(3, np.int64)
-    c.bind(_add_loop, [(job, totals)] * 2, (job, totals))
+    job, done = np.zeros(3, np.int64), np.zeros(PIECES + 1 + 2, np.int64)
+    c.bind(_share_loop, [(job, done)] * 2, (job, done))
     c.stop()
     with pytest.raises(RuntimeError, match="the crew is stopped"):
         c.run_compiled()
     with pytest.raises(RuntimeError, match="the crew is stopped"):
-        c.bind(_add_loop, [], (job, totals))
+        c.bind(_share_loop, [], (job, done))
 
 
 def test_a_closed_engine_refuses_to_sample_step_or_observe():

@@ -11,13 +11,20 @@ neither side is put to sleep; only a wait longer than that (the caller busy else
 on an ``Event``.
 
 The crew is given a compiled loop (:meth:`Crew.bind`): a worker that sees a job calls the loop once, and the loop
-runs that job and every job after it, watching the counters itself (:func:`compiled_job_arrived`,
-:func:`compiled_job_done`), until the crew stops, no job comes for :data:`SPINS` checks, or the caller sleeps and
-must be woken (an ``Event``: from Python). The calling thread runs the same loop once per job (``LEAD``): it hands
-the job out (:func:`hand_out`), runs its own part and waits for the workers (:func:`wait_done`) in one compiled
-call (:meth:`Crew.run_compiled`). In a game loop, then, a hand-over is a store to memory the worker is watching.
-The loop reads what each job is from memory its owner writes before handing the job over
+runs that job and every job after it, watching the counters itself (:func:`compiled_job_arrived`), until the crew
+stops or no job comes for :data:`SPINS` checks. The calling thread runs the same loop once per job (``LEAD``): it
+hands the job out (:func:`hand_out`), does its share and closes the job (:func:`close`) in one compiled call
+(:meth:`Crew.run_compiled`). In a game loop, then, a hand-over is a store to memory the worker is watching. The
+loop reads what each job is from memory its owner writes before handing the job over
 (:mod:`cluedo_env.engine.thread_jobs`).
+
+The workers help; the caller never waits for one to start. A worker joins the job it sees (:func:`join`) only while
+the job is open, and the caller, once no work is left, closes it and waits only for the workers that joined to
+leave (:func:`leave`): their last piece of work. Why: on a virtual machine a thread's core can be taken away for
+milliseconds at any moment (the host runs another machine, or takes a spinning core back), and a caller that
+waited for every worker to take its part then ran two threads two to three times slower than one, in some
+stretches for minutes. The job's work is shared out among whoever takes part (:mod:`~cluedo_env.engine.
+thread_jobs`), so the caller does what a late worker would have done.
 
 A :class:`Crew` holds no reference to whoever gives it work, so an engine that is dropped is collected and its crew
 stopped (``weakref.finalize``); its threads are daemons, so a crew nobody stopped does not hold the interpreter at
@@ -33,55 +40,69 @@ import numpy as np
 from numba import njit
 
 from cluedo_env.engine.compile_options import INLINE, KERNEL
-from cluedo_env.engine.memory import atomic_load, atomic_store, pause
+from cluedo_env.engine.memory import atomic_add, atomic_load, atomic_store, pause, yield_cpu
 
 SPINS = 20_000  # checks of a counter before sleeping: 0.2-1 ms with the x86 pause (its cost varies by CPU model)
+YIELD_EVERY = 64  # checks between two yields of the core while spinning (a few microseconds): see memory.yield_cpu
 _LINE = 8  # int64 words in a 64-byte cache line: each signal on a line of its own
-# A compiled loop's ``worker`` when the calling thread runs it (Crew.run_compiled): LEAD hands the job out and runs
-# the caller's part, unless a worker sleeps (Python must wake it first: the caller's part may wait for the workers'),
-# then LEAD_RUN runs the caller's part only.
-LEAD, LEAD_RUN = -1, -2
-# What the lead's call returns second: the caller's part ran (RAN), and every worker had finished too (RAN_DONE).
-RAN, RAN_DONE = 1, 2
-# A worker's words: its jobs signal (count, sleeping flag, and _STOP once the crew stops) on one line, its done
-# signal (count, sleeping flag, the job it runs) on the next.
-_STOPPING, _RUNNING = 2, 2
+LEAD = -1  # a compiled loop's ``worker`` when the calling thread runs it (Crew.run_compiled)
+# A worker's words: its jobs signal (count, sleeping flag, and 1 once the crew stops) on one line; on the next, the
+# job it runs and whether it has joined it. The crew's last line: the job open (its number, 0 once closed) and the
+# number of workers in it.
+_STOPPING, _RUNNING, _IN_JOB = 2, 0, 1
+_OPEN, _JOINED = 0, 1
 
 
 @njit(**KERNEL)
 def _spin_until(words: np.ndarray, at: int, value: int, spins: int) -> bool:
-    """Whether ``words[at]`` reached ``value`` within ``spins`` checks."""
-    for _ in range(spins):
+    """Whether ``words[at]`` reached ``value`` within ``spins`` checks (the core yielded now and then)."""
+    for k in range(spins):
         if atomic_load(words, at) >= value:
             return True
         pause()
+        if k % YIELD_EVERY == YIELD_EVERY - 1:
+            yield_cpu()
     return False
 
 
 @njit(**INLINE)
-def compiled_job_arrived(words: np.ndarray, worker: int, n: int) -> bool:
-    """In a compiled loop: whether job ``n`` came within :data:`SPINS` checks and the crew is not stopping (else the
-    loop returns to Python, which stops or waits, sleeping)."""
-    at = 2 * worker * _LINE
-    if not _spin_until(words, at, n, SPINS) or atomic_load(words, at + _STOPPING):
-        return False
-    atomic_store(words, (2 * worker + 1) * _LINE + _RUNNING, n)
-    return True
+def wait_until_within(words: np.ndarray, at: int, lo: int, hi: int) -> None:
+    """Wait until ``lo <= words[at] <= hi``: a wait of microseconds (another thread's last piece of work), so no
+    pause (a virtual machine's host may take back, for milliseconds, a core that pauses in a loop for a few
+    microseconds), but the core yielded now and then, in case the thread waited for shares it."""
+    k = 0
+    while not lo <= atomic_load(words, at) <= hi:
+        k += 1
+        if k % (16 * YIELD_EVERY) == 0:
+            yield_cpu()
 
 
 @njit(**INLINE)
-def compiled_job_done(words: np.ndarray, worker: int, n: int) -> bool:
-    """In a compiled loop: say job ``n`` is done; whether the caller sleeps (the loop must return so that Python
-    wakes it: :meth:`Signal.raise_to`'s handshake)."""
-    return _store_and_load(words, (2 * worker + 1) * _LINE, n, (2 * worker + 1) * _LINE + 1) != 0
+def _workers(words: np.ndarray) -> int:
+    """The number of workers of a crew's words."""
+    return (words.shape[0] - _LINE) // (2 * _LINE)
+
+
+@njit(**INLINE)
+def compiled_job_arrived(words: np.ndarray, worker: int, n: int) -> int:
+    """In a worker's compiled loop: the newest job handed to it, if job ``n`` or a later one came within
+    :data:`SPINS` checks and the crew is not stopping; else 0 (the loop returns to Python, which stops or waits,
+    sleeping)."""
+    at = 2 * worker * _LINE
+    if not _spin_until(words, at, n, SPINS) or atomic_load(words, at + _STOPPING):
+        return 0
+    newest = atomic_load(words, at)
+    atomic_store(words, (2 * worker + 1) * _LINE + _RUNNING, newest)
+    return newest
 
 
 @njit(**INLINE)
 def hand_out(words: np.ndarray, n: int) -> int:
-    """In the calling thread's compiled call: hand job ``n`` to every worker; a bit per worker found asleep (Python
-    must set its event: :meth:`Signal.raise_to`'s handshake)."""
+    """In the calling thread's compiled call: open job ``n`` (its record written) and hand it to every worker; a bit
+    per worker found asleep (Python sets its event after the call: :meth:`Signal.raise_to`'s handshake)."""
+    atomic_store(words, words.shape[0] - _LINE + _OPEN, n)
     sleepers = 0
-    for worker in range(words.shape[0] // (2 * _LINE)):
+    for worker in range(_workers(words)):
         at = 2 * worker * _LINE
         if _store_and_load(words, at, n, at + 1):
             sleepers |= 1 << worker
@@ -89,14 +110,46 @@ def hand_out(words: np.ndarray, n: int) -> int:
 
 
 @njit(**INLINE)
-def wait_done(words: np.ndarray, n: int) -> int:
-    """In the calling thread's compiled call: wait for every worker to finish job ``n``, at most :data:`SPINS` checks
-    each; :data:`RAN_DONE` if they all did, else :data:`RAN` (Python waits for the rest, sleeping:
-    :meth:`Crew.run_compiled`)."""
-    for worker in range(words.shape[0] // (2 * _LINE)):
-        if not _spin_until(words, (2 * worker + 1) * _LINE, n, SPINS):
-            return RAN
-    return RAN_DONE
+def join(words: np.ndarray, worker: int, n: int) -> bool:
+    """In a worker's compiled loop: take part in job ``n`` if it is still open (then :func:`leave` when done);
+    whether it did. A job closed, or not yet open, is left alone: its memory may be the next job's, half written."""
+    crew = words.shape[0] - _LINE
+    atomic_store(words, (2 * worker + 1) * _LINE + _IN_JOB, 1)
+    atomic_add(words, crew + _JOINED, 1)
+    if atomic_load(words, crew + _OPEN) == n:  # (after the add: a caller that closes it sees this worker, or
+        return True  # this worker sees it closed)
+    leave(words, worker)
+    return False
+
+
+@njit(**INLINE)
+def leave(words: np.ndarray, worker: int) -> None:
+    """In a worker's compiled loop: done with the job it joined."""
+    atomic_add(words, words.shape[0] - _LINE + _JOINED, -1)
+    atomic_store(words, (2 * worker + 1) * _LINE + _IN_JOB, 0)
+
+
+@njit(**INLINE)
+def close(words: np.ndarray) -> None:
+    """In the calling thread's compiled call, once no work of the job is left: close it and wait for the workers in
+    it to leave (each has a last piece of work at most: :func:`wait_until_within`)."""
+    crew = words.shape[0] - _LINE
+    atomic_store(words, crew + _OPEN, 0)
+    wait_until_within(words, crew + _JOINED, -(2**62), 0)
+
+
+@njit(**KERNEL)
+def close_job(words: np.ndarray) -> None:
+    """:func:`close`, from Python: a caller whose own share failed must not free the job's arrays while a worker
+    uses them."""
+    close(words)
+
+
+@njit(**KERNEL)
+def leave_after_error(words: np.ndarray, worker: int) -> None:
+    """A worker whose compiled loop raised leaves the job it was in, if any."""
+    if atomic_load(words, (2 * worker + 1) * _LINE + _IN_JOB):
+        leave(words, worker)
 
 
 @njit(**KERNEL)
@@ -139,91 +192,61 @@ class Signal:
 
 
 class _Worker:
-    """One worker thread: the signals of jobs given (``jobs``) and jobs done (``done``), its compiled loop, and what
-    the last job raised. The thread sees this object only, never the crew's owner."""
+    """One worker thread: the signal of jobs given (``jobs``), its compiled loop, and what the loop last raised. The
+    thread sees this object only, never the crew's owner."""
 
     def __init__(self, words: np.ndarray, index: int, name: str) -> None:
         self.words, self.index = words, index
         self.jobs = Signal(words, (2 * index) * _LINE)
-        self.done = Signal(words, (2 * index + 1) * _LINE)
-        self.given = 0  # jobs given so far; the job numbered n is done when ``done`` reaches n
-        self.loop: Callable[..., tuple[int, int]] | None = None  # the compiled loop and its arguments (Crew.bind)
+        self.given = 0  # jobs given so far
+        self.loop: Callable[..., int] | None = None  # the compiled loop and its arguments (Crew.bind)
         self.loop_args: tuple = ()
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=_serve, args=(self,), name=name, daemon=True)
         self.thread.start()
 
     def stop(self) -> None:
-        """Tell the thread to end, once it has done the jobs given."""
+        """Tell the thread to end."""
         self.words[self.jobs.at + _STOPPING] = 1
         self.given += 1
         self.jobs.raise_to(self.given)
 
-    def collect(self) -> None:
-        """Wait for the last job; raise what it raised. An interrupt (``KeyboardInterrupt``) while waiting is raised
-        once the job is done: a job reaches the caller's arrays by their addresses only, so the caller must not
-        return, and free them, before it ends."""
-        interrupted: BaseException | None = None
-        while True:
-            try:
-                self.done.wait_for(self.given)
-                break
-            except BaseException as error:  # noqa: BLE001 - raised below, once the job is done
-                interrupted = error
-        error, self.error = self.error, None
-        if interrupted is not None:
-            raise interrupted
-        if error is not None:
-            raise error
-
 
 def _serve(worker: _Worker) -> None:
     """A worker thread's loop: wait for the next job and enter the compiled loop, which runs it and those after it
-    and returns the number of the last it ran; end when the crew stops."""
+    and returns the number of the last it saw; end when the crew stops."""
     n = 0
     while True:
         n += 1
         worker.jobs.wait_for(n)
         if worker.words[worker.jobs.at + _STOPPING]:
-            worker.done.raise_to(n)
             return
-        n = _serve_compiled(worker, n)
-
-
-def _serve_compiled(worker: _Worker, n: int) -> int:
-    """Run job ``n`` and the jobs after it in the crew's compiled loop; the last job's number. An exception the loop
-    raises is the running job's result."""
-    try:
-        last, wake = worker.loop(worker.words, worker.index, n, *worker.loop_args)
-    except BaseException as error:  # noqa: BLE001 - handed to the caller, who raises it
-        last = max(int(worker.words[worker.done.at + _RUNNING]), n)  # (n: it failed before job n began)
-        worker.error = error
-        worker.done.raise_to(last)
-        return last
-    if wake:
-        worker.done.event.set()
-    return last
+        try:
+            n = max(worker.loop(worker.words, worker.index, n, *worker.loop_args), n)
+        except BaseException as error:  # noqa: BLE001 - handed to the caller, who raises it
+            worker.error = error
+            n = max(int(worker.words[(2 * worker.index + 1) * _LINE + _RUNNING]), n)
+            leave_after_error(worker.words, worker.index)  # (after the error is set: the caller then sees it)
 
 
 class Crew:
-    """``size`` worker threads; :meth:`run_compiled` runs the next job of the compiled loop given by :meth:`bind` on
-    every worker while the calling thread runs its own part."""
+    """``size`` worker threads; :meth:`run_compiled` runs the next job of the compiled loop given by :meth:`bind`: the
+    calling thread does it, with the workers' help."""
 
     def __init__(self, size: int, name: str = "cluedo-crew") -> None:
-        self.words = np.zeros(2 * size * _LINE, np.int64)
+        self.words = np.zeros(2 * size * _LINE + _LINE, np.int64)
         self.workers = [_Worker(self.words, i, f"{name}-{i}") for i in range(size)]
-        self.loop: Callable[..., tuple[int, int]] | None = None  # (Crew.bind)
+        self.loop: Callable[..., int] | None = None  # (Crew.bind)
         self.lead_args: tuple = ()
         self.bound = False
 
-    def bind(self, loop: Callable[..., tuple[int, int]], args: Sequence[tuple], lead_args: tuple) -> None:
+    def bind(self, loop: Callable[..., int], args: Sequence[tuple], lead_args: tuple) -> None:
         """The compiled loop of :meth:`run_compiled`'s jobs, each worker's arguments to it after ``(words, worker,
-        n)``, and the calling thread's (``lead_args``). ``loop(words, worker, n, *args)`` runs compiled job ``n``
-        and the compiled jobs after it (:func:`compiled_job_arrived`, :func:`compiled_job_done`), and returns the
-        number of the last and whether its caller sleeps (1 or 0); ``loop(words, LEAD, n, *lead_args)`` hands job
-        ``n`` out (:func:`hand_out`) and returns (a bit per worker found asleep, 0) if any, else runs the caller's
-        part, waits (:func:`wait_done`) and returns (0, what the wait returned); ``LEAD_RUN`` runs the caller's part
-        and waits."""
+        n)``, and the calling thread's (``lead_args``). ``loop(words, worker, n, *args)`` takes part in job ``n`` or
+        a later one and each job after it while they come (:func:`compiled_job_arrived`, :func:`join`,
+        :func:`leave`), and returns the number of the last it saw; ``loop(words, LEAD, n, *lead_args)`` hands job
+        ``n`` out (:func:`hand_out`), does it with whoever joins, closes it (:func:`close`), and returns a bit per
+        worker found asleep."""
         self._check_running()
         size = len(self.workers)
         if len(args) != size:
@@ -234,37 +257,28 @@ class Crew:
         self.bound = True
 
     def run_compiled(self) -> None:
-        """The next job of the bound loop (its owner has written what it is) on every worker and in the calling
-        thread: one call of the loop as the lead (``loop(words, LEAD, n, *lead_args)``: it hands the job out, runs
-        the caller's part, and waits for the workers). Where it found a worker asleep, it returns before the
-        caller's part; Python wakes the sleepers, and a second call (``LEAD_RUN``) runs the caller's part. Then
-        Python waits for any worker not yet done (none, in a game loop: the call waited for them). A worker's error
-        is raised once every worker is done."""
+        """The next job of the bound loop (its owner has written what it is): one call of the loop as the lead
+        (``loop(words, LEAD, n, *lead_args)``), which hands the job out, does it with the workers that join, and
+        waits for them to leave. Python then wakes the workers it found asleep, for the jobs to come. An error a
+        worker's loop raised is raised here (the job it came from is done, with or without that worker)."""
         self._check_running()
         if not self.bound:
             raise RuntimeError("Crew.bind gives the compiled loop before run_compiled")
         n = self.workers[0].given + 1
         for worker in self.workers:
             worker.given = n
-        sleepers, ran = -1, 0  # (an error in the call: wake them all; a needless wake only makes a worker look again)
+        sleepers = -1  # (an error in the call: wake them all; a needless wake only makes a worker look again)
         try:
-            sleepers, ran = self.loop(self.words, LEAD, n, *self.lead_args)
-            if not ran:
-                self._wake(sleepers)
-                sleepers = 0
-                _, ran = self.loop(self.words, LEAD_RUN, n, *self.lead_args)
+            sleepers = self.loop(self.words, LEAD, n, *self.lead_args)
+        except BaseException:
+            close_job(self.words)  # (the caller's share failed: no worker may still use the job's memory after)
+            raise
         finally:
-            errors = []
-            if ran != RAN_DONE:  # (else every worker is done: nothing to wake or wait for but an error to raise)
-                self._wake(sleepers)
-            for worker in self.workers:
-                if ran != RAN_DONE or worker.error is not None:
-                    try:
-                        worker.collect()
-                    except BaseException as error:  # noqa: BLE001 - the first is raised below
-                        errors.append(error)
-        if errors:
-            raise errors[0]
+            self._wake(sleepers)
+        for worker in self.workers:
+            if worker.error is not None:
+                error, worker.error = worker.error, None
+                raise error
 
     def _wake(self, sleepers: int) -> None:
         """Set the event of each worker with its bit in ``sleepers``."""
@@ -288,6 +302,6 @@ class Crew:
 
 
 __all__ = [
-    "LEAD", "LEAD_RUN", "RAN", "RAN_DONE", "SPINS", "Crew", "Signal", "compiled_job_arrived", "compiled_job_done",
-    "hand_out", "wait_done",
+    "LEAD", "SPINS", "YIELD_EVERY", "Crew", "Signal", "close", "close_job", "compiled_job_arrived", "hand_out",
+    "join", "leave", "leave_after_error", "wait_until_within",
 ]  # fmt: skip

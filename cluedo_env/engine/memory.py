@@ -18,8 +18,9 @@ long runs only (with overlap checks longer than the copy).
 samplers find the n-th legal action in a mask block of up to 197 bools; eight at a time, a word's count of legal
 actions is the sum of its bytes.
 
-``atomic_load(array, i)``, ``atomic_store(array, i, value)`` (int64 arrays, sequentially consistent) and ``pause()``
-(the CPU's spin-wait hint, where it has one): what a thread needs to wait for another by watching memory
+``atomic_load(array, i)``, ``atomic_store(array, i, value)`` (int64 arrays, sequentially consistent), ``pause()``
+(the CPU's spin-wait hint, where it has one) and ``yield_cpu()`` (``sched_yield``): what a thread needs to wait for
+another by watching memory
 (:mod:`cluedo_env.engine.crew`). A plain load in a loop that stores nothing may be read once and kept in a register;
 an atomic one is read again each time, and orders the loads and stores around it.
 
@@ -43,6 +44,7 @@ caller keeps the array alive until the job is done.
 
 from __future__ import annotations
 
+import os
 import platform
 
 from llvmlite import ir
@@ -323,6 +325,7 @@ def array_at(typingctx, address, shape, dtype):  # noqa: ARG001 (numba's intrins
 
 
 _X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+_POSIX = os.name == "posix"
 
 
 @intrinsic
@@ -340,7 +343,24 @@ def pause(typingctx):  # noqa: ARG001 (numba's intrinsic signature)
     return types.void(), codegen
 
 
+@intrinsic
+def yield_cpu(typingctx):  # noqa: ARG001 (numba's intrinsic signature)
+    """Let another thread that waits for this thread's core run now (POSIX ``sched_yield``; nothing elsewhere). Why:
+    a thread that spins while waiting for another may share its core with the very thread it waits for (the system
+    put both there, or a virtual machine's host took the other core away); spinning, it would hold that thread off
+    until the scheduler's next tick, for a millisecond or more. Alone on its core, the call returns at once."""
+
+    def codegen(context, builder, sig, args):
+        if _POSIX:
+            function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []),
+                                                      "sched_yield")  # fmt: skip
+            builder.call(function, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
 __all__ = [
     "array_at", "atomic_add", "atomic_load", "atomic_min", "atomic_store", "copy_word", "data_address", "load_word",
-    "pause", "prefetch", "rows", "store_value", "value_at", "value_size",
+    "pause", "prefetch", "rows", "store_value", "value_at", "value_size", "yield_cpu",
 ]  # fmt: skip

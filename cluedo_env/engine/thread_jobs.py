@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit, types
 
 from cluedo_env.engine.compile_options import HELPER, INLINE, KERNEL
-from cluedo_env.engine.crew import LEAD, compiled_job_arrived, compiled_job_done, hand_out, wait_done
+from cluedo_env.engine.crew import LEAD, close, compiled_job_arrived, hand_out, join, leave, wait_until_within
 from cluedo_env.engine.kernels import Scratch, first_illegal
 from cluedo_env.engine.memory import (
     array_at,
@@ -44,7 +44,6 @@ from cluedo_env.engine.memory import (
     atomic_load,
     atomic_min,
     data_address,
-    pause,
     rows,
     store_value,
     value_at,
@@ -123,32 +122,31 @@ def block_bounds(batch: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(**KERNEL)
-def serve(words: np.ndarray, worker: int, n: int, context: int, context_type: types.TypeRef) -> tuple[int, int]:
-    """A worker's compiled loop: run job ``n`` and each compiled job after it; return the number of the last job
-    run and whether the caller sleeps (1: :meth:`cluedo_env.engine.crew.Crew.bind`). ``context``: the address of
-    the thread's ``(Shared, Part)``, of type ``context_type`` (:func:`~cluedo_env.engine.memory.store_value`).
+def serve(words: np.ndarray, worker: int, n: int, context: int, context_type: types.TypeRef) -> int:
+    """A worker's compiled loop: take part in job ``n`` (or the newest after it) and each job after it while they
+    come; return the number of the last it saw (:meth:`cluedo_env.engine.crew.Crew.bind`). ``context``: the
+    address of the thread's ``(Shared, Part)``, of type ``context_type`` (:func:`~cluedo_env.engine.memory.
+    store_value`).
 
-    ``worker=LEAD``: the calling thread's part of job ``n`` in one call: hand it to every worker, take blocks until
-    none is left, and wait for the workers (at most :data:`~cluedo_env.engine.crew.SPINS` checks each); (0,
-    :data:`~cluedo_env.engine.crew.RAN_DONE`), or (0, ``RAN``) if one is not yet done.
-    Where a worker sleeps it returns at once, (a bit per sleeper, 0), for Python to wake them, and
-    ``worker=LEAD_RUN`` then runs the caller's part and waits. One call leaves no Python between the hand-over,
-    the caller's part and the wait, nor a place for an interrupt to fall between them."""
+    ``worker=LEAD``: the calling thread's call for job ``n``: hand it out, take blocks until none is left, and close
+    it (wait for the workers that joined to finish their last block); a bit per worker found asleep. One call leaves
+    no Python between the hand-over, the caller's share and the close, nor a place for an interrupt to fall between
+    them."""
     shared, part = value_at(context, context_type)
     if worker == LEAD:
         sleepers = hand_out(words, n)
-        if sleepers:
-            return sleepers, 0
-    if worker <= LEAD:
         _run_job(shared, part)
-        return 0, wait_done(words, n)
+        close(words)
+        return sleepers
     last = n - 1
-    while compiled_job_arrived(words, worker, last + 1):
-        last += 1
-        _run_job(shared, part)
-        if compiled_job_done(words, worker, last):
-            return last, 1
-    return last, 0
+    while True:
+        newest = compiled_job_arrived(words, worker, last + 1)
+        if not newest:
+            return last
+        last = newest
+        if join(words, worker, last):
+            _run_job(shared, part)
+            leave(words, worker)
 
 
 @njit(**HELPER)
@@ -196,8 +194,7 @@ def _check_step(shared: Shared, part: Part) -> bool:
                 atomic_add(job, ILLEGAL, illegal)
                 atomic_min(job, FIRST, lo + first)
             atomic_add(job, CHECKED, 1)  # (after its findings: whoever sees every block checked sees them all)
-    while atomic_load(job, CHECKED) < blocks.shape[0] - 1:  # a block another thread is checking: microseconds
-        pause()
+    wait_until_within(job, CHECKED, blocks.shape[0] - 1, 2**62)  # (a block another thread is checking)
     return atomic_load(job, ILLEGAL) == 0
 
 
