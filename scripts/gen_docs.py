@@ -152,9 +152,9 @@ ENGINE_WHAT = (
     "one thread."
 )
 THREADS_WHAT = (
-    "One engine of 8,192 games split over 1, 2 ... threads (`VectorEngine(threads=k)`): each thread steps, samples "
-    "and observes its own slice of the games, and the results are the same whatever the count. The speed-up is over "
-    "one thread in the same run; the counts alternate within each repeat. **Apart**: the same games as k engines "
+    "One engine of 8,192 games shared out among 1, 2 ... threads (`VectorEngine(threads=k)`): the threads step, "
+    "sample and observe its games block by block, and the results are the same whatever the count. The speed-up is "
+    "over one thread in the same run; the counts alternate within each repeat. **Apart**: the same games as k engines "
     "of 8,192 / k, each stepped by a thread of its own with no hand-over between threads, over one thread: what "
     "the machine gives k threads in those minutes (a shared machine's other tenants move it; above x2 where a "
     "thread's 8,192 / k games run faster per game than the one-thread baseline's 8,192, in less of the caches)."

@@ -192,6 +192,24 @@ def test_an_error_in_a_workers_loop_comes_back_and_the_crew_works_on(crew):
         assert (done[:PIECES] == 1).all()
 
 
+@njit(cache=False)
+def _join_then_leave(words: np.ndarray, n: int) -> tuple[bool, int]:
+    joined = join(words, 0, n)
+    inside = words[-8 + 1]
+    if joined:
+        leave(words, 0)
+    return joined, inside
+
+
+def test_a_worker_joins_only_the_open_job_and_leaves_no_count_behind():
+    words = np.zeros(3 * 8, np.int64)  # (one worker's two lines and the crew's)
+    assert _join_then_leave(words, 5) == (False, 0)  # no job open
+    words[-8] = 5  # job 5 open
+    assert _join_then_leave(words, 4) == (False, 0)  # an older job: left alone
+    assert _join_then_leave(words, 5) == (True, 1)
+    assert words[-8 + 1] == 0 and words[8 + 1] == 0  # left: the crew's count and the worker's flag back to 0
+
+
 def test_a_stopped_crew_refuses_work():
     c = Crew(2, name="test-crew")
     job, done = np.zeros(3, np.int64), np.zeros(PIECES + 1 + 2, np.int64)

@@ -6,6 +6,8 @@ scan."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 from numba import njit
@@ -27,6 +29,7 @@ from cluedo_env.engine.memory import (
     store_value,
     value_at,
     value_size,
+    yield_cpu,
 )
 from cluedo_env.engine.thread_jobs import block_bounds
 
@@ -55,9 +58,11 @@ def _prefetch_all(a: np.ndarray) -> int:
 
 @njit(cache=False)
 def _swap(a: np.ndarray, i: int, value: int) -> int:
-    """a[i] = value atomically; the old value, and pause on the way (it must compile and do nothing)."""
+    """a[i] = value atomically; the old value, and pause and yield the core on the way (they must compile and do
+    nothing)."""
     old = atomic_load(a, i)
     pause()
+    yield_cpu()
     atomic_store(a, i, value)
     return old
 
@@ -154,12 +159,12 @@ def test_atomic_adds_and_minimums_from_many_threads_lose_nothing() -> None:
 def _row_sums(arrays: tuple, lo: int, n: int) -> tuple:
     view = rows(arrays, lo, n)
     view[1][0, 0, 0] = -1  # a write through the view lands in the array
-    return view[0].sum(), view[1].sum(), view[1].shape, view[0].shape[0]
+    return view[0].sum(), view[1].sum(), view[1].shape, view[1].size
 
 
 def test_rows_views_the_same_rows_of_every_array() -> None:
     arrays = (np.arange(10, dtype=np.int64), np.arange(60, dtype=np.int8).reshape(10, 3, 2))
-    expected = (arrays[0][3:7].sum(), arrays[1][3:7].sum() - arrays[1][3, 0, 0] - 1, (4, 3, 2), 4)
+    expected = (arrays[0][3:7].sum(), arrays[1][3:7].sum() - arrays[1][3, 0, 0] - 1, (4, 3, 2), 24)
     assert _row_sums(arrays, 3, 4) == expected
     assert arrays[1][3, 0, 0] == -1 and arrays[1][2].tolist() == [[12, 13], [14, 15], [16, 17]]
     assert _row_sums(arrays, 10, 0)[2] == (0, 3, 2)  # an empty block at the end
@@ -171,22 +176,28 @@ def _store(buffer: np.ndarray, value: tuple) -> int:
     return value_size(value)
 
 
+class _Pair(NamedTuple):
+    counts: np.ndarray
+    flag: bool
+
+
 @njit(cache=False, _nrt=False)
 def _read(address: int, value_type: object) -> tuple:
-    arrays, number = value_at(address, value_type)
+    arrays, number, pair = value_at(address, value_type)
     arrays[0][0] += 1
-    return arrays[0].sum(), arrays[1].shape[0], number
+    return arrays[0].sum(), arrays[1].shape[0], number, pair.counts.sum(), pair.flag
 
 
 def test_a_value_stored_in_memory_reads_back_from_its_address() -> None:
     import numba
 
-    value = ((np.arange(5, dtype=np.int64), np.zeros((3, 2), np.float32)), 42)
-    buffer = np.zeros(1024, np.uint8)
-    size = _store(buffer, value)
-    assert 0 < size <= 1024 and buffer[:size].any() and not buffer[size:].any()
-    assert _read(buffer.ctypes.data, numba.typeof(value)) == (11, 3, 42)
-    assert value[0][0][0] == 1  # the arrays read back are the stored ones, not copies
+    for flag in (True, False):
+        value = ((np.arange(5, dtype=np.int64), np.zeros((3, 2), np.float32)), 42, _Pair(np.ones(4, np.int8), flag))
+        buffer = np.zeros(1024, np.uint8)
+        size = _store(buffer, value)
+        assert 0 < size <= 1024 and buffer[:size].any() and not buffer[size:].any()
+        assert _read(buffer.ctypes.data, numba.typeof(value)) == (11, 3, 42, 4, flag)
+        assert value[0][0][0] == 1  # the arrays read back are the stored ones, not copies
 
 
 def test_blocks_cover_the_batch_each_home_largest_first() -> None:

@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from cluedo_env.engine.compile_options import INLINE, KERNEL
-from cluedo_env.engine.memory import atomic_add, atomic_load, atomic_store, pause, yield_cpu
+from cluedo_env.engine.memory import atomic_add, atomic_load, atomic_store, line_aligned_words, pause, yield_cpu
 
 SPINS = 20_000  # checks of a counter before sleeping: 0.2-1 ms with the x86 pause (its cost varies by CPU model)
 YIELD_EVERY = 64  # checks between two yields of the core while spinning (a few microseconds): see memory.yield_cpu
@@ -98,14 +98,15 @@ def compiled_job_arrived(words: np.ndarray, worker: int, n: int) -> int:
 
 @njit(**INLINE)
 def hand_out(words: np.ndarray, n: int) -> int:
-    """In the calling thread's compiled call: open job ``n`` (its record written) and hand it to every worker; a bit
-    per worker found asleep (Python sets its event after the call: :meth:`Signal.raise_to`'s handshake)."""
+    """In the calling thread's compiled call: open job ``n`` (its record written) and hand it to every worker; the
+    number of workers found asleep (Python sets their events after the call: :meth:`Signal.raise_to`'s handshake,
+    the flag read again after the count was raised)."""
     atomic_store(words, words.shape[0] - _LINE + _OPEN, n)
     sleepers = 0
     for worker in range(_workers(words)):
         at = 2 * worker * _LINE
         if _store_and_load(words, at, n, at + 1):
-            sleepers |= 1 << worker
+            sleepers += 1
     return sleepers
 
 
@@ -114,6 +115,8 @@ def join(words: np.ndarray, worker: int, n: int) -> bool:
     """In a worker's compiled loop: take part in job ``n`` if it is still open (then :func:`leave` when done);
     whether it did. A job closed, or not yet open, is left alone: its memory may be the next job's, half written."""
     crew = words.shape[0] - _LINE
+    if atomic_load(words, crew + _OPEN) != n:  # (closed already: no need to make the caller look at this worker)
+        return False
     atomic_store(words, (2 * worker + 1) * _LINE + _IN_JOB, 1)
     atomic_add(words, crew + _JOINED, 1)
     if atomic_load(words, crew + _OPEN) == n:  # (after the add: a caller that closes it sees this worker, or
@@ -234,7 +237,7 @@ class Crew:
     calling thread does it, with the workers' help."""
 
     def __init__(self, size: int, name: str = "cluedo-crew") -> None:
-        self.words = np.zeros(2 * size * _LINE + _LINE, np.int64)
+        self.words = line_aligned_words(2 * size * _LINE + _LINE)
         self.workers = [_Worker(self.words, i, f"{name}-{i}") for i in range(size)]
         self.loop: Callable[..., int] | None = None  # (Crew.bind)
         self.lead_args: tuple = ()
@@ -245,9 +248,9 @@ class Crew:
         n)``, and the calling thread's (``lead_args``). ``loop(words, worker, n, *args)`` takes part in job ``n`` or
         a later one and each job after it while they come (:func:`compiled_job_arrived`, :func:`join`,
         :func:`leave`), and returns the number of the last it saw; ``loop(words, LEAD, n, *lead_args)`` hands job
-        ``n`` out (:func:`hand_out`), does it with whoever joins, closes it (:func:`close`), and returns a bit per
-        worker found asleep."""
-        self._check_running()
+        ``n`` out (:func:`hand_out`), does it with whoever joins, closes it (:func:`close`), and returns the number
+        of workers found asleep."""
+        self.check_running()
         size = len(self.workers)
         if len(args) != size:
             raise ValueError(f"a crew of {size} binds {size} argument tuples, got {len(args)}")
@@ -260,33 +263,37 @@ class Crew:
         """The next job of the bound loop (its owner has written what it is): one call of the loop as the lead
         (``loop(words, LEAD, n, *lead_args)``), which hands the job out, does it with the workers that join, and
         waits for them to leave. Python then wakes the workers it found asleep, for the jobs to come. An error a
-        worker's loop raised is raised here (the job it came from is done, with or without that worker)."""
-        self._check_running()
+        worker's loop raised is raised here (every worker's, the first raised, the others cleared): the job it came
+        from is unfinished where that worker had taken a piece (the engine's kernels raise none)."""
+        self.check_running()
         if not self.bound:
             raise RuntimeError("Crew.bind gives the compiled loop before run_compiled")
         n = self.workers[0].given + 1
         for worker in self.workers:
             worker.given = n
-        sleepers = -1  # (an error in the call: wake them all; a needless wake only makes a worker look again)
+        sleepers = 1  # (an error in the call: look at them all; a needless wake only makes a worker look again)
         try:
             sleepers = self.loop(self.words, LEAD, n, *self.lead_args)
         except BaseException:
             close_job(self.words)  # (the caller's share failed: no worker may still use the job's memory after)
             raise
         finally:
-            self._wake(sleepers)
+            if sleepers:
+                self._wake_sleepers()
+        errors = [worker.error for worker in self.workers if worker.error is not None]
         for worker in self.workers:
-            if worker.error is not None:
-                error, worker.error = worker.error, None
-                raise error
+            worker.error = None
+        if errors:
+            raise errors[0]
 
-    def _wake(self, sleepers: int) -> None:
-        """Set the event of each worker with its bit in ``sleepers``."""
-        for i, worker in enumerate(self.workers):
-            if sleepers >> i & 1:
+    def _wake_sleepers(self) -> None:
+        """Set the event of each worker that sleeps."""
+        for worker in self.workers:
+            if self.words[worker.jobs.at + 1]:
                 worker.jobs.event.set()
 
-    def _check_running(self) -> None:
+    def check_running(self) -> None:
+        """Raise if the crew is stopped."""
         if not self.workers:
             raise RuntimeError("the crew is stopped (its engine was closed)")
 

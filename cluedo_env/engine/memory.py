@@ -47,6 +47,7 @@ from __future__ import annotations
 import os
 import platform
 
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -190,7 +191,8 @@ def _c_arrays(t) -> bool:  # noqa: ANN001 (a numba type)
 @intrinsic
 def rows(typingctx, arrays, lo, n):  # noqa: ARG001 (numba's intrinsic signature)
     """``arrays`` (a tuple of C-contiguous arrays, a ``State``) with each array ``a`` as the view ``a[lo:lo + n]``;
-    no bounds check (the caller keeps ``lo + n`` within every array's first dimension)."""
+    no bounds check (the caller keeps ``lo + n`` within every array's first dimension). For kernels compiled
+    without reference counting only (``_nrt=False``, as all of ours): the views borrow their owners' memory."""
     if not _c_arrays(arrays) or not isinstance(lo, types.Integer) or not isinstance(n, types.Integer):
         return None
 
@@ -251,7 +253,8 @@ def store_value(typingctx, buffer, value):  # noqa: ARG001 (numba's intrinsic si
 @intrinsic
 def value_at(typingctx, address, typeref):  # noqa: ARG001 (numba's intrinsic signature)
     """The value of type ``typeref`` (a numba type, passed as one: ``numba.typeof(value)``) that
-    :func:`store_value` wrote at ``address``."""
+    :func:`store_value` wrote at ``address``. For kernels compiled without reference counting only (``_nrt=False``):
+    its arrays borrow their owners' memory."""
     if not isinstance(address, types.Integer) or not isinstance(typeref, types.TypeRef):
         return None
     value_type = typeref.instance_type
@@ -324,6 +327,14 @@ def array_at(typingctx, address, shape, dtype):  # noqa: ARG001 (numba's intrins
     return array_type(address, shape, dtype), codegen
 
 
+def line_aligned_words(n: int) -> np.ndarray:
+    """(n,) int64 zeros starting on a 64-byte cache line (``np.zeros`` promises 16 bytes): words other threads
+    watch keep to the lines they were laid out on."""
+    block = np.zeros(n + 8, np.int64)
+    skip = (-block.ctypes.data % 64) // 8
+    return block[skip : skip + n]
+
+
 _X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
 _POSIX = os.name == "posix"
 
@@ -361,6 +372,7 @@ def yield_cpu(typingctx):  # noqa: ARG001 (numba's intrinsic signature)
 
 
 __all__ = [
-    "array_at", "atomic_add", "atomic_load", "atomic_min", "atomic_store", "copy_word", "data_address", "load_word",
-    "pause", "prefetch", "rows", "store_value", "value_at", "value_size", "yield_cpu",
+    "array_at", "atomic_add", "atomic_load", "atomic_min", "atomic_store", "copy_word", "data_address",
+    "line_aligned_words", "load_word", "pause", "prefetch", "rows", "store_value", "value_at", "value_size",
+    "yield_cpu",
 ]  # fmt: skip

@@ -1,10 +1,10 @@
 """The game loop's jobs on a threaded engine's threads, shared out block by block by a compiled loop that never
 takes the GIL.
 
-Why: a threaded :class:`~cluedo_env.engine.vector_engine.VectorEngine` hands its workers each sample, step and
-observation of a batch. Handed over as a Python call, the worker must take the GIL to start and to finish its job,
-while the caller holds it on its way into its own part: 20-65 us a round, a tenth of a step at batch 8192 on two
-threads. Here the worker's thread stays in :func:`serve` (bound to the crew, see :mod:`cluedo_env.engine.crew`),
+Why: a threaded :class:`~cluedo_env.engine.vector_engine.VectorEngine` hands its workers each sample, step,
+observation and deal of a batch. Handed over as a Python call, the worker must take the GIL to start and to finish
+its job, while the caller holds it on its way into its own part: 20-65 us a round, a tenth of a step at batch 8192
+on two threads. Here the worker's thread stays in :func:`serve` (bound to the crew, see :mod:`cluedo_env.engine.crew`),
 which reads each job from a record in memory and calls the kernel itself.
 
 Why blocks, not a fixed slice per thread: the threads of a round all wait for the last to finish, so a slice that
@@ -67,13 +67,13 @@ RECORD_WORDS = 16
 # the blocks it checked; from word NEXT, each home's next block (a cache line each), for the check, then the rest.
 ILLEGAL, FIRST, CHECKED, NEXT = 16, 17, 24, 32
 _LINE = 8
+NO_GAME = np.iinfo(np.int64).max  # FIRST while no illegal action is found
+SMALLEST_BLOCK = 64  # games: taking a block and viewing its rows costs about as much as stepping one game
 
 
 def job_words(threads: int) -> int:
     """The length of ``Shared.job`` for ``threads`` threads."""
     return NEXT + 2 * threads * _LINE
-NO_GAME = np.iinfo(np.int64).max  # FIRST while no illegal action is found
-SMALLEST_BLOCK = 64  # games: taking a block and viewing its rows costs about as much as stepping one game
 
 
 class Shared(NamedTuple):
@@ -108,8 +108,9 @@ def block_bounds(batch: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
 
     The homes are the batch's nearly equal slices. A home's blocks are largest first: each half the home's games
     not yet in a block, and at least :data:`SMALLEST_BLOCK` games (fewer in a small batch, so that every thread
-    has a few blocks). Large blocks keep the cost of taking one small; the small last ones are what a thread done
-    with its own home takes from another's, so the threads finish close together."""
+    has a few blocks), but for the last, which takes what is left. Large blocks keep the cost of taking one small;
+    the small last ones are what a thread done with its own home takes from another's, so the threads finish close
+    together."""
     smallest = max(1, min(SMALLEST_BLOCK, batch // (4 * threads)))
     bounds, homes = [0], [0]
     for t in range(threads):
@@ -129,9 +130,9 @@ def serve(words: np.ndarray, worker: int, n: int, context: int, context_type: ty
     store_value`).
 
     ``worker=LEAD``: the calling thread's call for job ``n``: hand it out, take blocks until none is left, and close
-    it (wait for the workers that joined to finish their last block); a bit per worker found asleep. One call leaves
-    no Python between the hand-over, the caller's share and the close, nor a place for an interrupt to fall between
-    them."""
+    it (wait for the workers that joined to finish their last block); the number of workers found asleep. One call
+    leaves no Python between the hand-over, the caller's share and the close, nor a place for an interrupt to fall
+    between them."""
     shared, part = value_at(context, context_type)
     if worker == LEAD:
         sleepers = hand_out(words, n)

@@ -50,6 +50,7 @@ from cluedo_env.engine import thread_jobs as J
 from cluedo_env.engine.compile_ahead import signature_of, usable_cores
 from cluedo_env.engine.crew import Crew
 from cluedo_env.engine.history import Accusation, Suggestion
+from cluedo_env.engine.memory import line_aligned_words
 from cluedo_env.engine.movement import move_tables, with_scratch
 from cluedo_env.engine.native_call import kernel_address
 from cluedo_env.engine.observation import encode, offsets, packed_layout, size
@@ -129,7 +130,7 @@ def auto_threads(batch_size: int) -> int:
 
 # What a threaded engine makes for its threads (rebuilt on load, not pickled).
 _THREADS_OWN = ("_contexts", "_context_type", "_crew", "_crew_pid", "_parts", "_shared")
-_COMPILING = threading.Lock()  # one first use at a time: a threaded engine's workers may all read an entry at once
+_COMPILING = threading.Lock()  # one first use at a time: threads that share an engine may read an entry at once
 
 
 class _OnFirstUse:
@@ -305,7 +306,7 @@ class VectorEngine:
             return
         blocks, homes = J.block_bounds(self.batch_size, self.threads)
         self._shared = J.Shared(
-            np.zeros(J.job_words(self.threads), np.int64), np.zeros(J.KINDS, np.int64), blocks, homes,
+            line_aligned_words(J.job_words(self.threads)), np.zeros(J.KINDS, np.int64), blocks, homes,
             np.arange(np.diff(blocks).max(), dtype=np.int64), self.state, self.rules, self.tables,
             self.obs_offsets, self.packed_layout.offsets, self.observation_size, self.packed_observation_size,
             self.autoreset)  # fmt: skip
@@ -319,16 +320,16 @@ class VectorEngine:
         self._hire()
 
     def _hire(self) -> None:
-        """The worker threads (one per chunk but the first, which the calling thread runs), stopped when the engine
-        is closed or collected."""
+        """The worker threads (one fewer than ``threads``: the calling thread is the other), stopped when the
+        engine is closed or collected."""
         self._crew = Crew(self.threads - 1, name="cluedo-engine")
         self._crew_pid = os.getpid()
         weakref.finalize(self, self._crew.stop)
 
     def _crew_here(self) -> Crew:
-        """The engine's crew; hired again in a forked child, which inherits the crew but not its threads (it would
-        wait for them forever)."""
-        if self._crew_pid != os.getpid():
+        """The engine's crew; hired again in a forked child, which inherits the crew but not its threads (unless the
+        engine was closed: a closed engine stays closed)."""
+        if self._crew_pid != os.getpid() and self._crew.workers:
             self._hire()
         return self._crew
 
@@ -339,6 +340,8 @@ class VectorEngine:
         crew = self._crew_here()
         kernels = self._shared.kernels
         if not kernels[kind]:
+            if kind in (J.STEP, J.NEW_GAMES):
+                self._k_step  # noqa: B018 - the reset's and step's compile, which takes the move search from the helper
             dispatcher, args = self._job_kernel(kind)
             _compiled(dispatcher, *args)  # compiled (or loaded) here, not in a worker
             kernels[kind] = kernel_address(dispatcher, signature_of(args), J.RETURNS[kind])
@@ -390,6 +393,8 @@ class VectorEngine:
     # ================================================================= reset
     def reset(self, seed: int | None = None) -> None:
         """Deal new games in every slot; each slot's chance stream is seeded from ``seed``."""
+        if self.threads > 1:
+            self._crew_here().check_running()  # (before the streams change: a closed engine refuses, changing nothing)
         self.rng = np.random.default_rng(check_seed(seed))
         self.chance[:] = self.rng.integers(0, 2**64, size=self.batch_size, dtype=np.uint64, endpoint=False)
         self.sampler[:] = self.rng.integers(0, 2**64, size=self.batch_size, dtype=np.uint64, endpoint=False)
