@@ -141,7 +141,7 @@ def atomic_load(typingctx, array, index):  # noqa: ARG001 (numba's intrinsic sig
 def atomic_store(typingctx, array, index, value):  # noqa: ARG001 (numba's intrinsic signature)
     """array[index] = value in an int64 array, seen by every thread before anything this thread does next
     (sequentially consistent); no bounds check."""
-    if not _int64s(array) or not isinstance(index, types.Integer) or not isinstance(value, types.Integer):
+    if not _word_update(array, index, value):
         return None
     signature = types.void(array, index, types.int64)
 
@@ -153,32 +153,33 @@ def atomic_store(typingctx, array, index, value):  # noqa: ARG001 (numba's intri
     return signature, codegen
 
 
-@intrinsic
-def atomic_add(typingctx, array, index, value):  # noqa: ARG001 (numba's intrinsic signature)
-    """array[index] += value in an int64 array as one atomic step (sequentially consistent); the old value."""
-    if not _int64s(array) or not isinstance(index, types.Integer) or not isinstance(value, types.Integer):
-        return None
+def _word_update(array, index, value) -> bool:  # noqa: ANN001 (numba types)
+    """An update of one word of an int64 array by an integer."""
+    return _int64s(array) and isinstance(index, types.Integer) and isinstance(value, types.Integer)
+
+
+def _read_modify_write(operation: str):  # noqa: ANN202 (numba's codegen)
+    """The codegen of LLVM's ``atomicrmw operation`` on ``array[index]`` with ``value``: the old value."""
 
     def codegen(context, builder, sig, args):
         value = context.cast(builder, args[2], sig.args[2], types.int64)
         pointer = _pointer(context, builder, sig.args[0], args[0], args[1], _WORD)
-        return builder.atomic_rmw("add", pointer, value, "seq_cst")
+        return builder.atomic_rmw(operation, pointer, value, "seq_cst")
 
-    return types.int64(array, index, value), codegen
+    return codegen
+
+
+@intrinsic
+def atomic_add(typingctx, array, index, value):  # noqa: ARG001 (numba's intrinsic signature)
+    """array[index] += value in an int64 array as one atomic step (sequentially consistent); the old value."""
+    return (types.int64(array, index, value), _read_modify_write("add")) if _word_update(array, index, value) else None
 
 
 @intrinsic
 def atomic_min(typingctx, array, index, value):  # noqa: ARG001 (numba's intrinsic signature)
-    """array[index] = min(array[index], value) in an int64 array as one atomic step (sequentially consistent)."""
-    if not _int64s(array) or not isinstance(index, types.Integer) or not isinstance(value, types.Integer):
-        return None
-
-    def codegen(context, builder, sig, args):
-        value = context.cast(builder, args[2], sig.args[2], types.int64)
-        builder.atomic_rmw("min", _pointer(context, builder, sig.args[0], args[0], args[1], _WORD), value, "seq_cst")
-        return context.get_dummy_value()
-
-    return types.void(array, index, value), codegen
+    """array[index] = min(array[index], value) in an int64 array as one atomic step (sequentially consistent); the
+    old value."""
+    return (types.int64(array, index, value), _read_modify_write("min")) if _word_update(array, index, value) else None
 
 
 def _c_arrays(t) -> bool:  # noqa: ANN001 (a numba type)

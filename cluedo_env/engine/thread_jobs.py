@@ -156,47 +156,43 @@ def _run_job(shared: Shared, part: Part) -> None:
     first, see the module's docstring)."""
     kind = shared.job[KIND]
     if kind == STEP:
-        if not _check_step(shared, part):
+        _take_blocks(shared, part, kind, True)
+        blocks = shared.blocks.shape[0] - 1
+        wait_until_within(shared.job, CHECKED, blocks, 2**62)  # (a block another thread is checking)
+        if atomic_load(shared.job, ILLEGAL):
             return
+    _take_blocks(shared, part, kind, False)
+
+
+@njit(**INLINE)
+def _take_blocks(shared: Shared, part: Part, kind: int, check: bool) -> None:
+    """Take blocks, the thread's home's first and then the others', until none is left, and check a step's actions
+    on each (``check``: the step's first pass, with counters of its own) or run the job on it."""
     threads = shared.homes.shape[0] - 1
     for k in range(threads):
+        home = (part.home + k) % threads
         while True:
-            i = _next_block(shared, (part.home + k) % threads, threads)
-            if i < 0:
+            i = shared.homes[home] + atomic_add(shared.job, NEXT + (home + (0 if check else threads)) * _LINE, 1)
+            if i >= shared.homes[home + 1]:
                 break
             lo = shared.blocks[i]
-            _run_block(shared, part, kind, lo, shared.blocks[i + 1] - lo)
+            if check:
+                _check_block(shared, lo, shared.blocks[i + 1] - lo)
+            else:
+                _run_block(shared, part, kind, lo, shared.blocks[i + 1] - lo)
 
 
 @njit(**INLINE)
-def _next_block(shared: Shared, home: int, counter: int) -> int:
-    """Take the next block of ``home`` (its counter: ``home + counter``-th from NEXT); -1 if none is left."""
-    i = shared.homes[home] + atomic_add(shared.job, NEXT + (home + counter) * _LINE, 1)
-    return i if i < shared.homes[home + 1] else -1
-
-
-@njit(**INLINE)
-def _check_step(shared: Shared, part: Part) -> bool:
-    """Check blocks of the step's actions until none is left, wait until every block is checked; whether every
-    action was legal (else the step's result is in ILLEGAL and FIRST)."""
-    job, blocks = shared.job, shared.blocks
-    threads = shared.homes.shape[0] - 1
-    for k in range(threads):
-        while True:
-            i = _next_block(shared, (part.home + k) % threads, 0)
-            if i < 0:
-                break
-            lo = blocks[i]
-            m = blocks[i + 1] - lo
-            actions = array_at(job[A] + 8 * lo, m, np.int64)
-            active = array_at(job[B] + lo, m if job[B_SIZE] else 0, np.bool_)
-            first, illegal = first_illegal(rows(shared.state, lo, m), actions, active)
-            if illegal:
-                atomic_add(job, ILLEGAL, illegal)
-                atomic_min(job, FIRST, lo + first)
-            atomic_add(job, CHECKED, 1)  # (after its findings: whoever sees every block checked sees them all)
-    wait_until_within(job, CHECKED, blocks.shape[0] - 1, 2**62)  # (a block another thread is checking)
-    return atomic_load(job, ILLEGAL) == 0
+def _check_block(shared: Shared, lo: int, m: int) -> None:
+    """Count the illegal actions of the ``m`` games from ``lo`` into ILLEGAL and FIRST, then the block as checked."""
+    job = shared.job
+    actions = array_at(job[A] + 8 * lo, m, np.int64)
+    active = array_at(job[B] + lo, m if job[B_SIZE] else 0, np.bool_)
+    first, illegal = first_illegal(rows(shared.state, lo, m), actions, active)
+    if illegal:
+        atomic_add(job, ILLEGAL, illegal)
+        atomic_min(job, FIRST, lo + first)
+    atomic_add(job, CHECKED, 1)  # (after its findings: whoever sees every block checked sees them all)
 
 
 @njit(**INLINE)
