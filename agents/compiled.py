@@ -14,7 +14,8 @@ players' numba caches when the hash changes. That runs here, on import, before a
 Why: a numba dispatcher types each argument of each call before it finds the machine code (about 0.15 us an
 array, 5 us a ``np.random.Generator``, plus the search among the compiled versions). The deducer's three calls per
 action (the notebook's intake and propagation, its decisions) read 30 to 90 arrays each (a dozen arguments,
-most of them named tuples of arrays: :mod:`agents.knowledge.types`, whose every field is typed), so this typing was
+most of them named tuples of arrays: :mod:`cluedo_env.agents.knowledge.types`, whose every field is typed), so this
+typing was
 about 40 us of the ~0.2 ms fixed cost of an action: most of a player's time at the small batches a learner's
 opponents play at. An :class:`EntryPoint` types the arguments of its first call, compiles (or loads) that version
 once and calls its machine code directly afterwards, as :class:`cluedo_env.engine.vector_engine.VectorEngine` does

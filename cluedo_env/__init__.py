@@ -4,7 +4,7 @@ Importing this package registers the environments under one namespace, ``cluedo_
 ``v0``, each named as its library names games:
 
 * Gymnasium: ``gymnasium.make("cluedo_env/Cluedo-v0", **kwargs)`` (one learner seat, opponents in
-  the others; :mod:`training.single_agent`) and ``gymnasium.make_vec("cluedo_env/Cluedo-v0",
+  the others; :mod:`cluedo_env.training.single_agent`) and ``gymnasium.make_vec("cluedo_env/Cluedo-v0",
   num_envs=N)`` (its batched VectorEnv). Without a prior import, ``gymnasium.make("cluedo_env:cluedo_env/Cluedo-v0")``
   imports the package itself (Gymnasium 1.x loads no plugin entry points).
 * PettingZoo: ``pettingzoo.make("aec", "cluedo_env/cluedo_v0", **config)``, or as PettingZoo's
@@ -25,8 +25,8 @@ __version__ = "0.2.0"
 GYMNASIUM_ID = "cluedo_env/Cluedo-v0"
 PETTINGZOO_ID = "cluedo_env/cluedo_v0"
 
-_GYMNASIUM_ENTRY = "training.single_agent:CluedoSingleAgentEnv"
-_GYMNASIUM_VECTOR_ENTRY = "training.single_agent:CluedoVectorEnv"
+_GYMNASIUM_ENTRY = "cluedo_env.training.single_agent:CluedoSingleAgentEnv"
+_GYMNASIUM_VECTOR_ENTRY = "cluedo_env.training.single_agent:CluedoVectorEnv"
 _PETTINGZOO_ENTRY = "cluedo_env.envs.aec:env"
 
 

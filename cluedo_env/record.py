@@ -23,7 +23,7 @@ Making records::
     save(record, "game.json")
 
 Sources: :class:`Recorder` by hand (reference engine), :class:`AECRecorder` around the PettingZoo
-env, ``agents.play.runner.play_games(..., record=...)`` / ``scripts/evaluate.py --record DIR`` for the
+env, ``cluedo_env.agents.play.runner.play_games(..., record=...)`` / ``scripts/evaluate.py --record DIR`` for the
 batched engine, and ``cluedo play`` (:mod:`cluedo_env.cli`) for games with a human.
 
 Reading: :func:`load` validates (a corrupted file, another schema version or a missing field is a

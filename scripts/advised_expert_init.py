@@ -1,7 +1,7 @@
 """Warm start for an advised learner with an expert advisor: its policy cloned from the expert's rule.
 
 Trained from random weights, the advised learner learns never to accuse before it finds the
-accusations that pay (see :mod:`agents.learner.accusation_features`). This script starts it from the
+accusations that pay (see :mod:`cluedo_env.agents.learner.accusation_features`). This script starts it from the
 expert's own rule instead: it plays ``--steps`` learner decisions in the config's env, following
 the ``expert_rule`` slot (accuse where the expert at its defaults would), and fits the policy of
 ``--base`` (a checkpoint of the same config: its network, its value head kept) to accuse with
@@ -32,12 +32,11 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
-
-    from agents.learner.accusation_features import ACCUSATION_SIZE, accusation_layout
-    from training.learner_core import LearnerCore
-    from training.learner_options import LearnerOptions
-    from training.sb3.checkpoints import load_model, save_model_atomic
-    from training.sb3.config import load_train_config, rules_config
+    from cluedo_env.agents.learner.accusation_features import ACCUSATION_SIZE, accusation_layout
+    from cluedo_env.training.learner_core import LearnerCore
+    from cluedo_env.training.learner_options import LearnerOptions
+    from cluedo_env.training.sb3.checkpoints import load_model, save_model_atomic
+    from cluedo_env.training.sb3.config import load_train_config, rules_config
 
     cfg = load_train_config(args.config)
     env = cfg["env"]

@@ -13,7 +13,8 @@ turn: run k of each is a pair measured seconds apart, at nearly the same speed o
 median games per CPU second of each side and the median of the pairs' ratios (after / before) with the range of
 its middle half; the ratio is the figure to read.
 
-Each run is :func:`agents.play.runner.play_games` with four equal players (seeds as in ``bench_players.py``); the
+Each run is :func:`cluedo_env.agents.play.runner.play_games` with four equal players (seeds as in
+``bench_players.py``); the
 workers time it with ``time.process_time``. ``engine:mask``, ``engine:obs`` and ``engine:packed`` time the engine
 instead (``scripts/bench.py``'s ``full`` workload on one thread, ``--games`` steps of ``--batch`` games whose play
 has spread over the whole length of a game: sample, step,
@@ -34,12 +35,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 # The worker: reads "player preset games batch seed" lines, answers CPU seconds of one play_games call.
-# The worker runs in either checkout; a checkout from before agents/ was ordered by concept has its registry and
-# runner at the top of agents/ (compared across that move, the same calls stand on both sides). The layout is read
-# from the files, not tried by importing: an editable install would answer a missing module from the other checkout.
+# The worker runs in either checkout, whose layout is read from its files, not tried by importing (an editable
+# install would answer a missing module from the other checkout):
+# - agents/ and training/ installed as cluedo_env.agents and cluedo_env.training (pyproject.toml's package-dir):
+#   the worker maps those names to the checkout's folders itself, since it runs the checkout uninstalled;
+# - before that, top-level packages agents/ and training/;
+# - before agents/ was ordered by concept, its registry and runner at the top of agents/.
+# Compared across these moves, the same calls stand on both sides.
 _WORKER = """
-import os, sys, time
-if os.path.exists("agents/play/runner.py"):
+import importlib.util, os, sys, time
+if "cluedo_env.agents" in open("pyproject.toml").read():
+    import cluedo_env
+    for folder in ("agents", "training"):
+        spec = importlib.util.spec_from_file_location(
+            "cluedo_env." + folder, os.path.abspath(folder + "/__init__.py"),
+            submodule_search_locations=[os.path.abspath(folder)])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        setattr(cluedo_env, folder, module)
+        spec.loader.exec_module(module)
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import play_games
+elif os.path.exists("agents/play/runner.py"):
     from agents.play.registry import make_agent
     from agents.play.runner import play_games
 else:

@@ -6,7 +6,8 @@
     PYTHONPATH=. .venv/bin/python scripts/bench_players.py --players deducer --kernels    # compiled vs Python time
 
 The speed of the rule-based players at the batch size the evaluator uses (1024). Each cell plays ``--games``
-games with :func:`agents.play.runner.play_games` after a warm-up run (numba compilation, caches), ``--repeat``
+games with :func:`cluedo_env.agents.play.runner.play_games` after a warm-up run (numba compilation, caches),
+``--repeat``
 times; the table gives the
 median games/s and decisions/s (player actions, i.e. engine steps of live games), and games per
 CPU second of the process (less sensitive to other load on a shared machine; numba and numpy
@@ -29,11 +30,11 @@ import sys
 import time
 
 import numpy as np
+from cluedo_env.agents.play.registry import make_agent
+from cluedo_env.agents.play.runner import play_games
 from numba import njit
 from numba.core.registry import CPUDispatcher
 
-from agents.play.registry import make_agent
-from agents.play.runner import play_games
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.rules.config import RulesConfig
 
@@ -102,13 +103,14 @@ def _timed_kernels(cpu: dict[str, float], calls: collections.Counter):
                 cpu[name] += clock() - t
                 calls[name] += 1
 
-        if hasattr(f, "compile"):  # an agents.compiled.EntryPoint compiles through it: its machine code is timed
+        # a cluedo_env.agents.compiled.EntryPoint compiles through it: its machine code is timed
+        if hasattr(f, "compile"):
             call.compile = lambda signature: timed(name, f.compile(signature))
         return call
 
     saved, wrappers = [], {}
     for mname, module in list(sys.modules.items()):
-        if not mname.startswith("agents") or mname.endswith("kernels"):
+        if not mname.startswith("cluedo_env.agents") or mname.endswith("kernels"):
             continue
         for key, value in list(vars(module).items()):
             if isinstance(value, CPUDispatcher):

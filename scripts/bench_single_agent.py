@@ -23,10 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agents.players.base import sample_legal  # noqa: E402
+from cluedo_env.agents.players.base import sample_legal  # noqa: E402
+from cluedo_env.training.sb3.vec_env import CluedoVecEnv  # noqa: E402
+
 from cluedo_env.errors import run_cli  # noqa: E402
 from cluedo_env.options import ArgumentParser  # noqa: E402
-from training.sb3.vec_env import CluedoVecEnv  # noqa: E402
 
 
 def bench(num_envs: int, opponents: str, steps: int, macro: bool, seat, policy: bool, net_arch,
@@ -37,9 +38,8 @@ def bench(num_envs: int, opponents: str, steps: int, macro: bool, seat, policy: 
     rng = np.random.default_rng(0)
     fn = None
     if policy:
+        from cluedo_env.training.sb3.checkpoints import policy_fn
         from sb3_contrib import MaskablePPO
-
-        from training.sb3.checkpoints import policy_fn
 
         model = MaskablePPO("MlpPolicy", venv, policy_kwargs={"net_arch": {"pi": net_arch, "vf": net_arch}},
                             n_steps=8, batch_size=64)  # fmt: skip

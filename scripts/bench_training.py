@@ -7,7 +7,7 @@
 The training loop (learner steps/s against heuristic players) is two different workloads: collection (the env,
 the opponents, the learner's notebook, the policy's forward passes) and the PPO update (the network's forward and
 backward passes). This runs a
-training config as ``training.sb3.train`` builds it (env, policy, PPO settings; a fresh network unless
+training config as ``cluedo_env.training.sb3.train`` builds it (env, policy, PPO settings; a fresh network unless
 ``--keep-init``: the network costs the same, but a trained policy plays longer games), times each PPO
 iteration with SB3's rollout callbacks, and prints one row per (precision, torch threads):
 
@@ -39,10 +39,9 @@ from cluedo_env.options import ArgumentParser  # noqa: E402
 def bench(config: str, precision: str, threads: int, iterations: int, keep_init: bool = False) -> dict:
     """One setting: ``iterations`` timed PPO iterations after one warm-up iteration."""
     import torch
+    from cluedo_env.training.sb3.config import load_train_config
+    from cluedo_env.training.sb3.train import Trainer
     from stable_baselines3.common.callbacks import BaseCallback
-
-    from training.sb3.config import load_train_config
-    from training.sb3.train import Trainer
 
     with tempfile.TemporaryDirectory() as tmp:
         over = {"precision": precision} if precision != "float32" else {}  # (so it also runs on older checkouts)
@@ -91,7 +90,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     print(f"# python scripts/bench_training.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     try:
-        from training.precision import fast_bfloat16
+        from cluedo_env.training.precision import fast_bfloat16
 
         hardware = "yes" if fast_bfloat16() else "no (emulated: slower)"
     except ImportError:  # a checkout from before training/sb3/lean_policy.py

@@ -21,7 +21,7 @@ At the end the greedy policy (most probable legal action) plays ``--eval-games``
 random seat and the win rate is printed with a 95% Wilson interval. Every game counts, including
 those that end before the learner's first move, so the number is the one ``scripts/evaluate.py``
 gives (``--save`` writes the weights; ``policy_from_file`` turns them into ``fn(obs, mask)``,
-which ``agents.learner.callable_player`` plays: ``--players py:scripts/cleanrl_ppo.py:saved_policy``
+which ``cluedo_env.agents.learner.callable_player`` plays: ``--players py:scripts/cleanrl_ppo.py:saved_policy``
 with ``CLEANRL_PPO_WEIGHTS`` pointing at the file, and ``CLEANRL_PPO_MACRO_MOVES=0`` for a policy
 trained with ``--no-macro-moves``).
 """
@@ -212,7 +212,7 @@ def greedy(agent: Agent):
             logits = agent.actor(torch.as_tensor(obs, dtype=torch.float32))
             return logits.masked_fill(~torch.as_tensor(mask, dtype=torch.bool), -1e8).argmax(-1).numpy()
 
-    fn.batched = True  # type: ignore[attr-defined]  (agents.learner.callable_player: call it with many games at once)
+    fn.batched = True  # type: ignore[attr-defined]  (cluedo_env.agents.learner.callable_player: call it with many games at once)
     fn.macro_moves = agent.actor[-1].out_features != 870  # type: ignore[attr-defined]  (682: macro moves)
     return fn
 

@@ -17,7 +17,7 @@ a position is one seat's information at a random moment. Positions where at most
 seat) are enumerated: every deal of the free cards to the holders (the other players and
 the envelope) that fits the hand sizes, one envelope card per category, the passes, the
 refutations not seen ("holds at least one of") and the wrong accusations is listed
-(:func:`agents.knowledge.deal_oracle.enumerate_deals`, bounded by ``--node-limit`` nodes; bigger
+(:func:`cluedo_env.agents.knowledge.deal_oracle.enumerate_deals`, bounded by ``--node-limit`` nodes; bigger
 positions are skipped). A fact is a (holder, card) cell that every consistent deal agrees
 on: the card is there (has) or it is not (has-not). The table gives, per config and kind
 of cell, the facts enumeration proves and the share the notebook proves too; "derived"
@@ -38,10 +38,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.knowledge.deal_oracle import enumerate_deals, raw_information  # noqa: E402
-from agents.knowledge.notebook import Notebook  # noqa: E402
-from agents.play.runner import seat_actions  # noqa: E402
-from agents.players.base import Agent, sample_legal  # noqa: E402
+from cluedo_env.agents.knowledge.deal_oracle import enumerate_deals, raw_information  # noqa: E402
+from cluedo_env.agents.knowledge.notebook import Notebook  # noqa: E402
+from cluedo_env.agents.play.runner import seat_actions  # noqa: E402
+from cluedo_env.agents.players.base import Agent, sample_legal  # noqa: E402
+
 from cluedo_env.engine.vector_engine import VectorEngine  # noqa: E402
 from cluedo_env.engine.views import PlayerView  # noqa: E402
 from cluedo_env.errors import run_cli  # noqa: E402
@@ -150,7 +151,7 @@ def positions_for(
     P = cfg.players
     views = [PlayerView(eng, s) for s in range(P)]
     if players == "deducer":
-        from agents.players.deducer import DeducerAgent
+        from cluedo_env.agents.players.deducer import DeducerAgent
 
         agents: list[Agent] = [DeducerAgent(seed=seed + s) for s in range(P)]
         for a, v in zip(agents, views, strict=True):

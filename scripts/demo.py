@@ -8,7 +8,7 @@ Steps (all seeded, ``--seed``):
 1. MaskablePPO (sb3-contrib) learns to play one seat of 4-player classic Cluedo against three
    random players, with the settings of ``configs/train_vs_random.yaml`` (macro moves, learner
    seat drawn per game), for ``--timesteps`` learner steps; the run goes to ``OUT/train``
-   (``model.zip``, checkpoints, TensorBoard logs, ``monitor.csv``) via :mod:`training.sb3.train`.
+   (``model.zip``, checkpoints, TensorBoard logs, ``monitor.csv``) via :mod:`cluedo_env.training.sb3.train`.
 2. The tournament evaluator (``scripts/evaluate.py``, seats rotated) plays ``--games`` games of
    the trained checkpoint against three random players, then the same number with a random
    player in its place (the baseline: 25% is chance); reports go to ``OUT/eval*``.
@@ -47,10 +47,11 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     check_writable_dir(args.out, "--out")  # before minutes of training, not after
 
-    import training.sb3.checkpoints  # noqa: F401 - registers the ckpt: prefix for the evaluator
+    import cluedo_env.training.sb3.checkpoints  # noqa: F401 - registers the ckpt: prefix for the evaluator
+    from cluedo_env.training.sb3.config import load_train_config
+    from cluedo_env.training.sb3.train import Trainer
+
     from cluedo_env.cli import evaluate
-    from training.sb3.config import load_train_config
-    from training.sb3.train import Trainer
 
     out = Path(args.out)
     over: dict = {"run_dir": str(out / "train"), "total_timesteps": args.timesteps, "seed": args.seed,

@@ -3,7 +3,7 @@
     python scripts/evaluate.py --players heuristic random random random --games 1000 --out results/eval
     python scripts/evaluate.py --help       # tournaments, --round-robin, --head-to-head, --record
 
-The command lives in :mod:`cluedo_env.cli.evaluate`, the tournament library in :mod:`agents.play.tournament`.
+The command lives in :mod:`cluedo_env.cli.evaluate`, the tournament library in :mod:`cluedo_env.agents.play.tournament`.
 """
 
 import sys

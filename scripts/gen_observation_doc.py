@@ -251,7 +251,7 @@ import torch
 from cluedo_env.engine.observation import unpack
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.rules.config import RulesConfig
-from training.packed_observation import Unpack
+from cluedo_env.training.packed_observation import Unpack
 
 config = RulesConfig.from_preset("classic")
 eng = VectorEngine(config, 8)
@@ -278,7 +278,7 @@ def _packed_section() -> list[str]:
         "one kernel, so they cannot say different things. `cluedo_env.engine.observation.packed_layout(config)`",
         "gives the sizes and `source`: int8 slot `x` is element `source[x]` of (the unpacked bits, then the",
         "count bytes). `observation.unpack(packed, config)` gives the int8 rows back with numpy, bit for bit;",
-        "`training.packed_observation.Unpack(config)` is the torch module that does it as a network's first",
+        "`cluedo_env.training.packed_observation.Unpack(config)` is the torch module that does it as a network's first",
         "layer (no parameters; uint8 input, or floats holding the bytes). The learner envs hand out packed rows",
         "with `packed_observation=True` (training config key `env.packed_observation`, RLlib",
         "`learner.packed_observation`), and their policies unpack them in their first layer.",
@@ -296,12 +296,12 @@ def _packed_section() -> list[str]:
 
 def _belief_section() -> list[str]:
     """The optional belief features of the single-agent envs (``belief=True``, agents/learner/belief.py)."""
-    from agents.learner.belief import BELIEF_MEANING, belief_layout, belief_size
+    from cluedo_env.agents.learner.belief import BELIEF_MEANING, belief_layout, belief_size
 
     lines = [
         "## Belief features (single-agent envs, `belief=True`)",
         "",
-        "The single-agent envs (`training.single_agent`, training config key `env.belief`) can append",
+        "The single-agent envs (`cluedo_env.training.single_agent`, training config key `env.belief`) can append",
         "the deducer's notebook for the learner's seat (`agents/learner/belief.py`) after the slots above: what the",
         "seat has *proved* from what it saw, so these slots hide what it may not know as the rest does.",
         "Holders are seat-relative and not padded: holder `h` (0..P-1) is the player `h` places to the",
@@ -319,7 +319,7 @@ def _belief_section() -> list[str]:
 
 def _compact_section() -> list[str]:
     """The compact learner observation (``observation="compact"``, agents/learner/compact_observation.py)."""
-    from agents.learner.compact_observation import COMPACT_HISTORY, compact_layout, compact_size
+    from cluedo_env.agents.learner.compact_observation import COMPACT_HISTORY, compact_layout, compact_size
 
     lines = [
         "## Compact learner observation (single-agent envs, `observation=\"compact\"`)",

@@ -5,7 +5,7 @@
     PYTHONPATH=. .venv/bin/python scripts/play_hash.py --players expert,deducer,deducer,heuristic   # a mixed table
 
 Speed work on the rule-based players must not change what they play. Four equal
-players play ``--games`` seeded games (:func:`agents.play.runner.play_games`); every decision (games
+players play ``--games`` seeded games (:func:`cluedo_env.agents.play.runner.play_games`); every decision (games
 asked, actions returned) and every game's outcome go into a SHA-256. Run it before and after a
 change: equal hashes mean the same decisions in every one of those games. (A change that is meant
 to alter play changes the hashes, of course; then measure strength instead: ``scripts/evaluate.py``.)
@@ -19,9 +19,9 @@ import sys
 import time
 
 import numpy as np
+from cluedo_env.agents.play.registry import make_agent
+from cluedo_env.agents.play.runner import play_games
 
-from agents.play.registry import make_agent
-from agents.play.runner import play_games
 from cluedo_env.rules.config import RulesConfig
 
 

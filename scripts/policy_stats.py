@@ -21,12 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from cluedo_env.training.learner_core import LearnerCore  # noqa: E402
+from cluedo_env.training.learner_options import LearnerOptions  # noqa: E402
+from cluedo_env.training.sb3.checkpoints import CheckpointError, load_model, policy_fn, rules_of  # noqa: E402
+
 from cluedo_env.errors import run_cli  # noqa: E402
 from cluedo_env.options import ArgumentParser  # noqa: E402
 from cluedo_env.rules import actions as A  # noqa: E402
-from training.learner_core import LearnerCore  # noqa: E402
-from training.learner_options import LearnerOptions  # noqa: E402
-from training.sb3.checkpoints import CheckpointError, load_model, policy_fn, rules_of  # noqa: E402
 
 KINDS = ("roll/passage/stay/end", "move", "suggest", "show", "accuse")
 

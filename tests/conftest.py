@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from agents.compiled import EntryPoint
+from cluedo_env.agents.compiled import EntryPoint
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _entry_points_check_their_argument_types():
-    """Every compiled entry point (:mod:`agents.compiled`) types each call again and raises if its arguments'
+    """Every compiled entry point (:mod:`cluedo_env.agents.compiled`) types each call again and raises if its arguments'
     types ever differ from its first call's: the whole suite checks the bargain the fast path relies on."""
     EntryPoint.check = True
     yield

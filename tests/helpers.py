@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+from cluedo_env.agents.players.base import Agent
 
-from agents.players.base import Agent
 from cluedo_env.engine.reference import Game
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import load_board

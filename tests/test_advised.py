@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cluedo_env.training.learner_core import LearnerCore
+from cluedo_env.training.learner_options import LearnerOptions
 
 from cluedo_env.envs.learner_actions import LearnerActions
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.config import ConfigError
-from training.learner_core import LearnerCore
-from training.learner_options import LearnerOptions
 
 
 def _engine_mask(accuse_open: list[bool]) -> np.ndarray:
@@ -104,12 +104,13 @@ def test_advised_checkpoint_plays_by_name(tmp_path) -> None:
     """A tiny advised run: the checkpoint records its advisor, and the ckpt: player plays whole games with it,
     never an illegal action."""
     pytest.importorskip("sb3_contrib")
-    from agents.play.registry import make_agent
-    from agents.play.runner import play_games
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import play_games
+    from cluedo_env.training.sb3.checkpoints import load_model
+    from cluedo_env.training.sb3.config import load_train_config
+    from cluedo_env.training.sb3.train import TrainConfigError, Trainer
+
     from cluedo_env.rules.config import make_config
-    from training.sb3.checkpoints import load_model
-    from training.sb3.config import load_train_config
-    from training.sb3.train import TrainConfigError, Trainer
 
     cfg = _tiny_advised_config(tmp_path, "deducer")
     Trainer(load_train_config(None, **cfg), progress=False).run()
@@ -135,8 +136,9 @@ def test_expert_advisor_adds_the_accusation_features() -> None:
     """An expert advisor appends the accusation slots to the learner observation (and only an expert does);
     every slot is 0 or 1, ``decides`` is set wherever the learner is asked, and action 1 is open only where
     ``p1`` was sampled and accuses the triple it is about."""
-    from agents.learner.accusation_features import ACCUSATION_PIECES, ACCUSATION_SIZE, accusation_layout
-    from agents.learner.compact_observation import compact_size
+    from cluedo_env.agents.learner.accusation_features import ACCUSATION_PIECES, ACCUSATION_SIZE, accusation_layout
+    from cluedo_env.agents.learner.compact_observation import compact_size
+
     from cluedo_env.rules.config import make_config
 
     assert ACCUSATION_SIZE == sum(w for _, w, _ in ACCUSATION_PIECES) == 33
@@ -175,11 +177,11 @@ def test_expert_advisor_adds_the_accusation_features() -> None:
 def test_accusation_features_do_not_depend_on_hidden_cards() -> None:
     """Swapping an unnamed envelope card with an unnamed card of another hand leaves the seat's accusation
     features (and its best open triple) unchanged: they come from its view only."""
+    from cluedo_env.agents.learner.accusation_features import AccusationFeatures
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import seat_actions
     from helpers import swap_hidden
 
-    from agents.learner.accusation_features import AccusationFeatures
-    from agents.play.registry import make_agent
-    from agents.play.runner import seat_actions
     from cluedo_env.engine.vector_engine import VectorEngine
     from cluedo_env.engine.views import PlayerView
     from cluedo_env.rules.config import make_config
@@ -231,13 +233,14 @@ def test_expert_advised_checkpoint_plays_by_name(tmp_path) -> None:
     """A tiny run with an expert advisor: the checkpoint records the accusation features, and the ckpt: player
     rebuilds the same inputs and plays whole games, never an illegal action."""
     pytest.importorskip("sb3_contrib")
-    from agents.play.registry import make_agent
-    from agents.play.runner import play_games
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import play_games
+    from cluedo_env.training.sb3.checkpoints import PolicyAgent, load_model, save_model_atomic
+    from cluedo_env.training.sb3.config import load_train_config
+    from cluedo_env.training.sb3.train import Trainer
+
     from cluedo_env.errors import CheckpointError
     from cluedo_env.rules.config import make_config
-    from training.sb3.checkpoints import PolicyAgent, load_model, save_model_atomic
-    from training.sb3.config import load_train_config
-    from training.sb3.train import Trainer
 
     cfg = _tiny_advised_config(tmp_path, RISKLESS_EXPERT)
     Trainer(load_train_config(None, **cfg), progress=False).run()

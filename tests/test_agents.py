@@ -9,18 +9,30 @@ from __future__ import annotations
 
 import inspect
 
+import cluedo_env.agents.planning.movement as planning_module
+import cluedo_env.agents.players.heuristic as heuristic_module
 import numpy as np
 import pytest
+from cluedo_env.agents.planning.movement import (
+    choose_moves,
+    move_scores,
+    travel_turns,
+    turn_start_choice,
+    turns_to_enter,
+)
+from cluedo_env.agents.play.registry import (
+    UnknownAgentError,
+    available_agents,
+    make_agent,
+    register_agent,
+    register_prefix,
+)
+from cluedo_env.agents.play.runner import play_games, seat_actions
+from cluedo_env.agents.players.base import Agent
+from cluedo_env.agents.players.heuristic import HeuristicAgent
+from cluedo_env.agents.players.random_player import RandomAgent
 from helpers import BOARD, config, position, swap_hidden
 
-import agents.planning.movement as planning_module
-import agents.players.heuristic as heuristic_module
-from agents.planning.movement import choose_moves, move_scores, travel_turns, turn_start_choice, turns_to_enter
-from agents.play.registry import UnknownAgentError, available_agents, make_agent, register_agent, register_prefix
-from agents.play.runner import play_games, seat_actions
-from agents.players.base import Agent
-from agents.players.heuristic import HeuristicAgent
-from agents.players.random_player import RandomAgent
 from cluedo_env.engine.reference import Game
 from cluedo_env.engine.vector_engine import ACCUSATION, VectorEngine
 from cluedo_env.engine.views import HIDDEN, PlayerView
@@ -360,7 +372,7 @@ def test_compiled_move_choice_equals_the_scores_numpy_computes(seeded):
     """choose_moves and turn_start_choice run compiled on the empty board's tables; they must pick what the numpy
     statements pick (move_scores and the tie rule, from the same random numbers; _turn_start_from_rows), on MOVE
     and START positions from play (values with exact ties and all-zero values too)."""
-    from agents.planning.movement import _choose_from_scores, _turn_start_from_rows, empty_board_tables
+    from cluedo_env.agents.planning.movement import _choose_from_scores, _turn_start_from_rows, empty_board_tables
 
     eng = VectorEngine(RulesConfig.from_preset("classic"), 256)
     eng.reset(3)
@@ -403,7 +415,8 @@ def test_registry_builds_players_by_name():
     assert {"random", "heuristic"} <= set(available_agents())
     with pytest.raises(UnknownAgentError, match="available: .*heuristic"):
         make_agent("grandmaster")
-    # Without training loaded, "ckpt:" is not implemented; with it (training.sb3.checkpoints registers the prefix),
+    # Without training loaded, "ckpt:" is not implemented; with it (cluedo_env.training.sb3.checkpoints registers the
+    # prefix),
     # a missing checkpoint is a clear error. Either way the message names the checkpoint.
     with pytest.raises((NotImplementedError, ValueError), match="checkpoint"):
         make_agent("ckpt:runs/x.pt")
@@ -430,10 +443,10 @@ def test_registry_can_be_extended():
 @pytest.mark.parametrize("name", ["deducer", "expert"])
 def test_registry_names_the_lazy_players_clearly(name, monkeypatch):
     """The lazily imported players build by name; one whose module does not import is named in a clear error."""
-    from agents.play import registry
+    from cluedo_env.agents.play import registry
 
     assert isinstance(make_agent(name, seed=0), Agent)
-    monkeypatch.setitem(registry._BUILTIN, name, ("agents.players.no_such_module", "NoSuchAgent"))
+    monkeypatch.setitem(registry._BUILTIN, name, ("cluedo_env.agents.players.no_such_module", "NoSuchAgent"))
     with pytest.raises(UnknownAgentError, match=f"{name}.*cannot be imported.*available: .*heuristic"):
         make_agent(name)
 
@@ -569,7 +582,7 @@ def test_game_records_agree_with_each_games_history(monkeypatch, preset, options
     """The runner's records of the games that end together come from one compiled pass over their histories
     (``VectorEngine.history_counts``); each must say what its game's own history and counters say, checked the
     long way at the moment the games end (before their slots are refilled)."""
-    import agents.play.runner as runner_module
+    import cluedo_env.agents.play.runner as runner_module
 
     real = runner_module._game_records
     seen = []

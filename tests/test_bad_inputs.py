@@ -62,7 +62,7 @@ def _gym(**kw):
     import gymnasium
 
     _cluedo_env()
-    import training.single_agent  # noqa: F401 (registers the ids)
+    import cluedo_env.training.single_agent  # noqa: F401 (registers the ids)
 
     return gymnasium.make("cluedo_env/Cluedo-v0", **kw)
 
@@ -128,10 +128,10 @@ API_CORPUS: list[tuple[str, Callable[[], object]]] = [
     ("VectorEngine step(active=int)", lambda: _eng().step(np.zeros(2, np.int64), active=np.ones(2, int))),
     ("VectorEngine is_legal(7, 0)", lambda: _eng().is_legal(7, 0)),
     ("finished game keeps its rewards", _finished_step_keeps_rewards),
-    ("LearnerOptions(macro_moves='no')", lambda: __import__("training.learner_options").learner_options
-     .LearnerOptions(macro_moves="no")),  # fmt: skip
-    ("LearnerOptions(batch_size=10**12)", lambda: __import__("training.learner_options").learner_options
-     .LearnerOptions(batch_size=10**12).rules_config and _gym_vec(10**12)),  # fmt: skip
+    ("LearnerOptions(macro_moves='no')", lambda: __import__("cluedo_env.training.learner_options").training
+     .learner_options.LearnerOptions(macro_moves="no")),  # fmt: skip
+    ("LearnerOptions(batch_size=10**12)", lambda: __import__("cluedo_env.training.learner_options").training
+     .learner_options.LearnerOptions(batch_size=10**12).rules_config and _gym_vec(10**12)),  # fmt: skip
     ("RulesConfig(dice=True)", lambda: __import__("cluedo_env.rules.config").rules.config.RulesConfig(dice=True)),
     ("record.load('/dev/zero')", lambda: _in_child("from cluedo_env.record import load; load('/dev/zero')")),
     ("load_config('/dev/zero')",
@@ -158,7 +158,7 @@ def _in_child(code: str):
 
 
 def _gym_vec(n: int):
-    from training.single_agent import CluedoVectorEnv
+    from cluedo_env.training.single_agent import CluedoVectorEnv
 
     return CluedoVectorEnv(n)
 

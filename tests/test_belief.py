@@ -9,25 +9,25 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import config, swap_hidden
-from references.belief import features_reference
-
-from agents.learner.belief import BELIEF_MEANING, BELIEF_PIECES, BeliefTracker, belief_layout, belief_size
-from agents.play.runner import seat_actions
-from agents.players.base import sample_legal
-from agents.players.heuristic import HeuristicAgent
-from cluedo_env.engine.vector_engine import VectorEngine
-from cluedo_env.engine.views import PlayerView
-from cluedo_env.rules import actions as A
-from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS
-from training.learner_core import LearnerCore
-from training.learner_options import LearnerOptions
-from training.single_agent import (
+from cluedo_env.agents.learner.belief import BELIEF_MEANING, BELIEF_PIECES, BeliefTracker, belief_layout, belief_size
+from cluedo_env.agents.play.runner import seat_actions
+from cluedo_env.agents.players.base import sample_legal
+from cluedo_env.agents.players.heuristic import HeuristicAgent
+from cluedo_env.training.learner_core import LearnerCore
+from cluedo_env.training.learner_options import LearnerOptions
+from cluedo_env.training.single_agent import (
     NUM_MACRO_ACTIONS,
     CluedoSingleAgentEnv,
     LearnerActions,
     num_actions,
 )
+from helpers import config, swap_hidden
+from references.belief import features_reference
+
+from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.engine.views import PlayerView
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS
 
 
 def _truth(eng: VectorEngine, seats: np.ndarray) -> np.ndarray:
@@ -220,7 +220,7 @@ def test_gymnasium_checkers_with_belief():
 def test_belief_random_accuses_only_when_solved_and_always_rightly():
     """The ablation player: legal every step (the engine would raise), and every accusation it makes is
     correct, since it accuses only once its notebook is solved."""
-    from agents.play.registry import make_agent
+    from cluedo_env.agents.play.registry import make_agent
 
     cfg = config("classic", players=4, max_turns=400)
     B = 16

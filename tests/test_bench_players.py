@@ -6,9 +6,9 @@ from __future__ import annotations
 import collections
 import sys
 
+from cluedo_env.agents.knowledge import notebook
 from numba.core.registry import CPUDispatcher
 
-from agents.knowledge import notebook
 from cluedo_env.engine.vector_engine import VectorEngine
 from scripts import bench_players
 

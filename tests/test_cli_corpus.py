@@ -288,8 +288,8 @@ def test_bad_invocation_is_one_error_line_and_exit_2(name, argv, fragment, scrat
         ("scripts/simulate.py", ["--players", "9"], "players=9"),
         ("scripts/demo.py", ["--out", "{tmp}/afile"], "is a file, not a folder"),
         ("scripts/demo.py", ["--timesteps", "0"], "--timesteps"),
-        ("training.sb3.train", ["--config", "{tmp}/missing.yaml"], "cannot read training config"),
-        ("training.rllib.train", ["--config", "{tmp}/r_iter.yaml"], "iterations=0"),
+        ("cluedo_env.training.sb3.train", ["--config", "{tmp}/missing.yaml"], "cannot read training config"),
+        ("cluedo_env.training.rllib.train", ["--config", "{tmp}/r_iter.yaml"], "iterations=0"),
         ("scripts/bench.py", ["--seconds", "-1"], "--seconds"),
     ],
 )
@@ -340,7 +340,7 @@ def test_entry_points_in_real_processes(scratch):
         (["-m", "cluedo_env.cli", "play", "--seed", "-1"], "--seed"),
         ([str(ROOT / "scripts" / "evaluate.py"), "--players", "random", "random", "--batch-size", "0"], "--batch-size"),
         ([str(ROOT / "scripts" / "bench.py"), "--seconds", "0"], "--seconds"),
-        (["-m", "training.sb3.train", "--config", str(scratch / "list.yaml")], "got a YAML list"),
+        (["-m", "cluedo_env.training.sb3.train", "--config", str(scratch / "list.yaml")], "got a YAML list"),
     ]
     for args, fragment in cases:
         proc = _run(*args, cwd=scratch)

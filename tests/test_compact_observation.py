@@ -9,24 +9,29 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cluedo_env.agents.learner.belief import BeliefTracker, belief_layout
+from cluedo_env.agents.learner.compact_observation import (
+    COMPACT_HISTORY,
+    CompactObservation,
+    compact_layout,
+    compact_size,
+)
+from cluedo_env.agents.planning.movement import travel_turns
+from cluedo_env.agents.play.runner import seat_actions
+from cluedo_env.agents.players.base import sample_legal
+from cluedo_env.agents.players.heuristic import HeuristicAgent
+from cluedo_env.training.learner_core import LearnerCore
+from cluedo_env.training.learner_options import LearnerOptions
+from cluedo_env.training.single_agent import CluedoSingleAgentEnv
 from helpers import config, swap_hidden
 from references.compact_observation import encode_reference
 
-from agents.learner.belief import BeliefTracker, belief_layout
-from agents.learner.compact_observation import COMPACT_HISTORY, CompactObservation, compact_layout, compact_size
-from agents.planning.movement import travel_turns
-from agents.play.runner import seat_actions
-from agents.players.base import sample_legal
-from agents.players.heuristic import HeuristicAgent
 from cluedo_env.engine import observation as O
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules.board import NUM_LOCATIONS, ROOM_LOC0
 from cluedo_env.rules.cards import NUM_ROOMS, NUM_SUSPECTS
 from cluedo_env.rules.config import ConfigError
-from training.learner_core import LearnerCore
-from training.learner_options import LearnerOptions
-from training.single_agent import CluedoSingleAgentEnv
 
 
 @pytest.mark.parametrize(("preset", "players"), [("classic", 4), ("classic", 6), ("cards", 3)])

@@ -156,8 +156,9 @@ def test_the_deducer_compiles_ahead_the_version_of_its_decisions_it_then_calls(m
     """The deducer hands a helper its one-call decisions (on an empty cache) for the argument types its first
     decision then passes (else the helper's work would be lost), and before the engine compiles (the runner calls
     ``prepare`` first), so that the helper is never idle waiting for them."""
-    from agents.play.runner import play_games
-    from agents.players.deducer import DeducerAgent
+    from cluedo_env.agents.play.runner import play_games
+    from cluedo_env.agents.players.deducer import DeducerAgent
+
     from cluedo_env.engine.vector_engine import VectorEngine
     from cluedo_env.rules.config import RulesConfig
 

@@ -25,11 +25,11 @@ def test_every_config_loads(path):
 
         assert isinstance(load_config(path), RulesConfig)
     elif path.name.startswith("rllib_"):
-        from training.rllib.config import load_config
+        from cluedo_env.training.rllib.config import load_config
 
         assert load_config(path)["run_dir"]
     else:
-        from training.sb3.config import load_train_config
+        from cluedo_env.training.sb3.config import load_train_config
 
         assert load_train_config(path)["run_dir"]
 

@@ -13,29 +13,29 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import cluedo_env.agents.knowledge.deal_sampling as deal_sampling_module
+import cluedo_env.agents.knowledge.facts as facts_module
+import cluedo_env.agents.knowledge.notebook as notebook_module
+import cluedo_env.agents.knowledge.opponent_model as opponent_model
+import cluedo_env.agents.knowledge.propagation as deduction_module
+import cluedo_env.agents.players.deducer as deducer_module
+import cluedo_env.agents.players.expert as expert_module
 import numpy as np
 import pytest
+from cluedo_env.agents.knowledge.deal_oracle import enumerate_deals
+from cluedo_env.agents.knowledge.deal_sampling import sample_deals
+from cluedo_env.agents.knowledge.facts import Facts
+from cluedo_env.agents.knowledge.notebook import Notebook
+from cluedo_env.agents.knowledge.propagation import fixpoint
+from cluedo_env.agents.knowledge.refuter_model import RefuterModel
+from cluedo_env.agents.knowledge.suggestion_value import envelope_information, public_information
+from cluedo_env.agents.play.runner import play_games, seat_actions
+from cluedo_env.agents.players.base import Agent
+from cluedo_env.agents.players.deducer import DeducerAgent, information
+from cluedo_env.agents.players.expert import ExpertAgent
+from cluedo_env.agents.players.random_player import RandomAgent
 from helpers import ENVELOPE, HANDS4, LegalityChecked, config, position, swap_hidden
 
-import agents.knowledge.deal_sampling as deal_sampling_module
-import agents.knowledge.facts as facts_module
-import agents.knowledge.notebook as notebook_module
-import agents.knowledge.opponent_model as opponent_model
-import agents.knowledge.propagation as deduction_module
-import agents.players.deducer as deducer_module
-import agents.players.expert as expert_module
-from agents.knowledge.deal_oracle import enumerate_deals
-from agents.knowledge.deal_sampling import sample_deals
-from agents.knowledge.facts import Facts
-from agents.knowledge.notebook import Notebook
-from agents.knowledge.propagation import fixpoint
-from agents.knowledge.refuter_model import RefuterModel
-from agents.knowledge.suggestion_value import envelope_information, public_information
-from agents.play.runner import play_games, seat_actions
-from agents.players.base import Agent
-from agents.players.deducer import DeducerAgent, information
-from agents.players.expert import ExpertAgent
-from agents.players.random_player import RandomAgent
 from cluedo_env.engine.reference import Game
 from cluedo_env.engine.vector_engine import ACCUSATION, VectorEngine
 from cluedo_env.engine.views import PlayerView
@@ -594,7 +594,7 @@ def _rotated_win_rate(cfg, make, games_per_rotation, lineup):
 
 
 def test_deducer_beats_the_heuristic():
-    heuristic = pytest.importorskip("agents.players.heuristic")
+    heuristic = pytest.importorskip("cluedo_env.agents.players.heuristic")
     cfg = config("classic", players=4)
 
     def make(is_deducer, seed):

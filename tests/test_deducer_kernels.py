@@ -11,19 +11,19 @@ import copy
 import numpy as np
 import pytest
 from call_tree import typed_call_tree
+from cluedo_env.agents.knowledge.notebook import Notebook
+from cluedo_env.agents.knowledge.opponent_model import assumed_bits
+from cluedo_env.agents.play.runner import play_games
+from cluedo_env.agents.players.base import replace_illegal, suggestion_room
+from cluedo_env.agents.players.deducer import DeducerAgent
+from cluedo_env.agents.players.deducer_decisions import decision_rows_kernel
+from cluedo_env.agents.players.expert import ExpertAgent
+from cluedo_env.agents.players.refutation import choose_refutation, refute_kernel, suggester_candidates
+from cluedo_env.agents.players.types import RefuteScratch
 from helpers import config
 from numba.core import types
 from references.deducer import accusations_reference, goal_room_reference, refute_reference
 
-from agents.knowledge.notebook import Notebook
-from agents.knowledge.opponent_model import assumed_bits
-from agents.play.runner import play_games
-from agents.players.base import replace_illegal, suggestion_room
-from agents.players.deducer import DeducerAgent
-from agents.players.deducer_decisions import decision_rows_kernel
-from agents.players.expert import ExpertAgent
-from agents.players.refutation import choose_refutation, refute_kernel, suggester_candidates
-from agents.players.types import RefuteScratch
 from cluedo_env.rules import actions as A
 
 
@@ -137,7 +137,8 @@ class TwinDeducer(DeducerAgent):
                                                            ("cards", 3, {"room_shortlist": 2}),
                                                            ("classic", 4, {"blocking_aware": True})])  # fmt: skip
 def test_one_call_decisions_equal_the_python_steps(preset, players, options):
-    """:func:`agents.players.deducer_decisions.deducer_decisions_kernel` against the steps it stands for, over whole
+    """:func:`cluedo_env.agents.players.deducer_decisions.deducer_decisions_kernel` against the steps it stands for,
+    over whole
     games
     (every kind of decision: proved accusations, refutations, suggestions, room values at START and MOVE)."""
     TwinDeducer.compiled_calls = 0
@@ -243,9 +244,9 @@ def test_the_decisions_compile_one_version_of_each_helper():
     categories, not constants), except the versions that differ on purpose: the two scorings of a triple
     (``triple_value``, ``triple_bound``: exact or log-free, their flags folded in) and ``_same_columns`` of the
     room cards' constant row. Each extra version was up to a second more of every first compile."""
-    from agents.knowledge import suggestion_value
-    from agents.knowledge.facts import envelope_card, pack_cells
-    from agents.players import suggestion_choice
+    from cluedo_env.agents.knowledge import suggestion_value
+    from cluedo_env.agents.knowledge.facts import envelope_card, pack_cells
+    from cluedo_env.agents.players import suggestion_choice
 
     agents = [DeducerAgent(seed=s) for s in range(4)]
     play_games(config("classic"), agents, 1, batch_size=2)

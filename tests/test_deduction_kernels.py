@@ -10,8 +10,30 @@ from __future__ import annotations
 
 import copy
 
+import cluedo_env.agents.knowledge.notebook as notebook_module
+import cluedo_env.agents.players.deducer as deducer_module
 import numpy as np
 import pytest
+from cluedo_env.agents.knowledge import opponent_model
+from cluedo_env.agents.knowledge.deal_sampling import (
+    deal_weights,
+    holder_weights,
+    random_clause_order,
+    sample_deals,
+    triple_weights,
+)
+from cluedo_env.agents.knowledge.envelope_search import search_envelope, valid_deals
+from cluedo_env.agents.knowledge.facts import POW2, FactBits, Facts, unpack
+from cluedo_env.agents.knowledge.marginals import marginals
+from cluedo_env.agents.knowledge.notebook import Notebook
+from cluedo_env.agents.knowledge.notebook_propagation import permute_live
+from cluedo_env.agents.knowledge.propagation import fixpoint_bits
+from cluedo_env.agents.knowledge.refuter_model import RefuterModel
+from cluedo_env.agents.knowledge.suggestion_value import envelope_information
+from cluedo_env.agents.knowledge.witnesses import check_witnesses_kernel
+from cluedo_env.agents.play.registry import make_agent
+from cluedo_env.agents.play.runner import play_games
+from cluedo_env.agents.players.deducer import DeducerAgent
 from numba import njit
 from references.deal_sampling import deal_weights_reference, sample_deals_reference
 from references.deducer import candidates_reference, information_reference
@@ -23,28 +45,6 @@ from references.propagation import fixpoint_bits_reference
 from references.refuter_model import update_reference as refuter_update_reference
 from references.suggestion_value import envelope_information_reference
 
-import agents.knowledge.notebook as notebook_module
-import agents.players.deducer as deducer_module
-from agents.knowledge import opponent_model
-from agents.knowledge.deal_sampling import (
-    deal_weights,
-    holder_weights,
-    random_clause_order,
-    sample_deals,
-    triple_weights,
-)
-from agents.knowledge.envelope_search import search_envelope, valid_deals
-from agents.knowledge.facts import POW2, FactBits, Facts, unpack
-from agents.knowledge.marginals import marginals
-from agents.knowledge.notebook import Notebook
-from agents.knowledge.notebook_propagation import permute_live
-from agents.knowledge.propagation import fixpoint_bits
-from agents.knowledge.refuter_model import RefuterModel
-from agents.knowledge.suggestion_value import envelope_information
-from agents.knowledge.witnesses import check_witnesses_kernel
-from agents.play.registry import make_agent
-from agents.play.runner import play_games
-from agents.players.deducer import DeducerAgent
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.config import RulesConfig
 
@@ -526,7 +526,8 @@ def test_deal_information_kernel_matches_reference(players: int, refute_all: boo
 def test_best_suggestion_and_room_values_skip_only_losers(players: int, refute_all: bool) -> None:
     """The suggestion and room-value kernels skip triples by bounds (prior entropy, log-free entropy lower
     bounds, partial sums); they must still return exactly the best of the full scores, ties included."""
-    from agents.players.suggestion_choice import best_suggestion_kernel, room_values_kernel
+    from cluedo_env.agents.players.suggestion_choice import best_suggestion_kernel, room_values_kernel
+
     from cluedo_env.rules.cards import ROOM_CARD0 as _R0
     from cluedo_env.rules.cards import WEAPON_CARD0 as _W0
 

@@ -14,18 +14,18 @@ import sys
 import warnings
 from pathlib import Path
 
+import cluedo_env.training.learner_core
+import cluedo_env.training.learner_options
+import cluedo_env.training.single_agent
 import gymnasium
 import numpy as np
 import pytest
+from cluedo_env.agents.players.base import sample_legal
+from cluedo_env.training.single_agent import CluedoSingleAgentEnv, CluedoVectorEnv
 
 import cluedo_env
-import training.learner_core
-import training.learner_options
-import training.single_agent
-from agents.players.base import sample_legal
 from cluedo_env.rules.actions import IllegalActionError
 from cluedo_env.rules.config import ConfigError
-from training.single_agent import CluedoSingleAgentEnv, CluedoVectorEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 GYM_ID = cluedo_env.GYMNASIUM_ID
@@ -41,7 +41,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 def test_import_cluedo_env_alone_registers_every_id():
     out = _python(
         "import sys, gymnasium, pettingzoo, cluedo_env\n"
-        "assert 'training.single_agent' not in sys.modules, 'registration must not import the envs'\n"
+        "assert 'cluedo_env.training.single_agent' not in sys.modules, 'registration must not import the envs'\n"
         "env = gymnasium.make('cluedo_env/Cluedo-v0', preset='cards', players=3)\n"
         "obs, info = env.reset(seed=0)\n"
         "venv = gymnasium.make_vec('cluedo_env/Cluedo-v0', num_envs=2, preset='cards', players=3)\n"
@@ -245,7 +245,7 @@ def test_gymnasium_env_refuses_actions_that_are_not_one_integer(action):
 
 def test_sb3_vec_env_refuses_floats_and_names_out_of_range_actions():
     pytest.importorskip("stable_baselines3")
-    from training.sb3.vec_env import CluedoVecEnv
+    from cluedo_env.training.sb3.vec_env import CluedoVecEnv
 
     venv = CluedoVecEnv(4, "cards", players=3, seed=0)
     venv.reset()
@@ -283,9 +283,10 @@ def always_zero(obs, mask):
 
 
 def test_a_policy_function_is_a_player_for_the_evaluator(tmp_path):
-    from agents.learner.callable_player import CallablePlayer
-    from agents.play.registry import available_agents, make_agent
-    from agents.play.runner import play_games
+    from cluedo_env.agents.learner.callable_player import CallablePlayer
+    from cluedo_env.agents.play.registry import available_agents, make_agent
+    from cluedo_env.agents.play.runner import play_games
+
     from cluedo_env.rules.config import RulesConfig
 
     policy = tmp_path / "my_policies.py"
@@ -312,8 +313,9 @@ def test_a_policy_function_is_a_player_for_the_evaluator(tmp_path):
 
 
 def test_a_batched_policy_function_in_the_macro_space_with_belief():
-    from agents.learner.callable_player import CallablePlayer
-    from agents.play.runner import play_games
+    from cluedo_env.agents.learner.callable_player import CallablePlayer
+    from cluedo_env.agents.play.runner import play_games
+
     from cluedo_env.rules.config import RulesConfig
 
     calls = []
@@ -333,8 +335,9 @@ def test_a_batched_policy_function_in_the_macro_space_with_belief():
 def test_cleanrl_ppo_script_trains_evaluates_and_saves_a_player(tmp_path, monkeypatch):
     """A short run (the full one, 200k steps, wins about 99% against random players: docs/training.md)."""
 
-    from agents.play.registry import make_agent
-    from agents.play.runner import play_games
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import play_games
+
     from cluedo_env.rules.config import RulesConfig
     from scripts import cleanrl_ppo as script
     weights, numbers = tmp_path / "ppo.pt", tmp_path / "ppo.json"
@@ -366,9 +369,9 @@ def _table(section: str, header: str) -> list[list[str]]:
 
 
 def test_quick_reference_sizes_match_the_code():
-    from training.learner_core import LearnerCore
-    from training.learner_options import LearnerOptions
-    from training.single_agent import num_actions
+    from cluedo_env.training.learner_core import LearnerCore
+    from cluedo_env.training.learner_options import LearnerOptions
+    from cluedo_env.training.single_agent import num_actions
 
     section = _quick_reference()
     rows = _table(section, "| preset | D |")
@@ -388,24 +391,24 @@ def test_quick_reference_sizes_match_the_code():
 
 
 def test_quick_reference_lists_every_keyword_of_the_envs():
-    from training.learner_options import keywords_of
+    from cluedo_env.training.learner_options import keywords_of
 
     section = _quick_reference()
     documented = {k.strip().strip("`") for row in _table(section, "| keyword |") for k in row[0].split(",")}
     taken = set(keywords_of(CluedoSingleAgentEnv.__init__, CluedoVectorEnv.__init__))
     taken |= {"players", "max_turns", "dice"}  # rules flags, shown by example
     assert taken - {"num_envs"} <= documented | {"num_envs"} and "num_envs" in documented
-    assert documented - {"..."} <= taken | set(training.learner_options.rules_keywords())
+    assert documented - {"..."} <= taken | set(cluedo_env.training.learner_options.rules_keywords())
 
 
 def test_public_modules_declare_all_and_every_name_exists():
     import importlib
     import pkgutil
 
-    import agents
+    import cluedo_env.agents
 
     declared = 0
-    for package in (cluedo_env, agents):
+    for package in (cluedo_env, cluedo_env.agents):
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             if info.name.endswith("__main__"):
                 continue  # runs a command when imported
@@ -417,13 +420,15 @@ def test_public_modules_declare_all_and_every_name_exists():
                 declared += 1
                 assert [n for n in names if not hasattr(module, n)] == [], info.name
     assert declared >= 12
-    for name in ("cluedo_env", "training.single_agent", "cluedo_env.cluedo_v0", "agents.learner.callable_player"):
+    for name in ("cluedo_env", "cluedo_env.training.single_agent", "cluedo_env.cluedo_v0",
+                 "cluedo_env.agents.learner.callable_player"):
         assert importlib.import_module(name).__all__
 
 
 def test_skip_mode_drops_unplayed_games_and_vector_renders():
-    options = training.learner_options.LearnerOptions(64, "classic", seat="random", unplayed_games="skip", seed=0)
-    core = training.learner_core.LearnerCore(options)
+    options = cluedo_env.training.learner_options.LearnerOptions(64, "classic", seat="random", unplayed_games="skip",
+                                                                 seed=0)
+    core = cluedo_env.training.learner_core.LearnerCore(options)
     core.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(20):
@@ -431,7 +436,8 @@ def test_skip_mode_drops_unplayed_games_and_vector_renders():
         core.step(sample_legal(core.action_masks(), rng))
     assert core.skipped_games > 0 and core.unplayed_reported == 0
     with pytest.raises(ConfigError, match="unplayed_games"):
-        training.learner_core.LearnerCore(training.learner_options.LearnerOptions(2, unplayed_games="hide"))
+        options = cluedo_env.training.learner_options.LearnerOptions(2, unplayed_games="hide")
+        cluedo_env.training.learner_core.LearnerCore(options)
     venv = CluedoVectorEnv(3, preset="cards", players=3, render_mode="ansi", seat="random")
     obs, info = venv.reset(seed=0)
     frames = venv.render()

@@ -7,10 +7,9 @@ import pickle
 
 import numpy as np
 import pytest
+from cluedo_env.agents.compiled import EntryPoint
+from cluedo_env.agents.knowledge.deal_sampling import deal_weights_kernel
 from numba import njit
-
-from agents.compiled import EntryPoint
-from agents.knowledge.deal_sampling import deal_weights_kernel
 
 
 @njit

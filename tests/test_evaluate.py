@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cluedo_env.agents.play import tournament
 
-from agents.play import tournament
 from cluedo_env.cli.evaluate import main as evaluate_main
 from cluedo_env.rules.config import RulesConfig
 

@@ -11,11 +11,10 @@ from helpers import config
 
 def test_factored_policy_adds_card_scores_to_suggestions_and_reloads(tmp_path):
     import torch
+    from cluedo_env.training.sb3.checkpoints import PolicyAgent, load_model, make_meta
+    from cluedo_env.training.sb3.factored_policy import FactoredMaskablePolicy, suggest0_of
+    from cluedo_env.training.sb3.vec_env import CluedoVecEnv
     from sb3_contrib import MaskablePPO
-
-    from training.sb3.checkpoints import PolicyAgent, load_model, make_meta
-    from training.sb3.factored_policy import FactoredMaskablePolicy, suggest0_of
-    from training.sb3.vec_env import CluedoVecEnv
 
     cfg = config("cards", players=4)
     env = CluedoVecEnv(4, cfg, seed=0, macro_moves=True, macro_accuse=True, belief=True, observation="compact")
@@ -53,10 +52,9 @@ def test_factored_policy_adds_card_scores_to_suggestions_and_reloads(tmp_path):
 
 def test_an_mlp_checkpoint_starts_a_factored_policy_with_the_same_play():
     import torch
+    from cluedo_env.training.sb3.factored_policy import FactoredMaskablePolicy, mlp_to_factored_state, suggest0_of
+    from cluedo_env.training.sb3.vec_env import CluedoVecEnv
     from sb3_contrib import MaskablePPO
-
-    from training.sb3.factored_policy import FactoredMaskablePolicy, mlp_to_factored_state, suggest0_of
-    from training.sb3.vec_env import CluedoVecEnv
 
     env = CluedoVecEnv(4, config("cards", players=4), seed=0, macro_moves=True, macro_accuse=True, belief=True,
                        observation="compact")  # fmt: skip
@@ -73,10 +71,9 @@ def test_an_mlp_checkpoint_starts_a_factored_policy_with_the_same_play():
 
 def test_the_accusation_head_adds_its_own_card_scores_to_the_accusations():
     import torch
+    from cluedo_env.training.sb3.factored_policy import FactoredMaskablePolicy, accuse0_of, suggest0_of
+    from cluedo_env.training.sb3.vec_env import CluedoVecEnv
     from sb3_contrib import MaskablePPO
-
-    from training.sb3.factored_policy import FactoredMaskablePolicy, accuse0_of, suggest0_of
-    from training.sb3.vec_env import CluedoVecEnv
 
     env = CluedoVecEnv(4, config("cards", players=4), seed=0, macro_moves=True, belief=True, observation="compact")
     s0, a0 = suggest0_of(True), accuse0_of(True, False)

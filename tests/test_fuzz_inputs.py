@@ -236,7 +236,7 @@ def test_any_file_as_record_is_loaded_or_a_record_error(content):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_mutated_training_config_is_valid_or_a_train_config_error(data):
-    train = pytest.importorskip("training.sb3.config")  # the `train` extra (torch, sb3-contrib)
+    train = pytest.importorskip("cluedo_env.training.sb3.config")  # the `train` extra (torch, sb3-contrib)
     cfg = data.draw(mutated({k: v for k, v in train.DEFAULTS.items()}))
     try:
         merged = train._merge(train.DEFAULTS, cfg) if isinstance(cfg, dict) else train._merge(train.DEFAULTS, {"x": 1})

@@ -11,12 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
+from cluedo_env.agents.play.head_to_head import head_to_head, head_to_head_markdown
+from cluedo_env.agents.play.runner import play_games
+from cluedo_env.agents.play.stats import wilson_interval
+from cluedo_env.agents.players.random_player import RandomAgent
 from helpers import config
-
-from agents.play.head_to_head import head_to_head, head_to_head_markdown
-from agents.play.runner import play_games
-from agents.play.stats import wilson_interval
-from agents.players.random_player import RandomAgent
 
 ROOT = Path(__file__).resolve().parents[1]
 

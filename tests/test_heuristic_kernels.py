@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cluedo_env.agents.play.runner import play_games
+from cluedo_env.agents.players.heuristic import HeuristicAgent
+from cluedo_env.agents.players.notebook_player import NotebookAgent
 from helpers import config
 from references.heuristic import HeuristicReference
-
-from agents.play.runner import play_games
-from agents.players.heuristic import HeuristicAgent
-from agents.players.notebook_player import NotebookAgent
 
 
 class NotebookReference(NotebookAgent, HeuristicReference):

@@ -56,16 +56,17 @@ def test_engine_targets_mark_the_learner_actions_that_play_an_engine_action():
 
 
 def _recorders(preset="classic", seed=0):
-    from agents.play.registry import make_agent
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.training.sb3.imitation import Recorder
+
     from cluedo_env.envs.learner_actions import LearnerActions
-    from training.sb3.imitation import Recorder
 
     inputs = {"belief": True, "observation": "compact", "packed_observation": False}
     return [Recorder(make_agent("expert", seed=seed + s), LearnerActions(True), inputs, seed=s) for s in range(4)]
 
 
 def test_recorders_label_every_decision_with_legal_targets_and_the_discounted_outcome():
-    from agents.play.runner import play_games
+    from cluedo_env.agents.play.runner import play_games
 
     recorders = _recorders("cards")
     records = play_games(config("cards"), recorders, 24, seed=5, batch_size=8)
@@ -87,12 +88,11 @@ def test_recorders_label_every_decision_with_legal_targets_and_the_discounted_ou
 
 def test_imitation_losses_learn_a_batch_by_heart():
     import torch
+    from cluedo_env.agents.play.runner import play_games
+    from cluedo_env.training.sb3.factored_policy import FactoredMaskablePolicy, accuse0_of, suggest0_of
+    from cluedo_env.training.sb3.imitation import imitation_losses
+    from cluedo_env.training.sb3.vec_env import CluedoVecEnv
     from sb3_contrib import MaskablePPO
-
-    from agents.play.runner import play_games
-    from training.sb3.factored_policy import FactoredMaskablePolicy, accuse0_of, suggest0_of
-    from training.sb3.imitation import imitation_losses
-    from training.sb3.vec_env import CluedoVecEnv
 
     torch.manual_seed(0)
     recorders = _recorders("cards")
@@ -117,7 +117,7 @@ def test_imitation_losses_learn_a_batch_by_heart():
 
 
 def _tiny(run_dir, **over):
-    from training.sb3.config import load_train_config
+    from cluedo_env.training.sb3.config import load_train_config
 
     cfg = {
         "run_dir": str(run_dir), "seed": 0, "total_timesteps": 256, "checkpoint_every": 256, "policy": "factored",
@@ -134,9 +134,8 @@ def _tiny(run_dir, **over):
 
 def test_an_interrupted_imitation_resumes_to_the_weights_of_a_straight_run(tmp_path, monkeypatch):
     import torch
-
-    from training.sb3.imitation import Imitation
-    from training.sb3.train import Trainer
+    from cluedo_env.training.sb3.imitation import Imitation
+    from cluedo_env.training.sb3.train import Trainer
 
     straight = Trainer(_tiny(tmp_path / "a", total_timesteps=0), progress=False)
     straight.run()
@@ -175,14 +174,14 @@ def test_an_interrupted_imitation_resumes_to_the_weights_of_a_straight_run(tmp_p
     ({"imitation": {"learning_rate": 0}}, "imitation.learning_rate"),
 ])  # fmt: skip
 def test_imitation_settings_are_checked(tmp_path, over, match):
-    from training.sb3.train import Trainer
+    from cluedo_env.training.sb3.train import Trainer
 
     with pytest.raises(TrainConfigError, match=match):
         Trainer(_tiny(tmp_path / "r", **over), progress=False)
 
 
 def test_each_evaluation_lineup_is_played_and_logged(tmp_path):
-    from training.sb3.train import Trainer
+    from cluedo_env.training.sb3.train import Trainer
 
     lineups = [["random", "random", "random"], ["heuristic", "random", "heuristic"]]
     cfg = _tiny(tmp_path / "r", total_timesteps=0, imitation={"games": 8}, eval={"games": 8, "batch_size": 8,

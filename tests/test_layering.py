@@ -25,6 +25,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("cluedo_env", "agents", "training", "scripts")
+# The folders that install under cluedo_env (pyproject.toml's package-dir): one installed import name.
+INSTALLED_AS = {"agents": "cluedo_env.agents", "training": "cluedo_env.training"}
 
 # (rank, name) of a module: it may import modules of lower or equal rank only.
 # Within cluedo_env the parts are ranked too; the CLI sits with the scripts, on top.
@@ -54,10 +56,13 @@ def rank(module: str) -> float | None:
             return 0  # the package itself: registration strings and lazy names only
         if parts[1] == "cli":
             return TOP
+        if parts[1] == "agents":
+            # a module at the top of agents/: the lowest part
+            return 10 + (AGENTS_PARTS.get(parts[2], 0) / 10 if len(parts) > 2 else 0)
+        if parts[1] == "training":
+            return 20
         return CLUEDO_PARTS[parts[1]]
-    if parts[0] == "agents" and len(parts) > 1:
-        return 10 + AGENTS_PARTS.get(parts[1], 0) / 10  # a module at the top of agents/: the lowest part
-    return {"agents": 10, "training": 20, "scripts": TOP}.get(parts[0])
+    return {"scripts": TOP}.get(parts[0])
 
 
 def module_name(path: Path) -> str:
@@ -65,7 +70,18 @@ def module_name(path: Path) -> str:
     parts = list(rel.parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
+    if parts[0] in INSTALLED_AS:
+        parts = INSTALLED_AS[parts[0]].split(".") + parts[1:]
     return ".".join(parts)
+
+
+def path_of(module: str) -> Path:
+    """The file or folder (no suffix) of a module of this checkout: the inverse of :func:`module_name`."""
+    parts = module.split(".")
+    for folder, name in INSTALLED_AS.items():
+        if parts[:2] == name.split("."):
+            parts = [folder] + parts[2:]
+    return ROOT / Path(*parts)
 
 
 def imports_of(path: Path) -> list[tuple[int, str]]:
@@ -104,7 +120,7 @@ def _is_import_module_call(node: ast.AST) -> bool:
 
 
 def _is_submodule(module: str) -> bool:
-    path = ROOT / Path(*module.split("."))
+    path = path_of(module)
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
@@ -117,6 +133,9 @@ def violations(files: list[Path]) -> list[str]:
     for path in files:
         own = rank(module_name(path))
         for line, mod in imports_of(path):
+            if mod.split(".")[0] in INSTALLED_AS:
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports {mod} (not an installed name: cluedo_env.{mod})")
+                continue
             other = rank(mod)
             if own is not None and other is not None and other > own:
                 bad.append(f"{path.relative_to(ROOT)}:{line} imports {mod} (a layer above)")
@@ -144,17 +163,22 @@ def test_nothing_loads_a_script_by_its_path():
     assert bad == []
 
 
+AGENTS, TRAINING = "cluedo_env.agents", "cluedo_env.training"
+
+
 @pytest.mark.parametrize(
     "where,source,fragment",
     [
-        ("cluedo_env/engine/fake.py", "from agents.players.base import Agent\n", "imports agents.players.base"),
+        ("cluedo_env/engine/fake.py", f"from {AGENTS}.players.base import Agent\n", f"imports {AGENTS}.players.base"),
         ("cluedo_env/rules/fake.py", "def f():\n    from cluedo_env.engine import state\n", "cluedo_env.engine.state"),
-        ("agents/fake.py", "import training.sb3.checkpoints\n", "imports training.sb3.checkpoints"),
-        ("agents/knowledge/fake.py", "from agents.players.base import Agent\n", "imports agents.players.base"),
-        ("agents/players/fake.py", "def f():\n    from agents.play import registry\n", "agents.play.registry"),
-        ("agents/fake.py", "import importlib\nimportlib.import_module('training.sb3.train')\n", "training.sb3.train"),
+        ("agents/fake.py", f"import {TRAINING}.sb3.checkpoints\n", f"imports {TRAINING}.sb3.checkpoints"),
+        ("agents/knowledge/fake.py", f"from {AGENTS}.players.base import Agent\n", f"imports {AGENTS}.players.base"),
+        ("agents/players/fake.py", f"def f():\n    from {AGENTS}.play import registry\n", f"{AGENTS}.play.registry"),
+        ("agents/fake.py", f"import importlib\nimportlib.import_module('{TRAINING}.sb3.train')\n",
+         f"{TRAINING}.sb3.train"),
         ("training/fake.py", "from cluedo_env.cli import main\n", "cluedo_env.cli"),
         ("cluedo_env/envs/fake.py", "from scripts import bench\n", "scripts"),
+        ("training/fake.py", "from agents.play import registry\n", "not an installed name"),
     ],
 )
 def test_the_layering_check_catches_an_upward_import(tmp_path, monkeypatch, where, source, fragment):
@@ -257,14 +281,15 @@ def pickled_modules(zip_path: Path) -> set[str]:
 @pytest.mark.parametrize("model", sorted((ROOT / "training" / "pretrained").glob("*.zip")), ids=lambda p: p.name)
 def test_shipped_models_name_only_modules_that_exist(model):
     """Moving a module a shipped model pickled (a policy class) breaks loading it: nothing keeps old paths."""
-    from training.sb3.checkpoints import _POLICY_CLASS_OF_MODULE  # the policy classes of older checkpoints
+    from cluedo_env.training.sb3.checkpoints import _POLICY_CLASS_OF_MODULE  # the policy classes of older checkpoints
 
     missing = [m for m in sorted(pickled_modules(model)) if not _is_submodule(m) and m not in _POLICY_CLASS_OF_MODULE]
     assert missing == []
 
 
 def test_the_training_backends_never_import_each_other():
-    """``training.sb3`` and ``training.rllib`` sit side by side over the shared core: what both need lives there."""
+    """``cluedo_env.training.sb3`` and ``cluedo_env.training.rllib`` sit side by side over the shared core: what both
+    need lives there."""
     bad = []
     for side, other in (("sb3", "rllib"), ("rllib", "sb3")):
         for path in sorted((ROOT / "training" / side).rglob("*.py")):

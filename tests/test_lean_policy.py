@@ -16,9 +16,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
+from cluedo_env.training.sb3.lean_policy import LeanMaskablePolicy, LeanMaskedCategorical, MixedLinear  # noqa: E402
 from sb3_contrib.common.maskable.distributions import MaskableCategorical  # noqa: E402
-
-from training.sb3.lean_policy import LeanMaskablePolicy, LeanMaskedCategorical, MixedLinear  # noqa: E402
 
 
 def _logits_and_masks(rows: int = 300, actions: int = 359, seed: int = 0):
@@ -137,10 +136,9 @@ def test_bfloat16_trains_in_float32_outputs_and_stays_close():
 
 
 def test_precision_in_a_training_config(tmp_path):
+    from cluedo_env.training.sb3.checkpoints import PolicyAgent, load_model
+    from cluedo_env.training.sb3.train import TrainConfigError, Trainer
     from test_training import _tiny
-
-    from training.sb3.checkpoints import PolicyAgent, load_model
-    from training.sb3.train import TrainConfigError, Trainer
 
     with pytest.raises(TrainConfigError, match="precision.*float32 or bfloat16"):
         Trainer(_tiny(tmp_path / "bad", precision="half"), progress=False)

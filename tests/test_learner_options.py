@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cluedo_env.agents.learner.belief import BeliefTracker
+from cluedo_env.agents.learner.inputs import envelope_potential
+from cluedo_env.agents.play.runner import seat_actions
+from cluedo_env.agents.players.base import sample_legal
+from cluedo_env.agents.players.heuristic import HeuristicAgent
+from cluedo_env.training.learner_core import LearnerCore
+from cluedo_env.training.learner_options import LearnerOptions
 from helpers import config, swap_hidden
 
-from agents.learner.belief import BeliefTracker
-from agents.learner.inputs import envelope_potential
-from agents.play.runner import seat_actions
-from agents.players.base import sample_legal
-from agents.players.heuristic import HeuristicAgent
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules.config import ConfigError
-from training.learner_core import LearnerCore
-from training.learner_options import LearnerOptions
 
 
 def _core(**kw) -> LearnerCore:
@@ -123,10 +123,9 @@ def test_gate_closes_the_accusation_unless_the_notebook_allows_it(gate):
 
 
 def test_a_gated_checkpoint_plays_with_its_gate():
+    from cluedo_env.training.sb3.checkpoints import PolicyAgent, make_meta
+    from cluedo_env.training.sb3.vec_env import CluedoVecEnv
     from sb3_contrib import MaskablePPO
-
-    from training.sb3.checkpoints import PolicyAgent, make_meta
-    from training.sb3.vec_env import CluedoVecEnv
 
     cfg = config("cards", players=4)
     env = CluedoVecEnv(4, cfg, seed=0, macro_moves=True, macro_accuse=True, belief=True, observation="compact",
@@ -150,8 +149,8 @@ def test_a_gated_checkpoint_plays_with_its_gate():
 
 
 def test_bad_option_values_say_what_is_allowed():
-    from training.sb3.config import load_train_config
-    from training.sb3.train import TrainConfigError
+    from cluedo_env.training.sb3.config import load_train_config
+    from cluedo_env.training.sb3.train import TrainConfigError
 
     env = {"preset": "cards", "belief": True, "macro_accuse": True, "observation": "compact"}
     with pytest.raises(TrainConfigError, match=r"accuse_gate='sure' .*'solved', or a probability"):
@@ -180,7 +179,7 @@ def test_learner_options_are_one_checked_frozen_object():
     shaping defaults and resolves the rules; the envs build it from their keyword arguments."""
     import dataclasses
 
-    from training.learner_options import LearnerOptions
+    from cluedo_env.training.learner_options import LearnerOptions
 
     opts = LearnerOptions(4, "cards", rules={"players": 3}, belief=True, shaping={"kind": "triples"})
     assert opts.rules_config.players == 3 and opts.shaping == {"kind": "triples", "coef": 0.05, "gamma": 1.0}

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cluedo_env.agents.play.head_to_head import head_to_head
+from cluedo_env.agents.play.registry import available_agents, make_agent
+from cluedo_env.agents.play.runner import play_games
+from cluedo_env.agents.players.notebook_player import NotebookAgent
+from cluedo_env.agents.players.random_player import RandomAgent
 from helpers import config, position
 
-from agents.play.head_to_head import head_to_head
-from agents.play.registry import available_agents, make_agent
-from agents.play.runner import play_games
-from agents.players.notebook_player import NotebookAgent
-from agents.players.random_player import RandomAgent
 from cluedo_env.engine.reference import Game
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView

@@ -244,7 +244,7 @@ def test_a_seed_is_a_non_negative_int_below_2_63(value):
 @pytest.mark.parametrize("name", ["macro_moves", "belief", "end_on_elimination", "macro_accuse"])
 @pytest.mark.parametrize("value", ["no", "false", 0, 1, None, 1.0])
 def test_learner_options_take_only_bools(name, value):
-    from training.learner_options import LearnerOptions
+    from cluedo_env.training.learner_options import LearnerOptions
 
     with pytest.raises(OptionTypeError, match=name):
         LearnerOptions(**{name: value})
@@ -252,8 +252,8 @@ def test_learner_options_take_only_bools(name, value):
 
 # ============================================================================ 4. resume and checkpoints
 def test_resume_refuses_a_changed_config_naming_the_keys():
-    from training.resume_check import config_changes
-    from training.sb3.resume import SAFE_TO_CHANGE, check_resume_config
+    from cluedo_env.training.resume_check import config_changes
+    from cluedo_env.training.sb3.resume import SAFE_TO_CHANGE, check_resume_config
 
     saved = {"total_timesteps": 100, "env": {"players": 4, "preset": "classic"}, "ppo": {"net_arch": [8],
              "learning_rate": 0.001}, "eval": {"every": 10}}  # fmt: skip
@@ -269,8 +269,8 @@ def test_resume_refuses_a_changed_config_naming_the_keys():
 def test_rllib_resume_refuses_a_changed_config_naming_the_keys(tmp_path):
     """An RLlib run keeps the config it started with (``config.json``); ``--resume`` compares before Ray starts."""
     pytest.importorskip("ray.rllib")
-    from training.rllib.config import load_config
-    from training.rllib.train import RUN_CONFIG, check_resume
+    from cluedo_env.training.rllib.config import load_config
+    from cluedo_env.training.rllib.train import RUN_CONFIG, check_resume
 
     cfg = load_config("configs/rllib_vs_random.yaml", run_dir=str(tmp_path))
     check_resume(cfg, tmp_path)  # no saved config (a run from before): nothing to compare
@@ -282,7 +282,8 @@ def test_rllib_resume_refuses_a_changed_config_naming_the_keys(tmp_path):
 
 
 def test_a_checkpoint_refuses_other_rules_unless_told_out_of_distribution(capsys):
-    from agents.play.registry import make_agent
+    from cluedo_env.agents.play.registry import make_agent
+
     from cluedo_env.engine.vector_engine import VectorEngine
     from cluedo_env.engine.views import PlayerView
     from cluedo_env.errors import CheckpointError

@@ -1,4 +1,4 @@
-"""The torch unpacking of packed observations (``training.packed_observation.Unpack``) and the learner envs'
+"""The torch unpacking of packed observations (``cluedo_env.training.packed_observation.Unpack``) and the learner envs'
 packed observations, against the int8 layout."""
 
 from __future__ import annotations
@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from cluedo_env.training.packed_observation import Unpack, packed_config
 
 from cluedo_env.engine.observation import packed_layout, unpack
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.errors import CluedoTypeError
 from cluedo_env.rules.config import RulesConfig
-from training.packed_observation import Unpack, packed_config
 
 
 def _played(preset: str, players: int, steps: int, seed: int) -> list[tuple[VectorEngine, np.ndarray, np.ndarray]]:
@@ -84,7 +84,7 @@ def _masked_random(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 @pytest.mark.parametrize(("preset", "macro_moves"), [("classic", True), ("cards", False)])
 def test_packed_env_observations_unpack_to_the_int8_env_observations(preset: str, macro_moves: bool) -> None:
-    from training.sb3.vec_env import CluedoVecEnv
+    from cluedo_env.training.sb3.vec_env import CluedoVecEnv
 
     kwargs = {"opponents": ["heuristic", "random", "random"], "seat": "random", "macro_moves": macro_moves}
     packed_env = CluedoVecEnv(24, preset, seed=5, packed_observation=True, **kwargs)
@@ -111,9 +111,10 @@ def test_packed_env_observations_unpack_to_the_int8_env_observations(preset: str
 
 
 def test_packed_observation_option_is_checked() -> None:
+    from cluedo_env.training.learner_options import LearnerOptions
+    from cluedo_env.training.single_agent import CluedoSingleAgentEnv
+
     from cluedo_env.rules.config import ConfigError
-    from training.learner_options import LearnerOptions
-    from training.single_agent import CluedoSingleAgentEnv
 
     with pytest.raises(ConfigError, match="needs observation='full' and belief=False"):
         LearnerOptions(4, "classic", belief=True, packed_observation=True)
@@ -129,13 +130,14 @@ def test_packed_observation_option_is_checked() -> None:
 def test_packed_training_run_checkpoint_plays_by_name(tmp_path) -> None:
     """A tiny MaskablePPO run on packed observations: the policy unpacks in its first layer, the checkpoint
     says so, and the ``ckpt:`` player hands it packed rows."""
-    from agents.play.registry import make_agent
-    from agents.play.runner import play_games
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import play_games
+    from cluedo_env.training.sb3.checkpoints import load_model
+    from cluedo_env.training.sb3.config import load_train_config
+    from cluedo_env.training.sb3.packed_extractor import PackedObservationExtractor
+    from cluedo_env.training.sb3.train import Trainer
+
     from cluedo_env.errors import TrainConfigError
-    from training.sb3.checkpoints import load_model
-    from training.sb3.config import load_train_config
-    from training.sb3.packed_extractor import PackedObservationExtractor
-    from training.sb3.train import Trainer
 
     def tiny(run_dir, **env):
         return load_train_config(None, run_dir=str(run_dir), seed=0, total_timesteps=256, checkpoint_every=256,

@@ -13,9 +13,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from helpers import BOARD, LegalityChecked, config, position
-
-from agents.planning.movement import (
+from cluedo_env.agents.planning.movement import (
     _blocking_inputs,
     _kernel_rows,
     blocked_travel_turns,
@@ -26,11 +24,13 @@ from agents.planning.movement import (
     turn_start_choice,
     turn_tables,
 )
-from agents.play.registry import UnknownAgentError, check_player_names, make_agent
-from agents.play.runner import play_games
-from agents.players.deducer import DeducerAgent
-from agents.players.expert import ExpertAgent
-from agents.players.random_player import RandomAgent
+from cluedo_env.agents.play.registry import UnknownAgentError, check_player_names, make_agent
+from cluedo_env.agents.play.runner import play_games
+from cluedo_env.agents.players.deducer import DeducerAgent
+from cluedo_env.agents.players.expert import ExpertAgent
+from cluedo_env.agents.players.random_player import RandomAgent
+from helpers import BOARD, LegalityChecked, config, position
+
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.errors import UsageError

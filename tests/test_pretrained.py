@@ -9,12 +9,13 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents.play.registry import make_agent  # noqa: E402
-from agents.play.runner import play_games  # noqa: E402
+from cluedo_env.agents.play.registry import make_agent  # noqa: E402
+from cluedo_env.agents.play.runner import play_games  # noqa: E402
+from cluedo_env.training import pretrained  # noqa: E402
+from cluedo_env.training.players import check_player_names  # noqa: E402
+
 from cluedo_env.errors import CheckpointError, UsageError  # noqa: E402
 from cluedo_env.rules.config import make_config  # noqa: E402
-from training import pretrained  # noqa: E402
-from training.players import check_player_names  # noqa: E402
 
 SHIPPED = sorted(pretrained.catalogue())
 CARD_FIELDS = {"config", "learner_steps", "wall_time", "machine", "win_rates"}
@@ -58,7 +59,7 @@ def test_export_writes_a_playable_copy_and_its_card(tmp_path):
     card = {"config": "test"}
     out = pretrained.export(pretrained.path_of(name), "copy", card, directory=tmp_path)
     assert out.is_file() and pretrained.catalogue(tmp_path)["copy"] == {"file": "copy.zip", "card": card}
-    from training.sb3.checkpoints import PolicyAgent
+    from cluedo_env.training.sb3.checkpoints import PolicyAgent
 
     a, b = PolicyAgent(pretrained.path_of(name)), PolicyAgent(out)
     obs = np.random.default_rng(0).integers(0, 3, (64, a.meta["obs_size"])).astype(np.float32)

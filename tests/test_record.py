@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cluedo_env.agents.play.registry import make_agent
+from cluedo_env.agents.play.runner import play_games
 
 import cluedo_env
-from agents.play.registry import make_agent
-from agents.play.runner import play_games
 from cluedo_env import record as R
 from cluedo_env.engine.reference import Game
 from cluedo_env.rules import actions as A

@@ -16,8 +16,8 @@ pytestmark = pytest.mark.xdist_group("ray")  # one test worker runs every Ray cl
 
 import ray  # noqa: E402
 import torch  # noqa: E402
+from cluedo_env.agents.play.registry import register_prefix  # noqa: E402
 
-from agents.play.registry import register_prefix  # noqa: E402
 from cluedo_env.rules.actions import IllegalActionError  # noqa: E402
 
 SMALL = {
@@ -53,8 +53,8 @@ def cluster():
 @pytest.fixture(scope="module")
 def vs_bots_run(cluster, tmp_path_factory):
     """Two iterations against heuristic + league opponents, runners on both nodes, belief features."""
-    from training.rllib.config import load_config
-    from training.rllib.train import train
+    from cluedo_env.training.rllib.config import load_config
+    from cluedo_env.training.rllib.train import train
 
     run_dir = str(tmp_path_factory.mktemp("rl"))
     cfg = load_config("configs/experiments/rllib_vs_heuristic_belief.yaml", iterations=2, run_dir=run_dir,
@@ -65,7 +65,7 @@ def vs_bots_run(cluster, tmp_path_factory):
 
 def test_env_raises_on_illegal_actions():
     """RLlib steps the bare AEC env: an illegal action raises, so a finished run proves none was sent."""
-    from training.rllib.algorithm import make_env
+    from cluedo_env.training.rllib.algorithm import make_env
 
     env = make_env({"preset": "cards", "players": 4})
     obs, _ = env.reset(seed=0)
@@ -76,10 +76,9 @@ def test_env_raises_on_illegal_actions():
 
 
 def test_random_module_picks_legal_actions():
+    from cluedo_env.training.rllib.algorithm import make_env
+    from cluedo_env.training.rllib.module import RandomLegalRLModule
     from ray.rllib.core.columns import Columns
-
-    from training.rllib.algorithm import make_env
-    from training.rllib.module import RandomLegalRLModule
 
     env = make_env({"preset": "cards", "players": 4})
     space = env.get_observation_space("player_0")
@@ -94,7 +93,7 @@ def test_random_module_picks_legal_actions():
 
 def test_vector_env_through_gymnasium_make_vec():
     """RLlib's runner builds the env with gymnasium.make_vec(vector_entry_point): N games, obs then mask."""
-    from training.rllib.vector_env import make_vector_env
+    from cluedo_env.training.rllib.vector_env import make_vector_env
 
     venv = make_vector_env({"num_envs": 6, "preset": "cards", "players": 4, "seed": 3, "learner": BELIEF,
                             "opponents": ["heuristic", "deducer", "random"]})  # fmt: skip
@@ -110,9 +109,8 @@ def test_vector_env_through_gymnasium_make_vec():
         obs, rew, term, trunc, _ = venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask]))
     assert venv.single_observation_space.contains(obs[0])
     # Ray hands the creator no runner index; the on_environment_created callback reseeds the opponents per runner
+    from cluedo_env.training.rllib.vector_env import reseed_opponents
     from ray.rllib.env.env_context import EnvContext
-
-    from training.rllib.vector_env import reseed_opponents
 
     before = [dict(row) for row in inner.core.players]
     reseed_opponents(env=inner, env_context=EnvContext({"seed": 3}, worker_index=2))
@@ -122,9 +120,9 @@ def test_vector_env_through_gymnasium_make_vec():
 
 def test_league_seats_play_their_snapshot_for_the_whole_game():
     """A league seat draws one snapshot per game; with none yet it plays random legal moves."""
-    from training.rllib.league import league_pools
-    from training.rllib.module import MaskedPPOTorchRLModule
-    from training.rllib.vector_env import make_vector_env
+    from cluedo_env.training.rllib.league import league_pools
+    from cluedo_env.training.rllib.module import MaskedPPOTorchRLModule
+    from cluedo_env.training.rllib.vector_env import make_vector_env
 
     venv = make_vector_env({"num_envs": 8, "preset": "cards", "players": 4, "seed": 0, "learner": BELIEF,
                             "opponents": ["league", "heuristic", "league"]})  # fmt: skip
@@ -148,8 +146,9 @@ def test_league_seats_play_their_snapshot_for_the_whole_game():
 
 
 def test_bad_config_values_name_what_is_allowed():
+    from cluedo_env.training.rllib.config import load_config
+
     from cluedo_env.errors import TrainConfigError
-    from training.rllib.config import load_config
 
     selfplay = {"setup": "selfplay", "opponents": "heuristic"}
     for overrides, text in [({"opponents": "nosuchbot"}, "unknown agent 'nosuchbot'"),
@@ -170,8 +169,9 @@ def test_bad_config_values_name_what_is_allowed():
 
 def test_bench_from_a_missing_checkpoint_is_a_clear_error(tmp_path):
     """``--bench-from`` names an algorithm checkpoint; a wrong path fails before Ray starts, saying what to give."""
+    from cluedo_env.training.rllib.train import main
+
     from cluedo_env.errors import CheckpointError
-    from training.rllib.train import main
 
     with pytest.raises(CheckpointError, match="--bench-from .*no such checkpoint folder"):
         main(["--config", "configs/experiments/rllib_selfplay_bulk.yaml", "--run-dir", str(tmp_path), "--bench", "1",
@@ -187,8 +187,8 @@ def test_runners_on_both_nodes_and_league_snapshots(vs_bots_run, cluster):
 
 
 def test_training_iterations_with_masking_and_checkpoints(vs_bots_run):
-    from training.rllib.module import load_module
-    from training.rllib.train import latest_checkpoint
+    from cluedo_env.training.rllib.module import load_module
+    from cluedo_env.training.rllib.train import latest_checkpoint
 
     cfg, summary = vs_bots_run
     rows = summary["iterations"]
@@ -204,11 +204,10 @@ def test_training_iterations_with_masking_and_checkpoints(vs_bots_run):
 
 
 def test_restored_module_masks_its_logits(vs_bots_run):
+    from cluedo_env.training.rllib.module import load_module, module_options
+    from cluedo_env.training.rllib.train import latest_checkpoint
+    from cluedo_env.training.rllib.vector_env import make_vector_env
     from ray.rllib.core.columns import Columns
-
-    from training.rllib.module import load_module, module_options
-    from training.rllib.train import latest_checkpoint
-    from training.rllib.vector_env import make_vector_env
 
     cfg, _ = vs_bots_run
     module = load_module(latest_checkpoint(cfg["run_dir"]))
@@ -224,7 +223,7 @@ def test_restored_module_masks_its_logits(vs_bots_run):
 
 
 def test_resume_continues_from_the_latest_checkpoint(vs_bots_run, cluster):
-    from training.rllib.train import latest_checkpoint, train
+    from cluedo_env.training.rllib.train import latest_checkpoint, train
 
     cfg, _ = vs_bots_run
     lines = []
@@ -235,9 +234,9 @@ def test_resume_continues_from_the_latest_checkpoint(vs_bots_run, cluster):
 
 
 def test_selfplay_shared_policy_trains_one_iteration(cluster, tmp_path):
-    from training.rllib.algorithm import build_config
-    from training.rllib.config import load_config
-    from training.rllib.train import train
+    from cluedo_env.training.rllib.algorithm import build_config
+    from cluedo_env.training.rllib.config import load_config
+    from cluedo_env.training.rllib.train import train
 
     one_game = {"num_env_runners": 1, "num_envs_per_env_runner": 1, "rollout_fragment_length": 100}
     small = {**SMALL, "env_runners": one_game,
@@ -251,9 +250,10 @@ def test_selfplay_shared_policy_trains_one_iteration(cluster, tmp_path):
 
 
 def test_checkpoint_plays_through_the_evaluator(vs_bots_run, tmp_path):
-    import training.rllib.module as rm
+    import cluedo_env.training.rllib.module as rm
+    from cluedo_env.training.rllib.train import latest_checkpoint
+
     from cluedo_env.cli import evaluate as ev
-    from training.rllib.train import latest_checkpoint
 
     cfg, _ = vs_bots_run
     made: list[rm.RllibAgent] = []
@@ -281,9 +281,8 @@ def test_lean_categorical_equals_torchs_on_masked_logits():
     """The masked module's action distribution (``LeanTorchCategorical``, log_softmax-normalised) gives torch's
     ``Categorical`` log-probabilities, entropies and probabilities on logits masked with ``FLOAT_MIN``, and never
     samples a masked action."""
+    from cluedo_env.training.rllib.module import LeanTorchCategorical
     from ray.rllib.utils.torch_utils import FLOAT_MIN
-
-    from training.rllib.module import LeanTorchCategorical
 
     gen = torch.Generator().manual_seed(0)
     logits = torch.randn(200, 50, generator=gen) * 3
@@ -306,10 +305,9 @@ def test_bfloat16_module_gives_float32_masked_outputs_close_to_float32():
     illegal actions exactly ``FLOAT_MIN`` and legal ones the float32 module's logits to bfloat16 rounding; the
     float32 module's legal logits are its network's own (the additive mask adds exactly 0 there)."""
     import gymnasium as gym
+    from cluedo_env.training.rllib.module import MaskedPPOTorchRLModule
     from ray.rllib.core.columns import Columns
     from ray.rllib.utils.torch_utils import FLOAT_MIN
-
-    from training.rllib.module import MaskedPPOTorchRLModule
 
     D, A = 40, 30
     spaces = {"observation_space": gym.spaces.Box(0, 127, (D + A,), np.int8), "action_space": gym.spaces.Discrete(A)}
@@ -355,7 +353,7 @@ def test_every_shipped_rllib_config_loads():
     """Each ``configs/rllib_*.yaml`` (and ``configs/experiments/rllib_*.yaml``) passes the config checks without Ray."""
     from pathlib import Path
 
-    from training.rllib.config import load_config
+    from cluedo_env.training.rllib.config import load_config
 
     configs = Path(__file__).resolve().parents[1] / "configs"
     paths = sorted(configs.glob("rllib_*.yaml")) + sorted((configs / "experiments").glob("rllib_*.yaml"))

@@ -18,9 +18,9 @@ BELIEF = {"seat": "random", "macro_moves": True, "macro_accuse": True, "belief":
 
 
 def _runner(**overrides):
-    from training.rllib.algorithm import build_config
-    from training.rllib.bulk_runner import BulkEnvRunner
-    from training.rllib.config import load_config
+    from cluedo_env.training.rllib.algorithm import build_config
+    from cluedo_env.training.rllib.bulk_runner import BulkEnvRunner
+    from cluedo_env.training.rllib.config import load_config
 
     cfg = load_config("configs/experiments/rllib_vs_heuristic_compact.yaml", **{**SMALL, **overrides})
     return BulkEnvRunner(config=build_config(cfg), worker_index=0)
@@ -106,9 +106,8 @@ def test_episodes_match_the_env_and_the_module():
 
 
 def test_direct_episode_build_equals_rllibs_constructor():
+    from cluedo_env.training.rllib.bulk_runner import EpisodeChunk, EpisodeFactory, check_episode_layout, episode_layout
     from gymnasium import spaces
-
-    from training.rllib.bulk_runner import EpisodeChunk, EpisodeFactory, check_episode_layout, episode_layout
 
     obs_space, act_space = spaces.Box(0, 127, (7,), np.int8), spaces.Discrete(3)
     assert check_episode_layout(obs_space, act_space)
@@ -124,8 +123,9 @@ def test_direct_episode_build_equals_rllibs_constructor():
 
 
 def test_sampler_key_is_checked():
+    from cluedo_env.training.rllib.config import load_config
+
     from cluedo_env.errors import TrainConfigError
-    from training.rllib.config import load_config
 
     with pytest.raises(TrainConfigError, match="one of rllib, bulk"):
         load_config("configs/rllib_vs_random.yaml", sampler="fast")
@@ -134,11 +134,10 @@ def test_sampler_key_is_checked():
 def test_ppo_trains_with_the_bulk_runner_league_and_resume(tmp_path):
     """Two iterations (local runner, no remote actors), a league seat snapshotting the module, then a resume."""
     import ray
-
-    from training.rllib.algorithm import build_config
-    from training.rllib.bulk_runner import BulkEnvRunner
-    from training.rllib.config import load_config
-    from training.rllib.train import latest_checkpoint, train
+    from cluedo_env.training.rllib.algorithm import build_config
+    from cluedo_env.training.rllib.bulk_runner import BulkEnvRunner
+    from cluedo_env.training.rllib.config import load_config
+    from cluedo_env.training.rllib.train import latest_checkpoint, train
 
     cfg = load_config("configs/experiments/rllib_vs_heuristic_compact.yaml", iterations=2, run_dir=str(tmp_path),
                       opponents=["heuristic", "league", "random"], league={"snapshot_every": 1, "max_snapshots": 2},
@@ -161,7 +160,7 @@ def test_ppo_trains_with_the_bulk_runner_league_and_resume(tmp_path):
 def test_draw_actions_never_draws_a_masked_action(monkeypatch):
     """The bulk runners' draw (inverse CDF in float32): actions follow the masked softmax, masked actions are never
     drawn, and a draw that rounds up to the total (u = 1) takes the last legal action, not a masked one."""
-    from training.rllib.bulk_runner import draw_actions
+    from cluedo_env.training.rllib.bulk_runner import draw_actions
 
     n, A, D = 4000, 12, 3
     rng = np.random.default_rng(0)

@@ -20,7 +20,7 @@ PACKED = {"seat": "random", "macro_moves": True, "packed_observation": True}
 
 
 def test_packed_vector_env_rows_unpack_to_the_int8_rows() -> None:
-    from training.rllib.vector_env import make_vector_env
+    from cluedo_env.training.rllib.vector_env import make_vector_env
 
     base = {"num_envs": 6, "preset": "cards", "players": 4, "seed": 3, "opponents": "heuristic"}
     packed = make_vector_env({**base, "learner": PACKED})
@@ -42,15 +42,15 @@ def test_packed_vector_env_rows_unpack_to_the_int8_rows() -> None:
 
 def test_ppo_trains_on_packed_rows_and_the_checkpoint_plays(tmp_path) -> None:
     import ray
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import play_games
+    from cluedo_env.training.rllib.config import load_config
+    from cluedo_env.training.rllib.module import load_module, module_options
+    from cluedo_env.training.rllib.train import latest_checkpoint, train
+    from cluedo_env.training.rllib.vector_env import make_vector_env
     from ray.rllib.core.columns import Columns
 
-    from agents.play.registry import make_agent
-    from agents.play.runner import play_games
     from cluedo_env.errors import TrainConfigError
-    from training.rllib.config import load_config
-    from training.rllib.module import load_module, module_options
-    from training.rllib.train import latest_checkpoint, train
-    from training.rllib.vector_env import make_vector_env
 
     cfg = load_config(None, iterations=1, run_dir=str(tmp_path), opponents=["heuristic", "league", "random"],
                       league={"snapshot_every": 1, "max_snapshots": 2}, learner=PACKED, ray={"num_cpus": 1},

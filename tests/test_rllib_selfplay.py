@@ -28,9 +28,9 @@ SMALL = {
 
 
 def _runner(**overrides):
-    from training.rllib.algorithm import build_config
-    from training.rllib.config import load_config
-    from training.rllib.selfplay_runner import BulkSelfPlayRunner
+    from cluedo_env.training.rllib.algorithm import build_config
+    from cluedo_env.training.rllib.config import load_config
+    from cluedo_env.training.rllib.selfplay_runner import BulkSelfPlayRunner
 
     cfg = load_config("configs/experiments/rllib_selfplay_multiagent.yaml", **{**SMALL, **overrides})
     return BulkSelfPlayRunner(config=build_config(cfg), worker_index=0)
@@ -124,7 +124,7 @@ SHUFFLED_BOT = {"policies": ["main"], "train": None, "mapping": "shuffled", "bot
 
 @pytest.mark.parametrize("selfplay", [SMALL["selfplay"], SHUFFLED_BOT], ids=["two_modules", "module_and_bot"])
 def test_seat_episodes_are_the_games_the_engine_played(selfplay):
-    from training.rllib.selfplay_runner import GameRef, seat_mapping
+    from cluedo_env.training.rllib.selfplay_runner import GameRef, seat_mapping
 
     names = tuple(selfplay["policies"]) + tuple(selfplay.get("bots", ()))
     runner = _runner(selfplay=selfplay)
@@ -199,9 +199,10 @@ def test_learner_inputs_seat_episodes_follow_the_engine():
     """Modules on the vs_bots learner's inputs (belief features, compact observation, macro moves and accusation):
     each seat's chunks hold its decisions in order, in the learner's space: same count, rewards and ends as the
     engine log, every action legal under the chunk's own mask and the one the engine received (mapped back)."""
+    from cluedo_env.training.rllib.selfplay_runner import input_sizes
+
     from cluedo_env.envs.learner_actions import LearnerActions, engine_to_macro
     from cluedo_env.rules import actions as A
-    from training.rllib.selfplay_runner import input_sizes
 
     opts = {"belief": True, "observation": "compact", "macro_moves": True, "macro_accuse": True}
     runner = _runner(learner=opts, selfplay=SHUFFLED_BOT)
@@ -234,8 +235,8 @@ def test_bots_that_follow_every_step_get_their_seat_view():
     """A bot with an ``observe_step`` hook (as ``ckpt:`` players and the tournament's wrappers have) is called with
     its seat's view after every engine step, and sampling goes on (a regression: the hook loop once overwrote the
     observation buffer)."""
-    from agents.play.registry import register_agent
-    from agents.players.heuristic import HeuristicAgent
+    from cluedo_env.agents.play.registry import register_agent
+    from cluedo_env.agents.players.heuristic import HeuristicAgent
 
     seen = []
 
@@ -254,7 +255,7 @@ def test_bots_that_follow_every_step_get_their_seat_view():
 def test_league_seats_play_frozen_snapshots_of_main():
     """``selfplay.bots: [league]``: seats played by frozen copies of ``main`` taken by the snapshot callback (random
     legal moves before the first), one snapshot per game; only ``main`` returns steps."""
-    from training.rllib.league import add_snapshot
+    from cluedo_env.training.rllib.league import add_snapshot
 
     runner = _runner(selfplay={"policies": ["main"], "train": None, "mapping": "by_seat", "bots": ["league"]},
                      league={"snapshot_every": 1, "max_snapshots": 2})  # fmt: skip
@@ -286,7 +287,7 @@ def test_frozen_modules_act_but_return_no_steps():
 
 
 def test_seat_mapping():
-    from training.rllib.selfplay_runner import GameRef, seat_mapping
+    from cluedo_env.training.rllib.selfplay_runner import GameRef, seat_mapping
 
     assert [seat_mapping(f"player_{k}", None, policies=("a", "b", "c")) for k in range(4)] == ["a", "b", "c", "a"]
     for i in range(20):
@@ -299,8 +300,9 @@ def test_seat_mapping():
 
 
 def test_selfplay_config_is_checked():
+    from cluedo_env.training.rllib.config import load_config
+
     from cluedo_env.errors import TrainConfigError
-    from training.rllib.config import load_config
 
     path = "configs/experiments/rllib_selfplay_multiagent.yaml"
     for bad, match in (
@@ -334,14 +336,14 @@ def test_selfplay_config_is_checked():
 def test_ppo_trains_bulk_selfplay_resumes_and_plays(tmp_path):
     """Two iterations with two learning modules (local runner), a resume, then ``main`` as an ``rllib:`` player."""
     import ray
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import play_games
+    from cluedo_env.training.rllib.algorithm import build_config
+    from cluedo_env.training.rllib.config import load_config
+    from cluedo_env.training.rllib.selfplay_runner import BulkSelfPlayRunner
+    from cluedo_env.training.rllib.train import latest_checkpoint, train
 
-    from agents.play.registry import make_agent
-    from agents.play.runner import play_games
     from cluedo_env.rules.config import make_config
-    from training.rllib.algorithm import build_config
-    from training.rllib.config import load_config
-    from training.rllib.selfplay_runner import BulkSelfPlayRunner
-    from training.rllib.train import latest_checkpoint, train
 
     cfg = load_config("configs/experiments/rllib_selfplay_multiagent.yaml", iterations=2, run_dir=str(tmp_path),
                       ray={"num_cpus": 1}, **SMALL)  # fmt: skip
@@ -359,7 +361,7 @@ def test_ppo_trains_bulk_selfplay_resumes_and_plays(tmp_path):
         assert ckpt.name == "iter_000003"
     finally:
         ray.shutdown()
-    import training.rllib.module  # noqa: F401 - registers rllib:
+    import cluedo_env.training.rllib.module  # noqa: F401 - registers rllib:
 
     config = make_config("classic", players=4)
     players = [make_agent(f"rllib:{ckpt}", seed=0), *(make_agent("random", seed=s) for s in (1, 2, 3))]

@@ -5,13 +5,10 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 import pytest
-
-from agents.players.base import Agent, sample_legal
-from cluedo_env.rules import actions as A
-from cluedo_env.rules.board import ROOM_LOC0
-from training.learner_core import LearnerCore
-from training.learner_options import LearnerOptions
-from training.single_agent import (
+from cluedo_env.agents.players.base import Agent, sample_legal
+from cluedo_env.training.learner_core import LearnerCore
+from cluedo_env.training.learner_options import LearnerOptions
+from cluedo_env.training.single_agent import (
     ENV_ID,
     NUM_MACRO_ACTIONS,
     CluedoSingleAgentEnv,
@@ -20,8 +17,11 @@ from training.single_agent import (
     macro_to_engine,
 )
 
+from cluedo_env.rules import actions as A
+from cluedo_env.rules.board import ROOM_LOC0
+
 pytest.importorskip("stable_baselines3")
-from training.sb3.vec_env import CluedoVecEnv  # noqa: E402
+from cluedo_env.training.sb3.vec_env import CluedoVecEnv  # noqa: E402
 
 
 def _play(venv, steps: int, rng: np.random.Generator):
@@ -137,7 +137,7 @@ def test_one_opponent_name_with_a_random_seat_shares_one_player_per_seat(monkeyp
     learner sits elsewhere (one call per seat and round, one notebook per game and seat); mixed names keep one
     player per (position, seat). Every opponent action stays legal (the engine raises otherwise) and each player
     acts only where its seat is to act."""
-    from agents.players.deducer import DeducerAgent
+    from cluedo_env.agents.players.deducer import DeducerAgent
 
     calls: list[tuple[int, int]] = []
     act = DeducerAgent.act

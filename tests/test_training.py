@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from training.sb3.checkpoints import CheckpointError, load_model  # noqa: E402
-from training.sb3.config import load_train_config
-from training.sb3.train import TrainConfigError, Trainer, main  # noqa: E402
+from cluedo_env.training.sb3.checkpoints import CheckpointError, load_model  # noqa: E402
+from cluedo_env.training.sb3.config import load_train_config
+from cluedo_env.training.sb3.train import TrainConfigError, Trainer, main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -107,7 +107,8 @@ def test_malformed_and_mismatched_checkpoints(tmp_path):
     with pytest.raises(CheckpointError, match="observations of size"):
         load_model(good, obs_size=1385)  # the card-only game's size
 
-    from agents.play.registry import make_agent
+    from cluedo_env.agents.play.registry import make_agent
+
     from cluedo_env.engine.vector_engine import VectorEngine
     from cluedo_env.engine.views import PlayerView
     from cluedo_env.rules.config import make_config
@@ -163,8 +164,9 @@ def test_belief_and_macro_accusation_checkpoint_plays_by_name(tmp_path):
     with pytest.raises(CheckpointError, match="observations of size"):
         load_model(run / "model.zip", obs_size=2628)
 
-    from agents.play.registry import make_agent
-    from agents.play.runner import play_games
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import play_games
+
     from cluedo_env.rules.config import make_config
 
     player = make_agent(f"ckpt:{run / 'model.zip'}", deterministic=False, seed=0)
@@ -181,9 +183,10 @@ def test_belief_and_macro_accusation_checkpoint_plays_by_name(tmp_path):
 
 def test_compact_observation_checkpoint_plays_by_name(tmp_path):
     """env.observation=compact: the checkpoint records it and the ckpt: player rebuilds the compact inputs."""
-    from agents.learner.compact_observation import compact_size
-    from agents.play.registry import make_agent
-    from agents.play.runner import play_games
+    from cluedo_env.agents.learner.compact_observation import compact_size
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import play_games
+
     from cluedo_env.rules.config import make_config
 
     run = tmp_path / "compact"
@@ -203,7 +206,7 @@ def test_compact_observation_checkpoint_plays_by_name(tmp_path):
 
 
 def test_self_play_league_draws_policies_and_checkpoints(tmp_path):
-    from training.sb3.checkpoints import PolicyAgent
+    from cluedo_env.training.sb3.checkpoints import PolicyAgent
 
     league = {"enabled": True, "bots": ["random"], "bot_prob": 0.0, "self_prob": 0.5, "max_size": 3,
               "swap_every": 256}  # fmt: skip
@@ -221,8 +224,8 @@ def test_self_play_league_draws_policies_and_checkpoints(tmp_path):
 
 
 def test_every_shipped_training_config_loads():
-    from training.sb3.config import rules_config
-    from training.single_agent import num_actions
+    from cluedo_env.training.sb3.config import rules_config
+    from cluedo_env.training.single_agent import num_actions
 
     paths = sorted((ROOT / "configs").glob("train_*.yaml")) + sorted((ROOT / "configs" / "experiments").glob("train_*"))
     assert len(paths) >= 8
@@ -288,7 +291,7 @@ def test_cluedo_play_takes_checkpoint_players(tmp_path):
 
 
 def test_rllib_resume_candidates_skip_a_missing_latest(tmp_path):
-    from training.rllib.train import latest_checkpoint, resume_candidates
+    from cluedo_env.training.rllib.train import latest_checkpoint, resume_candidates
 
     run = tmp_path / "rllib"
     for i in (1, 2):
@@ -321,9 +324,8 @@ def test_init_from_a_pretrained_player(tmp_path):
     """``init_from: pretrained:NAME`` starts a run from a player shipped with the package (a curriculum stage);
     an unknown name is refused before anything is built, naming the shipped ones."""
     import torch
-
-    from training.pretrained import path_of
-    from training.sb3.config import init_path
+    from cluedo_env.training.pretrained import path_of
+    from cluedo_env.training.sb3.config import init_path
 
     assert init_path("pretrained:cards_vs_heuristic") == path_of("cards_vs_heuristic")
     assert init_path("runs/x/best_model.zip") == Path("runs/x/best_model.zip")

@@ -1,10 +1,10 @@
-"""The one place that picks the training backend: ``python -m training`` and ``cluedo train``.
+"""The one place that picks the training backend: ``python -m cluedo_env.training`` and ``cluedo train``.
 
-    python -m training --config configs/train_vs_random.yaml                      # MaskablePPO (sb3)
-    python -m training --backend rllib --config configs/rllib_vs_random.yaml      # Ray RLlib
+    python -m cluedo_env.training --config configs/train_vs_random.yaml                      # MaskablePPO (sb3)
+    python -m cluedo_env.training --backend rllib --config configs/rllib_vs_random.yaml      # Ray RLlib
 
-``--backend sb3`` (the default) runs :mod:`training.sb3.train`, ``--backend rllib`` runs
-:mod:`training.rllib.train`; every other argument goes to that backend's command line (``--help`` shows
+``--backend sb3`` (the default) runs :mod:`cluedo_env.training.sb3.train`, ``--backend rllib`` runs
+:mod:`cluedo_env.training.rllib.train`; every other argument goes to that backend's command line (``--help`` shows
 it). The backends never import each other: each one's parser takes ``--backend`` only so that its help
 lists the choice (:func:`add_backend_argument`), and this module imports the chosen one by name.
 """
@@ -20,8 +20,8 @@ from cluedo_env.errors import UsageError
 
 # backend -> (the module whose ``main`` trains, the pip extra that installs what it needs)
 BACKENDS: dict[str, tuple[str, str]] = {
-    "sb3": ("training.sb3.train", "train"),
-    "rllib": ("training.rllib.train", "rllib"),
+    "sb3": ("cluedo_env.training.sb3.train", "train"),
+    "rllib": ("cluedo_env.training.rllib.train", "rllib"),
 }
 DEFAULT_BACKEND = "sb3"
 
@@ -42,7 +42,7 @@ def backend_of(argv: list[str]) -> str:
 def add_backend_argument(parser: argparse.ArgumentParser, backend: str) -> None:
     """``--backend`` in a backend's parser: listed in its help, read by :func:`main` before the parser runs.
 
-    Run straight (``python -m training.sb3.train``), a backend refuses another one's name
+    Run straight (``python -m cluedo_env.training.sb3.train``), a backend refuses another one's name
     (:func:`check_backend`) rather than importing the other side.
     """
     others = ", ".join(f"{b}: cluedo train --backend {b} --help" for b in BACKENDS if b != backend)
@@ -53,8 +53,8 @@ def add_backend_argument(parser: argparse.ArgumentParser, backend: str) -> None:
 def check_backend(given: str, backend: str) -> None:
     """Refuse ``--backend given`` in the parser of ``backend`` (only :func:`main` switches backends)."""
     if given != backend:
-        raise UsageError(f"--backend {given}: this command trains with {backend}; run python -m training --backend "
-                         f"{given} (or cluedo train --backend {given})")  # fmt: skip
+        raise UsageError(f"--backend {given}: this command trains with {backend}; run python -m cluedo_env.training "
+                         f"--backend {given} (or cluedo train --backend {given})")  # fmt: skip
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> Any:

@@ -4,12 +4,12 @@ One job: drive a batched :class:`~cluedo_env.engine.vector_engine.VectorEngine` 
 applies the learner's actions, lets the opponents (named bots, agents, frozen policies, the fast
 random player) act seat by seat until the learner is to act again, sums the learner's rewards,
 restarts finished games and builds the learner's observations and action masks, all as arrays.
-Its options arrive checked, as one :class:`~training.learner_options.LearnerOptions`.
+Its options arrive checked, as one :class:`~cluedo_env.training.learner_options.LearnerOptions`.
 
-It is separate from :mod:`training.single_agent` (the Gymnasium front ends) and
-:mod:`training.sb3.vec_env` (the Stable-Baselines3 front end) because all three wrap this one core,
+It is separate from :mod:`cluedo_env.training.single_agent` (the Gymnasium front ends) and
+:mod:`cluedo_env.training.sb3.vec_env` (the Stable-Baselines3 front end) because all three wrap this one core,
 and it needs neither Gymnasium nor SB3. What the envs do (spaces, rewards, opponents, seating,
-unplayed games, seeding) is documented in :mod:`training.single_agent`.
+unplayed games, seeding) is documented in :mod:`cluedo_env.training.single_agent`.
 """
 
 from __future__ import annotations
@@ -19,19 +19,19 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from cluedo_env.agents.learner.accusation_features import AccusationFeatures, encode_by_seat, is_expert
+from cluedo_env.agents.learner.belief import BeliefTracker
+from cluedo_env.agents.learner.compact_observation import CompactObservation
+from cluedo_env.agents.learner.inputs import envelope_potential, gate_accusation, learner_obs_size, learner_observation
+from cluedo_env.agents.play.registry import make_agent
+from cluedo_env.agents.play.runner import act_by_seat
+from cluedo_env.training.learner_options import UNPLAYED_MODES, LearnerOptions
 
-from agents.learner.accusation_features import AccusationFeatures, encode_by_seat, is_expert
-from agents.learner.belief import BeliefTracker
-from agents.learner.compact_observation import CompactObservation
-from agents.learner.inputs import envelope_potential, gate_accusation, learner_obs_size, learner_observation
-from agents.play.registry import make_agent
-from agents.play.runner import act_by_seat
 from cluedo_env import render
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, as_actions, macro_mask, macro_to_engine
 from cluedo_env.rules import actions as A
-from training.learner_options import UNPLAYED_MODES, LearnerOptions
 
 
 # ================================================================= opponents
@@ -81,7 +81,7 @@ def _ids_text(ids: np.ndarray, limit: int = 12) -> str:
 
 
 class LearnerCore:
-    """N games, the learner in one seat of each; see :mod:`training.single_agent`. Arrays, no spaces."""
+    """N games, the learner in one seat of each; see :mod:`cluedo_env.training.single_agent`. Arrays, no spaces."""
 
     def __init__(self, options: LearnerOptions) -> None:
         self.options = options
@@ -112,8 +112,9 @@ class LearnerCore:
                 self.compact = CompactObservation(self.config)
         # The advisor (advised space): a rule-based player per seat the learner may sit in, seeing that seat's
         # view only, playing every learner decision but the accusation choice (LearnerActions.decides).
-        # One rule: an expert advisor (agents.players.expert.ExpertAgent) also gives the learner its accusation features
-        # (agents.learner.accusation_features), and action 1 accuses the expert's best open triple.
+        # One rule: an expert advisor (cluedo_env.agents.players.expert.ExpertAgent) also gives the learner its
+        # accusation features
+        # (cluedo_env.agents.learner.accusation_features), and action 1 accuses the expert's best open triple.
         self.advisor = advisor
         self.advisors: dict[int, Any] = {}
         self.accusation_features = False
@@ -192,7 +193,7 @@ class LearnerCore:
                         raise TypeError(
                             f"opponent {k}: a bare policy callable sees only the engine's observation and plays "
                             "the engine's or the macro-move space; with belief=True pass an Agent that builds its "
-                            "own inputs (training.sb3.checkpoints.PolicyAgent) or a PolicyOpponent"
+                            "own inputs (cluedo_env.training.sb3.checkpoints.PolicyAgent) or a PolicyOpponent"
                         )
                     row[s] = PolicyOpponent(spec, self.macro_moves)
                 else:
@@ -260,7 +261,8 @@ class LearnerCore:
         return self._obs
 
     def _observe(self, idx: np.ndarray) -> np.ndarray:
-        """(n, D) learner observations of games ``idx`` (:func:`agents.learner.inputs.learner_observation`)."""
+        """(n, D) learner observations of games ``idx``
+        (:func:`cluedo_env.agents.learner.inputs.learner_observation`)."""
         obs = self.eng.observe(player=self.seat[idx], idx=idx, packed=self.packed)
         if self.belief is None:
             return obs

@@ -1,7 +1,8 @@
 """The learner env's options as one typed, checked object: :class:`LearnerOptions`.
 
-Every front end of the learner env (the Gymnasium envs of :mod:`training.single_agent`, the SB3 VecEnv of
-:mod:`training.sb3.vec_env`, the RLlib vector env) and :class:`~training.learner_core.LearnerCore` itself take
+Every front end of the learner env (the Gymnasium envs of :mod:`cluedo_env.training.single_agent`, the SB3 VecEnv of
+:mod:`cluedo_env.training.sb3.vec_env`, the RLlib vector env) and
+:class:`~cluedo_env.training.learner_core.LearnerCore` itself take
 the same options; they are checked here, once, when the object is built, so that a bad value fails with a
 message naming the option and what is allowed before any engine or opponent is made. The front ends keep
 their keyword arguments (``gymnasium.make("cluedo_env/Cluedo-v0", opponents="heuristic", players=3)``) and
@@ -16,9 +17,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
+from cluedo_env.agents.learner.compact_observation import check_observation
+from cluedo_env.agents.learner.inputs import check_accuse_gate, check_packed_observation, check_shaping
 
-from agents.learner.compact_observation import check_observation
-from agents.learner.inputs import check_accuse_gate, check_packed_observation, check_shaping
 from cluedo_env.checks import check_bool, check_seed
 from cluedo_env.rules.config import ConfigError, RulesConfig, make_config
 
@@ -34,7 +35,7 @@ class LearnerOptions:
 
     ``batch_size``: games played at once (one learner seat each). ``config``: the rules (a
     :class:`RulesConfig`, a preset name or a mapping), with ``rules`` flags over it (``{"players": 3}``).
-    The other options are described in :mod:`training.single_agent`. After checking, ``shaping`` holds its
+    The other options are described in :mod:`cluedo_env.training.single_agent`. After checking, ``shaping`` holds its
     defaults filled in and ``rules_config`` the resolved rules.
     """
 

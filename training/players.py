@@ -1,7 +1,8 @@
 """Trained players by name: ``ckpt:PATH`` (MaskablePPO), ``rllib:PATH`` (RLlib), ``pretrained:NAME``.
 
-Their loaders need torch or ray, so :mod:`agents.play.registry` does not import them; each registers its
-prefix when its module is imported (:mod:`training.sb3.checkpoints`, :mod:`training.rllib.module`). The
+Their loaders need torch or ray, so :mod:`cluedo_env.agents.play.registry` does not import them; each registers its
+prefix when its module is imported (:mod:`cluedo_env.training.sb3.checkpoints`,
+:mod:`cluedo_env.training.rllib.module`). The
 command line, the scripts and the trainers name players through :func:`check_player_names`, which
 imports the loaders that the names need, then checks every name before any game starts.
 """
@@ -10,14 +11,15 @@ from __future__ import annotations
 
 import importlib
 
-from agents.play import registry
+from cluedo_env.agents.play import registry
+
 from cluedo_env.errors import UsageError
 
 # prefix -> (module that registers it, the pip extra that installs what it needs)
 LOADERS: dict[str, tuple[str, str]] = {
-    "ckpt": ("training.sb3.checkpoints", "train"),
-    "rllib": ("training.rllib.module", "rllib"),
-    "pretrained": ("training.pretrained", "train"),
+    "ckpt": ("cluedo_env.training.sb3.checkpoints", "train"),
+    "rllib": ("cluedo_env.training.rllib.module", "rllib"),
+    "pretrained": ("cluedo_env.training.pretrained", "train"),
 }
 
 
@@ -35,7 +37,8 @@ def register_player_prefixes(names: list[str]) -> None:
 
 
 def check_player_names(names: list[str], allowed_extra: tuple[str, ...] = ()) -> None:
-    """Register the loaders ``names`` need, then check every name (:func:`agents.play.registry.check_player_names`)."""
+    """Register the loaders ``names`` need, then check every name
+    (:func:`cluedo_env.agents.play.registry.check_player_names`)."""
     register_player_prefixes(names)
     registry.check_player_names(names, allowed_extra)
 

@@ -1,6 +1,7 @@
 """The training precisions both backends offer: ``precision: float32 | bfloat16`` in a training config.
 
-Why in the core: an SB3 run (:mod:`training.sb3.lean_policy`) and an RLlib run (:mod:`training.rllib.module`)
+Why in the core: an SB3 run (:mod:`cluedo_env.training.sb3.lean_policy`) and an RLlib run
+(:mod:`cluedo_env.training.rllib.module`)
 take the same setting with the same names and the same warning where the CPU emulates bfloat16, so the
 names and the hardware check live here, below both.
 """

@@ -2,12 +2,12 @@
 
     cluedo evaluate --players pretrained:vs_heuristic heuristic heuristic heuristic --games 2000
     cluedo play --players human pretrained:vs_heuristic deducer heuristic
-    make_agent("pretrained:vs_heuristic")          # after importing training.pretrained
+    make_agent("pretrained:vs_heuristic")          # after importing cluedo_env.training.pretrained
 
 The checkpoints live in ``training/pretrained/`` (installed with the package) beside
 ``index.json``, which says for each name its file and its model card: the training config,
 learner steps, wall time, machine, and the measured win rates with the commands that measured
-them (``docs/results.md`` shows the same cards). Players are :class:`~training.sb3.checkpoints.PolicyAgent`
+them (``docs/results.md`` shows the same cards). Players are :class:`~cluedo_env.training.sb3.checkpoints.PolicyAgent`
 over the checkpoint, so they rebuild the inputs they were trained on from their own view.
 
 :func:`export` writes a shipped copy of a training checkpoint: the policy's weights in float16
@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from cluedo_env.agents.play.registry import register_prefix
+from cluedo_env.training.sb3.checkpoints import PolicyAgent, load_model, save_model_atomic
 
-from agents.play.registry import register_prefix
 from cluedo_env.errors import CheckpointError, UsageError
 from cluedo_env.files import write_text_atomic
-from training.sb3.checkpoints import PolicyAgent, load_model, save_model_atomic
 
 DIRECTORY = Path(__file__).resolve().parent / "pretrained"
 _ROLLOUT_STATE = ("_last_obs", "_last_original_obs", "_last_episode_starts")  # SB3's, needed only to go on training
@@ -64,7 +64,7 @@ def _factory(spec: str, seed: int | None = None, **kwargs: Any) -> PolicyAgent:
 
 
 def register() -> None:
-    """Register the ``pretrained:`` prefix with :mod:`agents.play.registry` (done on import)."""
+    """Register the ``pretrained:`` prefix with :mod:`cluedo_env.agents.play.registry` (done on import)."""
     register_prefix("pretrained", _factory, replace=True)
 
 

@@ -4,8 +4,8 @@ The learner plays one seat in each of N games of one :class:`~cluedo_env.engine.
 the other seats are played by opponents. A step of these envs is one decision of the learner:
 its action is applied, then the opponents act (batched, seat by seat) until, in every game, the
 learner is to act again or the game is over. Three front ends share one core
-(:class:`~training.learner_core.LearnerCore`, in its own module), which takes its options checked, as one
-:class:`~training.learner_options.LearnerOptions`:
+(:class:`~cluedo_env.training.learner_core.LearnerCore`, in its own module), which takes its options checked, as one
+:class:`~cluedo_env.training.learner_options.LearnerOptions`:
 
 * :class:`CluedoSingleAgentEnv`: a plain ``gymnasium.Env`` (one game), registered as
   ``"cluedo_env/Cluedo-v0"`` by ``import cluedo_env`` (``gymnasium.make("cluedo_env/Cluedo-v0",
@@ -17,7 +17,7 @@ learner is to act again or the game is over. Three front ends share one core
   returns its last observation, the next step starts the next game (that row's action is ignored,
   reward 0, and its mask allows only action 0). ``autoreset_mode=AutoresetMode.SAME_STEP``
   returns the next game's first observation at once, the last one in ``infos["final_obs"][i]``.
-* ``training.sb3.vec_env.CluedoVecEnv``: a Stable-Baselines3 ``VecEnv`` (SB3's conventions:
+* ``cluedo_env.training.sb3.vec_env.CluedoVecEnv``: a Stable-Baselines3 ``VecEnv`` (SB3's conventions:
   ``infos[i]["terminal_observation"]``, ``infos[i]["TimeLimit.truncated"]``), in its own module so
   that this one does not need SB3.
 
@@ -42,16 +42,16 @@ ids        macro action space
 Packed observation (``packed_observation=True``; with ``observation="full"`` and no belief features): the
 same observation as the engine's packed rows, ``Box(0, 255, (size,), uint8)`` (555 bytes with a board, 399
 without): the 0/1 slots as bits, then a byte per count (:func:`cluedo_env.engine.observation.packed_layout`).
-``observation.unpack`` (numpy) and :class:`training.packed_observation.Unpack` (torch, a network's first
+``observation.unpack`` (numpy) and :class:`cluedo_env.training.packed_observation.Unpack` (torch, a network's first
 layer) give the int8 rows back, bit for bit. The env writes, and a rollout buffer stores, a fifth of the bytes.
 
 Compact observation (``observation="compact"``, needs ``belief``): instead of the engine's observation
 and the belief features, the pieces a learner needs in about a third of the slots (token rooms instead
 of squares, travel turns to each room, the newest 4 history records, the belief features, the
-notebook's envelope probabilities; :mod:`agents.learner.compact_observation`, ``docs/observation.md``).
+notebook's envelope probabilities; :mod:`cluedo_env.agents.learner.compact_observation`, ``docs/observation.md``).
 
 Belief features (``belief=True``): the observation is followed by the deducer's notebook for the
-learner's seat (:mod:`agents.learner.belief`: proved holders of every card, proved envelope cards, solved
+learner's seat (:mod:`cluedo_env.agents.learner.belief`: proved holders of every card, proved envelope cards, solved
 flag; ``D + 2 (P + 1) 21 + 4``, 214 slots with 4 players). They are a function of what the seat
 has seen, like the rest of the observation. With ``macro_accuse=True`` (needs ``belief``) the 324
 ACCUSE actions become one, the last id (``num_actions(macro_moves, True)``: 359 with macro moves,
@@ -64,10 +64,10 @@ it may accuse (R-A1: its own turn, at the start or after the move or suggestion)
 0 = the advisor's action there, 1 = accuse the legal triple the learner's belief finds most likely.
 So the policy learns *when* to accuse, and plays the rest as well as its advisor; an episode is
 then about two decisions per turn of the learner.
-An expert advisor (:class:`agents.players.expert.ExpertAgent`, e.g. the riskless
+An expert advisor (:class:`cluedo_env.agents.players.expert.ExpertAgent`, e.g. the riskless
 ``expert{"floor": 1.01, "accuse_assumed": false, "max_hypotheses": 0}``) also appends the expert's
 accusation inputs to the observation (p1 of its best open triple, danger, hypotheses left ...:
-:mod:`agents.learner.accusation_features`), and action 1 accuses that triple instead of the belief's.
+:mod:`cluedo_env.agents.learner.accusation_features`), and action 1 accuses that triple instead of the belief's.
 
 The macro mapping is a pure function of the legal MOVE destinations (:func:`macro_mask`,
 :func:`macro_to_engine`); no rule is written here.
@@ -103,9 +103,9 @@ PettingZoo's classic games do).
 Opponents (``opponents``): one spec, or a list of P-1 specs for the seats after the learner in
 clockwise order (the k-th sits k+1 seats to the learner's left). A spec is
 
-* a player name for :func:`agents.play.registry.make_agent` (``"heuristic"``, ``"deducer"``, ``"ckpt:..."``);
+* a player name for :func:`cluedo_env.agents.play.registry.make_agent` (``"heuristic"``, ``"deducer"``, ``"ckpt:..."``);
   ``"random"`` is sampled straight from the engine's legal blocks (same distribution as
-  ``agents.players.random_player``, much cheaper);
+  ``cluedo_env.agents.players.random_player``, much cheaper);
 * an object with the Agent interface (``reset(view, idx)``, ``act(view, idx)``, optionally
   ``observe_step(view)``); with ``seat="random"`` it is deep-copied for each seat it may sit in;
 * a frozen policy: a callable ``fn(obs (n, D) int8, mask (n, A) bool) -> (n,) actions`` in this
@@ -136,6 +136,8 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+from cluedo_env.training.learner_core import LearnerCore, PolicyOpponent
+from cluedo_env.training.learner_options import OPTION_NAMES, LearnerOptions, check_keywords, keywords_of
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
@@ -155,8 +157,6 @@ from cluedo_env.envs.learner_actions import (  # noqa: F401 - re-exported: the e
     num_actions,
 )
 from cluedo_env.rules.config import ConfigError, RulesConfig
-from training.learner_core import LearnerCore, PolicyOpponent
-from training.learner_options import OPTION_NAMES, LearnerOptions, check_keywords, keywords_of
 
 ENV_ID = GYMNASIUM_ID  # "cluedo_env/Cluedo-v0"
 

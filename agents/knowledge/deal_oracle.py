@@ -1,6 +1,7 @@
 """The brute-force reference: what a seat knows as plain Python, and every deal consistent with it.
 
-Independent of the notebook's rules (:mod:`agents.knowledge.notebook`, :mod:`agents.knowledge.propagation`), so it
+Independent of the notebook's rules (:mod:`cluedo_env.agents.knowledge.notebook`,
+:mod:`cluedo_env.agents.knowledge.propagation`), so it
 can check them: ``tests/test_deducer.py`` and ``scripts/deducer_completeness.py`` compare what
 the notebook proves with what enumerating every consistent deal proves. Exponential: for
 positions with few unplaced cards only (bounded by a node limit).
@@ -9,8 +10,8 @@ positions with few unplaced cards only (bounded by a node limit).
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.knowledge.facts import CATEGORY
 
-from agents.knowledge.facts import CATEGORY
 from cluedo_env.engine.views import HIDDEN, PASSED, PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS

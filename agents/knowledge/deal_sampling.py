@@ -1,30 +1,30 @@
 """Deals consistent with one seat's facts, sampled with importance weights, and what they sum to.
 
 Players that want probabilities (the expert's suggestions and risky accusations) and the
-notebook's search for witness deals (:mod:`agents.knowledge.notebook`) need deals, not facts. This
-module turns :class:`agents.knowledge.facts.Facts` into them: :func:`sample_deals` draws importance-weighted
+notebook's search for witness deals (:mod:`cluedo_env.agents.knowledge.notebook`) need deals, not facts. This
+module turns :class:`cluedo_env.agents.knowledge.facts.Facts` into them: :func:`sample_deals` draws importance-weighted
 deals, uniform over the consistent ones (batched), and :func:`holder_weights` / :func:`triple_weights` sum
 them per card and per envelope triple. The loops run compiled (the kernels at the end of this module); the
-cheap per-card estimate from the facts alone is :mod:`agents.knowledge.marginals`; their numpy statements,
+cheap per-card estimate from the facts alone is :mod:`cluedo_env.agents.knowledge.marginals`; their numpy statements,
 which the tests compare with them, are in ``tests/references/``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.compiled import KERNEL, EntryPoint
+from cluedo_env.agents.knowledge.facts import CAT_MASKS, Facts, bit_count, category_of, pack
+from cluedo_env.agents.knowledge.marginals import QUOTIENTS
+from cluedo_env.agents.knowledge.types import ClauseCards, DealScratch, DealStart
 from numba import njit
 
-from agents.compiled import KERNEL, EntryPoint
-from agents.knowledge.facts import CAT_MASKS, Facts, bit_count, category_of, pack
-from agents.knowledge.marginals import QUOTIENTS
-from agents.knowledge.types import ClauseCards, DealScratch, DealStart
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
 
 def deal_weights(q: np.ndarray, alive: np.ndarray, n: int, M: int) -> np.ndarray:
     """(n, M) importance weights of the sampled deals: ``1 / q`` of each live deal, normalised per game. ``q`` (N,)
     is each deal's proposal probability, ``alive`` (N,) bool (N = n * M). Compiled
-    (:func:`agents.knowledge.deal_sampling.deal_weights_kernel`);
+    (:func:`cluedo_env.agents.knowledge.deal_sampling.deal_weights_kernel`);
     :func:`tests.references.deal_sampling.deal_weights_reference` is the numpy statement."""
     out = np.empty((n, M))
     deal_weights_kernel(np.ascontiguousarray(q, np.float64), np.ascontiguousarray(alive, bool), M, out)
@@ -46,7 +46,7 @@ def sample_deals(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weighted deals consistent with the facts and clauses of n games (sequential importance sampling).
 
-    ``facts`` (:class:`agents.knowledge.facts.Facts`) is only read.
+    ``facts`` (:class:`cluedo_env.agents.knowledge.facts.Facts`) is only read.
 
     Unknown cards are placed one at a time (fewest possible holders first), each among the
     holders that may hold it and have room, with probability proportional to the room
@@ -61,7 +61,7 @@ def sample_deals(
     clauses are tight, but the weights are then meaningless (uniform over the survivors):
     use it to find consistent deals (witnesses), not to estimate probabilities.
 
-    The loops run compiled (:func:`agents.knowledge.deal_sampling.sample_deals_kernel`) on random
+    The loops run compiled (:func:`cluedo_env.agents.knowledge.deal_sampling.sample_deals_kernel`) on random
     numbers drawn from ``rng`` in the order :func:`tests.references.deal_sampling.sample_deals_reference` (the numpy
     statement, used by the tests) draws them, and ``rng`` ends in the same state, so both give the same deals.
     """
@@ -94,7 +94,7 @@ def sample_deals_bits(
     clause_order: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`sample_deals` with the cells as bitmasks ``hb``, ``nb`` (n, H) int64
-    (:class:`agents.knowledge.facts.FactBits`),
+    (:class:`cluedo_env.agents.knowledge.facts.FactBits`),
     the clauses by card id: what the notebook has at hand (no unpacking). ``clause_order`` (with ``clauses_first``):
     the clause slots to satisfy first, in that order, instead of a new :func:`random_clause_order`."""
     n, H = hb.shape
@@ -162,7 +162,7 @@ def sample_deals_kernel(
     """The loops of :func:`tests.references.deal_sampling.sample_deals_reference` over N = n * samples deals.
 
     Deal r belongs to game r // samples and starts from its game's ``start`` (a
-    :class:`agents.knowledge.types.DealStart`): ``owner0`` (n, 21) int8 holder
+    :class:`cluedo_env.agents.knowledge.types.DealStart`): ``owner0`` (n, 21) int8 holder
     per card (-1 unplaced) and int64 counters ``cap0`` (n, H) room per holder, ``env_cap0`` (n, 3)
     envelope room per category, ``unk_total0`` (n,) / ``unk_cat0`` (n, 3) unplaced cards. Written:
     ``owner`` (N, 21) int8, the counters per deal (``cap`` (N, H), ``env_cap`` (N, 3), ``unk_total``
@@ -176,8 +176,8 @@ def sample_deals_kernel(
     order), so the same generator state gives the same deals and leaves the generator in the same state.
     Scratch ``w`` (2, H) float64; ``div`` (22, 22) float64 the
     quotients a / b of the counters (each at most 21), divided once. The arrays written and the scratch are
-    ``deals`` (a :class:`agents.knowledge.types.DealScratch`); the clauses ``clauses`` (a
-    :class:`agents.knowledge.types.ClauseCards`).
+    ``deals`` (a :class:`cluedo_env.agents.knowledge.types.DealScratch`); the clauses ``clauses`` (a
+    :class:`cluedo_env.agents.knowledge.types.ClauseCards`).
     """
     owner0, cap0, env_cap0, unk_total0, unk_cat0, allowed, order = start
     owner, cap, env_cap, unk_total, unk_cat, alive, q, w, div = deals
@@ -322,7 +322,8 @@ def sample_setup_kernel(
     allowed: np.ndarray,
     key: np.ndarray,
 ) -> int:
-    """The start of :func:`agents.knowledge.deal_sampling.sample_deals` from the cells as bitmasks; returns the steps
+    """The start of :func:`cluedo_env.agents.knowledge.deal_sampling.sample_deals` from the cells as bitmasks; returns
+    the steps
     (the
     most unplaced cards of a game).
 
@@ -430,6 +431,7 @@ def triple_weights_kernel(owner: np.ndarray, w: np.ndarray, E: int, out: np.ndar
             out[i, (s * 6 + wp) * 9 + r] += w[i, m]
 
 
-# Typed once (agents.compiled): numba types a named tuple argument in Python on every plain call, and the expert
+# Typed once (cluedo_env.agents.compiled): numba types a named tuple argument in Python on every plain call, and the
+# expert
 # samples deals at nearly every decision. Every argument is built above with fixed dtypes and layouts.
 _sample_deals_call = EntryPoint(sample_deals_kernel)

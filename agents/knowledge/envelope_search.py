@@ -1,6 +1,7 @@
 """The exact search for the envelope's cards, and the check that stored witness deals still fit the facts.
 
-Propagation (:mod:`agents.knowledge.propagation`) is sound but not complete: a deal-level argument can combine
+Propagation (:mod:`cluedo_env.agents.knowledge.propagation`) is sound but not complete: a deal-level argument can
+combine
 several clauses and hand sizes. :func:`search_envelope` decides envelope cells *exactly* by a batched
 backtracking search (place the card, propagate, branch on the most constrained card, back up on a
 contradiction), which either finds a consistent deal with the card in the envelope (a witness) or proves the
@@ -11,12 +12,12 @@ compiled loops over games (the kernels at the end of this module).
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.compiled import INLINE, KERNEL
+from cluedo_env.agents.knowledge.facts import FULL, FactBits, Facts, bit_count, unpack
+from cluedo_env.agents.knowledge.propagation import fixpoint_kernel
+from cluedo_env.agents.knowledge.types import NodeScratch, SearchState
 from numba import njit
 
-from agents.compiled import INLINE, KERNEL
-from agents.knowledge.facts import FULL, FactBits, Facts, bit_count, unpack
-from agents.knowledge.propagation import fixpoint_kernel
-from agents.knowledge.types import NodeScratch, SearchState
 from cluedo_env.rules.cards import NUM_CARDS
 
 
@@ -78,7 +79,7 @@ def valid_deals(owner: np.ndarray, facts: Facts) -> np.ndarray:
     Reads ``no``, the clauses and their live flags of ``facts`` (``has`` and sizes are not
     checked: deals are built complete, and sizes never change). ``no`` must be closed under
     rule 1 (a located card is absent elsewhere), as after :func:`fixpoint`. Compiled
-    (:func:`agents.knowledge.envelope_search.valid_deals_kernel`);
+    (:func:`cluedo_env.agents.knowledge.envelope_search.valid_deals_kernel`);
     :func:`tests.references.envelope_search.valid_deals_reference` is the numpy statement.
     """
     n, W, _ = owner.shape
@@ -163,11 +164,12 @@ def search_envelope_kernel(
     """:func:`search_envelope_reference` (the numpy statement) query by query within each round:
     the same nodes, the same random numbers from ``rng`` (a round draws H numbers per query that branches, queries
     in order), the same witnesses (``witness`` (n, 21, 21) int8, ``witnessed`` (n, 21) bool) and the same proofs
-    (``facts.nb`` (n, H) int64 in place). The facts ``facts`` (n, ...), a :class:`agents.knowledge.facts.FactBits`
+    (``facts.nb`` (n, H) int64 in place). The facts ``facts`` (n, ...), a
+    :class:`cluedo_env.agents.knowledge.facts.FactBits`
     with int64 holders; queries ``qg``, ``qc`` (Q,) int64 game and card. Written: ``status`` (Q,) int8 (1
     possible, -1 impossible, 0 open). Scratch: the search stacks ``state`` (a
-    :class:`agents.knowledge.types.SearchState`), one node and the fixpoint's arrays ``scratch`` (a
-    :class:`agents.knowledge.types.NodeScratch`)."""
+    :class:`cluedo_env.agents.knowledge.types.SearchState`), one node and the fixpoint's arrays ``scratch`` (a
+    :class:`cluedo_env.agents.knowledge.types.NodeScratch`)."""
     hb, nb, size = facts.hb, facts.nb, facts.size
     ch, cn = scratch.node.hb, scratch.node.nb
     key = scratch.key

@@ -1,7 +1,8 @@
 """What one seat knows of a batch of games, as arrays: the facts shared by deduction, sampling and the notebook.
 
-This module exists so that the reasoning (:mod:`agents.knowledge.propagation`), the deal sampler
-(:mod:`agents.knowledge.deal_sampling`) and the notebook that keeps the facts (:mod:`agents.knowledge.notebook`)
+This module exists so that the reasoning (:mod:`cluedo_env.agents.knowledge.propagation`), the deal sampler
+(:mod:`cluedo_env.agents.knowledge.deal_sampling`) and the notebook that keeps the facts
+(:mod:`cluedo_env.agents.knowledge.notebook`)
 agree on one representation and pass it around as one value instead of eight arrays.
 
 For every game there are *holders*: the P players, then the envelope as holder ``P`` (the
@@ -22,9 +23,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from cluedo_env.agents.compiled import INLINE, KERNEL
 from numba import njit
 
-from agents.compiled import INLINE, KERNEL
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
 CATEGORY = np.array([0] * WEAPON_CARD0 + [1] * (ROOM_CARD0 - WEAPON_CARD0) + [2] * (NUM_CARDS - ROOM_CARD0))
@@ -104,7 +105,8 @@ class Facts(NamedTuple):
 
 
 class FactBits(NamedTuple):
-    """The facts of n games on bitmasks (bit c = card c), as :func:`~agents.knowledge.propagation.fixpoint_bits` takes
+    """The facts of n games on bitmasks (bit c = card c), as
+    :func:`~cluedo_env.agents.knowledge.propagation.fixpoint_bits` takes
     them."""
 
     hb: np.ndarray
@@ -175,7 +177,7 @@ def envelope_card(has: np.ndarray, g: int, E: int, k: int) -> int:
 @njit(**INLINE)
 def notebook_solved(has: np.ndarray, bad: np.ndarray, g: int, E: int) -> bool:
     """Game g's notebook proves the solution: three envelope cards and no contradiction
-    (:meth:`agents.knowledge.notebook.
+    (:meth:`cluedo_env.agents.knowledge.notebook.
     Notebook.solved`, the statement)."""
     count = 0
     for c in range(NUM_CARDS):
@@ -211,7 +213,7 @@ def pack_rows_kernel(
 ) -> None:
     """Games ``idx`` of the notebook's ``has``, ``no`` (B, H, 21) bool as bitmasks ``hb``, ``nb`` (n, H) int64, and
     the clauses' cards ``cl_cards`` (B, K, 3) / ``acc_cards`` (B, A, 3) as ``cl_mask`` (n, K) / ``acc_mask`` (n, A)
-    (what :meth:`agents.knowledge.facts.Facts.bits` gives for those games)."""
+    (what :meth:`cluedo_env.agents.knowledge.facts.Facts.bits` gives for those games)."""
     for i in range(idx.shape[0]):
         g = idx[i]
         pack_cells(has, no, g, hb, nb, i)

@@ -8,10 +8,10 @@ refutation and the naive opponent model.
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.compiled import INLINE, KERNEL
+from cluedo_env.agents.knowledge.facts import CAT_MASKS, FIRST_OF, FULL, bit_count, pack_cells
 from numba import njit
 
-from agents.compiled import INLINE, KERNEL
-from agents.knowledge.facts import CAT_MASKS, FIRST_OF, FULL, bit_count, pack_cells
 from cluedo_env.rules.cards import NUM_CARDS
 
 QUOTIENTS = np.arange(NUM_CARDS + 1.0)[:, None] / np.maximum(np.arange(NUM_CARDS + 1.0), 1.0)  # a / b, a, b <= 21
@@ -20,10 +20,11 @@ QUOTIENTS = np.arange(NUM_CARDS + 1.0)[:, None] / np.maximum(np.arange(NUM_CARDS
 def marginals(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
     """(n, H, 21) float: rough probability that each holder holds each card, from the facts only.
 
-    ``has``, ``no`` (n, H, 21) bool and ``size`` (n, H) as in :class:`agents.knowledge.facts.Facts`. A
+    ``has``, ``no`` (n, H, 21) bool and ``size`` (n, H) as in :class:`cluedo_env.agents.knowledge.facts.Facts`. A
     holder that may hold a card weighs (open slots) / (possible cards) (the envelope per
     category); weights are normalised over the holders of each card. Compiled
-    (:func:`agents.knowledge.marginals.marginals_kernel`); :func:`tests.references.marginals.marginals_reference` is the
+    (:func:`cluedo_env.agents.knowledge.marginals.marginals_kernel`);
+    :func:`tests.references.marginals.marginals_reference` is the
     numpy statement.
     """
     n, H, C = has.shape

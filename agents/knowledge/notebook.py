@@ -1,6 +1,6 @@
 """The notebook: one seat's facts about every game of a batch, kept up to date from its view.
 
-For every game the notebook keeps the seat's :class:`agents.knowledge.facts.Facts` (has / has-not per
+For every game the notebook keeps the seat's :class:`cluedo_env.agents.knowledge.facts.Facts` (has / has-not per
 holder and card, the envelope as the last holder; clauses). Facts come from what the seat
 may know (:class:`cluedo_env.engine.views.PlayerView`):
 
@@ -14,17 +14,17 @@ may know (:class:`cluedo_env.engine.views.PlayerView`):
   named cards (a clause on the envelope);
 * its own accusation shows it the envelope (R-A2).
 
-After each update the facts are closed by propagation (:func:`agents.knowledge.propagation.fixpoint_bits`).
+After each update the facts are closed by propagation (:func:`cluedo_env.agents.knowledge.propagation.fixpoint_bits`).
 Propagation alone is not complete, so the envelope cells are then decided *exactly*
 (``exact=True``, the default):
 
 * a cell is possible as soon as some complete deal consistent with everything known puts
   the card in the envelope (a *witness*). Witnesses are kept per game and cell and re-used
-  while new facts do not contradict them (:func:`agents.knowledge.propagation.valid_deals`); new ones come
+  while new facts do not contradict them (:func:`cluedo_env.agents.knowledge.propagation.valid_deals`); new ones come
   from a few deals sampled with the card forced into the envelope
-  (:func:`agents.knowledge.deal_sampling.sample_deals`, clauses satisfied first);
+  (:func:`cluedo_env.agents.knowledge.deal_sampling.sample_deals`, clauses satisfied first);
 * the cells left are settled by a batched backtracking search
-  (:func:`agents.knowledge.propagation.search_envelope`), which either finds a witness or proves the card
+  (:func:`cluedo_env.agents.knowledge.propagation.search_envelope`), which either finds a witness or proves the card
   is not in the envelope. The search is bounded (``search_rounds``); an unfinished query
   proves nothing.
 
@@ -34,18 +34,16 @@ propagation only, 99.7% of what enumeration proves). ``exact_triples`` restricts
 step to games with at most that many solution hypotheses left (the players use 8: that is
 where it decides the accusation; exactness everywhere makes a game of 4 deducers about 2.5
 times slower, 55 instead of 140 classic games/s at batch 256 on 2 cores). Optional
-failed-literal probing (:func:`agents.knowledge.propagation.probe`, ``probe_cells``) is kept for comparison.
+failed-literal probing (:func:`cluedo_env.agents.knowledge.propagation.probe`, ``probe_cells``) is kept for comparison.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
-
-from agents.compiled import KERNEL, EntryPoint
-from agents.knowledge.deal_sampling import random_clause_order, sample_deals_bits
-from agents.knowledge.envelope_search import search_envelope
-from agents.knowledge.facts import (
+from cluedo_env.agents.compiled import KERNEL, EntryPoint
+from cluedo_env.agents.knowledge.deal_sampling import random_clause_order, sample_deals_bits
+from cluedo_env.agents.knowledge.envelope_search import search_envelope
+from cluedo_env.agents.knowledge.facts import (
     CAT_BITS,
     ENVELOPE_SIZE,
     FULL,
@@ -56,11 +54,11 @@ from agents.knowledge.facts import (
     unpack,
     unpack_rows_kernel,
 )
-from agents.knowledge.marginals import QUOTIENTS, marginals_rows
-from agents.knowledge.notebook_intake import add_records_kernel, clause_slots_needed, intake_kernel
-from agents.knowledge.notebook_propagation import propagate_back_kernel, propagate_kernel
-from agents.knowledge.propagation import fixpoint_bits, probe
-from agents.knowledge.types import (
+from cluedo_env.agents.knowledge.marginals import QUOTIENTS, marginals_rows
+from cluedo_env.agents.knowledge.notebook_intake import add_records_kernel, clause_slots_needed, intake_kernel
+from cluedo_env.agents.knowledge.notebook_propagation import propagate_back_kernel, propagate_kernel
+from cluedo_env.agents.knowledge.propagation import fixpoint_bits, probe
+from cluedo_env.agents.knowledge.types import (
     Book,
     ClauseCards,
     DealScratch,
@@ -72,12 +70,14 @@ from agents.knowledge.types import (
     WitnessScratch,
     WitnessStore,
 )
-from agents.knowledge.witnesses import (
+from cluedo_env.agents.knowledge.witnesses import (
     check_witnesses_kernel,
     register_witnesses_kernel,
     witness_rows_kernel,
     witness_sample_kernel,
 )
+from numba import njit
+
 from cluedo_env.engine.views import PlayerView, Records
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
@@ -117,7 +117,7 @@ class Notebook:
 
     Options: ``exact`` decides every envelope cell exactly (witnesses and search, default);
     ``probe_cells`` ("envelope", "all" or None) adds failed-literal probing
-    (:func:`agents.knowledge.propagation.probe`);
+    (:func:`cluedo_env.agents.knowledge.propagation.probe`);
     ``search_rounds`` bounds the search; up to ``witness_samples`` sampled deals per open cell are
     tried as witnesses before searching.
     """
@@ -160,7 +160,8 @@ class Notebook:
         self.wvalid = np.zeros((B, NUM_CARDS), bool)
         self.undecided = np.zeros(B, bool)
         self.version = np.zeros(B, np.int64)  # bumped whenever a game's facts may have changed
-        self._intake = EntryPoint(intake_kernel)  # the compiled calls of every action, typed once (agents.compiled)
+        # the compiled calls of every action, typed once (cluedo_env.agents.compiled)
+        self._intake = EntryPoint(intake_kernel)
         self._propagate_call = EntryPoint(propagate_kernel)
         self._bind()
         self._compacted: np.ndarray | None = None  # scratch of add_records
@@ -170,8 +171,9 @@ class Notebook:
         self._wscratch: WitnessScratch | None = None  # scratch of the witness sampler (_witness_scratch)
 
     def _bind(self) -> None:
-        """The arrays as the kernels take them (:mod:`agents.knowledge.types`): ``facts`` (a
-        :class:`agents.knowledge.facts.Facts` of all B games), ``witnesses`` and ``tallies``. Built here and again
+        """The arrays as the kernels take them (:mod:`cluedo_env.agents.knowledge.types`): ``facts`` (a
+        :class:`cluedo_env.agents.knowledge.facts.Facts` of all B games), ``witnesses`` and ``tallies``. Built here and
+        again
         whenever an array is reallocated (:meth:`_grow`), so every call passes the same tuples; ``book`` holds them
         with ``bad`` and ``version``, what the players' kernels read."""
         self.facts = Facts(self.has, self.no, self.size, self.cl_holder, self.cl_cards, self.cl_live, self.acc_cards,
@@ -218,7 +220,7 @@ class Notebook:
     def add_records(self, rec: Records) -> np.ndarray:
         """Take in history records (complete ones only); returns the games that got new facts.
 
-        Compiled (:func:`agents.knowledge.notebook_intake.add_records_kernel`, record by record);
+        Compiled (:func:`cluedo_env.agents.knowledge.notebook_intake.add_records_kernel`, record by record);
         :func:`tests.references.notebook.add_records_reference` is the numpy statement (the tests check both leave the
         same arrays).
         """
@@ -233,7 +235,7 @@ class Notebook:
 
     def _make_room(self, rec: Records, response: np.ndarray) -> None:
         """Grow the clause slots to what records ``rec`` need (:func:`clause_slots_needed`), and set up the
-        compaction flags of :func:`agents.knowledge.notebook_intake.add_records_kernel`."""
+        compaction flags of :func:`cluedo_env.agents.knowledge.notebook_intake.add_records_kernel`."""
         if len(rec.game):
             self._grow(clause_slots_needed(rec.game, rec.is_accusation, response, self.cl_live, self._count_scratch()))
         if self._compacted is None or len(self._compacted) != self.B:
@@ -268,7 +270,8 @@ class Notebook:
         """Take in every complete record of games ``idx`` not yet seen, then propagate.
 
         The intake (records, records taken in, the envelope seen, the games to propagate) is one compiled call
-        (:func:`agents.knowledge.notebook_intake.intake_kernel`); :func:`tests.references.notebook.update_reference` is
+        (:func:`cluedo_env.agents.knowledge.notebook_intake.intake_kernel`);
+        :func:`tests.references.notebook.update_reference` is
         the statement."""
         idx = np.ascontiguousarray(idx, np.int64)
         if len(idx) == 0:
@@ -310,7 +313,8 @@ class Notebook:
     def sample_deals(
         self, idx: np.ndarray, samples: int, rng: np.random.Generator
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:func:`~agents.knowledge.deal_sampling.sample_deals` of the facts of games ``idx`` (the same deals, without
+        """:func:`~cluedo_env.agents.knowledge.deal_sampling.sample_deals` of the facts of games ``idx`` (the same
+        deals, without
         copies)."""
         idx = np.asarray(idx, np.int64)
         b = self.bits(idx)
@@ -332,7 +336,8 @@ class Notebook:
     def propagate(self, idx: np.ndarray) -> None:
         """Close the facts of games ``idx`` (:func:`fixpoint_bits`, then exact envelope facts if ``exact``).
 
-        Without probing, one compiled call (:func:`agents.knowledge.notebook_propagation.propagate_kernel`) does the
+        Without probing, one compiled call (:func:`cluedo_env.agents.knowledge.notebook_propagation.propagate_kernel`)
+        does the
         packing, the
         fixpoint, the choice of the envelope cells to decide, the check of the stored witnesses, the sampled
         witnesses and the write-back: a notebook propagates on nearly every action of its player, and these steps
@@ -382,7 +387,8 @@ class Notebook:
                                                   live_cols, clause_order)  # fmt: skip
 
     def _witness_scratch(self) -> WitnessScratch:
-        """The one-deal scratch of :func:`agents.knowledge.witnesses.witness_sample_kernel` (after ``unknown``), kept
+        """The one-deal scratch of :func:`cluedo_env.agents.knowledge.witnesses.witness_sample_kernel` (after
+        ``unknown``), kept
         between calls (rebuilt when the clause slots grow), and the quotient table."""
         H, K, P = self.P + 1, self.cl_live.shape[1], self.P
         have = self._wscratch
@@ -432,7 +438,8 @@ class Notebook:
         the impossible cells. ``bits`` are the facts of games ``idx`` after :func:`fixpoint_bits`,
         updated in place. Returns new contradiction flags (none in a consistent game).
 
-        The numpy statement of what :func:`agents.knowledge.notebook_propagation.propagate_front_kernel` decides before
+        The numpy statement of what :func:`cluedo_env.agents.knowledge.notebook_propagation.propagate_front_kernel`
+        decides before
         the
         sampling (:meth:`propagate_steps`).
         """
@@ -496,7 +503,8 @@ class Notebook:
         each of its envelope cards (``valid`` updated in place). Returns how many rows still have an open cell
         without a witness.
 
-        Compiled (:func:`agents.knowledge.witnesses.witness_rows_kernel`, then ``witness_sample_kernel``): the same
+        Compiled (:func:`cluedo_env.agents.knowledge.witnesses.witness_rows_kernel`, then ``witness_sample_kernel``):
+        the same
         deals, from the same random numbers, as :func:`tests.references.notebook.sample_witnesses_reference`."""
         n, K = bits.hb.shape[0], bits.cl_live.shape[1]
         rows, cards, live_cols = np.empty(n * NUM_CARDS, np.int64), np.empty(n * NUM_CARDS, np.int64), np.empty(K, bool)
@@ -529,7 +537,7 @@ class Notebook:
 
     def marginals(self, idx: np.ndarray) -> np.ndarray:
         """(n, H, 21) rough probability that each holder holds each card, from the facts only (see
-        :func:`agents.knowledge.deal_sampling.marginals`)."""
+        :func:`cluedo_env.agents.knowledge.deal_sampling.marginals`)."""
         return marginals_rows(self.has, self.no, self.size, idx)
 
 

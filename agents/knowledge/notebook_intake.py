@@ -1,6 +1,6 @@
 """Reading a seat's records into its notebook: cells and clauses from each suggestion's answer.
 
-The compiled intake of :meth:`agents.knowledge.notebook.Notebook.update`: every record the seat has not read
+The compiled intake of :meth:`cluedo_env.agents.knowledge.notebook.Notebook.update`: every record the seat has not read
 yet (R-G6, R-G7: a card shown to this seat, a pass, a card shown to someone else) becomes has / has-not cells
 or a "holds at least one of" clause; wrong accusations become envelope clauses.
 """
@@ -8,11 +8,11 @@ or a "holds at least one of" clause; wrong accusations become envelope clauses.
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.compiled import KERNEL
+from cluedo_env.agents.knowledge.facts import Facts
+from cluedo_env.agents.knowledge.types import IntakeScratch, RecordRows, Tallies
 from numba import njit
 
-from agents.compiled import KERNEL
-from agents.knowledge.facts import Facts
-from agents.knowledge.types import IntakeScratch, RecordRows, Tallies
 from cluedo_env.rules.cards import ROOM_CARD0, WEAPON_CARD0
 
 _PASSED, _HIDDEN = -2, -3  # a record's response: could not refute; showed a card this seat did not see
@@ -146,7 +146,7 @@ def intake_kernel(
     processed: np.ndarray,
     changed: np.ndarray,
 ) -> int:
-    """:meth:`agents.knowledge.notebook.Notebook.update` up to the propagation, in one call: the records
+    """:meth:`cluedo_env.agents.knowledge.notebook.Notebook.update` up to the propagation, in one call: the records
     (:func:`add_records_kernel`, the same arguments), then per game ``idx[i]`` the records taken in (``processed``
     (B,) int64 raised to ``limit[i]``), the envelope where this seat has seen it (``env`` (n, 3) card ids, -1:
     not seen; R-A2), and the games to propagate, those with new records (``limit > start``, (n,) int64) or the

@@ -1,21 +1,29 @@
 """The notebook's propagation in one compiled call: pack, close the facts, check witnesses, unpack.
 
-:meth:`agents.knowledge.notebook.Notebook.propagate` runs these kernels: the front half packs the cells,
-closes them (:func:`agents.knowledge.propagation.fixpoint_kernel`) and checks the stored witness deals; the
+:meth:`cluedo_env.agents.knowledge.notebook.Notebook.propagate` runs these kernels: the front half packs the cells,
+closes them (:func:`cluedo_env.agents.knowledge.propagation.fixpoint_kernel`) and checks the stored witness deals; the
 back half writes the cells back; :func:`propagate_kernel` does both and samples new witnesses between them.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.compiled import HELPER, INLINE, KERNEL
+from cluedo_env.agents.knowledge.facts import (
+    CAT_MASKS,
+    FULL,
+    FactBits,
+    Facts,
+    bit_count,
+    pack_rows_kernel,
+    unpack_rows_kernel,
+)
+from cluedo_env.agents.knowledge.propagation import fixpoint_kernel
+from cluedo_env.agents.knowledge.types import PropagateScratch, WitnessScratch, WitnessStore
+from cluedo_env.agents.knowledge.witnesses import check_witnesses_kernel, witness_rows_kernel, witness_sample_kernel
 from numba import njit
 from numba.np.random.random_methods import random_interval
 
-from agents.compiled import HELPER, INLINE, KERNEL
-from agents.knowledge.facts import CAT_MASKS, FULL, FactBits, Facts, bit_count, pack_rows_kernel, unpack_rows_kernel
-from agents.knowledge.propagation import fixpoint_kernel
-from agents.knowledge.types import PropagateScratch, WitnessScratch, WitnessStore
-from agents.knowledge.witnesses import check_witnesses_kernel, witness_rows_kernel, witness_sample_kernel
 from cluedo_env.rules.cards import NUM_CARDS
 
 
@@ -29,7 +37,8 @@ def propagate_front_kernel(
     bits: FactBits,
     scratch: PropagateScratch,
 ) -> int:
-    """The start of :meth:`agents.knowledge.notebook.Notebook.propagate` for games ``idx`` in one call; returns how many
+    """The start of :meth:`cluedo_env.agents.knowledge.notebook.Notebook.propagate` for games ``idx`` in one call;
+    returns how many
     rows
     still need a witness (sampling or search, left to Python).
 
@@ -98,7 +107,8 @@ def propagate_back_kernel(
     acc_live: np.ndarray,
     bad: np.ndarray,
 ) -> None:
-    """The end of :meth:`agents.knowledge.notebook.Notebook.propagate`: the rows' closed facts back into games ``idx``
+    """The end of :meth:`cluedo_env.agents.knowledge.notebook.Notebook.propagate`: the rows' closed facts back into
+    games ``idx``
     of the
     notebook (cells, live flags; ``bad`` or-ed)."""
     unpack_rows_kernel(idx, hb, nb, has, no)
@@ -113,7 +123,8 @@ def propagate_back_kernel(
 
 @njit(**INLINE)
 def permute_live(rng: np.random.Generator, live: np.ndarray, out: np.ndarray) -> int:
-    """``rng.permutation(np.flatnonzero(live))`` (:func:`agents.knowledge.deal_sampling.random_clause_order`) into
+    """``rng.permutation(np.flatnonzero(live))``
+    (:func:`cluedo_env.agents.knowledge.deal_sampling.random_clause_order`) into
     ``out[:m]``;
     returns m. numpy's shuffle (Fisher-Yates from the last slot, numpy's bounded integers, as numba's own
     ``Generator.shuffle`` draws them), without the array that ``permutation`` allocates: the same order from the
@@ -146,7 +157,8 @@ def propagate_kernel(
     scratch: PropagateScratch,
     wscratch: WitnessScratch,
 ) -> int:  # fmt: skip
-    """:meth:`agents.knowledge.notebook.Notebook.propagate` of games ``idx`` in one call, up to the search: returns 0
+    """:meth:`cluedo_env.agents.knowledge.notebook.Notebook.propagate` of games ``idx`` in one call, up to the search:
+    returns 0
     when it
     is done, else the rows whose open envelope cells still lack a witness after sampling (Python then searches
     them, stores ``valid`` in ``wvalid`` and writes back with :func:`propagate_back_kernel`).
@@ -158,7 +170,8 @@ def propagate_kernel(
     ``rng``; then the write-back (``valid`` into ``wvalid``; :func:`propagate_back_kernel`, ``bad_games`` or-ed).
     Why one call: a notebook propagates on nearly every action of its player, and the half-dozen calls with
     their scratch arrays cost more than the work in most of them. The arguments after ``rng`` are the rows' facts
-    and scratch, as those kernels take them (``bits``, ``scratch``: a :class:`agents.knowledge.types.PropagateScratch`,
+    and scratch, as those kernels take them (``bits``, ``scratch``: a
+    :class:`cluedo_env.agents.knowledge.types.PropagateScratch`,
     ``wscratch``: :func:`witness_sample_kernel`'s).
     """
     todo = propagate_front_kernel(idx, book, store, exact, exact_triples, bits, scratch)

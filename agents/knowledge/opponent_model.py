@@ -1,6 +1,7 @@
 """What an opponent's own suggestions say about its hand, if it plays naively.
 
-A naive player (:class:`agents.players.heuristic.HeuristicAgent`, :class:`agents.players.notebook_player.NotebookAgent`)
+A naive player (:class:`cluedo_env.agents.players.heuristic.HeuristicAgent`,
+:class:`cluedo_env.agents.players.notebook_player.NotebookAgent`)
 only ever names cards that are still *open* in its notebook, and its own cards are crossed off
 from the start (R-S6). So it never names a card it holds, except the room on the board, which
 is the one it stands in (R-G1). Every suggestion of such a player says that it holds none of
@@ -10,10 +11,10 @@ facts per suggestion, which a sound notebook ignores.
 A strong player (the deducer, the expert) names its own cards on purpose ("blanks", to isolate
 a category), so the model must not be applied to it. A player counts as naive until it has
 named a card we know it holds (:func:`naive_players`); that is also how
-:meth:`agents.players.expert.ExpertAgent.strong_opponents` reads the table.
+:meth:`cluedo_env.agents.players.expert.ExpertAgent.strong_opponents` reads the table.
 
 :func:`assumed_bits` adds those facts to a notebook's facts and closes them by propagation
-(:func:`agents.knowledge.propagation.fixpoint_bits`). The result is an *assumption*, not a proof: players
+(:func:`cluedo_env.agents.knowledge.propagation.fixpoint_bits`). The result is an *assumption*, not a proof: players
 use it for their probabilities (which suggestion to make, where to go, the expert's risky
 accusations), never for the accusations a deducer makes only when certain. Where the assumed
 facts contradict themselves (the model was wrong about some player), the game falls back to the
@@ -23,13 +24,13 @@ notebook's own facts.
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.compiled import HELPER, KERNEL, EntryPoint
+from cluedo_env.agents.knowledge.facts import FactBits, Facts, pack_rows_kernel
+from cluedo_env.agents.knowledge.notebook import Notebook
+from cluedo_env.agents.knowledge.propagation import fixpoint_kernel
+from cluedo_env.agents.knowledge.types import AssumedScratch, Assumptions, Tallies
 from numba import njit
 
-from agents.compiled import HELPER, KERNEL, EntryPoint
-from agents.knowledge.facts import FactBits, Facts, pack_rows_kernel
-from agents.knowledge.notebook import Notebook
-from agents.knowledge.propagation import fixpoint_kernel
-from agents.knowledge.types import AssumedScratch, Assumptions, Tallies
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0
 
 
@@ -82,8 +83,9 @@ def assumed_bits(
 ) -> tuple[FactBits, np.ndarray]:
     """:func:`tests.references.opponent_model.assumed_facts_reference` on bitmasks (new arrays; the clauses' cards are
     the notebook's ``cl_cards[idx]``, ``acc_cards[idx]``), in one compiled call
-    (:func:`agents.knowledge.opponent_model.assumed_bits_kernel`: the notebook's facts packed, the assumed facts of
-    :func:`agents.knowledge.opponent_model.assumed_no_kernel`, closed as there). The same facts as
+    (:func:`cluedo_env.agents.knowledge.opponent_model.assumed_bits_kernel`: the notebook's facts packed, the assumed
+    facts of
+    :func:`cluedo_env.agents.knowledge.opponent_model.assumed_no_kernel`, closed as there). The same facts as
     :func:`tests.references.opponent_model.assumed_facts_reference`: players ask for them at nearly every decision, and
     the dozen numpy calls of the packing, the subsets and the write-back were most of the expert's time outside its
     sampler."""
@@ -121,12 +123,13 @@ def assumed_no_kernel(
     """The "holds not" facts :func:`tests.references.opponent_model.assumed_facts_reference` adds, per game ``idx[i]``
     of the
     notebook's ``has``, ``no`` (B, H, 21) (of ``book``) and ``named`` (B, P, 21) bool (of ``tallies``), with the
-    options and evidence of ``model`` (a :class:`agents.knowledge.types.Assumptions`).
+    options and evidence of ``model`` (a :class:`cluedo_env.agents.knowledge.types.Assumptions`).
 
     A table is *strong* where some opponent has named a card it is known to hold (on the board, not the room).
     ``naive``: every card an opponent named (on the board, not the room) where the table is not strong;
     ``extra_no`` (n, P, 21) bool more of them (shape (0, P, 21): none); ``lacks`` (B, P, 21) bool, by game, those
-    of refuters (:class:`agents.knowledge.refuter_model.RefuterModel`) at a strong table, except players marked in
+    of refuters (:class:`cluedo_env.agents.knowledge.refuter_model.RefuterModel`) at a strong table, except players
+    marked in
     ``deviant`` (B, P) bool (``lacks`` of shape (0, P, 21): none). Written: ``extra`` (n, P) int64 bitmasks of
     those not known yet (neither has nor has-not), ``used`` (n,) bool: some, and ``allow[i]`` (or, with
     ``strong_allows``, a strong table).
@@ -170,14 +173,16 @@ def assumed_bits_kernel(
     idx: np.ndarray, model: Assumptions, book: Facts, tallies: Tallies, bits: FactBits, used: np.ndarray,
     scratch: AssumedScratch,
 ) -> None:  # fmt: skip
-    """:func:`agents.knowledge.opponent_model.assumed_bits` in one pass: row i of ``bits`` (n, ...), a
-    :class:`agents.knowledge.facts.FactBits`, gets the facts of game ``idx[i]`` of the notebook's ``book`` (what
+    """:func:`cluedo_env.agents.knowledge.opponent_model.assumed_bits` in one pass: row i of ``bits`` (n, ...), a
+    :class:`cluedo_env.agents.knowledge.facts.FactBits`, gets the facts of game ``idx[i]`` of the notebook's ``book``
+    (what
     :func:`pack_rows_kernel` and the notebook's rows give), plus where ``used[i]`` the assumed "holds not" facts
     (:func:`assumed_no_kernel`, same arguments), closed by :func:`fixpoint_kernel` (100 rounds, as
-    :func:`agents.knowledge.propagation.fixpoint_bits`); where those contradict themselves, the notebook's own facts and
+    :func:`cluedo_env.agents.knowledge.propagation.fixpoint_bits`); where those contradict themselves, the notebook's
+    own facts and
     ``used[i]`` False. Scratch: ``extra`` (n, P) int64, ``bad`` (1,) bool, ``snap`` (2, H) int64, ``unit`` (K,)
     int64, ``clh1`` (1, K) int64 (the clause holders as the fixpoint reads them), a
-    :class:`agents.knowledge.types.AssumedScratch`."""
+    :class:`cluedo_env.agents.knowledge.types.AssumedScratch`."""
     has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live = book
     named = tallies.named
     hb, nb, sz, clh, clm, cll, accm, accl = bits
@@ -215,6 +220,7 @@ def assumed_bits_kernel(
                 accl[i, a] = acc_live[g, a]
 
 
-# Typed once (agents.compiled): numba types a named tuple argument in Python on every plain call (~4 us each), and
+# Typed once (cluedo_env.agents.compiled): numba types a named tuple argument in Python on every plain call (~4 us
+# each), and
 # players ask for these facts at nearly every decision. Every argument is built above with fixed dtypes and layouts.
 _assumed_bits_call = EntryPoint(assumed_bits_kernel)

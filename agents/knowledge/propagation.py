@@ -1,9 +1,10 @@
 """Sound propagation over one seat's facts: every conclusion the rules below allow, closed to a fixpoint.
 
-The facts (:class:`agents.knowledge.facts.Facts`, on bitmasks :class:`agents.knowledge.facts.FactBits`) are what
+The facts (:class:`cluedo_env.agents.knowledge.facts.Facts`, on bitmasks
+:class:`cluedo_env.agents.knowledge.facts.FactBits`) are what
 one seat knows of each game of a batch: has / has-not cells per holder and card, hand sizes,
 "holds at least one of" clauses and "the envelope lacks at least one of" clauses.
-:class:`agents.knowledge.notebook.Notebook` keeps the facts up to date and calls this module.
+:class:`cluedo_env.agents.knowledge.notebook.Notebook` keeps the facts up to date and calls this module.
 
 :func:`fixpoint` closes the facts under these rules, batched over games, until nothing
 changes:
@@ -23,17 +24,16 @@ against the hidden state of thousands of positions). The rules run on bitmasks (
 int64 per holder, bit c = card c: :func:`fixpoint_bits`), in a compiled loop over games
 (:func:`fixpoint_kernel`, at the end of this module; ``tests/references/propagation.py`` states it in numpy).
 
-Propagation alone is not complete; the exact search (:mod:`agents.knowledge.envelope_search`) decides the
+Propagation alone is not complete; the exact search (:mod:`cluedo_env.agents.knowledge.envelope_search`) decides the
 envelope's cells. Failed-literal probing (:func:`probe`) is a cheaper, incomplete middle ground.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.compiled import KERNEL
+from cluedo_env.agents.knowledge.facts import CAT_MASKS, FULL, POW2, FactBits, Facts, bit_count, unpack
 from numba import njit
-
-from agents.compiled import KERNEL
-from agents.knowledge.facts import CAT_MASKS, FULL, POW2, FactBits, Facts, bit_count, unpack
 
 
 def fixpoint(facts: Facts, max_iter: int = 100) -> np.ndarray:
@@ -52,9 +52,9 @@ def fixpoint(facts: Facts, max_iter: int = 100) -> np.ndarray:
 def fixpoint_bits(facts: FactBits, max_iter: int = 100) -> np.ndarray:
     """:func:`fixpoint` on bitmasks: ``hb``, ``nb``, ``cl_live`` and ``acc_live`` of ``facts`` in place.
 
-    Runs the compiled :func:`agents.knowledge.propagation.fixpoint_kernel` (the same passes as
+    Runs the compiled :func:`cluedo_env.agents.knowledge.propagation.fixpoint_kernel` (the same passes as
     :func:`tests.references.propagation.fixpoint_bits_reference`, game by game). ``hb`` and ``nb`` must be int64 arrays
-    (as :meth:`agents.knowledge.facts.Facts.bits` makes them), written in place.
+    (as :meth:`cluedo_env.agents.knowledge.facts.Facts.bits` makes them), written in place.
     """
     hb, nb, size, cl_holder, cl_mask, cl_live, acc_mask, acc_live = facts
     n, H = hb.shape
@@ -127,7 +127,8 @@ def fixpoint_kernel(
     snap: np.ndarray,
     unit: np.ndarray,
 ) -> None:
-    """:func:`agents.knowledge.propagation.fixpoint_bits` game by game: ``hb``, ``nb`` (n, H) int64, ``cl_live`` (n, K),
+    """:func:`cluedo_env.agents.knowledge.propagation.fixpoint_bits` game by game: ``hb``, ``nb`` (n, H) int64,
+    ``cl_live`` (n, K),
     ``acc_live`` (n, A) bool in place; ``bad`` (n,) bool set where contradictory.
 
     ``size`` (n, H) int64, ``cl_holder`` (n, K) int64, ``cl_mask`` (n, K) / ``acc_mask`` (n, A) int64.

@@ -1,6 +1,6 @@
 """What a strong refuter's choice of card says about the cards it did not show.
 
-A deducer or an expert that refutes our suggestion shows (:mod:`agents.players.refutation`, R-G6):
+A deducer or an expert that refutes our suggestion shows (:mod:`cluedo_env.agents.players.refutation`, R-G6):
 
 1. a named card it has already shown us, if it holds one (we learn nothing new), else
 2. the named card whose exclusion from the envelope teaches us fewest bits: one of the category
@@ -10,11 +10,11 @@ So when such a player shows us a *new* card of a category where we have clearly 
 candidates left than in the category of another named card ``d``, it would have shown ``d``
 had it held it: it does not hold ``d``. The sound notebook ignores this (the card shown is
 treated as uninformative); :class:`RefuterModel` collects these "holds not" facts per game, refuter
-and card (``lacks``), to be *assumed* in probabilities (:mod:`agents.knowledge.opponent_model`), never to
+and card (``lacks``), to be *assumed* in probabilities (:mod:`cluedo_env.agents.knowledge.opponent_model`), never to
 prove anything.
 
 The candidates the refuter counts for us are estimated as it does
-(:func:`agents.players.refutation.suggester_candidates`), from public information: category size, minus our
+(:func:`cluedo_env.agents.players.refutation.suggester_candidates`), from public information: category size, minus our
 hand's expected share of the category (the refuter does not know our hand), minus the cards it
 showed us there, minus a third of every other refutation we received. A category counts as
 "clearly" ahead when it leads by ``margin`` candidates. A refuter that breaks rule 1 (shows a new
@@ -25,11 +25,11 @@ card while holding a named card it had shown us before) does not play this way: 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.compiled import INLINE, KERNEL, EntryPoint
+from cluedo_env.agents.knowledge.facts import CATEGORY_SIZE, category_of
+from cluedo_env.agents.knowledge.types import RefuterState
 from numba import njit
 
-from agents.compiled import INLINE, KERNEL, EntryPoint
-from agents.knowledge.facts import CATEGORY_SIZE, category_of
-from agents.knowledge.types import RefuterState
 from cluedo_env.engine.views import PlayerView, Records
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
@@ -47,7 +47,8 @@ class RefuterModel:
         self.lacks = np.zeros((B, P, NUM_CARDS), bool)  # assumed: the player does not hold the card
         self.deviant = np.zeros((B, P), bool)  # refuted against rule 1 at least once
         self.state = RefuterState(self.shown, self.received, self.lacks, self.deviant)  # as the kernel takes them
-        self._update = EntryPoint(refuter_update_kernel)  # typed once (agents.compiled): a tuple is slow to type
+        # typed once (cluedo_env.agents.compiled): a tuple is slow to type
+        self._update = EntryPoint(refuter_update_kernel)
 
     def reset(self, idx: np.ndarray) -> None:
         self.processed[idx] = 0
@@ -67,7 +68,7 @@ class RefuterModel:
         """Take in the complete records of games ``idx`` not yet seen (our suggestions only).
 
         ``shown_by_me`` (B, P, 21): the cards we showed each player (the refuter knows we hold them).
-        Compiled (:func:`agents.knowledge.refuter_model.refuter_update_kernel`, record by record);
+        Compiled (:func:`cluedo_env.agents.knowledge.refuter_model.refuter_update_kernel`, record by record);
         :func:`tests.references.refuter_model.update_reference` is the numpy statement (the tests check both leave the
         same arrays).
         """

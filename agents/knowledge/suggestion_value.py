@@ -35,10 +35,10 @@ they look from outside).
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.compiled import HELPER, INLINE, KERNEL
+from cluedo_env.agents.knowledge.facts import CAT_ONEHOT, CATEGORY
 from numba import njit
 
-from agents.compiled import HELPER, INLINE, KERNEL
-from agents.knowledge.facts import CAT_ONEHOT, CATEGORY
 from cluedo_env.rules.cards import NUM_CARDS
 
 TINY = 1e-12
@@ -58,7 +58,7 @@ def envelope_information(
     prob (n, H, 21) holder probabilities (envelope last); order (n, K) the seats asked, in order;
     ``see_card``: the suggester sees the shown card (False: only who refuted, as the table sees it).
 
-    Compiled (:func:`agents.knowledge.suggestion_value.envelope_information_kernel`, one loop over games
+    Compiled (:func:`cluedo_env.agents.knowledge.suggestion_value.envelope_information_kernel`, one loop over games
     and triples, no temporaries); :func:`tests.references.suggestion_value.envelope_information_reference` is the numpy
     statement. The two agree to the last bit except where numpy's vectorised ``log2`` and the C library's
     differ (one value in a few hundred, by an ulp: scores differ by < 1e-14 bits).
@@ -163,7 +163,8 @@ def _seat_answers(
     q: tuple[float, float, float], other: tuple[float, float, float], r: tuple[float, float, float], see_card: bool,
     h: tuple[float, float], below: bool = False,
 ) -> float:  # fmt: skip
-    """One asked seat's term of :func:`agents.knowledge.suggestion_value._after_seat_answers` (same operations):
+    """One asked seat's term of :func:`cluedo_env.agents.knowledge.suggestion_value._after_seat_answers` (same
+    operations):
     q = (a, b, c), other = (A_, B_, C_), r = e / max(other, TINY) per card of the triple; ``h`` = (``h_lo``,
     ``h_hi``), :func:`h2c`'s clamped values.
 
@@ -309,7 +310,8 @@ def envelope_triple_above(
     return max(prior - acc, 0.0)
 
 
-# The two ways the best-triple searches (agents.players.suggestion_choice) score a triple, each compiled once with
+# The two ways the best-triple searches (cluedo_env.agents.players.suggestion_choice) score a triple, each compiled
+# once with
 # its constant flags folded in. Why not inline envelope_triple_above at each of their six call sites: each copy is
 # the seats' loop with nine binary entropies, and numba types and lowers every copy again (over a minute of
 # compiling on an empty cache for the two searches).

@@ -1,12 +1,13 @@
 """The named tuples of arrays the knowledge kernels take: a notebook's stores, deal-sampling state and scratch.
 
-Why tuples: the compiled kernels of :mod:`agents.knowledge` work on a dozen arrays each, which travelled as
+Why tuples: the compiled kernels of :mod:`cluedo_env.agents.knowledge` work on a dozen arrays each, which travelled as
 loose positional arguments (up to 58 of them) and had to be listed in the same order at every call. numba
 takes a ``typing.NamedTuple`` of arrays as one argument and reads its fields inside a kernel at no cost, as
 the engine's kernels take :class:`cluedo_env.engine.state.State`. The notebook builds each tuple once and keeps
 it (rebuilt only when its arrays are reallocated), so a call passes the same types every time, as
-:class:`agents.compiled.EntryPoint` requires. The facts themselves are :class:`agents.knowledge.facts.Facts`
-(a notebook's arrays) and :class:`agents.knowledge.facts.FactBits` (rows of facts on bitmasks).
+:class:`cluedo_env.agents.compiled.EntryPoint` requires. The facts themselves are
+:class:`cluedo_env.agents.knowledge.facts.Facts`
+(a notebook's arrays) and :class:`cluedo_env.agents.knowledge.facts.FactBits` (rows of facts on bitmasks).
 
 Shapes: B games of the notebook, n rows (games being worked on), H holders (P players, then the envelope),
 K clause slots, A = P accusation slots, N deals.
@@ -17,13 +18,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-
-from agents.knowledge.facts import FactBits, Facts
+from cluedo_env.agents.knowledge.facts import FactBits, Facts
 
 
 class Tallies(NamedTuple):
     """The public counts a notebook keeps besides its facts (what the refutation choice and the opponent models
-    read), written by :func:`agents.knowledge.notebook_intake.add_records_kernel`."""
+    read), written by :func:`cluedo_env.agents.knowledge.notebook_intake.add_records_kernel`."""
 
     shown_by_me: np.ndarray
     """(B, P, 21) bool: cards this seat has shown to each player."""
@@ -67,7 +67,8 @@ class RecordRows(NamedTuple):
 
 
 class IntakeScratch(NamedTuple):
-    """Scratch of :func:`agents.knowledge.notebook_intake.add_records_kernel`: compaction flags and one row of
+    """Scratch of :func:`cluedo_env.agents.knowledge.notebook_intake.add_records_kernel`: compaction flags and one row
+    of
     clauses. Every element is written before it is read."""
 
     compacted: np.ndarray
@@ -81,7 +82,8 @@ class IntakeScratch(NamedTuple):
 
 
 class WitnessStore(NamedTuple):
-    """The notebook's witness deals (:mod:`agents.knowledge.witnesses`): one consistent deal per game and open
+    """The notebook's witness deals (:mod:`cluedo_env.agents.knowledge.witnesses`): one consistent deal per game and
+    open
     envelope card, proving the card may be in the envelope."""
 
     witness: np.ndarray
@@ -91,8 +93,9 @@ class WitnessStore(NamedTuple):
 
 
 class PropagateScratch(NamedTuple):
-    """Per-row scratch of :func:`agents.knowledge.notebook_propagation.propagate_kernel` besides the rows' facts
-    (a :class:`agents.knowledge.facts.FactBits`). Kept by the notebook, sliced to the n rows of a call."""
+    """Per-row scratch of :func:`cluedo_env.agents.knowledge.notebook_propagation.propagate_kernel` besides the rows'
+    facts
+    (a :class:`cluedo_env.agents.knowledge.facts.FactBits`). Kept by the notebook, sliced to the n rows of a call."""
 
     bad: np.ndarray
     """(n,) bool: the row's facts are contradictory."""
@@ -130,7 +133,8 @@ class ClauseCards(NamedTuple):
 
 
 class DealStart(NamedTuple):
-    """What every deal of a game starts from (:func:`agents.knowledge.deal_sampling.sample_setup_kernel` writes the
+    """What every deal of a game starts from (:func:`cluedo_env.agents.knowledge.deal_sampling.sample_setup_kernel`
+    writes the
     first six fields and the order)."""
 
     owner0: np.ndarray
@@ -150,7 +154,7 @@ class DealStart(NamedTuple):
 
 
 class DealScratch(NamedTuple):
-    """The N deals :func:`agents.knowledge.deal_sampling.sample_deals_kernel` draws, and its scratch."""
+    """The N deals :func:`cluedo_env.agents.knowledge.deal_sampling.sample_deals_kernel` draws, and its scratch."""
 
     owner: np.ndarray
     """(N, 21) int8: holder of each card in each deal."""
@@ -169,11 +173,13 @@ class DealScratch(NamedTuple):
     w: np.ndarray
     """(2, H) float64: one card's holder weights (scratch)."""
     div: np.ndarray
-    """(22, 22) float64: the quotients a / b of the counters (:data:`agents.knowledge.marginals.QUOTIENTS`)."""
+    """(22, 22) float64: the quotients a / b of the counters
+    (:data:`cluedo_env.agents.knowledge.marginals.QUOTIENTS`)."""
 
 
 class WitnessScratch(NamedTuple):
-    """One row's scratch of :func:`agents.knowledge.witnesses.witness_sample_kernel`: the row's facts, its setup and
+    """One row's scratch of :func:`cluedo_env.agents.knowledge.witnesses.witness_sample_kernel`: the row's facts, its
+    setup and
     one deal. Kept by the notebook (rebuilt when the clause slots grow)."""
 
     fh: np.ndarray
@@ -193,7 +199,7 @@ class WitnessScratch(NamedTuple):
 
 
 class Assumptions(NamedTuple):
-    """What :func:`agents.knowledge.opponent_model.assumed_bits` may assume of the opponents, per call."""
+    """What :func:`cluedo_env.agents.knowledge.opponent_model.assumed_bits` may assume of the opponents, per call."""
 
     seat: int
     """The notebook's seat."""
@@ -214,7 +220,7 @@ class Assumptions(NamedTuple):
 
 
 class AssumedScratch(NamedTuple):
-    """Scratch of :func:`agents.knowledge.opponent_model.assumed_bits_kernel`."""
+    """Scratch of :func:`cluedo_env.agents.knowledge.opponent_model.assumed_bits_kernel`."""
 
     extra: np.ndarray
     """(n, P) int64: the assumed "holds not" facts of each row, as bitmasks."""
@@ -229,7 +235,7 @@ class AssumedScratch(NamedTuple):
 
 
 class RefuterState(NamedTuple):
-    """What :class:`agents.knowledge.refuter_model.RefuterModel` keeps per game, as its kernel updates it."""
+    """What :class:`cluedo_env.agents.knowledge.refuter_model.RefuterModel` keeps per game, as its kernel updates it."""
 
     shown: np.ndarray
     """(B, P, 21) bool: cards each player has shown this seat."""
@@ -242,7 +248,8 @@ class RefuterState(NamedTuple):
 
 
 class SearchState(NamedTuple):
-    """The backtracking state of :func:`agents.knowledge.envelope_search.search_envelope_kernel`, one stack per
+    """The backtracking state of :func:`cluedo_env.agents.knowledge.envelope_search.search_envelope_kernel`, one stack
+    per
     query (Q queries, depth at most D = 22)."""
 
     st_h: np.ndarray
@@ -260,7 +267,8 @@ class SearchState(NamedTuple):
 
 
 class NodeScratch(NamedTuple):
-    """One node of :func:`agents.knowledge.envelope_search.search_envelope_kernel`: its facts and the fixpoint's
+    """One node of :func:`cluedo_env.agents.knowledge.envelope_search.search_envelope_kernel`: its facts and the
+    fixpoint's
     scratch."""
 
     node: FactBits

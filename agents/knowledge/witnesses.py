@@ -1,6 +1,7 @@
 """Witness deals: one consistent deal per open envelope card, kept to prove the card may be in the envelope.
 
-The notebook (:class:`agents.knowledge.notebook.Notebook`) keeps, for each game and each card that may still be
+The notebook (:class:`cluedo_env.agents.knowledge.notebook.Notebook`) keeps, for each game and each card that may still
+be
 in the envelope, one deal consistent with the facts that puts it there. New facts invalidate some; these
 kernels register new witnesses, check old ones and sample replacements (forcing a card into the envelope
 by adjusting a sampled deal), so the exact search runs only where sampling fails.
@@ -9,13 +10,13 @@ by adjusting a sampled deal), so the exact search runs only where sampling fails
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.compiled import INLINE, KERNEL
+from cluedo_env.agents.knowledge.deal_sampling import sample_deals_kernel, sample_setup_kernel
+from cluedo_env.agents.knowledge.envelope_search import clauses_hold
+from cluedo_env.agents.knowledge.facts import FactBits, Facts, bit_count, category_of
+from cluedo_env.agents.knowledge.types import WitnessScratch
 from numba import njit
 
-from agents.compiled import INLINE, KERNEL
-from agents.knowledge.deal_sampling import sample_deals_kernel, sample_setup_kernel
-from agents.knowledge.envelope_search import clauses_hold
-from agents.knowledge.facts import FactBits, Facts, bit_count, category_of
-from agents.knowledge.types import WitnessScratch
 from cluedo_env.rules.cards import NUM_CARDS
 
 
@@ -40,7 +41,8 @@ def register_witnesses_kernel(
     witness: np.ndarray,
     valid: np.ndarray,
 ) -> None:
-    """:meth:`agents.knowledge.notebook.Notebook._register` in place: every live sampled deal ``owner`` (r, M, 21)
+    """:meth:`cluedo_env.agents.knowledge.notebook.Notebook._register` in place: every live sampled deal ``owner`` (r,
+    M, 21)
     becomes the
     witness of each of its envelope cards (``witness`` (B, 21, 21) of game ``idx[rows[r]]``, later deals
     overwriting earlier ones) and sets ``valid`` (n, 21) at (``rows[r]``, card)."""
@@ -144,7 +146,8 @@ def witness_sample_kernel(
     setup per row: forcing a card into the envelope changes the row's setup in a few counters and takes the card
     out of the placement order (:func:`_force_into_envelope`), which costs a fraction of a setup.
 
-    Scratch, one row (:class:`agents.knowledge.types.WitnessScratch`): the facts ``fh``, ``fn``, ``fs`` (1, H)
+    Scratch, one row (:class:`cluedo_env.agents.knowledge.types.WitnessScratch`): the facts ``fh``, ``fn``, ``fs`` (1,
+    H)
     int64, the clauses (``gh`` (1, K) int64, ``gc`` (1, K, 3) int64, ``gl`` (1, K) bool, accusations ``ga``
     (1, P, 3) int64, ``gal`` (1, P) bool); then :func:`sample_setup_kernel`'s and :func:`sample_deals_kernel`'s
     arrays for one deal (``q`` (1,)).

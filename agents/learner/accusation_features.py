@@ -3,7 +3,7 @@
 The advised learner (:mod:`cluedo_env.envs.learner_actions`, ``advisor=...``) decides only
 *when* to accuse. With the compact observation alone it sees coarse envelope probabilities
 (above 0, 1/4, 1/2, 3/4 per card, facts-only marginals) and cannot tell a 90% accusation from a
-45% one. When the advisor is an expert (:class:`agents.players.expert.ExpertAgent`, or a subclass), the
+45% one. When the advisor is an expert (:class:`cluedo_env.agents.players.expert.ExpertAgent`, or a subclass), the
 learner observation ends with these slots instead, computed with the advisor's own machinery
 for the learner's seat (its notebook, opponent models and deal sampler; its
 :class:`~cluedo_env.engine.views.PlayerView` only), wherever the learner decides (its seat to act,
@@ -82,8 +82,9 @@ def accusation_layout() -> dict[str, tuple[int, int]]:
 
 
 def is_expert(agent: Any) -> bool:
-    """Whether ``agent`` can compute the accusation features (an :class:`agents.players.expert.ExpertAgent`)."""
-    from agents.players.expert import ExpertAgent
+    """Whether ``agent`` can compute the accusation features (an
+    :class:`cluedo_env.agents.players.expert.ExpertAgent`)."""
+    from cluedo_env.agents.players.expert import ExpertAgent
 
     return isinstance(agent, ExpertAgent)
 

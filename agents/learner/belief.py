@@ -4,7 +4,7 @@ A learned policy sees the game through its observation (``VectorEngine.observe``
 history, what was shown to it. Turning that into "which three cards are in the envelope" is a
 deduction (agents/knowledge/propagation.py) that a small MLP does not learn from a few million steps. With
 belief features on (training config key ``env.belief``), the observation gets the conclusions of
-a :class:`agents.knowledge.notebook.Notebook` kept for the learner's seat, so that "accuse now" and "which
+a :class:`cluedo_env.agents.knowledge.notebook.Notebook` kept for the learner's seat, so that "accuse now" and "which
 cards are still open" become simple functions of the input. The notebook only reads the seat's
 :class:`~cluedo_env.engine.views.PlayerView`, so the features hide what the seat may not know, as the
 observation does.
@@ -34,12 +34,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from cluedo_env.agents.compiled import KERNEL
+from cluedo_env.agents.knowledge.facts import CAT_SLICES, envelope_card, notebook_solved
+from cluedo_env.agents.knowledge.notebook import Notebook
+from cluedo_env.agents.players.base import Agent, sample_legal
 from numba import njit
 
-from agents.compiled import KERNEL
-from agents.knowledge.facts import CAT_SLICES, envelope_card, notebook_solved
-from agents.knowledge.notebook import Notebook
-from agents.players.base import Agent, sample_legal
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
@@ -260,7 +260,8 @@ def belief_features_kernel(
     has: np.ndarray, no: np.ndarray, bad: np.ndarray, gi: np.ndarray, rows: np.ndarray, order: np.ndarray,
     out: np.ndarray,
 ) -> None:  # fmt: skip
-    """:meth:`agents.learner.belief.BeliefTracker.features` of one seat's notebook: for games ``gi`` (k,), into rows
+    """:meth:`cluedo_env.agents.learner.belief.BeliefTracker.features` of one seat's notebook: for games ``gi`` (k,),
+    into rows
     ``rows``
     of ``out`` (n, 2 H 21 + 4) int8, the cells ``has`` then ``no`` (B, H, 21) with holders in ``order`` (H,), then
     per category whether its envelope card is proved, then "solved" (three proved and no contradiction)."""

@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cluedo_env.agents.learner.compact_observation import check_observation
+from cluedo_env.agents.learner.inputs import LearnerInputs, check_packed_observation
+from cluedo_env.agents.players.base import Agent
 
-from agents.learner.compact_observation import check_observation
-from agents.learner.inputs import LearnerInputs, check_packed_observation
-from agents.players.base import Agent
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, as_actions
 from cluedo_env.rules.actions import IllegalActionError
@@ -132,7 +132,7 @@ def load_function(spec: str) -> PolicyFn:
 
 
 def from_spec(spec: str, seed: int | None = None, **kwargs: Any) -> CallablePlayer:
-    """The ``py:`` prefix of :mod:`agents.play.registry`: ``make_agent("py:file.py:fn")``."""
+    """The ``py:`` prefix of :mod:`cluedo_env.agents.play.registry`: ``make_agent("py:file.py:fn")``."""
     return CallablePlayer(load_function(spec), seed=seed, name=f"py:{spec}", **kwargs)
 
 

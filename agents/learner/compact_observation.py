@@ -3,7 +3,7 @@
 The engine's observation (``docs/observation.md``) is complete and self-contained: 2,628 slots on
 the board, 1,182 of them the one-hot square of every suspect token, and long per-seat summaries
 (``shown_to_me``, ``passed_on``, ``refuted_on`` ...) whose conclusions the deducer's notebook
-(:mod:`agents.learner.belief`) already draws. A learner with belief features and macro moves (it names a
+(:mod:`cluedo_env.agents.learner.belief`) already draws. A learner with belief features and macro moves (it names a
 room, not a square) has those conclusions and needs neither the squares nor the raw summaries,
 yet pays for them in the first layer of its network: 2,842 inputs x 256 units is about 80% of the
 [256, 256] MLP's work. ``observation="compact"`` (training config key ``env.observation``, needs
@@ -14,11 +14,11 @@ yet pays for them in the first layer of its network: 2,842 inputs x 256 units is
   envelope once known) and the last ``COMPACT_HISTORY`` = 4 history records in full;
 * ``token_room``: the room of each suspect token, or "corridor" (the square is dropped);
 * ``room_turns``: the expected turns for my token to enter each room
-  (:func:`agents.planning.movement.travel_turns`, passages included, the board taken as empty), as a
+  (:func:`cluedo_env.agents.planning.movement.travel_turns`, passages included, the board taken as empty), as a
   thermometer code (within 1, 2, 3, 5 turns);
-* the belief features (the notebook's proved facts, :mod:`agents.learner.belief`);
+* the belief features (the notebook's proved facts, :mod:`cluedo_env.agents.learner.belief`);
 * ``envelope_prob``: the notebook's probability that each card is in the envelope
-  (:meth:`agents.knowledge.notebook.Notebook.marginals`, the facts' own estimate; no deal sampling), as a
+  (:meth:`cluedo_env.agents.knowledge.notebook.Notebook.marginals`, the facts' own estimate; no deal sampling), as a
   thermometer code (above 0, 1/4, 1/2, 3/4).
 
 Every slot comes from the seat's observation or its notebook, both built from its
@@ -33,10 +33,10 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
+from cluedo_env.agents.learner.belief import BELIEF_MEANING, BeliefTracker, belief_layout
+from cluedo_env.agents.planning.movement import travel_turns
 from numba import njit
 
-from agents.learner.belief import BELIEF_MEANING, BeliefTracker, belief_layout
-from agents.planning.movement import travel_turns
 from cluedo_env.engine import observation as O
 from cluedo_env.rules.board import NUM_LOCATIONS, ROOM_LOC0
 from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS
@@ -59,7 +59,7 @@ PROB_LEVELS = np.array([0.0, 0.25, 0.5, 0.75])  # envelope_prob[c, k] = 1: proba
 DERIVED_MEANING = {
     "token_room": "room of each suspect token (row: suspect), column 9: on a corridor square (from `token_location`)",
     "room_turns": "[r, k] = 1 if my token is expected to enter room `r` within 1, 2, 3, 5 turns (k = 0..3), "
-    "passages included (`agents.planning.movement.travel_turns`; re-entering the room I am in counts 2)",
+    "passages included (`cluedo_env.agents.planning.movement.travel_turns`; re-entering the room I am in counts 2)",
     "envelope_prob": "[c, k] = 1 if the notebook's probability that card `c` is in the envelope is above 0, 1/4, "
     "1/2, 3/4 (k = 0..3; `Notebook.marginals`)",
 }

@@ -1,14 +1,17 @@
 """What a learned policy sees and how its macro accusation is chosen: one pipeline for the env and the players.
 
-A policy is trained on the single-agent env's learner inputs (``training.learner_core``) and later
-plays as a batched player (``training.sb3.checkpoints.PolicyAgent``, ``training.rllib.module.RllibAgent``,
-league snapshots, ``agents.learner.callable_player.CallablePlayer``). Both build their inputs with
+A policy is trained on the single-agent env's learner inputs (``cluedo_env.training.learner_core``) and later
+plays as a batched player (``cluedo_env.training.sb3.checkpoints.PolicyAgent``,
+``cluedo_env.training.rllib.module.RllibAgent``,
+league snapshots, ``cluedo_env.agents.learner.callable_player.CallablePlayer``). Both build their inputs with
 :func:`learner_observation`, so a trained player sees exactly what it was trained on:
 
 * ``observation="full"``: the engine's observation, followed by the belief features when ``belief``;
-* ``observation="compact"`` (needs ``belief``): :class:`agents.learner.compact_observation.CompactObservation`;
+* ``observation="compact"`` (needs ``belief``):
+:class:`cluedo_env.agents.learner.compact_observation.CompactObservation`;
 * ``accusation_features`` (advised learners whose advisor is an expert): followed by the
-  :mod:`agents.learner.accusation_features` slots (p1, danger, hypotheses left ... of the expert for the seat).
+  :mod:`cluedo_env.agents.learner.accusation_features` slots (p1, danger, hypotheses left ... of the expert for the
+  seat).
 
 Two learner options live here too, since the env and the players must apply them alike:
 
@@ -31,10 +34,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from cluedo_env.agents.learner.accusation_features import ACCUSATION_SIZE, AccusationFeatures
+from cluedo_env.agents.learner.belief import BeliefTracker, belief_size
+from cluedo_env.agents.learner.compact_observation import CompactObservation, check_observation, compact_size
 
-from agents.learner.accusation_features import ACCUSATION_SIZE, AccusationFeatures
-from agents.learner.belief import BeliefTracker, belief_size
-from agents.learner.compact_observation import CompactObservation, check_observation, compact_size
 from cluedo_env.checks import check_bool
 from cluedo_env.engine.observation import packed_layout
 from cluedo_env.engine.views import PlayerView
@@ -143,7 +146,7 @@ def learner_observation(obs: np.ndarray, tracker: BeliefTracker | None, idx: np.
 
     ``tracker`` (None: no belief features) is updated here; ``compact`` (None: the full observation)
     builds the compact one; ``accusation(idx)`` (None: none) gives the accusation slots
-    (:mod:`agents.learner.accusation_features`) appended last.
+    (:mod:`cluedo_env.agents.learner.accusation_features`) appended last.
     """
     if tracker is None:
         return obs

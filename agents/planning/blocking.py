@@ -1,7 +1,8 @@
-"""Compiled kernel of :mod:`agents.planning.movement`'s blocking-aware tables: travel turns around the tokens that
+"""Compiled kernel of :mod:`cluedo_env.agents.planning.movement`'s blocking-aware tables: travel turns around the
+tokens that
 block.
 
-:func:`blocked_turns_kernel` computes, game by game, what :func:`agents.planning.movement.turn_tables`
+:func:`blocked_turns_kernel` computes, game by game, what :func:`cluedo_env.agents.planning.movement.turn_tables`
 computes once for the empty board, with the squares of the given tokens taken out of the
 board (R-M2: no path enters or ends on an occupied square; R-M6: a door whose square in
 front is occupied is blocked): the fewest pips from every location to each room, then the
@@ -17,17 +18,17 @@ board's (:func:`_repair`): only squares whose every shortest way passes an occup
 can change, and the corridors are mostly two squares wide, so there are usually none or
 few; where no room-to-room distance changes, the empty board's routes are reused.
 
-The kernel follows the players' conventions (:mod:`agents.compiled`: ``KERNEL`` options, no allocation inside
+The kernel follows the players' conventions (:mod:`cluedo_env.agents.compiled`: ``KERNEL`` options, no allocation inside
 a kernel, output and scratch arrays passed in).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.compiled import HELPER, INLINE, KERNEL
+from cluedo_env.agents.planning.types import BlockingBoard, BlockingScratch
 from numba import njit
 
-from agents.compiled import HELPER, INLINE, KERNEL
-from agents.planning.types import BlockingBoard, BlockingScratch
 from cluedo_env.rules.board import NUM_SQUARES
 from cluedo_env.rules.cards import NUM_ROOMS, NUM_SUSPECTS
 
@@ -133,7 +134,8 @@ def _repair(r, d0, neighbors, bmark, nblocked, mark, over, gs, work, head, cs):
 
 @njit(**INLINE)
 def _routes(rd, T, passage, far, R):
-    """``R`` (9, 9): expected turns from room a to room b, as ``agents.planning.movement.turn_tables`` (walking ``rd[a,
+    """``R`` (9, 9): expected turns from room a to room b, as ``cluedo_env.agents.planning.movement.turn_tables``
+    (walking ``rd[a,
     b]``
     pips, or one passage per turn; then shortest routes; inf on the diagonal)."""
     for a in range(NUM_ROOMS):
@@ -169,13 +171,14 @@ def blocked_turns_kernel(
     (the mover's own, for one); ``rows`` (m,) int64 game of each entry, in ascending order (a game's tables are
     computed once for its run of entries); ``locs`` (m,) int64. The row of a location a blocking token stands
     on is all inf (nobody can move there).
-    Board (``board``, a :class:`agents.planning.types.BlockingBoard`): ``neighbors`` (188, 4) and ``fronts`` (9, 4)
+    Board (``board``, a :class:`cluedo_env.agents.planning.types.BlockingBoard`): ``neighbors`` (188, 4) and ``fronts``
+    (9, 4)
     int64, -1 padded (the squares next to a square; the
     squares in front of a room's doors); ``passage`` (9,) int64 the room a room's secret passage leads to, -1
     if none; ``d0`` (9, 197) int64 the empty board's fewest pips from each location to each room
     (``Board.distance``, transposed). ``T`` (D,) float64 turns to enter a room ``d`` pips away,
     ``T[D - 1] = inf`` standing for unreachable (every distance >= D - 1). ``reenter``: turns to leave a room
-    and come back in. Scratch (a :class:`agents.planning.types.BlockingScratch`): ``bmark`` (188,), ``mark``,
+    and come back in. Scratch (a :class:`cluedo_env.agents.planning.types.BlockingScratch`): ``bmark`` (188,), ``mark``,
     ``over`` (9, 188), ``work`` (5, 188) int64 zeros, ``head`` (64,), ``rd`` (9, 9) int64, ``R``, ``R0`` (9, 9),
     ``walk``, ``at`` (9,) float64.
     """

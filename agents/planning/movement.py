@@ -3,8 +3,8 @@
 A player says how much it wants to be in each room (``room_value``, an (n, 9) float array,
 one row per game of ``idx``, 0 = no use, larger = better); this module turns that into
 legal START and MOVE actions, batched over games (the choices on the empty board's tables are compiled,
-:func:`agents.planning.movement.choose_moves_kernel` and ``turn_start_kernel``, which the deducer's one-call
-decisions call too; the blocking-aware tables come from :mod:`agents.planning.blocking`).
+:func:`cluedo_env.agents.planning.movement.choose_moves_kernel` and ``turn_start_kernel``, which the deducer's one-call
+decisions call too; the blocking-aware tables come from :mod:`cluedo_env.agents.planning.blocking`).
 
 API (all batched; ``idx`` are the games where ``view.seat`` is to act)::
 
@@ -74,7 +74,7 @@ move between turns (the mover's own never does):
 
 A token on a dead end that is no door front (a start square) lies on no path between
 other squares and is left out; games with no other blocking token use the empty board's
-tables, the others a compiled kernel (:mod:`agents.planning.blocking`, a few microseconds a
+tables, the others a compiled kernel (:mod:`cluedo_env.agents.planning.blocking`, a few microseconds a
 game). Measured (classic board, 4 players, ``scripts/evaluate.py --head-to-head A B --games
 2000``, seeds pooled, 95% intervals): the expert with it wins 31.5% [31.1-31.9] against three
 deducers (seeds 0-23) and without it 31.3% [30.9-31.7] (same seeds); with every token
@@ -95,11 +95,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from cluedo_env.agents.compiled import INLINE, KERNEL
+from cluedo_env.agents.planning.blocking import blocked_turns_kernel
+from cluedo_env.agents.planning.types import BlockingBoard, BlockingScratch
 from numba import njit
 
-from agents.compiled import INLINE, KERNEL
-from agents.planning.blocking import blocked_turns_kernel
-from agents.planning.types import BlockingBoard, BlockingScratch
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board
@@ -176,7 +176,8 @@ def turn_tables(
 
 @lru_cache(maxsize=4)
 def _blocking_inputs(dice: int) -> BlockingBoard:
-    """The board and ``T(d)`` as :func:`agents.planning.blocking.blocked_turns_kernel` takes them (read-only)."""
+    """The board and ``T(d)`` as :func:`cluedo_env.agents.planning.blocking.blocked_turns_kernel` takes them
+    (read-only)."""
     board = load_board()
     neighbors = np.full((NUM_SQUARES, 4), -1, np.int64)
     for sq, adj in enumerate(board.neighbors):
@@ -327,7 +328,8 @@ def choose_moves(
 ) -> np.ndarray:
     """(n,) int64 the MOVE action with the best value per turn for each game of ``idx``; -1 where none is legal.
 
-    Compiled on the empty board's table (:func:`agents.planning.movement.choose_moves_kernel`, the same choices
+    Compiled on the empty board's table (:func:`cluedo_env.agents.planning.movement.choose_moves_kernel`, the same
+    choices
     from the same random numbers); around blocking tokens, from :func:`move_scores` (:func:`_choose_from_scores`).
     """
     if not blocking:
@@ -428,7 +430,7 @@ __all__ = [
 @njit(**INLINE)
 def _arrival_value(v: np.ndarray, i: int, S: np.ndarray, loc: int) -> float:
     """What reaching location ``loc`` now is worth per turn in game i
-    (:func:`agents.planning.movement._values_from_rows`):
+    (:func:`cluedo_env.agents.planning.movement._values_from_rows`):
     ``max(v[i, room] if loc is a room else 0, max_r v[i, r] / (1 + S[loc, r]))``, the same operations."""
     R = v.shape[1]
     room0 = S.shape[0] - R
@@ -445,15 +447,18 @@ def _arrival_value(v: np.ndarray, i: int, S: np.ndarray, loc: int) -> float:
 def choose_moves_kernel(
     v: np.ndarray, legal: np.ndarray, S: np.ndarray, noise: np.ndarray, use_noise: bool, tie: float, out: np.ndarray
 ) -> None:
-    """:func:`agents.planning.movement.choose_moves` on the empty board's table, compiled: ``out`` (n,) the chosen
+    """:func:`cluedo_env.agents.planning.movement.choose_moves` on the empty board's table, compiled: ``out`` (n,) the
+    chosen
     location
     (0..196), -1 where no MOVE is legal.
 
     ``v`` (n, 9) room values (clipped at 0), ``legal`` (n, 197) bool legal destinations, ``S`` (197, 9) expected
-    turns (:func:`agents.planning.movement.travel_turns`), ``noise`` (n, 197) the uniform numbers that break ties when
+    turns (:func:`cluedo_env.agents.planning.movement.travel_turns`), ``noise`` (n, 197) the uniform numbers that break
+    ties when
     ``use_noise``. The score of a destination is ``max(v[room] if a room else 0, max_r v[r] / (1 + S[loc, r]))``,
     the best scores are those within ``tie`` of the maximum, and the pick among them is the one of highest noise
-    (else the first): each step as :func:`agents.planning.movement.move_scores` and ``choose_moves`` compute it, so the
+    (else the first): each step as :func:`cluedo_env.agents.planning.movement.move_scores` and ``choose_moves`` compute
+    it, so the
     same destination.
     """
     n, L = legal.shape
@@ -487,13 +492,15 @@ def turn_start_kernel(
     v: np.ndarray, stay_ok: np.ndarray, passage_ok: np.ndarray, roll_ok: np.ndarray, x: np.ndarray,
     target: np.ndarray, S: np.ndarray, S_roll: np.ndarray, tie: float, out: np.ndarray,
 ) -> None:  # fmt: skip
-    """:func:`agents.planning.movement.turn_start_choice` on the empty board's tables, compiled: ``out`` (n,) the
+    """:func:`cluedo_env.agents.planning.movement.turn_start_choice` on the empty board's tables, compiled: ``out``
+    (n,) the
     action:
     STAY, PASSAGE (the secret passage), ROLL, or END_TURN where none is open.
 
     ``v`` (n, 9) room values (clipped at 0); ``stay_ok``, ``passage_ok``, ``roll_ok`` (n,) bool the open options;
     ``x`` (n,) the seat's location, ``target`` (n,) the passage's room location from there (-1: none); ``S``,
-    ``S_roll`` (197, 9) :func:`agents.planning.movement.turn_tables`. Each value as ``turn_start_choice`` computes it:
+    ``S_roll`` (197, 9) :func:`cluedo_env.agents.planning.movement.turn_tables`. Each value as ``turn_start_choice``
+    computes it:
     stay
     is worth the room's value, the passage what arriving in its room is worth (``choose_moves_kernel``'s score),
     a roll ``max_r v[r] / S_roll[x, r]``; the best within ``tie`` in that order wins; if nothing is worth

@@ -1,6 +1,7 @@
 """The named tuples of arrays the movement planner's kernel takes: the board's tables and its scratch.
 
-Why tuples: :func:`agents.planning.blocking.blocked_turns_kernel` reads the board (five tables) and ten scratch
+Why tuples: :func:`cluedo_env.agents.planning.blocking.blocked_turns_kernel` reads the board (five tables) and ten
+scratch
 arrays; numba takes each group as one ``typing.NamedTuple`` argument and reads its fields inside the kernel at
 no cost, as the engine's kernels take :class:`cluedo_env.engine.state.State`.
 """

@@ -11,7 +11,7 @@ wins (rounds to a win) tells a better suggestion policy from a luckier one. The 
 A sits in seat k in rotation k (k = 0..P-1), ``ceil(games / P)`` games each, so every seat is
 A's equally often (seat order matters in Cluedo: who refutes whom first). Reports A's win
 rate with a 95% Wilson interval, the mean rounds of A's wins (a round is one turn of each
-seat still in; rounds to a win = the winner's own turns, :class:`agents.play.runner.GameRecord`),
+seat still in; rounds to a win = the winner's own turns, :class:`cluedo_env.agents.play.runner.GameRecord`),
 the mean rounds of all games, and the wrong accusations of A and of the Bs (a sound
 player has none).
 """
@@ -24,11 +24,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+from cluedo_env.agents.play.registry import make_agent
+from cluedo_env.agents.play.runner import GameRecord, play_games
+from cluedo_env.agents.play.stats import wilson_interval
+from cluedo_env.agents.players.base import Agent
 
-from agents.play.registry import make_agent
-from agents.play.runner import GameRecord, play_games
-from agents.play.stats import wilson_interval
-from agents.players.base import Agent
 from cluedo_env.rules.config import RulesConfig
 
 

@@ -33,7 +33,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from agents.players.base import Agent
+from cluedo_env.agents.players.base import Agent
+
 from cluedo_env.errors import CluedoError, UsageError
 
 AgentFactory = Callable[..., Agent]
@@ -46,23 +47,23 @@ class UnknownAgentError(CluedoError):
 
 # name -> (module, class) for the built-in players, imported when first asked for.
 _BUILTIN: dict[str, tuple[str, str]] = {
-    "random": ("agents.players.random_player", "RandomAgent"),
-    "notebook": ("agents.players.notebook_player", "NotebookAgent"),
-    "heuristic": ("agents.players.heuristic", "HeuristicAgent"),
-    "deducer": ("agents.players.deducer", "DeducerAgent"),
-    "expert": ("agents.players.expert", "ExpertAgent"),
-    "belief_random": ("agents.learner.belief", "BeliefRandomAgent"),
+    "random": ("cluedo_env.agents.players.random_player", "RandomAgent"),
+    "notebook": ("cluedo_env.agents.players.notebook_player", "NotebookAgent"),
+    "heuristic": ("cluedo_env.agents.players.heuristic", "HeuristicAgent"),
+    "deducer": ("cluedo_env.agents.players.deducer", "DeducerAgent"),
+    "expert": ("cluedo_env.agents.players.expert", "ExpertAgent"),
+    "belief_random": ("cluedo_env.agents.learner.belief", "BeliefRandomAgent"),
 }
 # prefix -> (module, factory) for the built-in prefixes, imported when first asked for.
 _BUILTIN_PREFIXES: dict[str, tuple[str, str]] = {
-    "py": ("agents.learner.callable_player", "from_spec"),
+    "py": ("cluedo_env.agents.learner.callable_player", "from_spec"),
 }
 # Trained players, whose loaders live in the training layer (torch, ray) and register themselves
-# with register_prefix when imported; agents never imports them (training.players does it on demand).
+# with register_prefix when imported; agents never imports them (cluedo_env.training.players does it on demand).
 _TRAINED_PREFIXES: dict[str, str] = {
-    "ckpt": "training.sb3.checkpoints",
-    "rllib": "training.rllib.module",
-    "pretrained": "training.pretrained",
+    "ckpt": "cluedo_env.training.sb3.checkpoints",
+    "rllib": "cluedo_env.training.rllib.module",
+    "pretrained": "cluedo_env.training.pretrained",
 }
 _FACTORIES: dict[str, AgentFactory] = {}
 _PREFIXES: dict[str, Callable[..., Agent]] = {}
@@ -118,7 +119,7 @@ def make_agent(spec: str, seed: int | None = None, **kwargs) -> Agent:
             raise UnknownAgentError(
                 f"{spec!r}: no loader for {prefix}: (trained checkpoint) players is registered (import "
                 f"{_TRAINED_PREFIXES[prefix]} first, or name the player through cluedo or "
-                "training.players.check_player_names, which do)"
+                "cluedo_env.training.players.check_player_names, which do)"
             )
         raise UnknownAgentError(f"unknown agent prefix {prefix!r} in {spec!r}; available: {_available_text()}")
     if spec in _FACTORIES:
@@ -140,7 +141,7 @@ def check_player_names(names: list[str], allowed_extra: tuple[str, ...] = ()) ->
 
     Raises :class:`~cluedo_env.errors.UsageError` naming the bad entry and the allowed names. Trained
     players (``ckpt:``, ``rllib:``) count as known once their loader is registered
-    (:func:`training.players.check_player_names` registers them first).
+    (:func:`cluedo_env.training.players.check_player_names` registers them first).
     """
     available = available_agents()
     known = [n for n in available if not n.endswith(":...")]

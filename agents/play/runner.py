@@ -1,6 +1,6 @@
 """Play batches of games between batched players: the loop every evaluation uses.
 
-``play_games`` puts one :class:`agents.players.base.Agent` in each seat of a VectorEngine, asks
+``play_games`` puts one :class:`cluedo_env.agents.players.base.Agent` in each seat of a VectorEngine, asks
 each seat's player for the games where that seat is to act, and steps all games
 together until ``games`` games have finished. Finished slots are refilled with new
 games (until enough have been started), so the batch stays full.
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from cluedo_env.agents.players.base import Agent
 
-from agents.players.base import Agent
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A

@@ -39,18 +39,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from cluedo_env.agents.play.registry import make_agent
+from cluedo_env.agents.play.runner import play_games
+from cluedo_env.agents.play.stats import Z95, wilson_interval
+from cluedo_env.agents.players.base import Agent
 
-from agents.play.registry import make_agent
-from agents.play.runner import play_games
-from agents.play.stats import Z95, wilson_interval
-from agents.players.base import Agent
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.errors import UsageError
 from cluedo_env.files import write_text_atomic
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.config import RulesConfig
 
-# "ckpt:PATH" / "rllib:PATH" players: their loaders register on import (training.players does it by name).
+# "ckpt:PATH" / "rllib:PATH" players: their loaders register on import (cluedo_env.training.players does it by name).
 MAX_BATCH = 1 << 20
 
 ELO = 400.0 / math.log(10.0)

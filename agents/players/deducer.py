@@ -1,7 +1,7 @@
 """The deducer: full constraint reasoning (agents/knowledge/propagation.py), envelope-seeking suggestions, certain
 accusations.
 
-Per seat and batch, a :class:`agents.knowledge.notebook.Notebook` is kept up to date from
+Per seat and batch, a :class:`cluedo_env.agents.knowledge.notebook.Notebook` is kept up to date from
 ``view.new_records`` (it remembers how many records of each game it has taken in, and
 forgets a game on ``reset``). The notebook's facts are sound, and once at most 8 solution
 hypotheses are left every envelope cell is decided exactly (see the notebook's
@@ -13,7 +13,7 @@ Play, batched over the games where the seat is to act:
   not open yet (``accusation_in_room``: only from the solution room, R-A1), the solution
   room becomes the only room worth going to.
 * **Suggest** the triple with the highest expected information about the *envelope*
-  (:func:`agents.knowledge.suggestion_value.envelope_information`): how much the answer (who refutes,
+  (:func:`cluedo_env.agents.knowledge.suggestion_value.envelope_information`): how much the answer (who refutes,
   and which card is shown to us) is expected to reduce the uncertainty of each envelope card,
   from per-card holder probabilities (:meth:`Notebook.marginals`, or better ones that a
   subclass supplies) under an independence approximation, for the refutation rule in force
@@ -30,7 +30,7 @@ Play, batched over the games where the seat is to act:
   deducers (24-26%, parity 25%). On the board the room is the one we stand in (R-G1) and all
   36 suspect x weapon pairs are scored; in the card-only game the best few cards of each
   category (most uncertain to be the envelope's) plus a blank are combined.
-* **Reading naive tables** (``naive_model``, :mod:`agents.knowledge.opponent_model`): while no opponent
+* **Reading naive tables** (``naive_model``, :mod:`cluedo_env.agents.knowledge.opponent_model`): while no opponent
   has named a card we know it holds, the table is taken to be players that only cross cards
   off (heuristic, notebook), which never name their own cards; their suggestions then say
   what they do not hold. The probabilities that score suggestions and rooms are
@@ -43,17 +43,17 @@ Play, batched over the games where the seat is to act:
   0.7: 87.5%, 0.95: 88.4%), classic board 78.4% -> 81.3% (mix 0.5: 79.8%); against three
   notebook players in cards it needs 4.31 instead of 4.96 rounds (2,000 games, seed 0).
 * **Move** toward the room with the best value per turn of travel
-  (:mod:`agents.planning.movement`: expected turns from the board's distance table and the roll
+  (:mod:`cluedo_env.agents.planning.movement`: expected turns from the board's distance table and the roll
   distribution, secret passages, staying after being dragged). A room's value is the best
   suggestion score there (best of four suspect x weapon pairs: the card of each category
   most uncertain to be the envelope's, or a blank), computed at the start of the turn; so
   the room choice and the travel are weighed with the envelope information.
   ``blocking_aware`` (off by default) plans around the tokens that block squares and doors
-  (R-M2, R-M6; *Blocking* in :mod:`agents.planning.movement`): measured no stronger (against three
+  (R-M2, R-M6; *Blocking* in :mod:`cluedo_env.agents.planning.movement`): measured no stronger (against three
   deducers 24.8% [24.1-25.4], parity 25%, 8 x 2,000 classic games, seeds 0-7) and 10-15% slower.
 * **Refute**: show the named card that teaches the suggester least: one it has already seen
   from us, else one of the category where it has the most candidates left
-  (:mod:`agents.players.refutation`, shared with the expert).
+  (:mod:`cluedo_env.agents.players.refutation`, shared with the expert).
 * Otherwise end the turn.
 
 Every choice is checked against the legal mask; an illegal one (a bug) would be replaced
@@ -63,31 +63,30 @@ by a random legal action and counted in ``fallbacks`` (tests insist on zero).
 from __future__ import annotations
 
 import numpy as np
-
-from agents.compiled import EntryPoint
-from agents.knowledge.facts import FactBits, unpack_rows_kernel
-from agents.knowledge.marginals import marginals_rows
-from agents.knowledge.notebook import Notebook
-from agents.knowledge.opponent_model import assumed_bits
-from agents.knowledge.suggestion_value import envelope_information, public_information
-from agents.knowledge.types import AssumedScratch, Assumptions
-from agents.planning.movement import TIE, choose_moves, empty_board_tables, turn_start_choice
-from agents.players.base import Agent, replace_illegal, suggestion_room
-from agents.players.deducer_decisions import (
+from cluedo_env.agents.compiled import EntryPoint
+from cluedo_env.agents.knowledge.facts import FactBits, unpack_rows_kernel
+from cluedo_env.agents.knowledge.marginals import marginals_rows
+from cluedo_env.agents.knowledge.notebook import Notebook
+from cluedo_env.agents.knowledge.opponent_model import assumed_bits
+from cluedo_env.agents.knowledge.suggestion_value import envelope_information, public_information
+from cluedo_env.agents.knowledge.types import AssumedScratch, Assumptions
+from cluedo_env.agents.planning.movement import TIE, choose_moves, empty_board_tables, turn_start_choice
+from cluedo_env.agents.players.base import Agent, replace_illegal, suggestion_room
+from cluedo_env.agents.players.deducer_decisions import (
     decision_rows_kernel,
     deducer_decisions_kernel,
     goal_rooms_kernel,
     naive_probabilities_kernel,
     proved_accusations_kernel,
 )
-from agents.players.refutation import refute_kernel
-from agents.players.suggestion_choice import (
+from cluedo_env.agents.players.refutation import refute_kernel
+from cluedo_env.agents.players.suggestion_choice import (
     best_suggestion_kernel,
     candidates_kernel,
     deal_information_kernel,
     room_values_kernel,
 )
-from agents.players.types import (
+from cluedo_env.agents.players.types import (
     Decided,
     DecisionCaches,
     DecisionOptions,
@@ -98,6 +97,7 @@ from agents.players.types import (
     RefuteScratch,
     SuggestionRows,
 )
+
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import NUM_LOCATIONS, load_board
@@ -109,7 +109,7 @@ from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS, NUM_WEAPO
 def information(prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_all: bool) -> np.ndarray:
     """(n, T) expected information (bits) about the whole deal of suggesting each triple of ``cards`` (n, T, 3).
 
-    Compiled (:func:`agents.players.suggestion_choice.deal_information_kernel`);
+    Compiled (:func:`cluedo_env.agents.players.suggestion_choice.deal_information_kernel`);
     :func:`tests.references.deducer.information_reference` is the numpy statement (the two agree to about 1e-15: the
     sums run in another order).
     """
@@ -147,7 +147,8 @@ class DeducerAgent(Agent):
         """``notebook_options`` go to :class:`Notebook` (default: exact envelope facts once at most
         ``exact_triples=8`` solution hypotheses are left, where they decide the accusation).
         ``deal_weight``, ``leak_weight``: see :meth:`suggestion_scores`. ``blocking_aware``: plan moves around
-        the tokens that block (``blocking=True`` in :mod:`agents.planning.movement`; off: the empty board)."""
+        the tokens that block (``blocking=True`` in :mod:`cluedo_env.agents.planning.movement`; off: the empty
+        board)."""
         self.rng = np.random.default_rng(seed)
         self.seed = seed
         self.shortlist = shortlist
@@ -157,7 +158,8 @@ class DeducerAgent(Agent):
         self.naive_model = naive_model
         self.naive_model_rounds = naive_model_rounds
         self.naive_mix = naive_mix
-        self.blocking_aware = blocking_aware  # plan moves around the tokens that block now (agents.planning.movement)
+        # plan moves around the tokens that block now (cluedo_env.agents.planning.movement)
+        self.blocking_aware = blocking_aware
         self.notebook_options = {"exact_triples": 8, **(notebook_options or {})}
         self.notebook: Notebook | None = None
         self.fallbacks = 0
@@ -167,7 +169,7 @@ class DeducerAgent(Agent):
         self._card_rows = (np.zeros((0, NUM_SUSPECTS), np.int64), np.zeros((0, NUM_WEAPONS), np.int64))
         self._pcache: tuple | None = None  # (notebook, has_board, prob (B, H, 21), version (B,), key (B,))
         self._dscratch: tuple | None = None  # scratch of the one-call decisions (_decision_args)
-        self._decisions = EntryPoint(deducer_decisions_kernel)  # typed once (agents.compiled)
+        self._decisions = EntryPoint(deducer_decisions_kernel)  # typed once (cluedo_env.agents.compiled)
         self._nscratch: tuple | None = None  # scratch of the naive-model kernel (_naive_scratch)
         self._no_refuters: tuple | None = None  # (_no_refuter_facts)
 
@@ -207,7 +209,8 @@ class DeducerAgent(Agent):
         nb.reset(idx, view.hand[idx], view.hand_sizes[idx])
 
     def model_options(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None) -> dict:
-        """The options of :func:`agents.knowledge.opponent_model.assumed_bits` that :meth:`model_bits` uses in games
+        """The options of :func:`cluedo_env.agents.knowledge.opponent_model.assumed_bits` that :meth:`model_bits` uses
+        in games
         ``idx``:
         the naive-player model (``naive_model``) from round ``naive_rounds`` (default ``naive_model_rounds``) on.
         A subclass that assumes more (the expert's refuter model) adds its options here, so the compiled
@@ -218,7 +221,7 @@ class DeducerAgent(Agent):
     def model_bits(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None) -> FactBits:
         """The facts probabilities start from, as bitmasks: the notebook's, plus what the opponent models assume
         (:meth:`model_options`; the deducer's: what naive opponents' suggestions say about their hands,
-        :func:`agents.knowledge.opponent_model.assumed_bits`). Never used to accuse."""
+        :func:`cluedo_env.agents.knowledge.opponent_model.assumed_bits`). Never used to accuse."""
         opts = self.model_options(view, idx, naive_rounds)
         return assumed_bits(self.notebook, idx, view.config.has_board, **opts)[0]
 
@@ -275,7 +278,7 @@ class DeducerAgent(Agent):
 
     def _probabilities_into(self, view: PlayerView, idx: np.ndarray, out: np.ndarray) -> None:
         """``out[idx]`` = :meth:`_probabilities` of games ``idx`` (the opponent models of :meth:`model_options`),
-        compiled: :func:`agents.players.deducer_decisions.naive_probabilities_kernel`."""
+        compiled: :func:`cluedo_env.agents.players.deducer_decisions.naive_probabilities_kernel`."""
         nb = self.notebook
         opts = self.model_options(view, idx)
         lacks, deviant = opts.get("refuters") or self._no_refuter_facts(nb.P)
@@ -366,11 +369,12 @@ class DeducerAgent(Agent):
         counts: np.ndarray,
     ) -> tuple:  # fmt: skip
         """The arguments of the steps of :meth:`act` in one call of
-        :func:`agents.players.deducer_decisions.deducer_decisions_kernel`:
+        :func:`cluedo_env.agents.players.deducer_decisions.deducer_decisions_kernel`:
         the
         same choices and random numbers as :meth:`accusations`, :meth:`refute`, :meth:`suggest`,
         :meth:`_cached_room_values` (whose cache ``_rv`` it fills) and the empty board's movement planner
-        (:func:`agents.planning.movement.turn_start_choice`, ``choose_moves``), which remain the readable statement (the
+        (:func:`cluedo_env.agents.planning.movement.turn_start_choice`, ``choose_moves``), which remain the readable
+        statement (the
         tests
         compare the two paths action by action). With ``blocking_aware`` the moves are left to the planner."""
         nb = self.notebook
@@ -412,7 +416,8 @@ class DeducerAgent(Agent):
         )  # fmt: skip
 
     def _no_refuter_facts(self, P: int) -> tuple[np.ndarray, np.ndarray]:
-        """The refuter model's options of :func:`agents.players.deducer_decisions.naive_probabilities_kernel` where
+        """The refuter model's options of
+        :func:`cluedo_env.agents.players.deducer_decisions.naive_probabilities_kernel` where
         there is
         none (the deducer's): ``lacks`` (0, P, 21), ``deviant`` (0, P) bool, kept."""
         have = self._no_refuters
@@ -421,7 +426,8 @@ class DeducerAgent(Agent):
         return have
 
     def _naive_scratch(self) -> tuple[NaiveScratch, np.ndarray]:
-        """The one-game scratch of :func:`agents.players.deducer_decisions.naive_probabilities_kernel` and its model's
+        """The one-game scratch of :func:`cluedo_env.agents.players.deducer_decisions.naive_probabilities_kernel` and
+        its model's
         ``extra_no`` (0, P, 21) bool (no extra facts), kept between calls (rebuilt when the clause slots grow); shared
         by :meth:`_probabilities_into` and :meth:`_decision_args`."""
         nb = self.notebook
@@ -429,7 +435,8 @@ class DeducerAgent(Agent):
         have = self._nscratch
         if have is None or have[0].bits.cl_holder.shape[1] != K or have[0].bits.hb.shape[1] != H:
             i64 = np.int64
-            bits = FactBits(  # the dtypes of agents.knowledge.opponent_model.assumed_bits': one compiled version
+            # the dtypes of cluedo_env.agents.knowledge.opponent_model.assumed_bits': one compiled version
+            bits = FactBits(
                 np.empty((1, H), i64), np.empty((1, H), i64), np.empty((1, H), nb.size.dtype),
                 np.empty((1, K), nb.cl_holder.dtype), np.empty((1, K), i64), np.empty((1, K), bool),
                 np.empty((1, P), i64), np.empty((1, P), bool),
@@ -443,7 +450,7 @@ class DeducerAgent(Agent):
 
     def accusations(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(n,) ACCUSE action where the solution is proved and the accusation is open now, else -1 (compiled:
-        :func:`agents.players.deducer_decisions.proved_accusations_kernel`)."""
+        :func:`cluedo_env.agents.players.deducer_decisions.proved_accusations_kernel`)."""
         nb = self.notebook
         idx = np.asarray(idx, np.int64)
         out = np.empty(len(idx), np.int64)
@@ -451,10 +458,12 @@ class DeducerAgent(Agent):
         return out
 
     def refute(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """(n,) SHOW action: the named card that teaches the suggester least (:mod:`agents.players.refutation`), from
+        """(n,) SHOW action: the named card that teaches the suggester least
+        (:mod:`cluedo_env.agents.players.refutation`), from
         the
         notebook's own marginals (rough is enough; no sampling here). Compiled
-        (:func:`agents.players.refutation.refute_kernel`); :func:`tests.references.deducer.refute_reference` is the
+        (:func:`cluedo_env.agents.players.refutation.refute_kernel`); :func:`tests.references.deducer.refute_reference`
+        is the
         numpy statement."""
         nb = self.notebook
         idx = np.asarray(idx, np.int64)
@@ -491,7 +500,7 @@ class DeducerAgent(Agent):
         """Per category, (n, k + 1) card ids: the k cards most uncertain to be the envelope's and the best blank.
 
         Uncertainty: the binary entropy of "in the envelope", then (a tenth as much) of the card's holder.
-        Compiled (:func:`agents.players.suggestion_choice.candidates_kernel`, on the random numbers
+        Compiled (:func:`cluedo_env.agents.players.suggestion_choice.candidates_kernel`, on the random numbers
         :func:`tests.references.deducer.candidates_reference` draws, in its order). ``categories`` = 2: the rooms' row
         is not chosen (its numbers are drawn all the same); the room values score every room.
         """
@@ -511,11 +520,12 @@ class DeducerAgent(Agent):
     def suggestion_scores(self, view: PlayerView, idx: np.ndarray, prob: np.ndarray, cards: np.ndarray) -> np.ndarray:
         """(n, T) value of suggesting each triple of ``cards`` (n, T, 3) in games ``idx``, in bits.
 
-        Expected information about the envelope (:func:`agents.knowledge.suggestion_value.envelope_information`),
+        Expected information about the envelope
+        (:func:`cluedo_env.agents.knowledge.suggestion_value.envelope_information`),
         plus ``deal_weight`` times the information about the whole deal (holders found now can
         settle the envelope later, through clauses and hand sizes), minus ``leak_weight`` times
         what the public answer teaches an opponent about the envelope
-        (:func:`agents.knowledge.suggestion_value.public_information`).
+        (:func:`cluedo_env.agents.knowledge.suggestion_value.public_information`).
         """
         order = self._order(view, len(idx))
         refute_all = view.config.refutation == "all"
@@ -541,7 +551,8 @@ class DeducerAgent(Agent):
     def suggest(self, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(n,) SUGGEST action with the highest expected information among the legal ones.
 
-        Compiled (:func:`agents.players.suggestion_choice.best_suggestion_kernel`) where the score is the envelope
+        Compiled (:func:`cluedo_env.agents.players.suggestion_choice.best_suggestion_kernel`) where the score is the
+        envelope
         information alone; the numpy path below computes the same, and any score."""
         n = len(idx)
         prob = self.probabilities(view, idx)
@@ -630,7 +641,7 @@ class DeducerAgent(Agent):
 
     def _goal_room(self, idx: np.ndarray, value: np.ndarray) -> np.ndarray:
         """Room values ``value`` (n, 9), except where the solution is proved: its room alone, worth 1 (compiled,
-        in place: :func:`agents.players.deducer_decisions.goal_rooms_kernel`)."""
+        in place: :func:`cluedo_env.agents.players.deducer_decisions.goal_rooms_kernel`)."""
         value = np.ascontiguousarray(value, np.float64)
         goal_rooms_kernel(self.notebook.has, self.notebook.bad, idx, value)
         return value

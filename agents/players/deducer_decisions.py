@@ -1,7 +1,7 @@
 """The deducer's whole decision in one compiled call: accusation, refutation, suggestion or move, game by game.
 
 Why one call: a numba call costs its argument typing and a Python round trip, and the deducer decides for a
-few games at a time in a learner's env, so the steps of :meth:`agents.players.deducer.DeducerAgent.act`
+few games at a time in a learner's env, so the steps of :meth:`cluedo_env.agents.players.deducer.DeducerAgent.act`
 (proved accusations, the naive-model probabilities, the refutation, the suggestion, the goal rooms and the
 move) run here in sequence for each game, with the same kernels the Python path calls one by one.
 """
@@ -9,17 +9,15 @@ move) run here in sequence for each game, with the same kernels the Python path 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
-
-from agents.compiled import HELPER, INLINE, KERNEL
-from agents.knowledge.facts import envelope_card, notebook_solved, room_of_triple, triple_index
-from agents.knowledge.marginals import marginals_bits, pack_cells
-from agents.knowledge.opponent_model import assumed_bits_kernel
-from agents.knowledge.types import Assumptions, Book
-from agents.planning.movement import choose_moves_kernel, turn_start_kernel
-from agents.players.refutation import refute_kernel
-from agents.players.suggestion_choice import best_suggestion_kernel, candidates_kernel, room_values_kernel
-from agents.players.types import (
+from cluedo_env.agents.compiled import HELPER, INLINE, KERNEL
+from cluedo_env.agents.knowledge.facts import envelope_card, notebook_solved, room_of_triple, triple_index
+from cluedo_env.agents.knowledge.marginals import marginals_bits, pack_cells
+from cluedo_env.agents.knowledge.opponent_model import assumed_bits_kernel
+from cluedo_env.agents.knowledge.types import Assumptions, Book
+from cluedo_env.agents.planning.movement import choose_moves_kernel, turn_start_kernel
+from cluedo_env.agents.players.refutation import refute_kernel
+from cluedo_env.agents.players.suggestion_choice import best_suggestion_kernel, candidates_kernel, room_values_kernel
+from cluedo_env.agents.players.types import (
     Decided,
     DecisionCaches,
     DecisionOptions,
@@ -29,6 +27,8 @@ from agents.players.types import (
     NaiveScratch,
     SuggestionRows,
 )
+from numba import njit
+
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
@@ -40,7 +40,7 @@ def proved_accusations_kernel(
     """``out`` (n,) int64: the ACCUSE action of the proved solution of games ``idx`` where the notebook (``has``
     (B, H, 21), envelope = holder H - 1; ``bad`` (B,)) proves all three envelope cards, the accusation is legal in
     ``mask`` (n, 870) and the phase (``phase`` (n,)) is not a refutation; else -1
-    (:meth:`agents.players.deducer.DeducerAgent.accusations`)."""
+    (:meth:`cluedo_env.agents.players.deducer.DeducerAgent.accusations`)."""
     E = has.shape[1] - 1
     for i in range(idx.shape[0]):
         g = idx[i]
@@ -61,18 +61,20 @@ def proved_accusations_kernel(
 def naive_probabilities_kernel(
     idx: np.ndarray, model: Assumptions, mix: float, book: Book, out: np.ndarray, scratch: NaiveScratch,
 ) -> None:  # fmt: skip
-    """The deducer's holder probabilities with the naive-player model (:meth:`agents.players.deducer.DeducerAgent.
+    """The deducer's holder probabilities with the naive-player model
+    (:meth:`cluedo_env.agents.players.deducer.DeducerAgent.
     _probabilities`, the numpy statement), game by game: ``out[g]`` (H, 21) float64 for each game g of ``idx``.
 
     The notebook's facts (``book``: ``has``, ``no`` (B, H, 21), ``size`` (B, H), the clauses, ``named`` (B, P, 21))
     plus what the opponent models assume, closed (:func:`assumed_bits_kernel` on one game at a time, with ``model``:
     ``naive``, ``allow`` (n,), the refuters' ``lacks`` and ``deviant`` and ``strong_allows``, the options of
-    :meth:`agents.players.deducer.DeducerAgent.model_options`; the notebook's own facts where they contradict
+    :meth:`cluedo_env.agents.players.deducer.DeducerAgent.model_options`; the notebook's own facts where they contradict
     themselves,
     or add nothing); their marginals, mixed
     as ``mix * model + (1 - mix) * own`` with the notebook's own marginals (``mix >= 1``: the model's alone).
     The same operations as the statement, so the same numbers. Scratch, one game each: ``scratch`` (a
-    :class:`agents.players.types.NaiveScratch`); ``model.extra_no`` is (0, P, 21) (no extra facts). The marginals
+    :class:`cluedo_env.agents.players.types.NaiveScratch`); ``model.extra_no`` is (0, P, 21) (no extra facts). The
+    marginals
     are taken of the facts as bitmasks (:func:`marginals_bits`: the same numbers as of the cells).
     """
     facts = book.facts
@@ -127,7 +129,8 @@ def goal_rooms_kernel(has: np.ndarray, bad: np.ndarray, idx: np.ndarray, value: 
 @njit(**KERNEL)
 def decision_rows_kernel(phase: np.ndarray, accuse: np.ndarray, out: np.ndarray, rows: np.ndarray,
                          counts: np.ndarray) -> None:  # fmt: skip
-    """What :meth:`agents.players.deducer.DeducerAgent.act` decides where, in one pass over its games: ``out`` (n,)
+    """What :meth:`cluedo_env.agents.players.deducer.DeducerAgent.act` decides where, in one pass over its games:
+    ``out`` (n,)
     int64
     the accusation ``accuse[i]`` where there is one (>= 0), else END_TURN in POST, else -1; the rows still to
     decide by kind, in order, in ``rows`` (3, n) int64 (0: refutations, 1: suggestions, 2: START and MOVE), their
@@ -158,7 +161,8 @@ def _probability_rows(
     idx: np.ndarray, late: np.ndarray, book: Book, caches: DecisionCaches, model: Assumptions, mix: float,
     stale: np.ndarray, scratch: NaiveScratch, rows: np.ndarray,
 ) -> None:  # fmt: skip
-    """:meth:`agents.players.deducer.DeducerAgent.probabilities` of games ``idx`` (m,) into ``rows`` (m, H, 21): the
+    """:meth:`cluedo_env.agents.players.deducer.DeducerAgent.probabilities` of games ``idx`` (m,) into ``rows`` (m, H,
+    21): the
     cache
     ``prob`` (B, H, 21) with its notebook ``pver`` and key ``pstamp`` (B,) int64 per game (of ``caches``); games
     whose notebook ``version`` or key ``late`` (m,) int64 (the naive model applies) changed are computed again, in
@@ -208,7 +212,8 @@ def deducer_decisions_kernel(
     caches: DecisionCaches, cards: SuggestionRows, tables: MoveTables, rng: np.random.Generator, decided: Decided,
     scratch: DecisionScratch,
 ) -> None:  # fmt: skip
-    """:meth:`agents.players.deducer.DeducerAgent.act` after the notebook's update, in one call: the accusations of
+    """:meth:`cluedo_env.agents.players.deducer.DeducerAgent.act` after the notebook's update, in one call: the
+    accusations of
     proved
     solutions, END_TURN in POST, the refutations (:func:`refute_kernel`), the suggestions
     (:func:`best_suggestion_kernel` on the cached probabilities, :func:`_probability_rows`, and on the board every
@@ -217,7 +222,8 @@ def deducer_decisions_kernel(
     :func:`room_values_kernel`, :func:`goal_rooms_kernel`).
 
     With ``plan_moves`` the START and MOVE choices follow on the empty board's tables (:func:`turn_start_kernel`,
-    :func:`choose_moves_kernel`, as :func:`agents.planning.movement.turn_start_choice` and ``choose_moves`` call them:
+    :func:`choose_moves_kernel`, as :func:`cluedo_env.agents.planning.movement.turn_start_choice` and ``choose_moves``
+    call them:
     the
     seats' squares ``pos`` (B, P), the secret ``passage`` of each location (197,), ``S``, ``S_roll`` (197, 9), ties
     within ``tie``), so ``out`` (n,) int64 gets every action; without, it gets all but those, whose rows
@@ -233,7 +239,7 @@ def deducer_decisions_kernel(
     probability and room value caches (``caches``), the naive model's options (``model``, whose ``allow`` is
     scratch), the seats asked in turn ``order`` (>= n, P - 1) and the card rows ``every_s``, ``every_w`` (>= n, 6)
     int64 of the board's suggestions (``cards``). The rest is scratch (``scratch``, a
-    :class:`agents.players.types.DecisionScratch`: T triples per suggestion, k the longer shortlist).
+    :class:`cluedo_env.agents.players.types.DecisionScratch`: T triples per suggestion, k the longer shortlist).
     """
     phase_all, mask, current, turn_count, pos = view
     late_turns, mix, refute_all, shortlist, room_shortlist, plan_moves = options

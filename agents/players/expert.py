@@ -1,22 +1,22 @@
 """The expert: the deducer plus sampled probabilities and a calculated-risk accusation.
 
-Everything of :class:`agents.players.deducer.DeducerAgent` (sound notebook, exact envelope facts,
+Everything of :class:`cluedo_env.agents.players.deducer.DeducerAgent` (sound notebook, exact envelope facts,
 information-seeking suggestions, movement), and:
 
 **Probabilities.** Deals are drawn by sequential importance sampling
-(:func:`agents.knowledge.deal_sampling.sample_deals`, ``samples`` per game, batched, a compiled loop over
+(:func:`cluedo_env.agents.knowledge.deal_sampling.sample_deals`, ``samples`` per game, batched, a compiled loop over
 games and deals), consistent with the notebook's facts *and* with what the expert assumes about
 how its opponents play (:meth:`ExpertAgent.model_bits`, never used as proof):
 
-* **naive players** (:mod:`agents.knowledge.opponent_model`): at a table where no opponent has named a
+* **naive players** (:mod:`cluedo_env.agents.knowledge.opponent_model`): at a table where no opponent has named a
   card we know it holds, every opponent is taken to be a player that only crosses cards off
   (heuristic, notebook), which never names its own cards: each of its suggestions says it
   holds none of the named suspect and weapon (and room, in the card game). Against heuristic
   players this often settles envelope cards long before the sound notebook can;
-* **strong refuters** (:mod:`agents.knowledge.refuter_model`): at a table where some opponent has shown
+* **strong refuters** (:mod:`cluedo_env.agents.knowledge.refuter_model`): at a table where some opponent has shown
   it names its own cards (a deducer or an expert), a refuter that shows us a new card of a
   category where we clearly have fewer candidates left than in another named card's category
-  would have shown that other card (:mod:`agents.players.refutation`): it does not hold it.
+  would have shown that other card (:mod:`cluedo_env.agents.players.refutation`): it does not hold it.
 
 Where the assumed facts contradict themselves the sound ones are used. The weighted samples give
 
@@ -84,7 +84,8 @@ board from 30.4% to 31.6% and cards from 52.4% to 56.6% against the deducers of 
 (seeds 10-13); the naive-player model took cards against heuristic players from 84.5% to 89%.
 
 Not kept: planning moves around the tokens that block (``blocking_aware``, from
-:class:`agents.players.deducer.DeducerAgent`; *Blocking* in :mod:`agents.planning.movement`): 31.5% [31.1-31.9] against
+:class:`cluedo_env.agents.players.deducer.DeducerAgent`; *Blocking* in :mod:`cluedo_env.agents.planning.movement`):
+31.5% [31.1-31.9] against
 three deducers on the classic board with it, 31.3% [30.9-31.7] without (seeds 0-23 x 2,000 games), and
 82.4% [81.9-82.8] against 82.0% [81.5-82.5] against three heuristic players (seeds 0-11): no difference
 beyond the noise, for 10-15% of the speed.
@@ -103,7 +104,7 @@ suggester names afterwards (89.7%; board 82.5% against 83.2%). Before these mode
 (seed 0): 29.8% on the board and 49.5% in cards against three deducers, 78.2% and 84.5%
 against three heuristic players (the deducer then: 79.7% and 84.5%).
 
-**Refutation policy**: the deducer's (:mod:`agents.players.refutation`): a card already shown to this
+**Refutation policy**: the deducer's (:mod:`cluedo_env.agents.players.refutation`): a card already shown to this
 suggester, else the one whose exclusion teaches the suggester fewest bits about the envelope.
 """
 
@@ -112,12 +113,12 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+from cluedo_env.agents.knowledge.deal_sampling import holder_weights, sample_deals_bits, triple_weights
+from cluedo_env.agents.knowledge.facts import FactBits, unpack
+from cluedo_env.agents.knowledge.opponent_model import strong_players
+from cluedo_env.agents.knowledge.refuter_model import RefuterModel
+from cluedo_env.agents.players.deducer import DeducerAgent
 
-from agents.knowledge.deal_sampling import holder_weights, sample_deals_bits, triple_weights
-from agents.knowledge.facts import FactBits, unpack
-from agents.knowledge.opponent_model import strong_players
-from agents.knowledge.refuter_model import RefuterModel
-from agents.players.deducer import DeducerAgent
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
@@ -158,11 +159,11 @@ class ExpertOptions:
     naive_model: bool = True
     """Assume what naive opponents' suggestions say about their hands."""
     refuter_model: bool = True
-    """Assume what strong refuters' choices imply (:mod:`agents.knowledge.refuter_model`)."""
+    """Assume what strong refuters' choices imply (:mod:`cluedo_env.agents.knowledge.refuter_model`)."""
     naive_accuse_rounds: float = 2.0
     """The naive-player model in accusations from this round on."""
     refuter_margin: float = 1.0
-    """Candidates by which a category must lead (:class:`agents.knowledge.refuter_model.RefuterModel`)."""
+    """Candidates by which a category must lead (:class:`cluedo_env.agents.knowledge.refuter_model.RefuterModel`)."""
     accuse_assumed: bool = True
     """Accuse where the assumed facts leave one triple."""
 
@@ -177,7 +178,8 @@ class ExpertAgent(DeducerAgent):
 
     def __init__(self, seed: int | None = None, options: ExpertOptions | None = None, **kwargs) -> None:
         """``options`` (default :class:`ExpertOptions`'s); any of its fields may also be given as a keyword, which
-        wins (``ExpertAgent(seed=0, samples=32)``, as :func:`agents.play.registry.make_agent` passes them); the other
+        wins (``ExpertAgent(seed=0, samples=32)``, as :func:`cluedo_env.agents.play.registry.make_agent` passes them);
+        the other
         keywords go to :class:`DeducerAgent`. Each option is also an attribute of the player."""
         given = {k: kwargs.pop(k) for k in list(kwargs) if k in _EXPERT_OPTIONS}
         options = dataclasses.replace(options or ExpertOptions(), **given)
@@ -215,7 +217,8 @@ class ExpertAgent(DeducerAgent):
 
     def model_options(self, view: PlayerView, idx: np.ndarray, naive_rounds: float | None = None) -> dict:
         """The deducer's (:meth:`DeducerAgent.model_options`: naive opponents' suggestions), plus, at a table
-        of strong players, what their choices of card to show us imply (:mod:`agents.knowledge.refuter_model`), and the
+        of strong players, what their choices of card to show us imply
+        (:mod:`cluedo_env.agents.knowledge.refuter_model`), and the
         models apply there from the start."""
         m = self._refuters(view)
         refuters = (m.lacks, m.deviant) if self.refuter_model else None

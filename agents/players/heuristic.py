@@ -29,19 +29,20 @@ Every action is checked against the legal mask; an illegal choice (a bug) falls 
 a random legal action and is counted in ``fallbacks`` so tests can insist on zero.
 
 The notebook, the accusation and the random choices are compiled (the kernels at the end of this module), the moves
-are :mod:`agents.planning.movement`'s; :class:`tests.references.heuristic.HeuristicReference` is the same player in
+are :mod:`cluedo_env.agents.planning.movement`'s; :class:`tests.references.heuristic.HeuristicReference` is the same
+player in
 numpy, the readable statement that the tests play against it decision by decision.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.compiled import INLINE, KERNEL
+from cluedo_env.agents.knowledge.facts import CATEGORY_COUNT, FIRST_OF
+from cluedo_env.agents.planning.movement import choose_moves, turn_start_choice
+from cluedo_env.agents.players.base import Agent, replace_illegal
 from numba import njit
 
-from agents.compiled import INLINE, KERNEL
-from agents.knowledge.facts import CATEGORY_COUNT, FIRST_OF
-from agents.planning.movement import choose_moves, turn_start_choice
-from agents.players.base import Agent, replace_illegal
 from cluedo_env.engine.views import PlayerView, Records
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0
@@ -75,7 +76,8 @@ class HeuristicAgent(Agent):
     def _update(self, view: PlayerView, idx: np.ndarray) -> None:
         """Read the new history records of games ``idx`` into the notebook.
 
-        Only the records of games ``idx`` are read (as :meth:`agents.knowledge.notebook.Notebook.update` does); the
+        Only the records of games ``idx`` are read (as :meth:`cluedo_env.agents.knowledge.notebook.Notebook.update`
+        does); the
         other games' records wait for their seat's next turn to act there, and give the same notebook then.
         """
         hist_len = view.hist_len[idx]
@@ -128,7 +130,7 @@ __all__ = ["HeuristicAgent"]
 
 # ---------------------------------------------------------------------------------------------- compiled kernels
 # What each row still needs after :func:`act_kernel` (``need``): nothing, a planned START or MOVE choice
-# (agents.planning.movement), a random suggestion or a random card to show (:func:`random_choices_kernel`).
+# (cluedo_env.agents.planning.movement), a random suggestion or a random card to show (:func:`random_choices_kernel`).
 NEED_NONE, NEED_START, NEED_MOVE, NEED_SUGGEST, NEED_REFUTE = 0, 1, 2, 3, 4
 
 

@@ -8,11 +8,11 @@ baseline. It knows only
 * the cards shown to it (R-G6, R-G7),
 
 and crosses those off. Nothing else: no "nobody refuted, so it is the envelope" inference
-(that is what makes :class:`agents.players.heuristic.HeuristicAgent` stronger), no passes, no hand sizes.
+(that is what makes :class:`cluedo_env.agents.players.heuristic.HeuristicAgent` stronger), no passes, no hand sizes.
 
 Play: suggests, uniformly at random, one open card (not known to be outside the envelope) of
 each category (on the board the room is the one it stands in, R-G1, and it walks toward open
-rooms with :mod:`agents.planning.movement`, first to those it has suggested in least recently); shows a
+rooms with :mod:`cluedo_env.agents.planning.movement`, first to those it has suggested in least recently); shows a
 uniformly random named card it holds; accuses when one open card per category is left. Its
 facts are always true, so it never accuses wrongly.
 """
@@ -20,8 +20,8 @@ facts are always true, so it never accuses wrongly.
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.players.heuristic import HeuristicAgent
 
-from agents.players.heuristic import HeuristicAgent
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules.cards import NUM_ROOMS
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.players.base import Agent, sample_legal
 
-from agents.players.base import Agent, sample_legal
 from cluedo_env.engine.views import PlayerView
 
 

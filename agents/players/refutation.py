@@ -15,23 +15,24 @@ about the envelope:
 3. ties go to a card already shown to someone else (fewer distinct cards of this hand leak
    over the game), then at random.
 
-Used by :class:`agents.players.deducer.DeducerAgent` and, through it, :class:`agents.players.expert.ExpertAgent`, which
+Used by :class:`cluedo_env.agents.players.deducer.DeducerAgent` and, through it,
+:class:`cluedo_env.agents.players.expert.ExpertAgent`, which
 run it
-compiled (:func:`agents.players.refutation.refute_kernel`); these functions are its readable statement, and
+compiled (:func:`cluedo_env.agents.players.refutation.refute_kernel`); these functions are its readable statement, and
 ``tests/test_deducer_kernels.py`` checks that both choose the same cards.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.compiled import KERNEL
+from cluedo_env.agents.knowledge.facts import CAT_ONEHOT, CATEGORY, CATEGORY_SIZE, FIRST_OF, Facts
+from cluedo_env.agents.knowledge.marginals import card_total, marginal, marginal_weights, pack_cells
+from cluedo_env.agents.knowledge.notebook import Notebook
+from cluedo_env.agents.knowledge.types import Tallies
+from cluedo_env.agents.players.types import RefuteScratch
 from numba import njit
 
-from agents.compiled import KERNEL
-from agents.knowledge.facts import CAT_ONEHOT, CATEGORY, CATEGORY_SIZE, FIRST_OF, Facts
-from agents.knowledge.marginals import card_total, marginal, marginal_weights, pack_cells
-from agents.knowledge.notebook import Notebook
-from agents.knowledge.types import Tallies
-from agents.players.types import RefuteScratch
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
@@ -90,14 +91,17 @@ def refute_kernel(
     facts: Facts, tallies: Tallies, idx: np.ndarray, suggester: np.ndarray, mask: np.ndarray, noise: np.ndarray,
     out: np.ndarray, scratch: RefuteScratch,
 ) -> None:  # fmt: skip
-    """The notebook players' refutation (:mod:`agents.players.refutation`), compiled: ``out`` (n,) int64 the SHOW action
+    """The notebook players' refutation (:mod:`cluedo_env.agents.players.refutation`), compiled: ``out`` (n,) int64 the
+    SHOW action
     of
-    :func:`~agents.players.refutation.choose_refutation` on :func:`~agents.players.refutation.suggester_candidates`,
+    :func:`~cluedo_env.agents.players.refutation.choose_refutation` on
+    :func:`~cluedo_env.agents.players.refutation.suggester_candidates`,
     from the
     notebook's own marginals (``facts``: ``has``, ``no`` (B, H, 21), ``size`` (B, H)), in games ``idx`` (n,) refuting
     ``suggester`` (n,) int64, among the named cards ``mask`` (n, 870) bool allows, with ``noise`` (n, 21) uniform
     numbers (the reference's ``rng.random(legal.shape)``). ``shown_by_me`` (B, P, 21) bool, ``shown_to`` (B, P)
-    int64: the notebook's ``tallies``. Scratch (:class:`agents.players.types.RefuteScratch`): ``prob`` (1, H, 21),
+    int64: the notebook's ``tallies``. Scratch (:class:`cluedo_env.agents.players.types.RefuteScratch`): ``prob`` (1,
+    H, 21),
     ``w`` (H, 21) float64, ``hb``, ``nb`` (1, H) int64.
 
     The same operations as the reference, except that each category's sum of the suggester's probabilities is

@@ -1,7 +1,7 @@
 """The deducer's suggestion: which triple, and which room to head for, by the information it buys.
 
 Candidate cards are ranked by uncertainty (:func:`candidates_kernel`); each candidate triple is scored by the
-expected information about the envelope (:mod:`agents.knowledge.suggestion_value`), the best kept with
+expected information about the envelope (:mod:`cluedo_env.agents.knowledge.suggestion_value`), the best kept with
 log-free bounds that skip triples which cannot win (:func:`best_suggestion_kernel`); rooms are valued by the
 best suggestion they allow (:func:`room_values_kernel`). :func:`deal_information_kernel` scores suggestions
 on sampled deals instead of marginals (the expert).
@@ -10,11 +10,9 @@ on sampled deals instead of marginals (the expert).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
-
-from agents.compiled import INLINE, KERNEL
-from agents.knowledge.facts import FIRST_OF, ROOM_CARDS_ROW, triple_index
-from agents.knowledge.suggestion_value import (
+from cluedo_env.agents.compiled import INLINE, KERNEL
+from cluedo_env.agents.knowledge.facts import FIRST_OF, ROOM_CARDS_ROW, triple_index
+from cluedo_env.agents.knowledge.suggestion_value import (
     DECODE_SLACK,
     MARGIN,
     envelope_pre_card,
@@ -23,6 +21,8 @@ from agents.knowledge.suggestion_value import (
     triple_bound,
     triple_value,
 )
+from numba import njit
+
 from cluedo_env.rules.cards import NUM_CARDS, ROOM_CARD0, WEAPON_CARD0
 
 
@@ -308,7 +308,7 @@ def _uncertainty(prob: np.ndarray, i: int, c: int, E: int, h_lo: float, h_hi: fl
 
 @njit(**INLINE)
 def _ent(p: float) -> float:
-    """:func:`agents.players.deducer._entropy_terms` of one probability."""
+    """:func:`cluedo_env.agents.players.deducer._entropy_terms` of one probability."""
     p = min(max(p, 0.0), 1.0)
     return -p * np.log2(p) if p > 1e-12 else 0.0
 

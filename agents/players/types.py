@@ -1,11 +1,13 @@
 """The named tuples of arrays the deducer's compiled decision takes: its view of the games, options, caches, scratch.
 
-Why tuples: :func:`agents.players.deducer_decisions.deducer_decisions_kernel` decides a whole action in one call
+Why tuples: :func:`cluedo_env.agents.players.deducer_decisions.deducer_decisions_kernel` decides a whole action in one
+call
 and reads some eighty arrays and options; grouped by what they are, they are a dozen arguments that numba takes
 as named tuples (fields read inside the kernels at no cost). The deducer keeps each tuple of arrays it owns
 (rebuilt only when the arrays are reallocated), so every call passes the same types, as
-:class:`agents.compiled.EntryPoint` requires. The notebook's side is :class:`agents.knowledge.types.Book`; the
-opponent models' options :class:`agents.knowledge.types.Assumptions`.
+:class:`cluedo_env.agents.compiled.EntryPoint` requires. The notebook's side is
+:class:`cluedo_env.agents.knowledge.types.Book`; the
+opponent models' options :class:`cluedo_env.agents.knowledge.types.Assumptions`.
 
 Shapes: B games of the batch, n games deciding now (cap >= n rows of scratch), H holders (P players, then the
 envelope), K clause slots, T triples per suggestion, k the longer candidate shortlist (+ 1), L = 197 locations.
@@ -16,13 +18,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-
-from agents.knowledge.facts import FactBits
-from agents.knowledge.types import AssumedScratch
+from cluedo_env.agents.knowledge.facts import FactBits
+from cluedo_env.agents.knowledge.types import AssumedScratch
 
 
 class RefuteScratch(NamedTuple):
-    """Scratch of :func:`agents.players.refutation.refute_kernel`, one game."""
+    """Scratch of :func:`cluedo_env.agents.players.refutation.refute_kernel`, one game."""
 
     prob: np.ndarray
     """(1, H, 21) float64: the suggester's row of the marginals."""
@@ -35,12 +36,13 @@ class RefuteScratch(NamedTuple):
 
 
 class NaiveScratch(NamedTuple):
-    """One game's scratch of :func:`agents.players.deducer_decisions.naive_probabilities_kernel`."""
+    """One game's scratch of :func:`cluedo_env.agents.players.deducer_decisions.naive_probabilities_kernel`."""
 
     bits: FactBits
     """The game's facts with the assumed ones, one row (int64 holders)."""
     assumed: AssumedScratch
-    """:func:`agents.knowledge.opponent_model.assumed_bits_kernel`'s scratch (its ``clh1`` is ``bits.cl_holder``)."""
+    """:func:`cluedo_env.agents.knowledge.opponent_model.assumed_bits_kernel`'s scratch (its ``clh1`` is
+    ``bits.cl_holder``)."""
     used: np.ndarray
     """(1,) bool: the assumed facts added something and hold together."""
     model: np.ndarray
@@ -110,7 +112,7 @@ class SuggestionRows(NamedTuple):
 
 
 class MoveTables(NamedTuple):
-    """The empty board's movement tables (:func:`agents.planning.movement.empty_board_tables`)."""
+    """The empty board's movement tables (:func:`cluedo_env.agents.planning.movement.empty_board_tables`)."""
 
     passage: np.ndarray
     """(197,) int: the room location a secret passage leads to, -1: none."""
@@ -134,7 +136,8 @@ class Decided(NamedTuple):
 
 
 class DecisionScratch(NamedTuple):
-    """Scratch of :func:`agents.players.deducer_decisions.deducer_decisions_kernel`, cap rows; the kernel reads only
+    """Scratch of :func:`cluedo_env.agents.players.deducer_decisions.deducer_decisions_kernel`, cap rows; the kernel
+    reads only
     what it wrote in the same call."""
 
     ph: np.ndarray

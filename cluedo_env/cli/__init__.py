@@ -45,7 +45,8 @@ COMMANDS: dict[str, str] = {
     "check": "replay game records and confirm each reaches its recorded final state",
     "replay": "write a game record as a self-contained HTML replay page",
     "evaluate": "tournaments and round robins between players, seats rotated (cluedo_env.cli.evaluate)",
-    "train": "train a player: MaskablePPO (training.sb3) or Ray RLlib (--backend rllib) (training.dispatch)",
+    "train": "train a player: MaskablePPO (cluedo_env.training.sb3) or Ray RLlib (--backend rllib) "
+             "(cluedo_env.training.dispatch)",
     "bench": "speed of the vectorized engine on the workloads users run (cluedo_env.cli.bench)",
     "warmup": "compile every kernel once (the engine's and the players'), so later runs start at once",
 }
@@ -123,7 +124,7 @@ def _cmd_evaluate(argv: list[str]) -> int:
 
 
 def _cmd_train(argv: list[str]) -> int:
-    from training.dispatch import main as train  # the backend's torch / ray load only for this command
+    from cluedo_env.training.dispatch import main as train  # the backend's torch / ray load only for this command
 
     train(argv, prog="cluedo train")
     return 0

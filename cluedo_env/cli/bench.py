@@ -17,7 +17,7 @@ Workloads (one engine with ``autoreset=True`` per config and batch size):
 * **uniform**: ``sample_random_actions()``: uniform random legal play. Nearly every turn starts with
   an accusation (324 of ~325 legal actions), so a 4-player game lasts ~3 decisions: this measures
   dealing and accusing, not play;
-* **bots**: whole games between four batched ``heuristic`` players (``agents.play.runner.play_games``),
+* **bots**: whole games between four batched ``heuristic`` players (``cluedo_env.agents.play.runner.play_games``),
   the players' own time included: what an evaluation run costs.
 
 Each loop runs for ``--seconds``, ``--repeats`` times, after a warm-up; the tables give medians.
@@ -191,8 +191,8 @@ def bench_engine(
 
 
 def bench_bots(label: str, cfg: RulesConfig, batch_size: int, args: argparse.Namespace) -> dict[str, Any]:
-    from agents.play.registry import make_agent
-    from agents.play.runner import play_games
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import play_games
 
     players = [make_agent("heuristic", seed=args.seed + p) for p in range(cfg.players)]
     games = max(BOT_GAMES, batch_size)
@@ -272,7 +272,8 @@ _COMPILE_STEPS = {
             "    obs, r, term, trunc, _ = e.last()\n"
             "    e.step(None if term or trunc else int(np.flatnonzero(obs['action_mask'])[0]))",
             "import cluedo_env, env(), reset and 100 steps"),
-    "deducers": ("from agents.play.registry import make_agent; from agents.play.runner import play_games\n"
+    "deducers": ("from cluedo_env.agents.play.registry import make_agent\n"
+                 "from cluedo_env.agents.play.runner import play_games\n"
                  "from cluedo_env.rules.config import RulesConfig\n"
                  "play_games(RulesConfig.from_preset('classic'), [make_agent('deducer', seed=s) for s in range(4)], 1)",
                  "four deducers finish their first game"),

@@ -5,8 +5,8 @@
     python scripts/evaluate.py --round-robin random heuristic deducer expert --games 2000 --preset cards \\
         --seats 4 --out results/rr_cards
 
-What each mode measures (tournament, round robin with ratings) is described in :mod:`agents.play.tournament`;
-``--head-to-head A B`` is :mod:`agents.play.head_to_head`.
+What each mode measures (tournament, round robin with ratings) is described in :mod:`cluedo_env.agents.play.tournament`;
+``--head-to-head A B`` is :mod:`cluedo_env.agents.play.head_to_head`.
 
 **Records** (``--record DIR``, optionally ``--record-games N``): every game (or the first N) is
 saved as a game record ``DIR/game_00000.json`` ... (schema in :mod:`cluedo_env.record`), which
@@ -25,8 +25,8 @@ import math
 import sys
 from pathlib import Path
 
-from agents.play.registry import make_agent
-from agents.play.tournament import (
+from cluedo_env.agents.play.registry import make_agent
+from cluedo_env.agents.play.tournament import (
     MAX_BATCH,
     RecordSink,
     play_match,
@@ -42,7 +42,7 @@ from cluedo_env.errors import UsageError
 from cluedo_env.files import check_writable_dir, lock_dir, write_text_atomic
 from cluedo_env.options import SEED_MAX, ArgumentParser, parse_rule, rules_overrides
 from cluedo_env.rules.config import PRESETS, RulesConfig, make_config
-from training.players import check_player_names
+from cluedo_env.training.players import check_player_names
 
 # ============================================================================ command line
 _parse_rule = parse_rule  # the one --rule parser of every command (cluedo_env.cli)
@@ -84,8 +84,9 @@ def _checked(args: argparse.Namespace) -> tuple[RulesConfig, list[str]]:
 
 
 def _epilog() -> str:
-    """``--help``'s text: the usage examples, then what the modes measure (from :mod:`agents.play.tournament`)."""
-    from agents.play import tournament
+    """``--help``'s text: the usage examples, then what the modes measure (from
+    :mod:`cluedo_env.agents.play.tournament`)."""
+    from cluedo_env.agents.play import tournament
 
     modes = tournament.__doc__.split("**Tournament**", 1)[1].split("\n\nReports:", 1)[0]
     return __doc__.split("\n\n", 1)[1] + "\n\n**Tournament**" + modes
@@ -184,7 +185,7 @@ def _head_to_head(args: argparse.Namespace, config: RulesConfig) -> dict:
     """``--head-to-head A B`` (agents/play/head_to_head.py): print the table, write ``head_to_head.md``/``.json``."""
     from tqdm import tqdm
 
-    from agents.play.head_to_head import head_to_head, head_to_head_markdown
+    from cluedo_env.agents.play.head_to_head import head_to_head, head_to_head_markdown
 
     a, b = args.head_to_head
     total = math.ceil(args.games / config.players) * config.players

@@ -2,7 +2,7 @@
 
 ``play``: one entry per seat (seat p plays suspect p; Scarlet, seat 0, moves first). ``human``
 is a person at this terminal (any seat; several ``human`` entries play hot-seat); any other
-name is a bot from :func:`agents.play.registry.make_agent` (``random``, ``heuristic``, ``deducer``,
+name is a bot from :func:`cluedo_env.agents.play.registry.make_agent` (``random``, ``heuristic``, ``deducer``,
 ``expert``, ``ckpt:PATH`` a trained checkpoint). Bots act through a one-game
 :class:`~cluedo_env.engine.vector_engine.VectorEngine` and see only their
 :class:`~cluedo_env.engine.views.PlayerView`. The human sees the board from their seat (their hand and
@@ -282,7 +282,7 @@ class HumanGame:
         color: bool = False,
         show_board: bool = True,
     ) -> None:
-        from agents.play.registry import make_agent
+        from cluedo_env.agents.play.registry import make_agent
         from cluedo_env.engine.vector_engine import VectorEngine
         from cluedo_env.engine.views import PlayerView
 
@@ -341,7 +341,9 @@ class HumanGame:
         for s, name in enumerate(self.players):
             say(f"  seat {s}: {SUSPECTS[s]:<8} {'YOU' if name == HUMAN else name}")
         say(HELP)
-        from agents.play.runner import act_by_seat  # the one seat-dispatch loop (agents load only when a game runs)
+        from cluedo_env.agents.play.runner import (
+            act_by_seat,  # the one seat-dispatch loop (agents load only when a game runs)
+        )
 
         last_turn = None
         try:

@@ -56,7 +56,7 @@ def play_command(argv: list[str], input_fn: Callable[[str], str] | None, output:
     say = output or (lambda text: print(text, flush=True))
     if args.record is not None and args.no_record:
         raise UsageError("--record and --no-record contradict each other (give one of them)")
-    from training.players import check_player_names  # registers the ckpt: / rllib: loaders the names need
+    from cluedo_env.training.players import check_player_names  # registers the ckpt: / rllib: loaders the names need
 
     check_player_names(args.players, allowed_extra=(HUMAN,))
     rules = rules_overrides(args.rule, args.max_turns, "--players", len(args.players), args.preset)

@@ -49,7 +49,7 @@ def _deducer_notebook() -> None:
     this process compiles the notebook's propagation and then the other players' kernels, in the steps that follow."""
     import numpy as np
 
-    from agents.play.registry import make_agent
+    from cluedo_env.agents.play.registry import make_agent
     from cluedo_env.engine.vector_engine import VectorEngine
     from cluedo_env.engine.views import PlayerView
     from cluedo_env.rules.config import RulesConfig
@@ -61,8 +61,8 @@ def _deducer_notebook() -> None:
 
 def _players(name: str) -> Callable[[], None]:
     def play() -> None:
-        from agents.play.registry import make_agent
-        from agents.play.runner import play_games
+        from cluedo_env.agents.play.registry import make_agent
+        from cluedo_env.agents.play.runner import play_games
         from cluedo_env.rules.config import RulesConfig
 
         for preset in PRESETS:

@@ -232,7 +232,7 @@ class WebGame(HumanGame):
 
     def advance(self, max_steps: int = 100_000) -> None:
         """Let the bots play until the human must decide or the game is over (then the record is saved)."""
-        from agents.play.runner import act_by_seat  # agents load only when a game runs
+        from cluedo_env.agents.play.runner import act_by_seat  # agents load only when a game runs
 
         with self.lock:
             seats = {s: agent for s, agent in enumerate(self.agents) if agent is not None}

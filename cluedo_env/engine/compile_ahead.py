@@ -136,9 +136,10 @@ class _Helper:
 
 
 def _root_of(dispatcher: Any) -> Path:
-    """The folder ``dispatcher``'s module is imported from (the root of its package)."""
-    module = sys.modules[dispatcher.py_func.__module__]
-    return Path(module.__file__).resolve().parents[module.__name__.count(".")]
+    """The folder ``dispatcher``'s package is imported from: the one above ``cluedo_env`` (a checkout's root when
+    installed editable, whose ``agents/`` and ``training/`` install as ``cluedo_env.agents`` and ``.training``)."""
+    top = sys.modules[dispatcher.py_func.__module__.partition(".")[0]]
+    return Path(top.__file__).resolve().parents[1 if hasattr(top, "__path__") else 0]
 
 
 def _merge_index(index: Path, ours: Path) -> None:

@@ -1,5 +1,5 @@
 """How every numba kernel of the package is compiled: the engine's (:mod:`cluedo_env.engine.kernels`,
-:mod:`~cluedo_env.engine.observation`) and the players' (:mod:`agents.compiled` hands the same options on).
+:mod:`~cluedo_env.engine.observation`) and the players' (:mod:`cluedo_env.agents.compiled` hands the same options on).
 
 * :data:`KERNEL`: an entry point Python calls (cached on disk, no GIL, no reference counting, numpy's error model,
   no C wrapper).

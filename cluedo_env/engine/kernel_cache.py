@@ -9,7 +9,7 @@ so an edit there would leave stale machine code in the cache. A :class:`KernelSo
 of kernels is built from and the modules that hold them; :meth:`KernelSources.ensure_fresh` hashes the files and
 clears the group's cache folders (the ones numba itself would use for those modules) when the hash changes. The
 engine's group (:data:`ENGINE`) is checked when :mod:`cluedo_env.engine.kernels` is imported, the players' when
-:mod:`agents.compiled` is, each before anything of its group is compiled or loaded.
+:mod:`cluedo_env.agents.compiled` is, each before anything of its group is compiled or loaded.
 """
 
 from __future__ import annotations

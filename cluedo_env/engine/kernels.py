@@ -827,7 +827,7 @@ def seat_mask_rows(seat, idx, phase, refuter, current, mask, out) -> int:
 @njit(**KERNEL)
 def all_legal_rows(out: np.ndarray, mask: np.ndarray) -> bool:
     """Whether every action ``out[i]`` (n,) int64 is legal in row i of ``mask`` (n, A) bool (a player's check of
-    its own choices, :func:`agents.players.base.replace_illegal`)."""
+    its own choices, :func:`cluedo_env.agents.players.base.replace_illegal`)."""
     for i in range(out.shape[0]):
         if out[i] < 0 or out[i] >= mask.shape[1] or not mask[i, out[i]]:
             return False

@@ -217,7 +217,7 @@ def _packed_layout(has_board: bool) -> PackedLayout:
 def unpack(packed: np.ndarray, config: RulesConfig) -> np.ndarray:
     """(..., D) int8 observations of :func:`layout` from (..., size) uint8 packed rows; equal bit for bit to
     what ``observe()`` returns. (The torch counterpart for a network's first layer is
-    :class:`training.packed_observation.Unpack`.)"""
+    :class:`cluedo_env.training.packed_observation.Unpack`.)"""
     pl = packed_layout(config)
     packed = np.asarray(packed)
     if packed.dtype != np.uint8 or packed.shape[-1:] != (pl.size,):

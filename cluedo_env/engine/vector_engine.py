@@ -138,7 +138,8 @@ class _OnFirstUse:
     and leaves in the engine's ``__dict__``, where it shadows this descriptor from then on.
 
     Why not at construction: on an empty cache, whoever made the engine may first queue more kernels in the helper
-    process that compiles some of the engine's (a player's, :meth:`agents.players.base.Agent.prepare`), so that the
+    process that compiles some of the engine's (a player's, :meth:`cluedo_env.agents.players.base.Agent.prepare`), so
+    that the
     helper never waits for them (:mod:`~cluedo_env.engine.compile_ahead`)."""
 
     def __init__(self, compile: str) -> None:
@@ -262,7 +263,8 @@ class VectorEngine:
     def _compile_ahead(self) -> None:
         """On an empty cache, start compiling the step's move search (and with ``observations`` the encoder) in a
         helper process now (:mod:`~cluedo_env.engine.compile_ahead`), while the caller sets up what else it needs: a
-        player may queue its own kernels there before the first reset (``agents.players.base.Agent.prepare``)."""
+        player may queue its own kernels there before the first reset
+        (``cluedo_env.agents.players.base.Agent.prepare``)."""
         ahead = [self._step_parts()[0]]
         if self.observations:
             ahead.append((encode, signature_of(self._observe_args())))

@@ -14,11 +14,11 @@ in a smaller space than the engine's 870 ids (:mod:`cluedo_env.rules.actions`):
   plays every other decision of the seat. So the policy learns *when* to accuse, the one decision
   a sound deducer leaves on the table (it accuses only on proof), and plays the rest as well as
   its advisor. With an expert advisor, 1 accuses the expert's most likely open triple instead
-  (:mod:`agents.learner.accusation_features`: the resolver is the env's, this module only maps ids).
+  (:mod:`cluedo_env.agents.learner.accusation_features`: the resolver is the env's, this module only maps ids).
 
 The mapping is a pure function of the legal actions (the engine's mask); no rule is written here.
-Both the envs (:mod:`training.single_agent`) and the players that run trained policies
-(:mod:`agents.learner.callable_player`, :mod:`training.sb3.checkpoints`) use this one module.
+Both the envs (:mod:`cluedo_env.training.single_agent`) and the players that run trained policies
+(:mod:`cluedo_env.agents.learner.callable_player`, :mod:`cluedo_env.training.sb3.checkpoints`) use this one module.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class LearnerActions:
     engine_mask, accuse)`` maps actions back to engine ids. With ``macro_accuse`` the 324
     accusations become one action (the last id), resolved by ``accuse(rows, legal)`` -> (k,)
     triple indices, given the rows that chose it and their (k, 324) legal accusations (the
-    learner's belief: :meth:`agents.learner.belief.BeliefTracker.best_accusations`).
+    learner's belief: :meth:`cluedo_env.agents.learner.belief.BeliefTracker.best_accusations`).
     """
 
     def __init__(self, macro_moves: bool = False, macro_accuse: bool = False, advised: bool = False) -> None:
@@ -165,7 +165,7 @@ class LearnerActions:
 
 def engine_targets(actions: np.ndarray, engine_mask: np.ndarray, macro_moves: bool) -> np.ndarray:
     """(n, A) bool: the learner actions (full or macro-move space, no macro accusation) that play the engine
-    ``actions`` (n,) — the labels of an imitated player's choices (:mod:`training.sb3.imitation`).
+    ``actions`` (n,) — the labels of an imitated player's choices (:mod:`cluedo_env.training.sb3.imitation`).
 
     Outside the macro moves an engine id has one learner id. A MOVE may be played by several macro moves
     (two rooms whose nearest legal destination is the same square: all are marked) or by none (the square

@@ -1,13 +1,14 @@
-"""The numpy statement of the belief features (:meth:`agents.learner.belief.BeliefTracker.features`), which the
+"""The numpy statement of the belief features (:meth:`cluedo_env.agents.learner.belief.BeliefTracker.features`), which
+the
 tests compare with the compiled kernel.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.knowledge.facts import CAT_SLICES
+from cluedo_env.agents.learner.belief import BeliefTracker
 
-from agents.knowledge.facts import CAT_SLICES
-from agents.learner.belief import BeliefTracker
 from cluedo_env.rules.cards import NUM_CARDS
 
 

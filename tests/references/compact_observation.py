@@ -1,14 +1,15 @@
 """The numpy statement of the compact observation's engine-derived slots
-(:meth:`agents.learner.compact_observation.CompactObservation.encode`), which the tests compare with the compiled
+(:meth:`cluedo_env.agents.learner.compact_observation.CompactObservation.encode`), which the tests compare with the
+compiled
 encoder.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.learner.belief import BeliefTracker
+from cluedo_env.agents.learner.compact_observation import CORRIDOR, CompactObservation
 
-from agents.learner.belief import BeliefTracker
-from agents.learner.compact_observation import CORRIDOR, CompactObservation
 from cluedo_env.rules.board import NUM_LOCATIONS, ROOM_LOC0
 from cluedo_env.rules.cards import NUM_ROOMS, NUM_SUSPECTS
 

@@ -1,4 +1,4 @@
-"""The numpy statements of deal sampling (:mod:`agents.knowledge.deal_sampling`): the deals' importance
+"""The numpy statements of deal sampling (:mod:`cluedo_env.agents.knowledge.deal_sampling`): the deals' importance
 weights and the sampled deals themselves, drawing the same random numbers in the same order as the kernels, which the
 tests compare with them deal by deal.
 """
@@ -6,13 +6,13 @@ tests compare with them deal by deal.
 from __future__ import annotations
 
 import numpy as np
-
-from agents.knowledge.deal_sampling import uniform_weights
-from agents.knowledge.facts import CAT_SLICES, CATEGORY, Facts
+from cluedo_env.agents.knowledge.deal_sampling import uniform_weights
+from cluedo_env.agents.knowledge.facts import CAT_SLICES, CATEGORY, Facts
 
 
 def deal_weights_reference(q: np.ndarray, alive: np.ndarray, n: int, M: int) -> np.ndarray:
-    """:func:`agents.knowledge.deal_sampling.deal_weights` in numpy: the smallest live ``q`` of the game over each live
+    """:func:`cluedo_env.agents.knowledge.deal_sampling.deal_weights` in numpy: the smallest live ``q`` of the game
+    over each live
     deal's (so the likeliest proposal weighs 1 and nothing overflows), summed deal by deal, then normalised.
 
     Why a product and not a sum of logarithms: a deal places at most 21 cards, each with probability at least
@@ -34,7 +34,8 @@ def sample_deals_reference(
     rng: np.random.Generator,
     clauses_first: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`agents.knowledge.deal_sampling.sample_deals` in numpy: the readable reference (same deals, same random
+    """:func:`cluedo_env.agents.knowledge.deal_sampling.sample_deals` in numpy: the readable reference (same deals,
+    same random
     numbers)."""
     has, no, size, cl_holder, cl_cards, cl_live, acc_cards, acc_live = facts
     n, H, C = has.shape

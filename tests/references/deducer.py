@@ -1,4 +1,4 @@
-"""The numpy statements of the deducer's compiled steps (:class:`agents.players.deducer.DeducerAgent`): the
+"""The numpy statements of the deducer's compiled steps (:class:`cluedo_env.agents.players.deducer.DeducerAgent`): the
 information about the whole deal, proved accusations, refutations, the shortlist of candidate cards and the goal room.
 Functions taking the agent; the tests compare them with the compiled paths decision by decision, random numbers
 included, or swap them in for the compiled methods.
@@ -7,11 +7,11 @@ included, or swap them in for the compiled methods.
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.knowledge.facts import CAT_SLICES
+from cluedo_env.agents.knowledge.suggestion_value import h2
+from cluedo_env.agents.players.deducer import DeducerAgent
+from cluedo_env.agents.players.refutation import choose_refutation, suggester_candidates
 
-from agents.knowledge.facts import CAT_SLICES
-from agents.knowledge.suggestion_value import h2
-from agents.players.deducer import DeducerAgent
-from agents.players.refutation import choose_refutation, suggester_candidates
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_ROOMS, ROOM_CARD0
@@ -28,7 +28,8 @@ def _entropy_terms(p: np.ndarray) -> np.ndarray:
 
 
 def information_reference(prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_all: bool) -> np.ndarray:
-    """:func:`agents.players.deducer.information` in numpy: (n, T) expected information (bits) about the whole deal of
+    """:func:`cluedo_env.agents.players.deducer.information` in numpy: (n, T) expected information (bits) about the
+    whole deal of
     suggesting each triple of ``cards`` (n, T, 3).
 
     prob (n, H, 21): probability of each holder holding each card; order (n, P - 1): the
@@ -80,7 +81,7 @@ def accusations_reference(agent: DeducerAgent, view: PlayerView, idx: np.ndarray
 
 
 def refute_reference(agent: DeducerAgent, view: PlayerView, idx: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """:meth:`DeducerAgent.refute` in numpy (:mod:`agents.players.refutation`): the readable statement."""
+    """:meth:`DeducerAgent.refute` in numpy (:mod:`cluedo_env.agents.players.refutation`): the readable statement."""
     nb = agent.notebook
     legal = mask[:, A.SHOW0 : A.ACCUSE0]
     suggester = view.current[idx].astype(np.int64)

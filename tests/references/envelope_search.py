@@ -1,20 +1,21 @@
 """The numpy statements of the exact envelope search and of the witness check
-(:func:`agents.knowledge.envelope_search.search_envelope`, :func:`~agents.knowledge.envelope_search.valid_deals`),
+(:func:`cluedo_env.agents.knowledge.envelope_search.search_envelope`,
+:func:`~cluedo_env.agents.knowledge.envelope_search.valid_deals`),
 which the tests compare with the compiled kernels.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.knowledge.envelope_search import _search_start
+from cluedo_env.agents.knowledge.facts import FULL, POW2, FactBits, Facts, popcount, unpack
+from cluedo_env.agents.knowledge.propagation import fixpoint_bits
 
-from agents.knowledge.envelope_search import _search_start
-from agents.knowledge.facts import FULL, POW2, FactBits, Facts, popcount, unpack
-from agents.knowledge.propagation import fixpoint_bits
 from cluedo_env.rules.cards import NUM_CARDS
 
 
 def valid_deals_reference(owner: np.ndarray, facts: Facts) -> np.ndarray:
-    """:func:`agents.knowledge.envelope_search.valid_deals` in numpy: the readable reference."""
+    """:func:`cluedo_env.agents.knowledge.envelope_search.valid_deals` in numpy: the readable reference."""
     no, cl_holder, cl_cards, cl_live = facts.no, facts.cl_holder, facts.cl_cards, facts.cl_live
     acc_cards, acc_live = facts.acc_cards, facts.acc_live
     n, W, C = owner.shape
@@ -56,7 +57,8 @@ def search_envelope_reference(
     for each envelope card found possible, a consistent deal (holder of every card) with it
     in the envelope; witnessed (n, 21) bool: which witness rows are filled).
 
-    The numpy statement; :func:`agents.knowledge.envelope_search.search_envelope` runs it compiled, and the tests
+    The numpy statement; :func:`cluedo_env.agents.knowledge.envelope_search.search_envelope` runs it compiled, and the
+    tests
     check both give the same.
     """
     hb, nb, size = facts.hb, facts.nb, facts.size

@@ -1,16 +1,17 @@
 """The heuristic player in numpy (:class:`HeuristicReference`): the readable statement of
-:class:`agents.players.heuristic.HeuristicAgent`'s notebook and choices, which ``tests/test_heuristic_kernels.py``
+:class:`cluedo_env.agents.players.heuristic.HeuristicAgent`'s notebook and choices, which
+``tests/test_heuristic_kernels.py``
 plays side by side with the compiled player, decision by decision.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.knowledge.facts import CAT_ONEHOT, CAT_SLICES
+from cluedo_env.agents.planning.movement import choose_moves, turn_start_choice
+from cluedo_env.agents.players.base import replace_illegal, suggestion_room
+from cluedo_env.agents.players.heuristic import HeuristicAgent
 
-from agents.knowledge.facts import CAT_ONEHOT, CAT_SLICES
-from agents.planning.movement import choose_moves, turn_start_choice
-from agents.players.base import replace_illegal, suggestion_room
-from agents.players.heuristic import HeuristicAgent
 from cluedo_env.engine.views import PlayerView, Records
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import ROOM_CARD0, WEAPON_CARD0

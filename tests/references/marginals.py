@@ -1,16 +1,17 @@
-"""The numpy statement of the rough per-card marginals (:func:`agents.knowledge.marginals.marginals`), which the
+"""The numpy statement of the rough per-card marginals (:func:`cluedo_env.agents.knowledge.marginals.marginals`), which
+the
 tests compare with the compiled kernel bit for bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-from agents.knowledge.facts import CAT_SLICES
+from cluedo_env.agents.knowledge.facts import CAT_SLICES
 
 
 def marginals_reference(has: np.ndarray, no: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """:func:`agents.knowledge.marginals.marginals` in numpy: the readable reference (same results, bit for bit)."""
+    """:func:`cluedo_env.agents.knowledge.marginals.marginals` in numpy: the readable reference (same results, bit for
+    bit)."""
     E = has.shape[1] - 1
     unknown = ~has & ~no
     slots = np.maximum(size - has.sum(2), 0).astype(np.float64)  # (n, H)

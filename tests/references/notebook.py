@@ -1,18 +1,19 @@
 """The numpy statements of the notebook's record intake and witness sampling
-(:class:`agents.knowledge.notebook.Notebook`): functions taking the notebook, which the tests run on a copy of it, or
+(:class:`cluedo_env.agents.knowledge.notebook.Notebook`): functions taking the notebook, which the tests run on a copy
+of it, or
 swap in for the compiled methods, and compare array by array and random stream by random stream.
 
-:meth:`~agents.knowledge.notebook.Notebook.propagate_steps` stays in the notebook: it is also the path with
+:meth:`~cluedo_env.agents.knowledge.notebook.Notebook.propagate_steps` stays in the notebook: it is also the path with
 failed-literal probing (``probe_cells``).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.knowledge.deal_sampling import random_clause_order, sample_deals_bits
+from cluedo_env.agents.knowledge.facts import POW2, FactBits
+from cluedo_env.agents.knowledge.notebook import Notebook, _unique
 
-from agents.knowledge.deal_sampling import random_clause_order, sample_deals_bits
-from agents.knowledge.facts import POW2, FactBits
-from agents.knowledge.notebook import Notebook, _unique
 from cluedo_env.engine.views import HIDDEN, PASSED, PlayerView, Records
 from cluedo_env.rules import actions as A
 
@@ -96,7 +97,8 @@ def update_reference(notebook: Notebook, view: PlayerView, idx: np.ndarray) -> N
 def sample_witnesses_reference(
     notebook: Notebook, idx: np.ndarray, bits: FactBits, unknown: np.ndarray, valid: np.ndarray
 ) -> int:
-    """:meth:`Notebook._sample_witnesses` step by step: one :func:`agents.knowledge.deal_sampling.sample_deals_bits`
+    """:meth:`Notebook._sample_witnesses` step by step: one
+    :func:`cluedo_env.agents.knowledge.deal_sampling.sample_deals_bits`
     call per deal (the tests compare the two)."""
     E = notebook.E
     need = unknown & ~valid

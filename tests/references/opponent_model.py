@@ -1,16 +1,17 @@
 """The numpy statement of the opponent models' assumed facts
-(:func:`agents.knowledge.opponent_model.assumed_bits`), which the tests compare with the compiled call at every
+(:func:`cluedo_env.agents.knowledge.opponent_model.assumed_bits`), which the tests compare with the compiled call at
+every
 decision of seeded games.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.knowledge.facts import Facts, unpack
+from cluedo_env.agents.knowledge.notebook import Notebook
+from cluedo_env.agents.knowledge.opponent_model import assumed_no, strong_players
+from cluedo_env.agents.knowledge.propagation import fixpoint_bits
 
-from agents.knowledge.facts import Facts, unpack
-from agents.knowledge.notebook import Notebook
-from agents.knowledge.opponent_model import assumed_no, strong_players
-from agents.knowledge.propagation import fixpoint_bits
 from cluedo_env.rules.cards import NUM_CARDS
 
 
@@ -29,7 +30,8 @@ def assumed_facts_reference(
     ``allow`` (n,) bool: games where the model may be used (default all); ``extra_no`` (n, P, 21):
     more assumed "holds not" facts; ``naive``: add the naive-player model's. At a *strong* table (some opponent has
     named a card it holds, :func:`strong_players`): ``refuters`` = (``lacks`` (B, P, 21), ``deviant`` (B, P)) of
-    :class:`agents.knowledge.refuter_model.RefuterModel` adds what refuters' choices imply (not for deviant ones), and
+    :class:`cluedo_env.agents.knowledge.refuter_model.RefuterModel` adds what refuters' choices imply (not for deviant
+    ones), and
     ``strong_allows`` uses the model there even where ``allow`` is False.
     Returns (facts, used): ``used`` (n,) bool is False where nothing was added or the assumed
     facts were contradictory; there ``facts`` are the notebook's own (copies). The numpy statement, used

@@ -1,4 +1,4 @@
-"""The numpy statement of the propagation fixpoint (:func:`agents.knowledge.propagation.fixpoint_bits`).
+"""The numpy statement of the propagation fixpoint (:func:`cluedo_env.agents.knowledge.propagation.fixpoint_bits`).
 
 Batched passes of the rules over every game until none changes; the compiled kernel runs the same passes game by
 game, and ``tests/test_deduction_kernels.py`` checks that both give the same facts and contradictions.
@@ -7,8 +7,8 @@ game, and ``tests/test_deduction_kernels.py`` checks that both give the same fac
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.knowledge.facts import CAT_BITS, FULL, POW2, FactBits, popcount
 
-from agents.knowledge.facts import CAT_BITS, FULL, POW2, FactBits, popcount
 from cluedo_env.rules.cards import NUM_CARDS
 
 

@@ -1,13 +1,14 @@
-"""The numpy statement of the refuter model's update (:meth:`agents.knowledge.refuter_model.RefuterModel.update`),
+"""The numpy statement of the refuter model's update
+(:meth:`cluedo_env.agents.knowledge.refuter_model.RefuterModel.update`),
 which the tests compare with the compiled kernel at every call of seeded games.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from cluedo_env.agents.knowledge.facts import CAT_ONEHOT, CATEGORY, CATEGORY_SIZE
+from cluedo_env.agents.knowledge.refuter_model import RefuterModel
 
-from agents.knowledge.facts import CAT_ONEHOT, CATEGORY, CATEGORY_SIZE
-from agents.knowledge.refuter_model import RefuterModel
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS

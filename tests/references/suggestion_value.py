@@ -1,13 +1,13 @@
 """The numpy statement of the expected information about the envelope
-(:func:`agents.knowledge.suggestion_value.envelope_information`), written out over all games, triples and asked seats
+(:func:`cluedo_env.agents.knowledge.suggestion_value.envelope_information`), written out over all games, triples and
+asked seats
 at once; the tests compare it with the compiled kernel (one loop over games and triples).
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-from agents.knowledge.suggestion_value import TINY, h2
+from cluedo_env.agents.knowledge.suggestion_value import TINY, h2
 
 
 def _gather(prob: np.ndarray, cards: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -29,7 +29,8 @@ def _after_seat_answers(q: np.ndarray, e: np.ndarray, other: np.ndarray, see_car
     before it holds any), card x is shown with probability ``sum_{S containing x} s_S / |S|``.
     The joint probability with "card k is in the envelope" is the same sum over the subsets
     without k, times ``e_k / other_k`` (k's "not before, not j" factor becomes "in the envelope").
-    Written out for the 7 subsets (the compiled version is :func:`agents.knowledge.suggestion_value._seat_answers`).
+    Written out for the 7 subsets (the compiled version is
+    :func:`cluedo_env.agents.knowledge.suggestion_value._seat_answers`).
     """
     a, b, c = q[..., 0], q[..., 1], q[..., 2]
     A_, B_, C_ = other[..., 0], other[..., 1], other[..., 2]
@@ -64,7 +65,8 @@ def _after_seat_answers(q: np.ndarray, e: np.ndarray, other: np.ndarray, see_car
 def envelope_information_reference(
     prob: np.ndarray, cards: np.ndarray, order: np.ndarray, refute_all: bool, see_card: bool = True
 ) -> np.ndarray:
-    """:func:`agents.knowledge.suggestion_value.envelope_information` in numpy: the readable reference of the model."""
+    """:func:`cluedo_env.agents.knowledge.suggestion_value.envelope_information` in numpy: the readable reference of
+    the model."""
     q, e = _gather(prob, cards, order)
     prior = h2(e).sum(-1)  # (n, T)
     if refute_all:  # every asked seat answers for itself

@@ -1,9 +1,12 @@
 """The RLlib algorithm a config describes: the ``PPOConfig`` of a vs_bots or a self-play run, and Ray's start.
 
-:func:`build_config` turns a checked config (:mod:`training.rllib.config`) into RLlib's ``PPOConfig``: the env
-(the batched learner env of :mod:`training.rllib.vector_env`, or the PettingZoo env for self-play), the env
-runner (RLlib's, or the bulk runners of :mod:`training.rllib.bulk_runner` / :mod:`training.rllib.selfplay_runner`),
-the masked module (:mod:`training.rllib.module`) and the league's snapshot callback (:mod:`training.rllib.league`).
+:func:`build_config` turns a checked config (:mod:`cluedo_env.training.rllib.config`) into RLlib's ``PPOConfig``: the
+env
+(the batched learner env of :mod:`cluedo_env.training.rllib.vector_env`, or the PettingZoo env for self-play), the env
+runner (RLlib's, or the bulk runners of :mod:`cluedo_env.training.rllib.bulk_runner` /
+:mod:`cluedo_env.training.rllib.selfplay_runner`),
+the masked module (:mod:`cluedo_env.training.rllib.module`) and the league's snapshot callback
+(:mod:`cluedo_env.training.rllib.league`).
 """
 
 from __future__ import annotations
@@ -14,19 +17,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import ray
-from ray.rllib.algorithms.ppo import PPOConfig
-from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
-from ray.tune.registry import register_env
-
-import cluedo_env
-from training.precision import warn_if_emulated
-from training.rllib import league, vector_env
-from training.rllib.bulk_runner import BulkEnvRunner
-from training.rllib.config import selfplay_inputs
-from training.rllib.module import MaskedPPOTorchRLModule
-from training.rllib.selfplay_runner import (
+from cluedo_env.training.precision import warn_if_emulated
+from cluedo_env.training.rllib import league, vector_env
+from cluedo_env.training.rllib.bulk_runner import BulkEnvRunner
+from cluedo_env.training.rllib.config import selfplay_inputs
+from cluedo_env.training.rllib.module import MaskedPPOTorchRLModule
+from cluedo_env.training.rllib.selfplay_runner import (
     BOTS_KEY,
     INPUTS_KEY,
     LEAGUE,
@@ -36,6 +32,13 @@ from training.rllib.selfplay_runner import (
     rules_env_config,
     seat_mapping,
 )
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+from ray.tune.registry import register_env
+
+import cluedo_env
 
 ENV_NAME = "cluedo_v0"
 
@@ -81,7 +84,7 @@ def build_config(cfg: dict[str, Any]):
 
 
 def _vs_bots(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
-    """Single-agent PPO on the batched learner-vs-players env (:mod:`training.rllib.vector_env`)."""
+    """Single-agent PPO on the batched learner-vs-players env (:mod:`cluedo_env.training.rllib.vector_env`)."""
     vector_env.register()
     env_config = {**cfg["env"], "learner": dict(cfg["learner"]), "opponents": cfg["opponents"], "seed": cfg["seed"]}
     model = {**module_config(cfg), "cluedo": vector_env.learner_options(cfg["learner"])}  # read by rllib: players
@@ -105,7 +108,8 @@ def _selfplay(config: Any, cfg: dict[str, Any], er: dict[str, Any]) -> Any:
     """Multi-agent PPO: every seat is a module of ``selfplay.policies`` (``selfplay.mapping``).
 
     ``sampler: rllib``: RLlib's multi-agent runner on the PettingZoo env, one game per env.
-    ``sampler: bulk``: :class:`training.rllib.selfplay_runner.BulkSelfPlayRunner`, ``num_envs_per_env_runner``
+    ``sampler: bulk``: :class:`cluedo_env.training.rllib.selfplay_runner.BulkSelfPlayRunner`,
+    ``num_envs_per_env_runner``
     games of one engine per runner; the modules take flat rows (:func:`flat_spaces`)."""
     register()
     sp = cfg["selfplay"]

@@ -1,4 +1,4 @@
-"""How fast an RLlib config samples: ``python -m training --backend rllib --config X --bench N ...``.
+"""How fast an RLlib config samples: ``python -m cluedo_env.training --backend rllib --config X --bench N ...``.
 
 :func:`breakdown` splits a vs_bots env step's time between the env and the module, in this process; :func:`bench`
 measures the env runners' sampling rate with the learner idle (docs/benchmarks.md has the figures).
@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 import torch
-
-from training.rllib.algorithm import build_config, module_config
-from training.rllib.module import MaskedPPOTorchRLModule, module_actions
-from training.rllib.vector_env import learner_options, make_vector_env
+from cluedo_env.training.rllib.algorithm import build_config, module_config
+from cluedo_env.training.rllib.module import MaskedPPOTorchRLModule, module_actions
+from cluedo_env.training.rllib.vector_env import learner_options, make_vector_env
 
 
 def breakdown(cfg: dict[str, Any], steps: int = 4000, log=print) -> dict[str, Any]:

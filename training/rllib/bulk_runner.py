@@ -9,9 +9,9 @@ episode object (and an ignored autoreset row) per finished game. Measured: 150-3
 :class:`BulkEnvRunner` keeps RLlib's runner for everything but ``sample(num_timesteps=...)``
 (construction, the module and its weight sync, ``get_state``/``set_state``, checkpoints, the
 ``on_environment_created`` / ``on_sample_end`` callbacks, the league snapshots of
-:mod:`training.rllib.league`, which read ``runner.env`` and ``runner.module``). Its sampling loop:
+:mod:`cluedo_env.training.rllib.league`, which read ``runner.env`` and ``runner.module``). Its sampling loop:
 
-* steps the learner core of the env (:class:`~training.learner_core.LearnerCore`, inside the
+* steps the learner core of the env (:class:`~cluedo_env.training.learner_core.LearnerCore`, inside the
   ``CluedoVectorEnv`` that RLlib's ``make_env`` built) directly, with the core's same-step autoreset:
   no ignored reset rows, every row of every call is a learner decision;
 * one batched forward pass of ``self.module`` per step (``forward_exploration`` with RLlib's ``t``,
@@ -102,7 +102,8 @@ class EpisodeChunk(NamedTuple):
     last_time: float | None = None
     agent_id: str | None = None
     """With ``module_id`` and ``multi_agent_episode_id``: set for one seat's part of a multi-agent game (batched
-    self-play, :mod:`training.rllib.selfplay_runner`), as a ``MultiAgentEpisode``'s agent episodes have them; the
+    self-play, :mod:`cluedo_env.training.rllib.selfplay_runner`), as a ``MultiAgentEpisode``'s agent episodes have
+    them; the
     learner then batches the chunk under that module."""
     module_id: str | None = None
     multi_agent_episode_id: str | None = None
@@ -276,7 +277,8 @@ class BulkEnvRunner(BulkSampling, SingleAgentEnvRunner):
         core = getattr(self.env.unwrapped, "core", None)
         if core is None or not hasattr(core, "final_obs"):
             raise TypeError(
-                f"BulkEnvRunner samples the Cluedo vector env (training.rllib.vector_env); got {self.env.unwrapped}"
+                "BulkEnvRunner samples the Cluedo vector env (cluedo_env.training.rllib.vector_env); "
+                f"got {self.env.unwrapped}"
             )
         return core
 

@@ -2,13 +2,13 @@
 
 Setups (``setup:`` in the YAML):
 
-* ``vs_bots``: one learner seat per game against ``opponents`` (any :func:`agents.play.registry.make_agent`
+* ``vs_bots``: one learner seat per game against ``opponents`` (any :func:`cluedo_env.agents.play.registry.make_agent`
   player: ``random``, ``heuristic``, ``deducer``, ``expert``, ``notebook``, ``ckpt:PATH``,
-  ``rllib:PATH``; or ``league``, frozen snapshots of the learning module, :mod:`training.rllib.league`),
+  ``rllib:PATH``; or ``league``, frozen snapshots of the learning module, :mod:`cluedo_env.training.rllib.league`),
   played inside the env. RLlib's ``SingleAgentEnvRunner`` steps ``num_envs_per_env_runner`` games
-  per call in one batched engine (:mod:`training.rllib.vector_env`). ``learner:`` sets the learner env's
+  per call in one batched engine (:mod:`cluedo_env.training.rllib.vector_env`). ``learner:`` sets the learner env's
   options (``seat``, ``macro_moves``, ``macro_accuse``, ``belief``), as in the SB3 configs.
-  ``sampler: bulk`` (or ``--sampler bulk``) samples with :class:`training.rllib.bulk_runner.BulkEnvRunner`
+  ``sampler: bulk`` (or ``--sampler bulk``) samples with :class:`cluedo_env.training.rllib.bulk_runner.BulkEnvRunner`
   instead of RLlib's runner: the same episodes, built once per rollout fragment (docs/training.md, "Ray RLlib").
   ``precision: bfloat16`` (or ``--precision bfloat16``) runs the module's networks under CPU autocast in the
   env runners and the learner (float32 weights, logits, values and losses; a checkpoint plays float32), as
@@ -17,7 +17,7 @@ Setups (``setup:`` in the YAML):
   ``selfplay.train``: those that learn). ``sampler: rllib``: the PettingZoo AEC env in RLlib's ``PettingZooEnv``
   wrapper (``"cluedo_v0"``; the bare env raises ``IllegalActionError`` on an illegal action, so a masking bug
   stops training loudly), one game per env, one move per step. ``sampler: bulk``:
-  :class:`training.rllib.selfplay_runner.BulkSelfPlayRunner`, ``num_envs_per_env_runner`` games of one engine
+  :class:`cluedo_env.training.rllib.selfplay_runner.BulkSelfPlayRunner`, ``num_envs_per_env_runner`` games of one engine
   per runner; there ``selfplay.bots`` may seat rule-based players or ``league`` (frozen snapshots of the first
   module), and ``learner:`` (belief, observation, macro actions) gives every seat the vs_bots learner's inputs.
 
@@ -31,19 +31,20 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agents.learner.compact_observation import check_observation
-from agents.learner.inputs import check_packed_observation
-from agents.play.registry import make_agent
+from cluedo_env.agents.learner.compact_observation import check_observation
+from cluedo_env.agents.learner.inputs import check_packed_observation
+from cluedo_env.agents.play.registry import make_agent
+from cluedo_env.training.learner_core import UNPLAYED_MODES
+from cluedo_env.training.players import register_player_prefixes
+from cluedo_env.training.precision import PRECISIONS
+from cluedo_env.training.rllib.selfplay_runner import INPUT_OPTIONS, LEAGUE, MAPPINGS
+from cluedo_env.training.rllib.vector_env import LEARNER_DEFAULTS, opponent_specs
+
 from cluedo_env.errors import TrainConfigError
 from cluedo_env.options import SEED_MAX
 from cluedo_env.rules.config import ConfigError, make_config, read_yaml
-from training.learner_core import UNPLAYED_MODES
-from training.players import register_player_prefixes
-from training.precision import PRECISIONS
-from training.rllib.selfplay_runner import INPUT_OPTIONS, LEAGUE, MAPPINGS
-from training.rllib.vector_env import LEARNER_DEFAULTS, opponent_specs
 
-# ``sampler:`` of a vs_bots config: RLlib's own env runner, or training.rllib.bulk_runner.BulkEnvRunner
+# ``sampler:`` of a vs_bots config: RLlib's own env runner, or cluedo_env.training.rllib.bulk_runner.BulkEnvRunner
 SAMPLERS = ("rllib", "bulk")
 
 DEFAULTS: dict[str, Any] = {
@@ -123,7 +124,8 @@ def validate_config(cfg: dict[str, Any]) -> None:
         raise TrainConfigError(f"setup={cfg['setup']!r} is not allowed (choose 'vs_bots' or 'selfplay')")
     if cfg["sampler"] not in SAMPLERS:
         raise TrainConfigError(f"sampler={cfg['sampler']!r} is not allowed (one of {', '.join(SAMPLERS)}: "
-                               "rllib: RLlib's SingleAgentEnvRunner; bulk: training.rllib.bulk_runner)")  # fmt: skip
+                               "rllib: RLlib's SingleAgentEnvRunner; "
+                               "bulk: cluedo_env.training.rllib.bulk_runner)")  # fmt: skip
     if cfg["precision"] not in PRECISIONS:
         raise TrainConfigError(f"precision={cfg['precision']!r} is not allowed (one of {', '.join(PRECISIONS)})")
     if not isinstance(cfg["run_dir"], str) or not cfg["run_dir"].strip():
@@ -268,7 +270,7 @@ def _validate_learner(cfg: dict[str, Any], rules: Any) -> None:
 
 
 def _make_player(spec: str) -> Any:
-    """``agents.play.registry.make_agent(spec)`` with the loader of a trained player's prefix registered."""
+    """``cluedo_env.agents.play.registry.make_agent(spec)`` with the loader of a trained player's prefix registered."""
     register_player_prefixes([spec])
     return make_agent(spec, seed=0)
 

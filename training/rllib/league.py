@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 import torch
+from cluedo_env.agents.learner.inputs import LearnerInputs
+from cluedo_env.agents.players.base import Agent, sample_legal
+from cluedo_env.training.rllib.module import module_actions
 
-from agents.learner.inputs import LearnerInputs
-from agents.players.base import Agent, sample_legal
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions
-from training.rllib.module import module_actions
 
 
 class LeaguePool:

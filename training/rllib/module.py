@@ -5,14 +5,14 @@
   exploration, inference and training alike. Same idea as RLlib's
   ``examples/rl_modules/classes/action_masking_rlm.py``, for this env's int8 spaces and two layouts:
   ``{"observation", "action_mask"}`` dicts (PettingZoo self-play) or one flat row, observation then
-  mask (the batched vs_bots env, :mod:`training.rllib.vector_env`).
+  mask (the batched vs_bots env, :mod:`cluedo_env.training.rllib.vector_env`).
 * :class:`RandomLegalRLModule`: no parameters, never trained; picks a uniformly random legal action
   from the mask: the ``random`` bot as an RLlib module, for multi-agent setups on the PettingZoo env.
-* :class:`RllibAgent`: a module from an RLlib checkpoint as a batched player (``agents.players.base.Agent``);
+* :class:`RllibAgent`: a module from an RLlib checkpoint as a batched player (``cluedo_env.agents.players.base.Agent``);
   it sees the game only through its ``PlayerView`` and rebuilds the inputs the module was trained
   on (belief features, macro actions: :func:`module_options`, saved in the module's model config).
 
-Importing this module registers the ``rllib:`` prefix with :mod:`agents.play.registry`::
+Importing this module registers the ``rllib:`` prefix with :mod:`cluedo_env.agents.play.registry`::
 
     make_agent("rllib:runs/rllib_vs_heuristic/checkpoints/iter_000060")     # greedy
     make_agent("rllib:runs/rllib_selfplay/checkpoints/iter_000200", deterministic=False, module="main")
@@ -32,6 +32,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
+from cluedo_env.agents.learner.inputs import LearnerInputs
+from cluedo_env.agents.play.registry import register_prefix
+from cluedo_env.agents.players.base import Agent, replace_illegal, sample_legal
+from cluedo_env.training.packed_observation import Unpack, packed_config
+from cluedo_env.training.precision import PRECISIONS
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
@@ -40,13 +45,8 @@ from ray.rllib.core.models.base import ENCODER_OUT
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-from agents.learner.inputs import LearnerInputs
-from agents.play.registry import register_prefix
-from agents.players.base import Agent, replace_illegal, sample_legal
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions
-from training.packed_observation import Unpack, packed_config
-from training.precision import PRECISIONS
 
 OBS_KEY = "observation"
 MASK_KEY = "action_mask"
@@ -93,7 +93,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
 
     Two observation layouts: a ``Dict`` with ``"observation"`` and ``"action_mask"`` (the PettingZoo
     env), or one int8 ``Box`` of ``D + A`` values whose last ``A = action_space.n`` are the mask (the
-    batched vector env, :mod:`training.rllib.vector_env`: a flat array keeps RLlib's per-game
+    batched vector env, :mod:`cluedo_env.training.rllib.vector_env`: a flat array keeps RLlib's per-game
     batching/unbatching a plain row copy instead of a walk over a dict per game).
     """
 
@@ -271,7 +271,7 @@ def load_module(path: str | os.PathLike, module: str = "main") -> RLModule:
 
 def module_options(module: RLModule) -> dict[str, Any]:
     """The learner-env options a module was trained with (``model_config["cluedo"]``, set by
-    ``training.rllib.train`` for vs_bots runs); a module without them (self-play on the AEC env)
+    ``cluedo_env.training.rllib.train`` for vs_bots runs); a module without them (self-play on the AEC env)
     saw the plain observation and played the engine's 870 actions."""
     opts = dict((getattr(module, "model_config", None) or {}).get("cluedo", {}))
     out: dict[str, Any] = {k: bool(opts.get(k, False)) for k in ("macro_moves", "macro_accuse", "belief")}
@@ -298,7 +298,7 @@ class RllibAgent(LearnerInputs, Agent):
 
     It sees the game only through its ``PlayerView`` and rebuilds the inputs the module was trained
     on (:func:`module_options`: belief features from its own notebook, macro moves/accusation
-    mapped back to engine ids), the pipeline of ``training.sb3.checkpoints.PolicyAgent``.
+    mapped back to engine ids), the pipeline of ``cluedo_env.training.sb3.checkpoints.PolicyAgent``.
     """
 
     def __init__(self, path: str | os.PathLike, seed: int | None = None, deterministic: bool = True,

@@ -10,12 +10,12 @@ weight sync, ``get_state``/``set_state``, checkpoints) and samples ``num_envs_pe
 * **Seats to modules.** When a game starts, RLlib's ``policy_mapping_fn(agent_id, episode)`` maps each seat
   (``"player_k"``) to a module of the ``MultiRLModule`` (``episode`` is the game's :class:`GameRef`, with the
   ``id_`` a mapping may hash). Each step, the games are grouped by the module of the seat to act, and each
-  module runs one batched forward pass on its group (:func:`training.rllib.bulk_runner.draw_actions`: masked
+  module runs one batched forward pass on its group (:func:`cluedo_env.training.rllib.bulk_runner.draw_actions`: masked
   logits, then a draw). Observations are the engine's own, seat-relative (``VectorEngine.observe``, the
   PettingZoo env's ``"observation"``) followed by the legal mask: the flat row the masked module takes. With
   ``learner:`` input options each seat sees instead what the vs_bots learner sees (its own notebook's belief
   features, the compact observation, macro actions mapped back to engine actions), one
-  :class:`~agents.learner.inputs.LearnerInputs` per seat.
+  :class:`~cluedo_env.agents.learner.inputs.LearnerInputs` per seat.
 * **One episode per (game, seat)**, as the agent episodes of RLlib's ``MultiAgentEpisode``: a seat's
   observations are those at its own decisions; the next observation of a decision is the seat's next
   decision, or its view of the finished game. The reward of a decision is what the seat received until its
@@ -28,12 +28,12 @@ weight sync, ``get_state``/``set_state``, checkpoints) and samples ``num_envs_pe
   episode id, ``t_started`` = the steps already returned). So every returned step is a complete transition.
 * **Training** only the modules ``policies_to_train`` names: the others (frozen opponents) act, and their
   steps are counted in the metrics, but no chunk of theirs is returned.
-* **Bots in seats** (``selfplay.bots``: player names for :func:`agents.play.registry.make_agent`, such as
+* **Bots in seats** (``selfplay.bots``: player names for :func:`cluedo_env.agents.play.registry.make_agent`, such as
   ``heuristic``, ``deducer``, ``ckpt:PATH``): the mapping may give a seat a bot instead of a module. One
   batched player per (seat, bot) plays the games where that seat is that bot, through its seat's
   :class:`~cluedo_env.engine.views.PlayerView` (what the seat may know, nothing more), as the vs_bots
   opponents do. Bots return no steps; their returns appear in the per-module metrics under their names.
-  The bot ``league`` plays frozen snapshots of the first module (:mod:`training.rllib.league`'s pool and
+  The bot ``league`` plays frozen snapshots of the first module (:mod:`cluedo_env.training.rllib.league`'s pool and
   snapshot callback; the pool lives in this runner).
 * **Metrics**: what RLlib's multi-agent runner logs: env, agent and module steps, episodes, and per finished
   game its length, return (the sum over seats), per-agent and per-module returns, agent steps and duration.
@@ -55,6 +55,19 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import torch
+from cluedo_env.agents.learner.inputs import LearnerInputs, learner_obs_size
+from cluedo_env.agents.play.registry import make_agent
+from cluedo_env.agents.play.runner import act_by_seat
+from cluedo_env.agents.players.base import Agent
+from cluedo_env.training.players import register_player_prefixes
+from cluedo_env.training.rllib.bulk_runner import (
+    BulkSampling,
+    EpisodeChunk,
+    EpisodeFactory,
+    _check_supported,
+    draw_actions,
+)
+from cluedo_env.training.rllib.league import LeagueAgent, LeaguePool
 from ray.rllib.core.columns import Columns
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
@@ -73,10 +86,6 @@ from ray.rllib.utils.metrics import (
 )
 
 import cluedo_env
-from agents.learner.inputs import LearnerInputs, learner_obs_size
-from agents.play.registry import make_agent
-from agents.play.runner import act_by_seat
-from agents.players.base import Agent
 from cluedo_env.engine import observation as O
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
@@ -84,13 +93,10 @@ from cluedo_env.envs.aec import agent_name as agent_id
 from cluedo_env.envs.aec import agent_seat as seat_of
 from cluedo_env.envs.learner_actions import LearnerActions, num_actions
 from cluedo_env.rules import actions as A
-from training.players import register_player_prefixes
-from training.rllib.bulk_runner import BulkSampling, EpisodeChunk, EpisodeFactory, _check_supported, draw_actions
-from training.rllib.league import LeagueAgent, LeaguePool
 
 MAPPINGS = ("by_seat", "shuffled")  # ``selfplay.mapping`` in an RLlib config
 BOTS_KEY = "selfplay_bots"  # the env_config key that carries ``selfplay.bots`` to the runners
-LEAGUE = "league"  # a bot name: frozen snapshots of the first module (training.rllib.league), one per game
+LEAGUE = "league"  # a bot name: frozen snapshots of the first module (cluedo_env.training.rllib.league), one per game
 LEAGUE_OF_KEY = "selfplay_league_of"  # the env_config key naming the module the league snapshots
 INPUTS_KEY = "selfplay_learner"  # ... and the modules' inputs (``learner:`` belief, observation, macro actions)
 INPUT_OPTIONS = ("belief", "observation", "macro_moves", "macro_accuse")  # what self-play modules may take
@@ -298,7 +304,8 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
         self._bots = [[make(spec, base + 101 * s + b) for b, spec in enumerate(specs)] for s in range(rules.players)]
 
     def league(self) -> tuple[list, Any]:
-        """(league pools, the module to snapshot): for :func:`training.rllib.league.add_snapshot`. The snapshot is
+        """(league pools, the module to snapshot): for :func:`cluedo_env.training.rllib.league.add_snapshot`. The
+        snapshot is
         the first module of ``selfplay.policies`` (``main``) as this runner holds it (just synced)."""
         of = dict(self.config.env_config).get(LEAGUE_OF_KEY) or next(iter(self.module.keys()))
         return [self._league_pool], self.module[of]

@@ -1,14 +1,15 @@
 """PPO on Ray RLlib (new API stack) for Cluedo: batched learner-vs-players, or multi-agent self-play.
 
-    python -m training --backend rllib --config configs/rllib_vs_heuristic.yaml     # local Ray
-    python -m training --backend rllib --config configs/rllib_vs_heuristic.yaml --address auto  # a cluster
-    python -m training --backend rllib --config configs/rllib_vs_heuristic.yaml --resume  # from run_dir
-    python -m training --backend rllib --config configs/rllib_vs_heuristic.yaml --bench 1 2  # sampling rate
+    python -m cluedo_env.training --backend rllib --config configs/rllib_vs_heuristic.yaml     # local Ray
+    python -m cluedo_env.training --backend rllib --config configs/rllib_vs_heuristic.yaml --address auto  # a cluster
+    python -m cluedo_env.training --backend rllib --config configs/rllib_vs_heuristic.yaml --resume  # from run_dir
+    python -m cluedo_env.training --backend rllib --config configs/rllib_vs_heuristic.yaml --bench 1 2  # sampling rate
 
 Checkpoints are ``Algorithm.save_to_path`` folders ``run_dir/checkpoints/iter_NNNNNN``;
 ``run_dir/latest.txt`` names the newest. ``rllib:run_dir/checkpoints/iter_NNNNNN`` is a player for
-``scripts/evaluate.py`` once :mod:`training.rllib.module` is imported (this module imports it).
-The config's keys and setups: :mod:`training.rllib.config`; the algorithm it builds: :mod:`training.rllib.algorithm`.
+``scripts/evaluate.py`` once :mod:`cluedo_env.training.rllib.module` is imported (this module imports it).
+The config's keys and setups: :mod:`cluedo_env.training.rllib.config`; the algorithm it builds:
+:mod:`cluedo_env.training.rllib.algorithm`.
 See docs/training.md for the cluster launch and docs/benchmarks.md for the measured throughput.
 """
 
@@ -22,19 +23,19 @@ from pathlib import Path
 from typing import Any
 
 import ray
+from cluedo_env.agents.play import tournament
+from cluedo_env.training import dispatch
+from cluedo_env.training.precision import PRECISIONS
+from cluedo_env.training.resume_check import check_same_run
+from cluedo_env.training.rllib import config as rllib_config
+from cluedo_env.training.rllib.algorithm import build_config, init_ray
+from cluedo_env.training.rllib.bench import bench, breakdown
+from cluedo_env.training.rllib.config import SAMPLERS, load_config
 
-from agents.play import tournament
 from cluedo_env.errors import CheckpointError, TrainConfigError, UsageError, run_cli
 from cluedo_env.files import check_writable_dir, clean_stale_tmp, lock_dir, write_text_atomic
 from cluedo_env.options import ArgumentParser, int_in
 from cluedo_env.rules.config import make_config
-from training import dispatch
-from training.precision import PRECISIONS
-from training.resume_check import check_same_run
-from training.rllib import config as rllib_config
-from training.rllib.algorithm import build_config, init_ray
-from training.rllib.bench import bench, breakdown
-from training.rllib.config import SAMPLERS, load_config
 
 
 def latest_checkpoint(run_dir: str | Path) -> Path | None:
@@ -76,7 +77,7 @@ def _main_return(result: dict[str, Any]) -> float | None:
 
 
 def evaluate(checkpoint: Path, cfg: dict[str, Any], out: Path) -> dict[str, Any]:
-    """The checkpoint's ``main`` against ``eval.opponents``, seats rotated (:mod:`agents.play.tournament`).
+    """The checkpoint's ``main`` against ``eval.opponents``, seats rotated (:mod:`cluedo_env.agents.play.tournament`).
 
     Writes ``tournament.md``/``.json``/``.png`` into ``out`` and returns the summary.
     """

@@ -3,15 +3,15 @@
 RLlib's single-agent env runner builds its env with ``gymnasium.make_vec(..., vectorization_mode=
 "vector_entry_point")``; this module registers ``"cluedo_vector_v0"`` with Ray's env registry, whose
 vector entry point is ``gymnasium.make_vec("cluedo_env/Cluedo-v0", num_envs=N)``, i.e.
-:class:`~training.single_agent.CluedoVectorEnv`: N games in one batched engine, the learner in
-one seat of each, the opponents (any :func:`agents.play.registry.make_agent` player, or the league's
-frozen snapshots, :mod:`training.rllib.league`) played inside the env. One RLlib env step is one
+:class:`~cluedo_env.training.single_agent.CluedoVectorEnv`: N games in one batched engine, the learner in
+one seat of each, the opponents (any :func:`cluedo_env.agents.play.registry.make_agent` player, or the league's
+frozen snapshots, :mod:`cluedo_env.training.rllib.league`) played inside the env. One RLlib env step is one
 learner decision in each of N games, so RLlib's per-call costs (connectors, the torch forward pass)
 are paid once per N games instead of once per move of one game.
 
 :class:`MaskedObservations` turns the env's ``(N, D)`` int8 observations and ``infos["action_mask"]``
 into one ``(N, D + A)`` int8 array (observation, then mask) that
-:class:`~training.rllib.module.MaskedPPOTorchRLModule` splits, and drops the other infos (RLlib's
+:class:`~cluedo_env.training.rllib.module.MaskedPPOTorchRLModule` splits, and drops the other infos (RLlib's
 ``DictInfoToList`` would otherwise split every info array into N per-game dicts, every step).
 
 Autoreset: the env's ``NEXT_STEP`` mode is what ray 2.60's runner expects (the step after the one
@@ -24,13 +24,13 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+from cluedo_env.training.players import register_player_prefixes
+from cluedo_env.training.rllib.league import LeagueAgent
 from gymnasium import spaces
 from ray.tune.registry import register_env
 
 from cluedo_env import GYMNASIUM_ID
 from cluedo_env.rules.config import ConfigError
-from training.players import register_player_prefixes
-from training.rllib.league import LeagueAgent
 
 VECTOR_ENV_NAME = "cluedo_vector_v0"
 
@@ -53,7 +53,7 @@ class MaskedObservations(gymnasium.vector.VectorWrapper):
 
     One flat array, not a dict: RLlib splits the batch into N per-game items and stacks them back
     every step, a plain row copy for an array but a tree walk per game for a dict (measured:
-    docs/training.md). :class:`~training.rllib.module.MaskedPPOTorchRLModule` splits it again.
+    docs/training.md). :class:`~cluedo_env.training.rllib.module.MaskedPPOTorchRLModule` splits it again.
     Infos are dropped (an empty dict each step): the mask is all RLlib needs, and RLlib's
     ``DictInfoToList`` would turn every info array into N dicts per step.
     """

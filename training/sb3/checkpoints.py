@@ -5,7 +5,7 @@ rules, action space, observation size). :func:`load_model` refuses, with a
 :class:`CheckpointError` saying why, a file that is missing, not a zip, not a MaskablePPO model,
 or made for another action space or observation size than asked for.
 
-Importing this module registers the ``ckpt:`` prefix with :mod:`agents.play.registry`, so that
+Importing this module registers the ``ckpt:`` prefix with :mod:`cluedo_env.agents.play.registry`, so that
 ``make_agent("ckpt:runs/vs_random/model.zip")`` builds a :class:`PolicyAgent` (deterministic,
 the most probable legal action; ``make_agent("ckpt:path", deterministic=False)`` samples).
 """
@@ -22,31 +22,33 @@ from typing import Any
 
 import numpy as np
 import torch
+from cluedo_env.agents.learner.accusation_features import is_expert
+from cluedo_env.agents.learner.inputs import LearnerInputs, gate_accusation
+from cluedo_env.agents.play.registry import make_agent, register_prefix
+from cluedo_env.agents.players.base import Agent
+from cluedo_env.training.sb3.factored_policy import FactoredMaskablePolicy
+from cluedo_env.training.sb3.lean_policy import LeanMaskablePolicy
 from sb3_contrib import MaskablePPO
 
-from agents.learner.accusation_features import is_expert
-from agents.learner.inputs import LearnerInputs, gate_accusation
-from agents.play.registry import make_agent, register_prefix
-from agents.players.base import Agent
 from cluedo_env.checks import check_bool
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, num_actions
 from cluedo_env.errors import CheckpointError
 from cluedo_env.files import check_input_file, write_atomic
 from cluedo_env.rules.config import RulesConfig, make_config
-from training.sb3.factored_policy import FactoredMaskablePolicy
-from training.sb3.lean_policy import LeanMaskablePolicy
 
 FORMAT = "cluedo_env.maskable_ppo.v1"
 # Rules a checkpoint may play under whatever it was trained with: the turn limit cuts games, it does not change them;
 # the preset is a label (its flags are compared one by one).
 RULES_FREE_TO_DIFFER = ("max_turns", "preset")
 CHECKPOINT_LIMIT = 4 * 1024**3  # bytes: the shipped players are a few MB; anything near this is not a checkpoint
-# A checkpoint pickles its policy class by module path. Checkpoints saved while the policies were modules at the
-# top of ``training`` (the shipped players among them) name these paths: they load with the same classes.
+# A checkpoint pickles its policy class by module path. Checkpoints saved while the training code was the top-level
+# package ``training`` (the shipped players among them) name these paths: they load with the same classes.
 _POLICY_CLASS_OF_MODULE = {
     "training.lean_policy": LeanMaskablePolicy,
     "training.factored_policy": FactoredMaskablePolicy,
+    "training.sb3.lean_policy": LeanMaskablePolicy,
+    "training.sb3.factored_policy": FactoredMaskablePolicy,
 }
 
 
@@ -91,7 +93,7 @@ def load_model(path: str | os.PathLike, env=None, *, obs_size: int | None = None
     meta = getattr(model, "cluedo_meta", None)
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {path}: no Cluedo metadata (format {FORMAT!r}); not made by "
-                              "training.sb3.train")  # fmt: skip
+                              "cluedo_env.training.sb3.train")  # fmt: skip
     got_obs = int(model.observation_space.shape[0])
     got_act = int(model.action_space.n)
     if env is not None:
@@ -140,7 +142,7 @@ class PolicyAgent(LearnerInputs, Agent):
 
     It rebuilds the inputs the policy was trained on: the seat's observation (packed rows when it was trained on
     them, ``packed_observation`` in its metadata), plus the belief
-    features (:mod:`agents.learner.belief`, its own notebook) when the checkpoint was trained with them;
+    features (:mod:`cluedo_env.agents.learner.belief`, its own notebook) when the checkpoint was trained with them;
     its actions go back to engine ids through :class:`~cluedo_env.envs.learner_actions.LearnerActions`.
     """
 
@@ -158,7 +160,8 @@ class PolicyAgent(LearnerInputs, Agent):
                                       advised=self.advisor_name is not None)  # fmt: skip
         self._advisor = None
         self.seed = seed
-        # Advised checkpoints whose advisor is an expert: its accusation features (agents.learner.accusation_features).
+        # Advised checkpoints whose advisor is an expert: its accusation features
+        # (cluedo_env.agents.learner.accusation_features).
         self.accusation_features = bool(self.meta.get("accusation_features", False))
         if self.advisor_name is not None:
             if is_expert(self._advisor_of()) != self.accusation_features:

@@ -8,30 +8,35 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
 * ``env``: rules (``preset``, ``players``, other ``RulesConfig`` flags under ``rules``), ``num_envs``,
   learner ``seat`` (k or ``random``), ``opponents`` (one name or P-1 names), ``macro_moves``,
   ``end_on_elimination``, ``belief`` (the deducer's notebook as extra observation pieces,
-  :mod:`agents.learner.belief`), ``macro_accuse`` (one "accuse the notebook's best triple" action instead
+  :mod:`cluedo_env.agents.learner.belief`), ``macro_accuse`` (one "accuse the notebook's best triple" action instead
   of 324; needs ``belief``), ``observation`` (``full``, or ``compact``: the learner's pieces in about a third of
-  the slots, :mod:`agents.learner.compact_observation`; needs ``belief``), ``packed_observation`` (the engine's
+  the slots, :mod:`cluedo_env.agents.learner.compact_observation`; needs ``belief``), ``packed_observation`` (the
+  engine's
   observation as packed uint8 rows, a fifth of the bytes, unpacked by the policy's first layer,
-  :mod:`training.sb3.packed_extractor`; needs ``observation: full`` and no ``belief``), ``advisor`` (a player name, e.g.
+  :mod:`cluedo_env.training.sb3.packed_extractor`; needs ``observation: full`` and no ``belief``), ``advisor`` (a
+  player name, e.g.
   ``deducer``: it plays the learner's seat and the learner only chooses, where it may accuse, between the
   advisor's action and accusing its belief's best triple; needs ``belief``, no macro options; an expert
   advisor, e.g. ``expert{"floor": 1.01, "accuse_assumed": false, "max_hypotheses": 0}``, also gives the
   learner the expert's accusation inputs and makes the accusation the expert's best open triple,
-  :mod:`agents.learner.accusation_features`), ``accuse_gate`` (with ``macro_accuse``: the accusation is open only
+  :mod:`cluedo_env.agents.learner.accusation_features`), ``accuse_gate`` (with ``macro_accuse``: the accusation is open
+  only
   where the learner's notebook is ``solved``, or where its triple's probability is at least a number in
   (0, 1]; the checkpoint keeps the gate when it plays), ``shaping`` (training rewards only: potential-based
   shaping from the learner's notebook, ``{kind: triples | unknown, coef: 0.05}``, discounted with
-  ``ppo.gamma``; evaluations count plain wins; :mod:`agents.learner.inputs`) (see :mod:`training.single_agent`).
+  ``ppo.gamma``; evaluations count plain wins; :mod:`cluedo_env.agents.learner.inputs`) (see
+  :mod:`cluedo_env.training.single_agent`).
 * ``ppo``: MaskablePPO keyword arguments (``n_steps``, ``batch_size``, ``learning_rate`` ...);
   ``net_arch`` becomes ``policy_kwargs``.
 * ``total_timesteps``, ``seed``, ``run_dir``.
 * ``policy``: ``mlp`` (sb3-contrib's ``MlpPolicy`` network, with the leaner masked distribution of
-  :mod:`training.sb3.lean_policy`), or ``factored``: the same network with per-card scores added to the 324
-  suggestion logits (:mod:`training.sb3.factored_policy`; not with ``env.advisor``).
+  :mod:`cluedo_env.training.sb3.lean_policy`), or ``factored``: the same network with per-card scores added to the 324
+  suggestion logits (:mod:`cluedo_env.training.sb3.factored_policy`; not with ``env.advisor``).
 * ``precision``: ``float32`` (default) or ``bfloat16``: the policy's hidden layers run under CPU autocast while
-  training (float32 weights, heads and losses; :mod:`training.sb3.lean_policy`). Several times cheaper matrix
+  training (float32 weights, heads and losses; :mod:`cluedo_env.training.sb3.lean_policy`). Several times cheaper matrix
   products on CPUs with AMX or AVX512-BF16; elsewhere slower (a warning says so). Checkpoints stay float32.
-* ``imitation`` (before PPO, :mod:`training.sb3.imitation`): with a ``teacher`` (a player name, e.g. ``expert``),
+* ``imitation`` (before PPO, :mod:`cluedo_env.training.sb3.imitation`): with a ``teacher`` (a player name, e.g.
+``expert``),
   the network first learns to choose as the teacher does in ``games`` games the teacher plays in every seat,
   ``games_per_round`` at a time (``batch_games`` at once), ``epochs`` passes of minibatches of ``batch_size`` over
   each round's decisions (Adam, ``learning_rate``; the value head learns the discounted outcome, weighted
@@ -72,14 +77,15 @@ import math
 from pathlib import Path
 from typing import Any
 
-from agents.learner.compact_observation import check_observation
-from agents.learner.inputs import check_accuse_gate, check_packed_observation, check_shaping
+from cluedo_env.agents.learner.compact_observation import check_observation
+from cluedo_env.agents.learner.inputs import check_accuse_gate, check_packed_observation, check_shaping
+from cluedo_env.training.players import check_player_names
+from cluedo_env.training.pretrained import path_of
+
 from cluedo_env.errors import TrainConfigError, UsageError
 from cluedo_env.files import check_writable_dir
 from cluedo_env.options import SEED_MAX
 from cluedo_env.rules.config import ConfigError, RulesConfig, make_config, read_yaml
-from training.players import check_player_names
-from training.pretrained import path_of
 
 DEFAULTS: dict[str, Any] = {
     "run_dir": "runs/default",

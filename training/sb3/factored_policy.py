@@ -10,9 +10,11 @@ layer of the same latent (21 outputs)::
 
 so that the policy can learn card preferences from every suggestion it makes. Everything else (the latent
 network, the value head, the other actions' logits, masking) is sb3-contrib's ``MaskableActorCriticPolicy``
-with the leaner masked distribution and the bfloat16 option of :mod:`training.sb3.lean_policy`; the policy is still
+with the leaner masked distribution and the bfloat16 option of :mod:`cluedo_env.training.sb3.lean_policy`; the policy
+is still
 learned end to end by PPO, no rule picks the cards. Checkpoints name this class, so they load
-with ``training.sb3.checkpoints.load_model`` as any other (this module must be importable, as it is in the package).
+with ``cluedo_env.training.sb3.checkpoints.load_model`` as any other (this module must be importable, as it is in the
+package).
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from cluedo_env.training.sb3.lean_policy import LeanMaskablePolicy, MixedLinear
 from torch import nn
 
 from cluedo_env.envs.learner_actions import MACRO_SHIFT, NUM_TRIPLES
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS
-from training.sb3.lean_policy import LeanMaskablePolicy, MixedLinear
 
 _S, _W = 6, 6  # suspects, weapons (rooms: the rest of the 21 cards)
 
@@ -62,7 +64,8 @@ class FactoredSuggestionHead(nn.Module):
 
 
 class FactoredMaskablePolicy(LeanMaskablePolicy):
-    """:class:`~training.sb3.lean_policy.LeanMaskablePolicy` with :class:`FactoredSuggestionHead` (``suggest0``: the
+    """:class:`~cluedo_env.training.sb3.lean_policy.LeanMaskablePolicy` with :class:`FactoredSuggestionHead`
+    (``suggest0``: the
     first suggestion id of the learner's action space, :func:`suggest0_of`)."""
 
     def __init__(self, *args: Any, suggest0: int = A.SUGGEST0, accuse0: int | None = None, **kwargs: Any) -> None:

@@ -6,9 +6,10 @@ expert does starts PPO where the expert is, and PPO then only has to find where 
 
 How (one *round*, repeated until ``imitation.games`` games have been played):
 
-* ``games_per_round`` games are played with the teacher in every seat (:func:`agents.play.runner.play_games`,
+* ``games_per_round`` games are played with the teacher in every seat (:func:`cluedo_env.agents.play.runner.play_games`,
   ``batch_games`` at once). Each seat is a :class:`Recorder`: it builds that seat's learner inputs exactly as a
-  trained checkpoint playing as a bot does (:class:`agents.learner.inputs.LearnerInputs`: the same observation,
+  trained checkpoint playing as a bot does (:class:`cluedo_env.agents.learner.inputs.LearnerInputs`: the same
+  observation,
   notebook and compact pieces, from the seat's :class:`~cluedo_env.engine.views.PlayerView` only), asks the
   teacher, plays the teacher's action and records the inputs, the legal actions of the learner's space and the
   learner actions that play the teacher's choice (:func:`~cluedo_env.envs.learner_actions.engine_targets`).
@@ -34,16 +35,16 @@ from typing import Any
 
 import numpy as np
 import torch
+from cluedo_env.agents.learner.inputs import LearnerInputs
+from cluedo_env.agents.play.registry import make_agent
+from cluedo_env.agents.play.runner import play_games
+from cluedo_env.agents.players.base import Agent
+from cluedo_env.training.sb3.resume import check_resume_config, set_torch_rng_state, torch_rng_state
 
-from agents.learner.inputs import LearnerInputs
-from agents.play.registry import make_agent
-from agents.play.runner import play_games
-from agents.players.base import Agent
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions, engine_targets
 from cluedo_env.files import write_text_atomic
 from cluedo_env.rules import actions as A
-from training.sb3.resume import check_resume_config, set_torch_rng_state, torch_rng_state
 
 _MASKED = -1e8  # as the policy's masked logits
 

@@ -17,7 +17,8 @@ arithmetic) and the action head's products (:class:`MixedLinear`: 256 x 359 weig
 autocast, with float32 weights, float32 outputs (logits, value), float32 log-softmax and losses; the value head
 (256 x 1) stays float32. On CPUs with AMX or AVX512-BF16 (Intel Sapphire Rapids and later, AMD Zen 4 and
 later) this makes the matrix products several times cheaper; elsewhere bfloat16 is emulated and slower, and
-:func:`training.precision.fast_bfloat16` says so. The precision is a property of a training run (``precision``
+:func:`cluedo_env.training.precision.fast_bfloat16` says so. The precision is a property of a training run
+(``precision``
 in a training config), not of the checkpoint: saved weights are float32 and a loaded policy plays in float32.
 """
 
@@ -25,11 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from cluedo_env.training.precision import PRECISIONS
 from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import MlpExtractor
-
-from training.precision import PRECISIONS
 
 _MASKED_LOGIT = -1e8  # as sb3-contrib's masked logits (finite: an all-masked row gives no NaN)
 

@@ -1,6 +1,6 @@
 """The Stable-Baselines3 features extractor of packed observations (``env.packed_observation``).
 
-The policy's first layer is :class:`training.packed_observation.Unpack`: the network after it sees the int8
+The policy's first layer is :class:`cluedo_env.training.packed_observation.Unpack`: the network after it sees the int8
 layout's values, as a policy trained on int8 observations does, while the env and the rollout buffer handle a
 fifth of the bytes.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import torch
+from cluedo_env.training.packed_observation import Unpack, packed_config
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from cluedo_env.errors import CluedoTypeError
-from training.packed_observation import Unpack, packed_config
 
 
 class PackedObservationExtractor(BaseFeaturesExtractor):

@@ -1,6 +1,6 @@
 """Resuming an SB3 run: ``state.json``, the newest loadable checkpoint, the seeds and torch's generator state.
 
-A run writes ``run_dir/state.json`` after every checkpoint (:meth:`training.sb3.train.Trainer.checkpoint`);
+A run writes ``run_dir/state.json`` after every checkpoint (:meth:`cluedo_env.training.sb3.train.Trainer.checkpoint`);
 ``--resume`` reads it back here, or falls back to the newest ``checkpoints/step_*.zip`` that loads when the file
 is missing or damaged, so that a killed run loses at most one checkpoint interval.
 """
@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from cluedo_env.training.resume_check import check_same_run
+from cluedo_env.training.sb3.checkpoints import load_model
+from cluedo_env.training.sb3.config import is_int, is_number
 
 from cluedo_env.errors import CheckpointError
 from cluedo_env.files import clean_stale_tmp
-from training.resume_check import check_same_run
-from training.sb3.checkpoints import load_model
-from training.sb3.config import is_int, is_number
 
 
 def env_seed(seed: int, timesteps: int) -> int:

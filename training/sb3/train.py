@@ -1,10 +1,11 @@
 """Train a Cluedo player with MaskablePPO (sb3-contrib) on the batched single-agent VecEnv.
 
-    python -m training --config configs/train_vs_random.yaml
-    python -m training --config configs/train_vs_random.yaml --resume      # continue a killed run
-    python -m training --config configs/train_vs_random.yaml --total-timesteps 20000 --run-dir runs/try
+    python -m cluedo_env.training --config configs/train_vs_random.yaml
+    python -m cluedo_env.training --config configs/train_vs_random.yaml --resume      # continue a killed run
+    python -m cluedo_env.training --config configs/train_vs_random.yaml --total-timesteps 20000 --run-dir runs/try
 
-The config's keys and defaults: :mod:`training.sb3.config`; checkpoints and ``--resume``: :mod:`training.sb3.resume`.
+The config's keys and defaults: :mod:`cluedo_env.training.sb3.config`; checkpoints and ``--resume``:
+:mod:`cluedo_env.training.sb3.resume`.
 
 Logs: TensorBoard in ``run_dir/tb`` (SB3's rollout/train metrics plus ``speed/collect_steps_per_s``,
 the env's share of the loop, and ``eval/win_rate``), episode stats from ``VecMonitor`` in
@@ -23,21 +24,12 @@ from typing import Any
 
 import numpy as np
 import torch
-from sb3_contrib import MaskablePPO
-from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.monitor import ResultsWriter
-from stable_baselines3.common.vec_env import VecEnvWrapper, VecMonitor
-from tqdm import tqdm
-
-from agents.play import tournament
-from cluedo_env.errors import CheckpointError, TrainConfigError, run_cli
-from cluedo_env.files import lock_dir, write_atomic, write_text_atomic
-from cluedo_env.options import ArgumentParser, int_in, seed_type
-from training import dispatch
-from training.precision import warn_if_emulated
-from training.sb3 import config as sb3_config
-from training.sb3.checkpoints import PolicyAgent, load_model, make_meta, save_model_atomic
-from training.sb3.config import (
+from cluedo_env.agents.play import tournament
+from cluedo_env.training import dispatch
+from cluedo_env.training.precision import warn_if_emulated
+from cluedo_env.training.sb3 import config as sb3_config
+from cluedo_env.training.sb3.checkpoints import PolicyAgent, load_model, make_meta, save_model_atomic
+from cluedo_env.training.sb3.config import (
     check_run_inputs,
     eval_lineups,
     init_path,
@@ -45,12 +37,32 @@ from training.sb3.config import (
     rules_config,
     validate_train_config,
 )
-from training.sb3.factored_policy import FactoredMaskablePolicy, accuse0_of, mlp_to_factored_state, suggest0_of
-from training.sb3.imitation import Imitation
-from training.sb3.lean_policy import LeanMaskablePolicy
-from training.sb3.packed_extractor import PackedObservationExtractor
-from training.sb3.resume import check_resume_config, env_seed, resume_point, set_torch_rng_state, torch_rng_state
-from training.sb3.vec_env import CluedoVecEnv
+from cluedo_env.training.sb3.factored_policy import (
+    FactoredMaskablePolicy,
+    accuse0_of,
+    mlp_to_factored_state,
+    suggest0_of,
+)
+from cluedo_env.training.sb3.imitation import Imitation
+from cluedo_env.training.sb3.lean_policy import LeanMaskablePolicy
+from cluedo_env.training.sb3.packed_extractor import PackedObservationExtractor
+from cluedo_env.training.sb3.resume import (
+    check_resume_config,
+    env_seed,
+    resume_point,
+    set_torch_rng_state,
+    torch_rng_state,
+)
+from cluedo_env.training.sb3.vec_env import CluedoVecEnv
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.monitor import ResultsWriter
+from stable_baselines3.common.vec_env import VecEnvWrapper, VecMonitor
+from tqdm import tqdm
+
+from cluedo_env.errors import CheckpointError, TrainConfigError, run_cli
+from cluedo_env.files import lock_dir, write_atomic, write_text_atomic
+from cluedo_env.options import ArgumentParser, int_in, seed_type
 
 
 def make_vec_env(cfg: dict, seed: int | None, resume_elapsed: float | None = None):
@@ -161,7 +173,8 @@ class RunCallback(BaseCallback):
 
 
 class League:
-    """Self-play opponents: bots, the current policy, past checkpoints (``league`` in :mod:`training.sb3.config`)."""
+    """Self-play opponents: bots, the current policy, past checkpoints (``league`` in
+    :mod:`cluedo_env.training.sb3.config`)."""
 
     def __init__(self, cfg: dict, trainer: Trainer) -> None:
         self.cfg = cfg["league"]
@@ -455,7 +468,7 @@ class Trainer:
 
 
 def build_parser(prog: str | None = None) -> ArgumentParser:
-    """The SB3 trainer's command line; its help ends with the config's keys (:mod:`training.sb3.config`)."""
+    """The SB3 trainer's command line; its help ends with the config's keys (:mod:`cluedo_env.training.sb3.config`)."""
     ap = ArgumentParser(prog=prog, description=__doc__.splitlines()[0],
                         epilog=sb3_config.__doc__.split("\n\n", 1)[1],
                         formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip

@@ -1,17 +1,18 @@
 """The single-agent Cluedo env as a Stable-Baselines3 ``VecEnv`` (N games in one batched engine).
 
-    from training.sb3.vec_env import CluedoVecEnv
+    from cluedo_env.training.sb3.vec_env import CluedoVecEnv
     venv = CluedoVecEnv(1024, "classic", opponents="heuristic", seat="random", macro_moves=True, seed=0)
     model = MaskablePPO("MlpPolicy", venv)          # sb3-contrib reads venv.env_method("action_masks")
 
 The learner, the opponents, rewards, macro moves and seeding are those of
-:mod:`training.single_agent` (this is a thin front end over :class:`~training.learner_core.LearnerCore`).
+:mod:`cluedo_env.training.single_agent` (this is a thin front end over
+:class:`~cluedo_env.training.learner_core.LearnerCore`).
 SB3's conventions: ``step_wait`` autoresets finished games; ``infos[i]["terminal_observation"]``
 holds the last observation of a finished episode and ``infos[i]["TimeLimit.truncated"]`` is True
 when it was cut at ``max_turns`` (R-E3). ``infos[i]["seat"]`` is the learner's seat in the game
 that just ended (or is going on), ``infos[i]["unplayed"]`` is True at the end of the one forced
 step of a game that ended before the learner's first decision (see
-:mod:`training.single_agent`: such games are episodes too, so ``VecMonitor`` statistics
+:mod:`cluedo_env.training.single_agent`: such games are episodes too, so ``VecMonitor`` statistics
 match ``scripts/evaluate.py``). ``action_masks()`` returns the (N, A) bool legal actions;
 ``env_method("action_masks")`` returns them row by row, which is what
 ``sb3_contrib.common.maskable.utils.get_action_masks`` stacks. ``seed(s)`` takes effect at the next
@@ -21,7 +22,7 @@ Actions must be integers: a float array (``3.5``) or strings raise
 :class:`~cluedo_env.rules.actions.IllegalActionError` instead of being truncated; an illegal or
 out-of-range action raises it too, naming the action as given (``9999``) and the legal ones.
 
-This module needs stable-baselines3; :mod:`training.single_agent` does not.
+This module needs stable-baselines3; :mod:`cluedo_env.training.single_agent` does not.
 """
 
 from __future__ import annotations
@@ -29,18 +30,18 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from cluedo_env.training.learner_core import LearnerCore
+from cluedo_env.training.learner_options import OPTION_NAMES, LearnerOptions, keywords_of
+from cluedo_env.training.single_agent import _rules, _spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from cluedo_env.envs.learner_actions import as_actions
 from cluedo_env.rules.config import RulesConfig
-from training.learner_core import LearnerCore
-from training.learner_options import OPTION_NAMES, LearnerOptions, keywords_of
-from training.single_agent import _rules, _spaces
 
 
 class CluedoVecEnv(VecEnv):
     """``batch_size`` games, the learner in one seat of each; keyword arguments as
-    :class:`~training.learner_options.LearnerOptions` (SB3 reads the batch as ``num_envs``)."""
+    :class:`~cluedo_env.training.learner_options.LearnerOptions` (SB3 reads the batch as ``num_envs``)."""
 
     def __init__(self, batch_size: int = 1024, config: RulesConfig | str | dict | None = None, *,
                  preset: str | None = None, seed: int | None = None, **kwargs: Any) -> None:  # fmt: skip
