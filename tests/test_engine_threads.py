@@ -12,13 +12,14 @@ import hashlib
 import os
 import pickle
 import signal
+import threading
 import time
 
 import numpy as np
 import pytest
 
 from cluedo_env.engine.compile_ahead import usable_cores
-from cluedo_env.engine.vector_engine import GAMES_PER_THREAD, VectorEngine, auto_threads
+from cluedo_env.engine.vector_engine import GAMES_PER_THREAD, THREADS_VARIABLE, VectorEngine, auto_threads
 from cluedo_env.errors import CluedoError
 from cluedo_env.rules import actions as A
 
@@ -104,6 +105,66 @@ def test_thread_counts_and_their_errors():
     for bad, kind in ((0, CluedoError), (-2, CluedoError), (1.5, TypeError), ("all", TypeError)):
         with pytest.raises(kind, match="threads must be a positive integer or 'auto'"):
             VectorEngine("classic", batch_size=4, threads=bad)
+
+
+def test_one_thread_unless_the_caller_or_the_variable_asks(monkeypatch):
+    """A busy machine never makes the default slower than one thread: threads are an opt-in (argument or
+    ``CLUEDO_NUM_THREADS``)."""
+    monkeypatch.delenv(THREADS_VARIABLE, raising=False)
+    assert VectorEngine("classic", batch_size=GAMES_PER_THREAD * 8).threads == 1
+    monkeypatch.setenv(THREADS_VARIABLE, "2")
+    assert VectorEngine("classic", batch_size=64).threads == 2
+    assert VectorEngine("classic", batch_size=64, threads=1).threads == 1  # the argument wins
+    monkeypatch.setenv(THREADS_VARIABLE, "auto")
+    assert VectorEngine("classic", batch_size=64).threads == auto_threads(64) == 1
+    for bad in ("0", "two", "-1", "1.5"):
+        monkeypatch.setenv(THREADS_VARIABLE, bad)
+        with pytest.raises(CluedoError, match=f"{THREADS_VARIABLE}='{bad}': expected a positive integer or 'auto'"):
+            VectorEngine("classic", batch_size=4)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_engine_hammered_from_four_python_threads_stays_whole(threads):
+    """Calls from several Python threads are taken in turn: no crash, no torn state. Each thread steps the games
+    with the actions it sampled (stale ones are refused as illegal, changing nothing), observes and resets; then the
+    engine plays on exactly as a fresh engine does from the same seed."""
+    eng = VectorEngine("classic", batch_size=512, autoreset=True, threads=threads)
+    eng.reset(seed=3)
+    errors: list[BaseException] = []
+    refused = [0]
+
+    def hammer(k: int) -> None:
+        try:
+            for n in range(60):
+                actions = eng.sample_random_actions()
+                try:
+                    eng.step(actions)
+                except A.IllegalActionError:
+                    refused[0] += 1  # another thread stepped between this one's sample and step
+                if n % 10 == k:
+                    eng.observe(packed=n % 2 == 0)
+                if n % 25 == 24:
+                    eng.reset_games(np.arange(k, 512, 7))
+        except BaseException as exc:  # noqa: BLE001 - any error fails the test, after the join
+            errors.append(exc)
+
+    for _ in range(5):
+        workers = [threading.Thread(target=hammer, args=(k,)) for k in range(4)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        assert errors == []
+    twin = VectorEngine("classic", batch_size=512, autoreset=True, threads=1)
+    for engine in (eng, twin):
+        engine.reset(seed=9)
+    for _ in range(200):
+        actions = eng.sample_full_game_actions()
+        assert np.array_equal(actions, twin.sample_full_game_actions())
+        for a, b in zip(eng.step(actions), twin.step(actions), strict=True):
+            assert np.array_equal(a, b)
+    assert np.array_equal(eng.observe(), twin.observe())
+    eng.close()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")

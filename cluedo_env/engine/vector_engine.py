@@ -23,8 +23,11 @@ the legal-action mask's ROLL..END_TURN, MOVE and SHOW blocks.
 Chance: each game has its own random stream, seeded by ``reset(seed)``; a game's deal and dice
 depend only on the seed and its slot, never on the other games or on the players' choices.
 
-Threads: ``threads`` (default ``"auto"``) shares each deal, sample, step and observation of the batch out among
-threads, block by block; since no game depends on another, the results are the same whatever the count.
+Threads: ``threads`` shares each deal, sample, step and observation of the batch out among threads, block by
+block; since no game depends on another, the results are the same whatever the count. The default is one thread
+(or ``CLUEDO_NUM_THREADS``): a second thread pays only on a quiet machine, and with another busy process beside it
+made the engine slower than one thread. One engine serves one Python thread at a time: calls from several are
+taken in turn (a lock), never interleaved.
 Observations come as int8 rows (``observe()``) or as the same information in bits (``observe(packed=True)``,
 a fifth of the bytes; :func:`cluedo_env.engine.observation.unpack` gives the int8 rows back).
 
@@ -34,9 +37,11 @@ the first process after an install pays for it; ``scripts/bench.py`` reports bot
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import weakref
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -123,13 +128,49 @@ def _compiled(dispatcher: Any, *args: Any) -> Any:
     return entry
 
 
+THREADS_VARIABLE = "CLUEDO_NUM_THREADS"  # the default thread count of every engine: a count, or "auto"
+
+
 def auto_threads(batch_size: int) -> int:
     """``threads="auto"``: one per usable core, but at least :data:`GAMES_PER_THREAD` games each."""
     return max(1, min(usable_cores(), batch_size // GAMES_PER_THREAD))
 
 
+def default_threads() -> int | str:
+    """The thread count of an engine made without ``threads``: ``CLUEDO_NUM_THREADS`` (a positive count or
+    ``auto``) when set, else 1.
+
+    Why one: a second thread is worth x1.7-2 on a quiet 2-core machine, but with one other busy process there it
+    measured x0.84-1.08 of one thread (``scripts/bench_under_load.py``), and running experiments side by side is
+    how an RL environment is used. Threads are an opt-in for a machine the caller knows to be free."""
+    value = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not value:
+        return 1
+    if value == "auto":
+        return value
+    if value.isdigit() and int(value) >= 1:
+        return int(value)
+    raise CluedoError(f"{THREADS_VARIABLE}={value!r}: expected a positive integer or 'auto' (or leave it unset: "
+                      "one thread)")  # fmt: skip
+
+
+def _serialised(method: Callable) -> Callable:
+    """``method`` under the engine's lock: calls from several Python threads are taken one at a time.
+
+    Why: the kernels release the GIL, and a threaded engine hands each call to its workers through one job record,
+    so two calls at once would interleave writes to the same games (a threaded engine's workers crashed the
+    process). A call holds the lock for its whole length, so each sees the state the previous one left."""
+
+    @functools.wraps(method)
+    def one_at_a_time(self: VectorEngine, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return one_at_a_time
+
+
 # What a threaded engine makes for its threads (rebuilt on load, not pickled).
-_THREADS_OWN = ("_contexts", "_context_type", "_crew", "_crew_pid", "_parts", "_shared")
+_THREADS_OWN = ("_contexts", "_context_type", "_crew", "_crew_pid", "_parts", "_shared", "_lock")
 _COMPILING = threading.Lock()  # one first use at a time: threads that share an engine may read an entry at once
 
 
@@ -174,13 +215,14 @@ class VectorEngine:
         config: RulesConfig | str | dict | None = None,
         batch_size: int = 1,
         autoreset: bool = False,
-        threads: int | str = "auto",
+        threads: int | str | None = None,
         observations: bool = True,
     ):
         """``threads``: how many threads step, sample, reset and observe the batch, sharing out its games block
         by block (the kernels release the GIL). Results are the same whatever the count: every game has its own
-        random streams. ``"auto"`` (default): one per usable core, with at least ``GAMES_PER_THREAD`` games each,
-        so batches under 4096 use one thread.
+        random streams. ``"auto"``: one per usable core, with at least ``GAMES_PER_THREAD`` games each, so batches
+        under 4096 use one thread. Default (None): :func:`default_threads`, one unless ``CLUEDO_NUM_THREADS`` says
+        otherwise.
 
         ``observations``: whether the caller will encode observations (:meth:`observe`). Only how an empty numba
         cache fills depends on it: with it the encoder compiles in a helper process beside the engine's other
@@ -222,7 +264,8 @@ class VectorEngine:
         self._one_game = np.zeros(1, np.int64)
         self._one_seat = np.zeros(1, np.int64)
         self.work = K.new_scratch()
-        self.threads = self._check_threads(threads)
+        self._lock = threading.RLock()  # one caller at a time (_serialised)
+        self.threads = self._check_threads(default_threads() if threads is None else threads)
         self.observations = bool(observations)
         self._compile_ahead()
         self._start_threads()
@@ -352,6 +395,7 @@ class VectorEngine:
             crew.bind(self._k_serve, contexts[1:], contexts[0])
         crew.run_compiled()
 
+    @_serialised
     def close(self) -> None:
         """Stop the engine's worker threads (they also stop when the engine is garbage-collected)."""
         if self._crew is not None:
@@ -385,6 +429,7 @@ class VectorEngine:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self._lock = threading.RLock()
         for name, array in zip(State._fields, self.state, strict=True):
             setattr(self, name, array)
         self.special = self.mask[:, : A.MOVE0]
@@ -393,6 +438,7 @@ class VectorEngine:
         self._start_threads()
 
     # ================================================================= reset
+    @_serialised
     def reset(self, seed: int | None = None) -> None:
         """Deal new games in every slot; each slot's chance stream is seeded from ``seed``."""
         if self.threads > 1:
@@ -406,6 +452,7 @@ class VectorEngine:
         else:
             self._new_games(self._ar)
 
+    @_serialised
     def reset_games(self, idx: np.ndarray) -> None:
         """Start new games in the slots ``idx`` (e.g. finished ones); each slot's stream goes on."""
         idx = np.asarray(idx)
@@ -455,6 +502,7 @@ class VectorEngine:
         return (self.n_special + self.n_move + count[self.suggest_set + 1]
                 + self.n_show + count[self.accuse_set + 1])  # fmt: skip
 
+    @_serialised
     def sample_random_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """(B,) int64: a uniformly random legal action per game (-1 for finished games).
 
@@ -470,6 +518,7 @@ class VectorEngine:
             self._k_sample(self.state, self.tables, u, out)
         return out
 
+    @_serialised
     def sample_full_game_actions(self, keep_accusation: float = FULL_GAME_KEEP_ACCUSATION) -> np.ndarray:
         """(B,) int64: the ``full`` benchmark player's actions (-1 for finished games).
 
@@ -488,6 +537,7 @@ class VectorEngine:
         return out
 
     # =================================================================== step
+    @_serialised
     def step(self, actions: np.ndarray, active: np.ndarray | None = None, *, copy: bool = True) -> StepResult:
         """Apply one action per game for that game's actor; return what the step produced.
 
@@ -550,6 +600,7 @@ class VectorEngine:
         return (int(job[J.FIRST]), count) if count else (-1, 0)
 
     # ============================================================ observations
+    @_serialised
     def observe(
         self,
         player: np.ndarray | int | None = None,
@@ -590,6 +641,7 @@ class VectorEngine:
 
     # ------------------------------------------------------- one game, lean
     # The PettingZoo env steps one game at a time; these skip the batch checks above.
+    @_serialised
     def is_legal(self, i: int, action: int) -> bool:
         """Whether ``action`` is legal for game ``i``'s actor."""
         if type(i) is not int or not 0 <= i < self.batch_size:
@@ -600,6 +652,7 @@ class VectorEngine:
             return False
         return bool(self._k_is_legal(self.state, i, action))
 
+    @_serialised
     def observe_game(self, i: int, seat: int, out: np.ndarray | None = None, *, packed: bool = False) -> np.ndarray:
         """(D,) int8: seat ``seat``'s observation of game ``i``; the checks cost a few type tests.
         ``packed=True``: its (``packed_observation_size``,) uint8 packed row instead."""
@@ -625,6 +678,7 @@ class VectorEngine:
         return out
 
     # ---------------------------------------------------------- summaries
+    @_serialised
     def rebuild_summaries(self, idx: np.ndarray) -> None:
         """Recompute the history summaries (``seen`` ... ``accused_at``) from the history."""
         for i in self._slots(idx):
@@ -642,6 +696,7 @@ class VectorEngine:
         return suggestions, wrong, won
 
     # ============================================================= snapshots
+    @_serialised
     def export_game(self, i: int) -> dict[str, Any]:
         """Game ``i`` as a reference-engine snapshot dict (docs/snapshot.md)."""
         from cluedo_env.engine.reference import Game
@@ -684,6 +739,7 @@ class VectorEngine:
             raise CluedoIndexError(f"game index must be an integer 0..{self.batch_size - 1}, got {i!r}")
         return int(i)
 
+    @_serialised
     def import_game(self, i: int, snapshot: dict[str, Any]) -> None:
         """Put the game a snapshot describes into slot ``i`` (its rules must be this engine's).
 
