@@ -41,7 +41,7 @@ import numba
 from numba.core.caching import IndexDataCacheFile
 from numba.core.dispatcher import Dispatcher
 
-from cluedo_env.engine.kernel_cache import cache_folder
+from cluedo_env.engine.kernel_cache import cache_folder, discard_unreadable
 
 ENV_SWITCH = "CLUEDO_COMPILE_AHEAD"  # "0": never start a helper (a helper itself runs with it)
 HELPER_TIMEOUT_S = 600  # a helper still compiling after this long is stopped and the kernel compiled here
@@ -151,7 +151,11 @@ def _merge_index(index: Path, ours: Path) -> None:
         stamp, overloads = pickle.loads(f.read())
     base = index.name.removesuffix(".nbi")
     theirs, mine = IndexDataCacheFile(str(index.parent), base, stamp), IndexDataCacheFile(str(ours), base, stamp)
-    have = mine._load_index()
+    try:
+        have = mine._load_index()
+    except Exception as error:  # noqa: BLE001 - a damaged index of ours: the helper's entries replace it
+        discard_unreadable(mine, error)
+        have = {}
     for key in overloads.keys() - have.keys():
         data = theirs.load(key)
         if data is not None:
@@ -171,7 +175,11 @@ def is_cached(dispatcher: Any, signature: tuple) -> bool:
     """Whether numba's cache holds machine code of ``dispatcher`` for ``signature`` (a tuple of numba types)."""
     cache = dispatcher._cache
     key = cache._index_key(signature, dispatcher.targetctx.codegen())
-    return key in cache._cache_file._load_index()
+    try:
+        return key in cache._cache_file._load_index()
+    except Exception as error:  # noqa: BLE001 - a damaged index: not cached (and no longer there)
+        discard_unreadable(cache._cache_file, error)
+        return False
 
 
 def submit(kernels: list[tuple[Any, tuple]]) -> bool:

@@ -18,9 +18,10 @@ import hashlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from numba.core import event
-from numba.core.caching import CacheImpl
+from numba.core.caching import Cache, CacheImpl
 
 PACKAGE = Path(__file__).resolve().parents[1]  # cluedo_env/
 
@@ -67,6 +68,39 @@ class _CompileNotice(event.Listener):
 
 _NOTICE = _CompileNotice()
 event.register("numba:compile", _NOTICE)
+
+
+def discard_unreadable(cache_file: Any, error: BaseException) -> None:
+    """Remove one function's cache files (its index and every machine-code file it names) that could not be read,
+    with one line saying so; numba then compiles the function again and writes them anew.
+
+    Why: a truncated or damaged file (a full disk, an interrupted copy of a cache folder) would otherwise fail every
+    later run with numba's unpickling error until someone found and deleted the cache by hand. ``cache_file`` is
+    numba's ``IndexDataCacheFile`` of the function (its ``_cache_path``, ``_index_name``, ``_data_name_pattern``)."""
+    folder = Path(cache_file._cache_path)
+    index = folder / cache_file._index_name
+    data = cache_file._data_name_pattern.replace("{number:d}", "*")
+    for path in (index, *folder.glob(data)):
+        path.unlink(missing_ok=True)
+    print(f"numba's cache file {index} could not be read ({type(error).__name__}: {str(error)[:80]}); removed it, "
+          "compiling that kernel again", file=sys.stderr, flush=True)  # fmt: skip
+
+
+_load_overload = Cache.load_overload
+
+
+def _load_or_recompile(cache: Cache, sig: Any, target_context: Any) -> Any:
+    """numba's ``Cache.load_overload``, except that an entry it cannot read is removed and reported (None: numba
+    compiles). Any failure counts: a damaged file can fail the unpickling or the rebuild of its machine code in many
+    ways, and compiling again is the cure for each."""
+    try:
+        return _load_overload(cache, sig, target_context)
+    except Exception as error:  # noqa: BLE001 - see the docstring
+        discard_unreadable(cache._cache_file, error)
+        return None
+
+
+Cache.load_overload = _load_or_recompile  # every numba cache of the process, ours and the players' alike
 
 
 @dataclass(frozen=True)
@@ -153,4 +187,4 @@ ENGINE = KernelSources(
 """The engine's kernels (:mod:`cluedo_env.engine.kernels`, ``movement``, ``observation``, ``crew``,
 ``thread_jobs``)."""
 
-__all__ = ["ENGINE", "ENGINE_SOURCES", "KernelSources", "cache_folder"]
+__all__ = ["ENGINE", "ENGINE_SOURCES", "KernelSources", "cache_folder", "discard_unreadable"]
