@@ -10,7 +10,9 @@ Importing this package registers the environments under one namespace, ``cluedo_
 * PettingZoo: ``pettingzoo.make("aec", "cluedo_env/cluedo_v0", **config)``, or as PettingZoo's
   classic games are imported, ``from cluedo_env import cluedo_v0; cluedo_v0.env(**config)``
   (:mod:`cluedo_env.envs.aec`). ``cluedo_env.env`` and ``cluedo_env.raw_env`` are the same
-  functions.
+  functions. The same game as a ``ParallelEnv`` (every seat at every step; :mod:`cluedo_env.envs.parallel`):
+  ``cluedo_env.parallel_env(**config)``, ``pettingzoo.make("parallel", "cluedo_env/cluedo_v0", **config)``
+  (PettingZoo 1.27 and later; older releases have no registry) or ``cluedo_v0.parallel_env(**config)``.
 
 Registration only records entry-point strings: no env module (numpy engine, spaces) is imported
 until an env is made.
@@ -28,6 +30,7 @@ PETTINGZOO_ID = "cluedo_env/cluedo_v0"
 _GYMNASIUM_ENTRY = "cluedo_env.training.single_agent:CluedoSingleAgentEnv"
 _GYMNASIUM_VECTOR_ENTRY = "cluedo_env.training.single_agent:CluedoVectorEnv"
 _PETTINGZOO_ENTRY = "cluedo_env.envs.aec:env"
+_PETTINGZOO_PARALLEL_ENTRY = "cluedo_env.envs.parallel:parallel_env"
 
 
 # The names users reach for, each loaded from its module on first use (PEP 562), so that
@@ -35,6 +38,7 @@ _PETTINGZOO_ENTRY = "cluedo_env.envs.aec:env"
 _LAZY = {
     "env": "cluedo_env.envs",
     "raw_env": "cluedo_env.envs",
+    "parallel_env": "cluedo_env.envs",
     "RulesConfig": "cluedo_env.rules.config",
     "make_config": "cluedo_env.rules.config",
     "VectorEngine": "cluedo_env.engine.vector_engine",
@@ -62,15 +66,22 @@ def register_gymnasium() -> None:
 
 
 def register_pettingzoo() -> None:
-    """Register ``"cluedo_env/cluedo_v0"`` with PettingZoo; idempotent."""
+    """Register ``"cluedo_env/cluedo_v0"`` with PettingZoo (AEC and parallel); idempotent.
+
+    PettingZoo has a registry (``pettingzoo.make``) from 1.27 on; with an older release there is nothing to
+    register in, and the envs are built by their functions (``cluedo_env.env``, ``cluedo_env.parallel_env``).
+    """
     try:
         import pettingzoo
     except ImportError:  # pettingzoo is a dependency; without it only the PettingZoo env is missing
         return
-    registered = {(spec.namespace, spec.name) for spec in pettingzoo.aec_registry.values()}
     namespace, name = PETTINGZOO_ID.split("/")[0], PETTINGZOO_ID.split("/")[1].rsplit("_v", 1)[0]
-    if (namespace, name) not in registered:
-        pettingzoo.register("aec", PETTINGZOO_ID, entry_point=_PETTINGZOO_ENTRY)
+    for kind, entry in (("aec", _PETTINGZOO_ENTRY), ("parallel", _PETTINGZOO_PARALLEL_ENTRY)):
+        registry = getattr(pettingzoo, f"{kind}_registry", None)
+        if registry is None or not hasattr(pettingzoo, "register"):
+            return
+        if (namespace, name) not in {(spec.namespace, spec.name) for spec in registry.values()}:
+            pettingzoo.register(kind, PETTINGZOO_ID, entry_point=entry)
 
 
 register_gymnasium()
@@ -86,6 +97,7 @@ __all__ = [
     "PETTINGZOO_ID",
     "__version__",
     "env",
+    "parallel_env",
     "raw_env",
     "register_gymnasium",
     "register_pettingzoo",

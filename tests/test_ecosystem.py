@@ -65,7 +65,7 @@ def test_cluedo_v0_module_version_and_typing_marker():
 
     assert cluedo_v0.env is aec.env and cluedo_v0.raw_env is aec.raw_env
     assert cluedo_v0.raw_env().metadata["name"] == "cluedo_v0"
-    assert set(cluedo_v0.__all__) == {"env", "raw_env"}
+    assert set(cluedo_v0.__all__) == {"env", "parallel_env", "raw_env"}
     assert cluedo_env.__version__ == importlib.metadata.version("cluedo_env")
     assert (ROOT / "cluedo_env" / "py.typed").is_file()
     pyproject = (ROOT / "pyproject.toml").read_text()
