@@ -33,8 +33,8 @@ import numpy as np
 from cluedo_env.agents.play.registry import make_agent
 from cluedo_env.agents.play.runner import play_games
 from numba import njit
-from numba.core.registry import CPUDispatcher
 
+from cluedo_env.engine.kernel_cache import is_kernel
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.rules.config import RulesConfig
 
@@ -113,7 +113,7 @@ def _timed_kernels(cpu: dict[str, float], calls: collections.Counter):
         if not mname.startswith("cluedo_env.agents") or mname.endswith("kernels"):
             continue
         for key, value in list(vars(module).items()):
-            if isinstance(value, CPUDispatcher):
+            if is_kernel(value):
                 wrapper = wrappers.setdefault(id(value), timed(value.__name__, value))
                 saved.append((module, key, value))
                 setattr(module, key, wrapper)

@@ -8,6 +8,7 @@ import pytest
 from numba import types
 
 from cluedo_env.engine import compile_ahead
+from cluedo_env.engine.kernel_cache import is_cached
 
 SOURCE = """
 from numba import njit
@@ -46,11 +47,11 @@ def kernels(tmp_path, monkeypatch):
 def test_a_kernel_compiled_ahead_is_loaded_from_the_cache_with_its_callees(kernels):
     import numpy as np
 
-    assert not compile_ahead.is_cached(kernels.total, TOTAL)
+    assert not is_cached(kernels.total, TOTAL)
     assert compile_ahead.submit([(kernels.total, TOTAL)])
     assert not compile_ahead.submit([(kernels.total, TOTAL)])  # already on its way: one helper per version
     compile_ahead.collect(kernels.total, TOTAL)
-    assert compile_ahead.is_cached(kernels.total, TOTAL) and compile_ahead.is_cached(kernels.scaled, SCALED)
+    assert is_cached(kernels.total, TOTAL) and is_cached(kernels.scaled, SCALED)
     assert kernels.total(np.arange(4), 3) == 18
     assert kernels.total.stats.cache_hits[TOTAL] == 1 and not kernels.total.stats.cache_misses  # loaded, not compiled
     assert not compile_ahead.submit([(kernels.total, TOTAL)])  # compiled here now: nothing to do ahead
@@ -59,7 +60,7 @@ def test_a_kernel_compiled_ahead_is_loaded_from_the_cache_with_its_callees(kerne
 def test_nothing_starts_on_a_warm_cache_with_one_core_or_when_switched_off(kernels, monkeypatch):
     kernels.scaled.compile(SCALED)  # (cached on disk too)
     kernels.scaled.overloads.clear()  # as a new process finds it: cached, not compiled here
-    assert compile_ahead.is_cached(kernels.scaled, SCALED)
+    assert is_cached(kernels.scaled, SCALED)
     assert not compile_ahead.submit([(kernels.scaled, SCALED)])
     monkeypatch.setattr(compile_ahead, "usable_cores", lambda: 1)
     assert not compile_ahead.submit([(kernels.total, TOTAL)])
@@ -81,7 +82,7 @@ def test_kernels_handed_over_while_a_helper_works_queue_behind_its_own(kernels):
     assert helper.process.poll() is None  # one kernel still to hand back
     compile_ahead.collect(kernels.scaled, SCALED)
     assert helper.process.poll() is not None and not compile_ahead.is_pending(kernels.scaled, SCALED)
-    assert compile_ahead.is_cached(kernels.total, TOTAL) and compile_ahead.is_cached(kernels.scaled, SCALED)
+    assert is_cached(kernels.total, TOTAL) and is_cached(kernels.scaled, SCALED)
     assert not helper.add([(kernels.total, (types.float64[:], types.int64))])  # a stopped helper takes nothing
 
 
@@ -102,7 +103,7 @@ def test_kernels_of_another_root_never_queue_behind_a_helper(kernels, tmp_path_f
     assert compile_ahead._JOBS[(other.total, TOTAL)] is not helper
     compile_ahead.collect(kernels.total, TOTAL)
     compile_ahead.collect(other.total, TOTAL)
-    assert compile_ahead.is_cached(kernels.total, TOTAL) and compile_ahead.is_cached(other.total, TOTAL)
+    assert is_cached(kernels.total, TOTAL) and is_cached(other.total, TOTAL)
 
 
 def test_a_helper_that_fails_leaves_the_compile_to_this_process(kernels):
@@ -111,7 +112,7 @@ def test_a_helper_that_fails_leaves_the_compile_to_this_process(kernels):
     wrong = (types.unicode_type, types.int64)  # numba cannot compile total for these: the helper exits with an error
     assert compile_ahead.submit([(kernels.total, wrong)])
     compile_ahead.collect(kernels.total, wrong)
-    assert not compile_ahead.is_cached(kernels.total, wrong)
+    assert not is_cached(kernels.total, wrong)
     assert kernels.total(np.arange(3), 2) == 6  # compiled here, as without a helper
 
 

@@ -17,7 +17,7 @@ from numba import njit
 
 from cluedo_env.engine import crew as crew_module
 from cluedo_env.engine.crew import LEAD, Crew, Signal, close, compiled_job_arrived, hand_out, join, leave
-from cluedo_env.engine.memory import atomic_add, pause
+from cluedo_env.engine.intrinsics import atomic_add, pause
 from cluedo_env.engine.vector_engine import VectorEngine
 
 

@@ -1,4 +1,4 @@
-"""The engine's memory intrinsics (cluedo_env.engine.memory): a word copy moves exactly its eight bytes, at any
+"""The engine's memory intrinsics (cluedo_env.engine.intrinsics): a word copy moves exactly its eight bytes, at any
 alignment and between signed and unsigned bytes; a word load reads eight bytes little-endian, bools too; a prefetch
 changes nothing; atomic adds and minimums from many threads lose nothing; row views and values stored at an address
 read back what they view or hold. And the samplers' word-at-a-time search for the n-th legal action against a plain
@@ -13,8 +13,7 @@ import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-from cluedo_env.engine.kernels import _nth_true
-from cluedo_env.engine.memory import (
+from cluedo_env.engine.intrinsics import (
     array_at,
     atomic_add,
     atomic_load,
@@ -31,6 +30,7 @@ from cluedo_env.engine.memory import (
     value_size,
     yield_cpu,
 )
+from cluedo_env.engine.kernels import _nth_true
 from cluedo_env.engine.thread_jobs import block_bounds
 
 

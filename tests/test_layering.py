@@ -41,6 +41,7 @@ CLUEDO_PARTS = {
     "record": 3,
     "envs": 4,
     "cluedo_v0": 4,
+    "openspiel": 4,  # the game for OpenSpiel, beside the envs
 }
 # Within agents: the kernels' plumbing, then what a seat knows and where it moves, the players, what a learned
 # policy sees, and the loops that seat players (agents/__init__.py).
@@ -294,5 +295,58 @@ def test_the_training_backends_never_import_each_other():
     for side, other in (("sb3", "rllib"), ("rllib", "sb3")):
         for path in sorted((ROOT / "training" / side).rglob("*.py")):
             bad += [f"{path.relative_to(ROOT)}:{line} imports {mod}" for line, mod in imports_of(path)
-                    if mod == f"training.{other}" or mod.startswith(f"training.{other}.")]  # fmt: skip
+                    if mod == f"{TRAINING}.{other}" or mod.startswith(f"{TRAINING}.{other}.")]  # fmt: skip
     assert bad == []
+
+
+# ------------------------------------------------------------------ numba's internals in two modules
+NUMBA_INTERNALS_HOMES = {ROOT / "cluedo_env" / "engine" / name for name in ("intrinsics.py", "kernel_cache.py")}
+NUMBA_PUBLIC = {"numba", "numba.extending", "numba.typed", "numba.types"}
+# Private attributes of numba's objects the two homes read (a use elsewhere is a use of numba's internals too).
+NUMBA_PRIVATE_NAMES = {"_cache_file", "_index_key", "_load_index", "_locator_classes", "call_conv",
+                       "get_pointer_to_function", "fndesc", "targetctx"}  # fmt: skip
+
+
+def numba_internals_used(path: Path) -> list[str]:
+    """Where ``path`` imports a numba module outside its public API or reads one of numba's private attributes."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("numba"):
+            if node.module not in NUMBA_PUBLIC:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {node.module}")
+        elif isinstance(node, ast.Import):
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} imports {a.name}" for a in node.names
+                      if a.name.startswith("numba.") and a.name not in NUMBA_PUBLIC]  # fmt: skip
+        elif isinstance(node, ast.Attribute) and node.attr in NUMBA_PRIVATE_NAMES:
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno} reads .{node.attr}")
+    return found
+
+
+def test_numba_internals_are_used_in_two_modules_only():
+    """Every use of numba's internals sits in ``cluedo_env.engine.intrinsics`` (code generation) or
+    ``cluedo_env.engine.kernel_cache`` (the on-disk cache), and each is listed, with the numba versions it was
+    checked against, in ``intrinsics.NUMBA_INTERNALS`` (pyproject.toml bounds numba at the newest)."""
+    elsewhere = [hit for p in project_files() if p not in NUMBA_INTERNALS_HOMES for hit in numba_internals_used(p)]
+    assert elsewhere == []
+    from cluedo_env.engine.intrinsics import NUMBA_CHECKED, NUMBA_INTERNALS
+
+    for used in {hit.split(" ", 1)[1].split()[-1] for p in NUMBA_INTERNALS_HOMES for hit in numba_internals_used(p)}:
+        assert any(used.lstrip(".") in name for name in NUMBA_INTERNALS), f"{used} is not in NUMBA_INTERNALS"
+    import tomllib
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    (numba,) = [Requirement(d) for d in deps if Requirement(d).name == "numba"]
+    low, high = (Version(v) for v in NUMBA_CHECKED)
+    assert low in numba.specifier and high in numba.specifier
+    assert Version(f"{high.major}.{high.minor + 1}.0") not in numba.specifier, "numba needs an upper bound"
+    assert Version(f"{low.major}.{low.minor - 1}.0") not in numba.specifier
+
+
+def test_the_internals_check_catches_an_import_and_a_private_read(tmp_path, monkeypatch):
+    path = ROOT / "cluedo_env" / "engine" / "fake.py"
+    source = "from numba.core.caching import Cache\nx = dispatcher._cache._cache_file\n"
+    monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: source if self == path else _read(self))
+    assert [h.split(" ", 1)[1] for h in numba_internals_used(path)] == ["imports numba.core.caching",
+                                                                        "reads ._cache_file"]

@@ -22,8 +22,8 @@ from cluedo_env.agents.knowledge.propagation import fixpoint_kernel
 from cluedo_env.agents.knowledge.types import PropagateScratch, WitnessScratch, WitnessStore
 from cluedo_env.agents.knowledge.witnesses import check_witnesses_kernel, witness_rows_kernel, witness_sample_kernel
 from numba import njit
-from numba.np.random.random_methods import random_interval
 
+from cluedo_env.engine.intrinsics import random_interval
 from cluedo_env.rules.cards import NUM_CARDS
 
 

@@ -18,8 +18,8 @@ Why the helper writes to a folder of its own (then :func:`collect` adds its entr
 numba's index): numba reads, changes and writes a function's index without a lock, so two processes writing
 versions of one shared helper at once could leave one's index beside the other's machine code.
 
-The numba internals used (``Dispatcher._cache``, its ``_index_key`` and ``_cache_file``) are those of the numba
-pinned in ``constraints.txt``; ``tests/test_compile_ahead.py`` checks the path end to end.
+The cache's index is read and merged by :mod:`cluedo_env.engine.kernel_cache` (numba's internals live there);
+``tests/test_compile_ahead.py`` checks the path end to end.
 """
 
 from __future__ import annotations
@@ -38,10 +38,8 @@ from pathlib import Path
 from typing import Any
 
 import numba
-from numba.core.caching import IndexDataCacheFile
-from numba.core.dispatcher import Dispatcher
 
-from cluedo_env.engine.kernel_cache import cache_folder, discard_unreadable
+from cluedo_env.engine.kernel_cache import cache_folder, is_cached, is_kernel, merge_index
 
 ENV_SWITCH = "CLUEDO_COMPILE_AHEAD"  # "0": never start a helper (a helper itself runs with it)
 HELPER_TIMEOUT_S = 600  # a helper still compiling after this long is stopped and the kernel compiled here
@@ -109,7 +107,7 @@ class _Helper:
                     for source, theirs in folders:
                         ours = cache_folder(Path(source))
                         for index in Path(theirs).glob("*.nbi") if ours is not None else ():
-                            _merge_index(index, ours)
+                            merge_index(index, ours)
                     folders.clear()
                     self.done += 1
                 elif len(parts := line.rstrip("\n").split("\t")) == 2:  # (anything an import printed: not ours)
@@ -142,44 +140,12 @@ def _root_of(dispatcher: Any) -> Path:
     return Path(top.__file__).resolve().parents[1 if hasattr(top, "__path__") else 0]
 
 
-def _merge_index(index: Path, ours: Path) -> None:
-    """Add the entries of numba's cache index ``index`` (of one function) that the index of the same name in the
-    folder ``ours`` lacks, with their machine code (numba's own index class reads and writes both)."""
-    with open(index, "rb") as f:
-        if pickle.load(f) != numba.__version__:
-            return
-        stamp, overloads = pickle.loads(f.read())
-    base = index.name.removesuffix(".nbi")
-    theirs, mine = IndexDataCacheFile(str(index.parent), base, stamp), IndexDataCacheFile(str(ours), base, stamp)
-    try:
-        have = mine._load_index()
-    except Exception as error:  # noqa: BLE001 - a damaged index of ours: the helper's entries replace it
-        discard_unreadable(mine, error)
-        have = {}
-    for key in overloads.keys() - have.keys():
-        data = theirs.load(key)
-        if data is not None:
-            ours.mkdir(parents=True, exist_ok=True)
-            mine.save(key, data)
-
-
 _JOBS: dict[tuple[Any, tuple], _Helper] = {}  # (dispatcher, signature) -> the helper compiling it, until collected
 
 
 def signature_of(args: tuple) -> tuple:
     """numba's types of ``args``: the signature a kernel called with them is compiled for."""
     return tuple(numba.typeof(a) for a in args)
-
-
-def is_cached(dispatcher: Any, signature: tuple) -> bool:
-    """Whether numba's cache holds machine code of ``dispatcher`` for ``signature`` (a tuple of numba types)."""
-    cache = dispatcher._cache
-    key = cache._index_key(signature, dispatcher.targetctx.codegen())
-    try:
-        return key in cache._cache_file._load_index()
-    except Exception as error:  # noqa: BLE001 - a damaged index: not cached (and no longer there)
-        discard_unreadable(cache._cache_file, error)
-        return False
 
 
 def submit(kernels: list[tuple[Any, tuple]]) -> bool:
@@ -189,7 +155,7 @@ def submit(kernels: list[tuple[Any, tuple]]) -> bool:
 
     :func:`collect` each before this process needs it (numba would otherwise compile it here too).
     """
-    todo = [(d, sig) for d, sig in kernels if isinstance(d, Dispatcher) and (d, sig) not in _JOBS
+    todo = [(d, sig) for d, sig in kernels if is_kernel(d) and (d, sig) not in _JOBS
             and sig not in d.overloads]  # fmt: skip (a stand-in for a kernel, as a benchmark's timer: compiled here)
     if os.environ.get(ENV_SWITCH) == "0" or not todo:
         return False

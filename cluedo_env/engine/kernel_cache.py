@@ -15,13 +15,16 @@ engine's group (:data:`ENGINE`) is checked when :mod:`cluedo_env.engine.kernels`
 from __future__ import annotations
 
 import hashlib
+import pickle
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numba
 from numba.core import event
-from numba.core.caching import Cache, CacheImpl
+from numba.core.caching import Cache, CacheImpl, IndexDataCacheFile
+from numba.core.registry import CPUDispatcher
 
 PACKAGE = Path(__file__).resolve().parents[1]  # cluedo_env/
 
@@ -103,6 +106,43 @@ def _load_or_recompile(cache: Cache, sig: Any, target_context: Any) -> Any:
 Cache.load_overload = _load_or_recompile  # every numba cache of the process, ours and the players' alike
 
 
+def is_kernel(obj: Any) -> bool:
+    """Whether ``obj`` is a compiled kernel (a numba CPU dispatcher), not a Python stand-in for one."""
+    return isinstance(obj, CPUDispatcher)
+
+
+def is_cached(dispatcher: Any, signature: tuple) -> bool:
+    """Whether numba's cache holds machine code of ``dispatcher`` for ``signature`` (a tuple of numba types)."""
+    cache = dispatcher._cache
+    key = cache._index_key(signature, dispatcher.targetctx.codegen())
+    try:
+        return key in cache._cache_file._load_index()
+    except Exception as error:  # noqa: BLE001 - a damaged index: not cached (and no longer there)
+        discard_unreadable(cache._cache_file, error)
+        return False
+
+
+def merge_index(index: Path, ours: Path) -> None:
+    """Add the entries of numba's cache index ``index`` (of one function) that the index of the same name in the
+    folder ``ours`` lacks, with their machine code (numba's own index class reads and writes both)."""
+    with open(index, "rb") as f:
+        if pickle.load(f) != numba.__version__:
+            return
+        stamp, overloads = pickle.loads(f.read())
+    base = index.name.removesuffix(".nbi")
+    theirs, mine = IndexDataCacheFile(str(index.parent), base, stamp), IndexDataCacheFile(str(ours), base, stamp)
+    try:
+        have = mine._load_index()
+    except Exception as error:  # noqa: BLE001 - a damaged index of ours: the helper's entries replace it
+        discard_unreadable(mine, error)
+        have = {}
+    for key in overloads.keys() - have.keys():
+        data = theirs.load(key)
+        if data is not None:
+            ours.mkdir(parents=True, exist_ok=True)
+            mine.save(key, data)
+
+
 @dataclass(frozen=True)
 class KernelSources:
     """A group of kernels: the files they are compiled from and the modules that hold them."""
@@ -169,9 +209,8 @@ ENGINE_SOURCES = tuple(
         "engine/kernels.py",
         "engine/movement.py",
         "engine/observation.py",
-        "engine/memory.py",
+        "engine/intrinsics.py",
         "engine/crew.py",
-        "engine/native_call.py",
         "engine/thread_jobs.py",
     )
 )
@@ -187,4 +226,5 @@ ENGINE = KernelSources(
 """The engine's kernels (:mod:`cluedo_env.engine.kernels`, ``movement``, ``observation``, ``crew``,
 ``thread_jobs``)."""
 
-__all__ = ["ENGINE", "ENGINE_SOURCES", "KernelSources", "cache_folder", "discard_unreadable"]
+__all__ = ["ENGINE", "ENGINE_SOURCES", "KernelSources", "cache_folder", "discard_unreadable", "is_cached",
+           "is_kernel", "merge_index"]

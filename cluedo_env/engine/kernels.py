@@ -20,8 +20,8 @@ import numpy as np
 from numba import njit
 
 from cluedo_env.engine.compile_options import HELPER, INLINE, KERNEL
+from cluedo_env.engine.intrinsics import load_word, prefetch
 from cluedo_env.engine.kernel_cache import ENGINE
-from cluedo_env.engine.memory import load_word, prefetch
 from cluedo_env.rules import actions as A
 from cluedo_env.rules import privacy
 

@@ -47,9 +47,8 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
 
-from cluedo_env.engine.memory import prefetch
+from cluedo_env.engine.intrinsics import prefetch, trailing_zeros
 from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, Board, load_board
 from cluedo_env.rules.cards import NUM_ROOMS
 

@@ -55,9 +55,8 @@ from cluedo_env.engine import thread_jobs as J
 from cluedo_env.engine.compile_ahead import signature_of, usable_cores
 from cluedo_env.engine.crew import Crew
 from cluedo_env.engine.history import Accusation, Suggestion
-from cluedo_env.engine.memory import line_aligned_words
+from cluedo_env.engine.intrinsics import kernel_address, line_aligned_words
 from cluedo_env.engine.movement import move_tables, with_scratch
-from cluedo_env.engine.native_call import kernel_address
 from cluedo_env.engine.observation import encode, offsets, packed_layout, size
 from cluedo_env.engine.snapshot import SnapshotError
 from cluedo_env.engine.state import (

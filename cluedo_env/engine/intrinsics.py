@@ -1,4 +1,9 @@
-"""Memory operations numba has no words for, as LLVM intrinsics for compiled code.
+"""What numba has no words for, as LLVM intrinsics for compiled code: memory operations, atomics, and calling a
+compiled kernel by its address. This module and :mod:`cluedo_env.engine.kernel_cache` (numba's on-disk cache) are
+the only ones that use numba's internals (``tests/test_layering.py`` checks it); each use is listed in
+:data:`NUMBA_INTERNALS` with the numba versions it was checked against.
+
+Memory operations numba has no words for, as LLVM intrinsics for compiled code.
 
 ``prefetch(array, i)``: ask the CPU to start loading the cache line of ``array[i]``. Why: a kernel that walks a
 large batch reads each game's rows from some twenty state arrays, and the rows it reads from the history sit at a
@@ -40,19 +45,58 @@ unboxes one int. Whoever stored it keeps its arrays alive while it is read.
 (an array over the memory there): how a worker thread's compiled loop reads and writes arrays its caller names per
 job (:mod:`cluedo_env.engine.thread_jobs`), without the GIL a Python call would need to hand it an array. The
 caller keeps the array alive until the job is done.
+
+``call_compiled(address, returns, args)`` and ``kernel_address(dispatcher, signature, returns)``: calling a compiled
+kernel by its address from compiled code.
+Why: a worker thread's loop (:mod:`cluedo_env.engine.thread_jobs`) calls the engine's kernels, and a numba function
+that calls another the usual way links the callee's machine code into its own library and optimises the whole of
+it again: 9 s on an empty cache for a loop that calls the step, which every engine with threads would pay. Called
+by address, the callee is the code the engine already compiled (or loaded from the cache), the loop compiles in a
+few seconds (most of it the Python wrapper that unboxes its arguments), and its cache never holds a stale copy of a
+kernel whose source changed.
+
+The address is the kernel's native function (numba's own calling convention: a return slot, an exception slot,
+the arguments flattened), found by :func:`kernel_address` for the exact argument types the caller will pass. The
+types are the contract: :func:`call_compiled` calls the address with the types of the arguments it is given, and
+the caller must have looked the address up for those types (``tests/test_engine_threads.py`` plays threaded
+engines against unthreaded ones with every job).
 """
 
 from __future__ import annotations
 
 import os
 import platform
+from typing import Any
 
 import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
+from numba.cpython.unsafe.numbers import trailing_zeros  # re-exported: the move search's bit scan
 from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
+from numba.np.random.random_methods import random_interval  # re-exported: the players' bounded draws
+
+# Every use of numba's internals in the package (here and in cluedo_env.engine.kernel_cache): what it is, where it is
+# used, and the numba versions it was checked against (the lowest declared, by the lowest-versions smoke, and the
+# pinned one, by the whole suite). pyproject.toml bounds numba above at the newest of them.
+NUMBA_CHECKED = ("0.60.0", "0.68.1")
+NUMBA_INTERNALS = {
+    "numba.core.cgutils": "LLVM helpers of the intrinsics here (pointers, tuples, branches, functions)",
+    "numba.np.arrayobj.populate_array": "array_at, rows: arrays over raw memory, built in compiled code",
+    "context.call_conv": "call_compiled: numba's native calling convention (status, exception slot)",
+    "CompileResult.library.get_pointer_to_function, CompileResult.fndesc": "kernel_address: a kernel's native "
+    "function by its mangled name",
+    "numba.cpython.unsafe.numbers.trailing_zeros": "the move search's bit scan (movement.py, re-exported here)",
+    "numba.np.random.random_methods.random_interval": "bounded draws of the players' kernels (re-exported here)",
+    "numba.core.caching.CacheImpl._locator_classes": "kernel_cache.cache_folder: where numba caches a module",
+    "numba.core.caching.Cache.load_overload": "kernel_cache: a cache entry that cannot be read is compiled again",
+    "numba.core.caching.IndexDataCacheFile": "kernel_cache: reading and merging one function's cache index",
+    "Dispatcher._cache (._index_key, ._cache_file._load_index), Dispatcher.targetctx": "kernel_cache.is_cached: "
+    "whether a version is on disk",
+    "numba.core.event": "kernel_cache: the one-line notice when a group of kernels starts compiling",
+    "numba.core.registry.CPUDispatcher": "kernel_cache.is_kernel: what a compiled kernel is",
+}
 
 _READ, _KEEP_IN_ALL_LEVELS, _DATA = 0, 3, 1
 
@@ -372,8 +416,54 @@ def yield_cpu(typingctx):  # noqa: ARG001 (numba's intrinsic signature)
     return types.void(), codegen
 
 
+def _plain(t: types.Type) -> types.Type:
+    """``t`` without literal types (a tuple's elements too): ``(0, 0)`` as a UniTuple(int64, 2)."""
+    if isinstance(t, types.BaseTuple):
+        return types.Tuple([_plain(x) for x in t.types])
+    return types.unliteral(t)
+
+
+@intrinsic
+def call_compiled(typingctx, address, returns, args):  # noqa: ARG001 (numba's intrinsic signature)
+    """Call the kernel compiled at ``address`` with the tuple ``args``, returning what it returns.
+
+    ``returns``: a value of the kernel's return type (``None`` for a kernel that returns nothing, ``(0, 0)`` for a
+    pair of ints); the types of ``args`` are those the kernel was compiled for. An exception the kernel raises is
+    raised by the caller."""
+    if not isinstance(address, types.Integer) or not isinstance(args, types.BaseTuple):
+        return None
+    restype = _plain(returns)
+    argtypes = tuple(args.types)
+
+    def codegen(context, builder, sig, llargs):
+        values = [builder.extract_value(llargs[2], i) for i in range(len(argtypes))]
+        function_type = context.call_conv.get_function_type(restype, argtypes)
+        callee = builder.inttoptr(context.cast(builder, llargs[0], sig.args[0], types.int64),
+                                  function_type.as_pointer())  # fmt: skip
+        status, result = context.call_conv.call_function(builder, callee, restype, argtypes, values)
+        with cgutils.if_unlikely(builder, status.is_error):
+            context.call_conv.return_status_propagate(builder, status)
+        return result
+
+    return restype(address, returns, args), codegen
+
+
+def kernel_address(dispatcher: Any, signature: tuple, returns: types.Type) -> int:
+    """The address of ``dispatcher``'s native function compiled for ``signature`` (a tuple of numba types), which
+    must already be compiled or loaded; checks that it returns ``returns`` (a numba type)."""
+    compiled = dispatcher.overloads.get(signature)
+    if compiled is None:
+        raise RuntimeError(f"{dispatcher.py_func.__qualname__} is not compiled for {signature}")
+    if compiled.signature.return_type != returns:
+        raise TypeError(f"{dispatcher.py_func.__qualname__} returns {compiled.signature.return_type}, not {returns}")
+    address = compiled.library.get_pointer_to_function(compiled.fndesc.mangled_name)
+    if not address:
+        raise RuntimeError(f"no native function of {dispatcher.py_func.__qualname__} for {signature}")
+    return address
+
+
 __all__ = [
-    "array_at", "atomic_add", "atomic_load", "atomic_min", "atomic_store", "copy_word", "data_address",
-    "line_aligned_words", "load_word", "pause", "prefetch", "rows", "store_value", "value_at", "value_size",
-    "yield_cpu",
+    "NUMBA_CHECKED", "NUMBA_INTERNALS", "array_at", "atomic_add", "atomic_load", "atomic_min", "atomic_store",
+    "call_compiled", "copy_word", "data_address", "kernel_address", "line_aligned_words", "load_word", "pause",
+    "prefetch", "random_interval", "rows", "store_value", "trailing_zeros", "value_at", "value_size", "yield_cpu",
 ]  # fmt: skip
