@@ -117,3 +117,11 @@ def test_a_bench_run_becomes_the_docs_engine_table():
     engine.update(table)
     page = render_benchmarks(data)
     assert "| seed000 (2 dice), 4 players | 4096 | 1.20M |" in page and "python scripts/bench.py --docs" in page
+
+
+def test_contributing_names_every_engine_module():
+    """CONTRIBUTING's table of the engine's modules stays complete: a new module gets its row."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    table = text[text.index("## The engine's modules"):text.index("## One concept, one place")]
+    modules = sorted(p.name for p in (ROOT / "cluedo_env" / "engine").glob("*.py") if p.name != "__init__.py")
+    assert [m for m in modules if f"`{m}`" not in table] == []
