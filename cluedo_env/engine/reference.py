@@ -129,22 +129,73 @@ class Game:
         suspect = int(rng.integers(NUM_SUSPECTS))
         weapon = int(rng.integers(NUM_WEAPONS))
         room = int(rng.integers(NUM_ROOMS))
-        self.envelope = (suspect, WEAPON_CARD0 + weapon, ROOM_CARD0 + room)
-        # R-S5: the other 18 cards shuffled together and dealt clockwise from the first player.
-        rest = np.array([c for c in range(NUM_CARDS) if c not in self.envelope])
-        deck = rest[rng.permutation(len(rest))]
+        envelope = (suspect, WEAPON_CARD0 + weapon, ROOM_CARD0 + room)
+        # R-S5: the other 18 cards shuffled together.
+        rest = np.array([c for c in range(NUM_CARDS) if c not in envelope])
+        deck = [int(c) for c in rest[rng.permutation(len(rest))]]
+        # R-S3: six weapons in six different random rooms.
+        weapon_room = [int(r) for r in rng.permutation(NUM_ROOMS)[:NUM_WEAPONS]] if self.config.has_board else []
+        self.deal(envelope, deck, weapon_room)
+
+    def deal(self, envelope: tuple[int, int, int], deck: list[int], weapon_room: list[int]) -> None:
+        """Set up the game from given chance outcomes instead of the RNG's draws (R-S2..R-S5).
+
+        The hook for an explicit chance model (OpenSpiel's deal nodes) and for replaying another
+        engine's deal: ``envelope`` the (suspect, weapon, room) card ids, ``deck`` the other 18 cards
+        in dealing order, ``weapon_room`` the room index of each weapon (six different rooms; empty
+        without a board). Only a game no one has acted in may be dealt.
+        """
+        if self.history or self.turn_count or self.roll or self.phase not in (A.START, A.SUGGEST):
+            raise ValueError("deal() sets up a new game: this game has already been played")
+        ok_envelope = (
+            len(envelope) == 3
+            and 0 <= envelope[0] < WEAPON_CARD0 <= envelope[1] < ROOM_CARD0 <= envelope[2] < NUM_CARDS
+        )
+        if not ok_envelope:
+            raise ValueError(f"envelope must be (suspect, weapon, room) card ids, got {envelope!r}")
+        if sorted(deck) != [c for c in range(NUM_CARDS) if c not in envelope]:
+            raise ValueError(f"deck must hold each of the 18 cards outside the envelope once, got {deck!r}")
+        rooms = list(weapon_room)
+        if self.config.has_board != bool(rooms) or (
+            rooms and (len(rooms) != NUM_WEAPONS or len(set(rooms)) != NUM_WEAPONS or not set(rooms) <= set(range(NUM_ROOMS)))
+        ):
+            raise ValueError(
+                f"weapon_room must be {NUM_WEAPONS} different rooms 0..{NUM_ROOMS - 1} on the board and empty "
+                f"without one, got {weapon_room!r}"
+            )
+        self.envelope = (int(envelope[0]), int(envelope[1]), int(envelope[2]))
+        # R-S5: dealt one at a time clockwise, the first card to the first player.
+        self.hands = [[] for _ in range(self.num_players)]
         for i, card in enumerate(deck):
             self.hands[i % self.num_players].append(int(card))
         for hand in self.hands:
             hand.sort()  # R-S6: each player knows their hand; order carries no information
         if self.config.has_board:
-            # R-S2: all six tokens on their start squares, played or not.
-            self.pos = list(self.board.starts)
-            # R-S3: six weapons in six different random rooms.
-            self.weapon_room = [int(r) for r in rng.permutation(NUM_ROOMS)[:NUM_WEAPONS]]
+            self.pos = list(self.board.starts)  # R-S2: all six tokens on their start squares, played or not
+            self.weapon_room = [int(r) for r in rooms]  # R-S3
             self.phase = A.START  # R-S1: Scarlet (seat 0) moves first
         else:
             self.phase = A.SUGGEST  # R-C2: a card-only turn starts with the suggestion
+
+    def copy(self) -> Game:
+        """An independent copy that shares only what never changes (config, board, hands, RNG).
+
+        Search (OpenSpiel's MCTS and ISMCTS clone a state per simulation) needs a copy that
+        costs the size of the game's mutable state, not a deep copy of the board. Only the
+        last history entry can still change (its refutation), so it alone is copied.
+        """
+        new = Game.__new__(Game)
+        new.__dict__.update(self.__dict__)
+        new.pos, new.weapon_room = list(self.pos), list(self.weapon_room)
+        new.eliminated, new.dragged, new.rewards = list(self.eliminated), list(self.dragged), list(self.rewards)
+        new.history = list(self.history)
+        last = new.history[-1] if new.history else None
+        if isinstance(last, Suggestion):
+            new.history[-1] = Suggestion(
+                last.suggester, last.suspect, last.weapon, last.room, list(last.passed), list(last.refuted_by),
+                list(last.shown),
+            )  # fmt: skip
+        return new
 
     # ------------------------------------------------------------- queries
     @property
