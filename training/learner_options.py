@@ -23,7 +23,12 @@ from cluedo_env.agents.learner.inputs import check_accuse_gate, check_packed_obs
 from cluedo_env.checks import check_bool, check_seed
 from cluedo_env.rules.config import ConfigError, RulesConfig, make_config
 
-BOOL_OPTIONS = ("macro_moves", "end_on_elimination", "macro_accuse", "belief", "packed_observation")
+BOOL_OPTIONS = ("macro_moves", "end_on_elimination", "macro_accuse", "belief", "packed_observation",
+                "mask_in_observation")  # fmt: skip
+# Options that only the Gymnasium envs of cluedo_env.training.single_agent implement (each takes them as its own
+# keyword): they are left out of OPTION_NAMES, so that another front end refuses them as unknown keywords
+# instead of ignoring them.
+GYMNASIUM_ONLY_OPTIONS = ("mask_in_observation",)
 
 UNPLAYED_MODES = ("step", "skip")
 ILLEGAL_ACTION_MODES = ("raise", "lose")
@@ -36,7 +41,8 @@ class LearnerOptions:
     ``batch_size``: games played at once (one learner seat each). ``config``: the rules (a
     :class:`RulesConfig`, a preset name or a mapping), with ``rules`` flags over it (``{"players": 3}``).
     The other options are described in :mod:`cluedo_env.training.single_agent`. After checking, ``shaping`` holds its
-    defaults filled in and ``rules_config`` the resolved rules.
+    defaults filled in and ``rules_config`` the resolved rules. ``mask_in_observation`` (the observation as
+    ``{"observation", "action_mask"}``) is read by the Gymnasium envs only (:data:`GYMNASIUM_ONLY_OPTIONS`).
     """
 
     batch_size: int = 1
@@ -55,6 +61,7 @@ class LearnerOptions:
     advisor: str | None = None
     accuse_gate: str | float | None = None
     shaping: Mapping[str, Any] | None = None
+    mask_in_observation: bool = False
     rules: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     rules_config: RulesConfig = dataclasses.field(init=False, repr=False, compare=False)
 
@@ -101,9 +108,11 @@ class LearnerOptions:
         return cls(batch_size, config, rules=flags, **options)
 
 
-# The options an env passes through by keyword (batch size and rules are the env's own arguments).
+# The options an env passes through by keyword (batch size and rules are the env's own arguments; the Gymnasium-only
+# options are the Gymnasium envs' own keywords).
 OPTION_NAMES: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(LearnerOptions) if f.init and f.name not in ("batch_size", "config", "rules")
+    f.name for f in dataclasses.fields(LearnerOptions)
+    if f.init and f.name not in ("batch_size", "config", "rules", *GYMNASIUM_ONLY_OPTIONS)
 )
 
 
@@ -138,6 +147,6 @@ def check_keywords(owner: str, flags: dict[str, Any], env_keywords: Iterable[str
 
 
 __all__ = [
-    "ILLEGAL_ACTION_MODES", "OPTION_NAMES", "UNPLAYED_MODES", "LearnerOptions", "check_keywords", "keywords_of",
-    "rules_keywords",
+    "GYMNASIUM_ONLY_OPTIONS", "ILLEGAL_ACTION_MODES", "OPTION_NAMES", "UNPLAYED_MODES", "LearnerOptions",
+    "check_keywords", "keywords_of", "rules_keywords",
 ]  # fmt: skip

@@ -24,6 +24,14 @@ learner is to act again or the game is over. Three front ends share one core
 All of them have ``action_masks()`` (what sb3-contrib's MaskablePPO reads); the Gymnasium ones
 also put the mask, as int8 (what ``Discrete.sample(mask)`` takes), in ``info["action_mask"]``.
 
+Mask in the observation (``mask_in_observation=True``, the Gymnasium envs only): the observation is
+``spaces.Dict({"observation": <the space below>, "action_mask": Box(0, 1, (A,), int8)})``, the layout of the
+PettingZoo env's observations, for learners that read the mask from the observation (a policy network that
+masks its own logits, RLlib-style action-masking models). The mask is ``action_masks()`` as int8: all zeros
+after the last step of an episode (single env), only action 0 on a vector row whose next step starts a new game
+(``NEXT_STEP``); a ``SAME_STEP`` final observation carries an all-zero mask. Other front ends (the SB3
+``VecEnv``) refuse the option: they hand out ``action_masks()``.
+
 Spaces: observation ``Box(0, 127, (D,), int8)``, the learner seat's own observation
 (``VectorEngine.observe(player=seat)``, seat-relative, D = 2628 with a board, 1385 without). Actions
 ``Discrete(870)`` (the engine's action space), or with ``macro_moves=True`` ``Discrete(682)``:
@@ -132,6 +140,7 @@ the batch.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import gymnasium
@@ -170,6 +179,19 @@ def _spaces(core: LearnerCore) -> tuple[spaces.Box, spaces.Discrete]:
     return spaces.Box(0, 127, (core.obs_size,), np.int8), spaces.Discrete(core.n_actions)
 
 
+def _observation_space(core: LearnerCore) -> spaces.Box | spaces.Dict:
+    """The observation space of a Gymnasium env over ``core``: with ``mask_in_observation``, the observation and
+    the (A,) int8 mask in a Dict, as the PettingZoo env lays them out."""
+    obs_space, _ = _spaces(core)
+    if not core.options.mask_in_observation:
+        return obs_space
+    return spaces.Dict({"observation": obs_space, "action_mask": spaces.Box(0, 1, (core.n_actions,), np.int8)})
+
+
+def _with_mask(obs: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
+    return {"observation": obs, "action_mask": mask.astype(np.int8)}  # astype copies: the caller keeps its mask
+
+
 def _check_render(render_mode: str | None, render_viewer: str | None) -> None:
     if render_mode is not None and render_mode not in RENDER_MODES:
         raise ConfigError(f"render_mode={render_mode!r} is not one of {RENDER_MODES} (or None)")
@@ -202,8 +224,8 @@ class CluedoSingleAgentEnv(gymnasium.Env):
                  opponents: Any = "random", seat: int | str = 0, macro_moves: bool = False,
                  end_on_elimination: bool = True, illegal_action: str = "lose", seed: int | None = None,
                  macro_accuse: bool = False, belief: bool = False, unplayed_games: str = "step",
-                 observation: str = "full", packed_observation: bool = False, render_mode: str | None = None,
-                 render_viewer: str | None = None, **flags: Any) -> None:  # fmt: skip
+                 observation: str = "full", packed_observation: bool = False, mask_in_observation: bool = False,
+                 render_mode: str | None = None, render_viewer: str | None = None, **flags: Any) -> None:  # fmt: skip
         check_keywords(type(self).__name__, flags, keywords_of(type(self).__init__))
         _check_render(render_mode, render_viewer)
         self.render_mode = render_mode
@@ -212,9 +234,10 @@ class CluedoSingleAgentEnv(gymnasium.Env):
                                                end_on_elimination, seed=seed, illegal_action=illegal_action,
                                                macro_accuse=macro_accuse, belief=belief, unplayed_games=unplayed_games,
                                                observation=observation, packed_observation=packed_observation,
-                                               rules=flags))  # fmt: skip
+                                               mask_in_observation=mask_in_observation, rules=flags))  # fmt: skip
         self.core.keep_final_snapshots = render_mode is not None
-        self.observation_space, self.action_space = _spaces(self.core)
+        self.mask_in_observation = mask_in_observation
+        self.observation_space, self.action_space = _observation_space(self.core), _spaces(self.core)[1]
         self._started = False
         self._in_episode = False
 
@@ -229,7 +252,7 @@ class CluedoSingleAgentEnv(gymnasium.Env):
         else:  # the core dealt the next game when the last one ended
             obs = self.core.observe()
         self._in_episode = True
-        return obs[0].copy(), self._info(int(self.core.seat[0]), False)
+        return self._out(obs[0].copy(), self._info(int(self.core.seat[0]), False))
 
     def step(self, action: Any):
         if not self._in_episode:
@@ -240,7 +263,12 @@ class CluedoSingleAgentEnv(gymnasium.Env):
         if ended[0]:
             obs = self.core.final_obs
             self._in_episode = False
-        return obs[0].copy(), float(rew[0]), bool(term[0]), bool(trunc[0]), self._info(seat, unplayed)
+        info = self._info(seat, unplayed)
+        return self._out(obs[0].copy(), info)[0], float(rew[0]), bool(term[0]), bool(trunc[0]), info
+
+    def _out(self, obs: np.ndarray, info: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """``(observation, info)``, the observation with its mask when ``mask_in_observation``."""
+        return (_with_mask(obs, info["action_mask"]) if self.mask_in_observation else obs), info
 
     def _info(self, seat: int, unplayed: bool) -> dict[str, Any]:
         if self._in_episode:
@@ -275,10 +303,12 @@ class CluedoVectorEnv(gymnasium.vector.VectorEnv):
 
     def __init__(self, num_envs: int = 1, config: RulesConfig | str | dict | None = None, *,
                  preset: str | None = None, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-                 render_mode: str | None = None, render_viewer: str | None = None, **kwargs: Any) -> None:  # fmt: skip
+                 mask_in_observation: bool = False, render_mode: str | None = None, render_viewer: str | None = None,
+                 **kwargs: Any) -> None:  # fmt: skip
         env_keywords = [*keywords_of(type(self).__init__), *OPTION_NAMES]
         options = LearnerOptions.from_keywords(type(self).__name__, env_keywords, num_envs, _rules(config, preset),
                                                **kwargs)  # fmt: skip
+        options = dataclasses.replace(options, mask_in_observation=mask_in_observation)  # checked again there
         modes = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
         mode = next((m for m in modes if autoreset_mode in (m, m.value, m.name)), None)
         if mode is None:
@@ -291,7 +321,8 @@ class CluedoVectorEnv(gymnasium.vector.VectorEnv):
         self.core = LearnerCore(options)
         self.core.keep_final_snapshots = render_mode is not None
         self.num_envs = num_envs
-        self.single_observation_space, self.single_action_space = _spaces(self.core)
+        self.mask_in_observation = mask_in_observation
+        self.single_observation_space, self.single_action_space = _observation_space(self.core), _spaces(self.core)[1]
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, num_envs)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, num_envs)
         self._autoreset = np.zeros(num_envs, bool)  # NEXT_STEP: these rows start their next game at the next step
@@ -303,7 +334,8 @@ class CluedoVectorEnv(gymnasium.vector.VectorEnv):
         seed = seed if seed is not None else int(self.np_random.integers(2**31))
         obs = self.core.reset(seed).copy()
         self._autoreset[:] = False
-        return obs, self._infos(np.zeros(self.num_envs, bool))
+        infos = self._infos(np.zeros(self.num_envs, bool))
+        return self._out(obs, infos), infos
 
     def step(self, actions: Any):
         core = self.core
@@ -321,11 +353,17 @@ class CluedoVectorEnv(gymnasium.vector.VectorEnv):
             infos = self._infos(unplayed)
             if ended.any():
                 final = np.full(self.num_envs, None, dtype=object)
-                for i in np.flatnonzero(ended):
+                for i in np.flatnonzero(ended):  # a finished game: nothing to act on, an all-zero mask
                     final[i] = core.final_obs[i].copy()
+                    if self.mask_in_observation:
+                        final[i] = _with_mask(final[i], np.zeros(core.n_actions, np.int8))
                 infos.update({"final_obs": final, "_final_obs": ended.copy(),
                               "final_info": {}, "_final_info": ended.copy()})  # fmt: skip
-        return obs, rew.astype(np.float64), term, trunc, infos
+        return self._out(obs, infos), rew.astype(np.float64), term, trunc, infos
+
+    def _out(self, obs: np.ndarray, infos: dict[str, Any]) -> np.ndarray | dict[str, np.ndarray]:
+        """The batch of observations, with the (N, A) masks when ``mask_in_observation``."""
+        return _with_mask(obs, infos["action_mask"]) if self.mask_in_observation else obs
 
     def _infos(self, unplayed: np.ndarray) -> dict[str, Any]:
         every = np.ones(self.num_envs, bool)
