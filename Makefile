@@ -28,6 +28,7 @@ test: $(VENV)/.installed
 	@echo "Chromium for the browser tests: checking, installing if missing (log: .browser-install.log)"
 	@scripts/install_browser.sh > .browser-install.log 2>&1 \
 		|| { tail -5 .browser-install.log; [ -z "$$CI" ] && echo "(no Chromium: the browser tests will skip)"; }
+	$(PY) scripts/check_lowest_versions.py
 	@# numba's cache is built once here, visibly, so that the test workers load it instead of compiling twice
 	$(PY) -m cluedo_env.cli warmup
 	CLUEDO_REQUIRE_BROWSER=$${CI:+1} $(PY) -m pytest -n auto --dist loadgroup --durations=25
