@@ -1,0 +1,143 @@
+"""The RL libraries' routes: the native TorchRL env, its benchmark, and one example per library with tiny sizes.
+
+Each test skips, with the reason, when its library is not installed (they are optional extras:
+``pip install -e '.[torchrl]'`` and so on; docs/integrations.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the integrations need torch (the train extra)")
+
+
+# ------------------------------------------------------------------ the native TorchRL env
+def _torchrl():
+    pytest.importorskip("torchrl", reason="the torchrl extra is not installed")
+    from cluedo_env.training.torchrl_env import CluedoTorchRLEnv
+
+    return CluedoTorchRLEnv
+
+
+def test_torchrl_env_passes_torchrl_spec_check():
+    from torchrl.envs.utils import check_env_specs
+
+    env = _torchrl()(4, seed=0, seat="random", players=3)
+    check_env_specs(env)
+    assert env.batch_size == torch.Size([4])
+    assert env.observation_spec["observation"].dtype == torch.int8
+    assert env.observation_spec["action_mask"].dtype == torch.bool
+
+
+def test_torchrl_env_plays_the_same_games_as_the_gymnasium_vector_env():
+    """Same options, seed and actions: the same observations, masks, rewards and ends as CluedoVectorEnv in
+    SAME_STEP mode (the final observation of a finished game under "next", the next game's in the root)."""
+    from cluedo_env.training.single_agent import CluedoVectorEnv
+    from gymnasium.vector import AutoresetMode
+
+    n, kw = 6, {"seed": 3, "seat": "random", "players": 3, "max_turns": 12}
+    env = _torchrl()(n, **kw)
+    ref = CluedoVectorEnv(n, autoreset_mode=AutoresetMode.SAME_STEP, **{k: v for k, v in kw.items() if k != "seed"})
+    td = env.reset()
+    ref_obs, info = ref.reset(seed=3)
+    rng = np.random.default_rng(0)
+    ended_games = 0
+    for _ in range(60):
+        np.testing.assert_array_equal(td["observation"].numpy(), ref_obs)
+        np.testing.assert_array_equal(td["action_mask"].numpy(), info["action_mask"].astype(bool))
+        legal = info["action_mask"].astype(bool)
+        actions = np.array([rng.choice(np.flatnonzero(row)) for row in legal])
+        td["action"] = torch.from_numpy(actions)
+        out, td = env.step_and_maybe_reset(td)
+        ref_obs, rew, term, trunc, info = ref.step(actions)
+        np.testing.assert_array_equal(out["next", "reward"].numpy()[:, 0], rew.astype(np.float32))
+        np.testing.assert_array_equal(out["next", "terminated"].numpy()[:, 0], term)
+        np.testing.assert_array_equal(out["next", "truncated"].numpy()[:, 0], trunc)
+        ended = term | trunc
+        np.testing.assert_array_equal(out["next", "done"].numpy()[:, 0], ended)
+        for i in np.flatnonzero(ended):
+            np.testing.assert_array_equal(out["next", "observation"][i].numpy(), info["final_obs"][i])
+            assert out["next", "action_mask"][i].nonzero().flatten().tolist() == [0]  # nothing to play there
+        assert not td["done"].any() and not td["terminated"].any() and not td["truncated"].any()
+        ended_games += int(ended.sum())
+    assert ended_games >= n  # the comparison crossed many game ends (max_turns=12 truncates the long ones)
+
+
+def test_torchrl_env_rand_action_is_legal_and_rollout_runs():
+    env = _torchrl()(5, seed=1, seat="random")
+    td = env.reset()
+    for _ in range(20):
+        td = env.rand_action(td)
+        a = td["action"]
+        assert td["action_mask"][torch.arange(5), a].all()
+        _, td = env.step_and_maybe_reset(td)
+    rollout = env.rollout(10, break_when_any_done=False)
+    assert rollout.batch_size == torch.Size([5, 10])
+
+
+def test_torchrl_env_refuses_to_restart_a_game_in_progress():
+    env = _torchrl()(3, seed=0)
+    td = env.reset()
+    td["_reset"] = torch.tensor([[True], [False], [False]])
+    with pytest.raises(RuntimeError, match=r"still going on .*row 0"):
+        env.reset(td)
+
+
+def test_torchrl_env_seed_repeats_the_games():
+    make = _torchrl()
+    a, b = make(4, seat="random"), make(4, seat="random")
+    a.set_seed(7)
+    b.set_seed(7)
+    ta, tb = a.reset(), b.reset()
+    for _ in range(10):
+        ta, tb = a.rand_action(ta), b.rand_action(tb)
+        assert torch.equal(ta["action"], tb["action"])
+        (oa, ta), (ob, tb) = a.step_and_maybe_reset(ta), b.step_and_maybe_reset(tb)
+        assert torch.equal(oa["next", "observation"], ob["next", "observation"])
+
+
+def test_torchrl_env_refuses_unknown_and_gymnasium_only_options():
+    from cluedo_env.rules.config import ConfigError
+
+    make = _torchrl()
+    with pytest.raises(ConfigError, match="unknown keyword"):
+        make(2, oponents="random")
+    with pytest.raises(ConfigError, match="mask_in_observation"):
+        make(2, mask_in_observation=True)
+
+
+def test_sample_masked_draws_only_legal_actions_uniformly():
+    _torchrl()
+    from cluedo_env.training.torchrl_env import sample_masked
+
+    mask = torch.zeros(4000, 6, dtype=torch.bool)
+    mask[:, [1, 4]] = True
+    draws = sample_masked(mask, torch.Generator().manual_seed(0))
+    assert set(draws.tolist()) == {1, 4}
+    assert abs((draws == 1).float().mean().item() - 0.5) < 0.05
+    with pytest.raises(ValueError, match="allows no action"):
+        sample_masked(torch.zeros(2, 6, dtype=torch.bool))
+
+
+def test_bench_integrations_prints_its_table():
+    _torchrl()
+    from scripts import bench_integrations
+
+    rows = bench_integrations.main(["--batch", "8", "--steps", "4", "--batches", "1", "--pz-frames", "20"])
+    assert [r["route"] for r in rows] == ["native", "native, compact_obs", "pettingzoo"]
+    assert rows[0]["frames"] == 8 * 4 and all(r["frames_per_s"] > 0 for r in rows)
+
+
+# ------------------------------------------------------------------ one example per library
+def _check(result: dict, steps: int) -> None:
+    assert result["steps"] >= steps
+    assert 0.0 <= result["win_rate"] <= 1.0 and result["games"] >= 4
+
+
+def test_torchrl_ppo_example_trains_and_evaluates():
+    _torchrl()
+    from scripts.examples import torchrl_ppo
+
+    _check(torchrl_ppo.main(["--steps", "64", "--num-envs", "8", "--rollout", "8", "--eval-games", "4",
+                             "--hidden", "16"]), 64)  # fmt: skip
