@@ -34,7 +34,8 @@ from cluedo_env.agents.players.random_player import RandomAgent
 from helpers import BOARD, config, position, swap_hidden
 
 from cluedo_env.engine.reference import Game
-from cluedo_env.engine.vector_engine import ACCUSATION, VectorEngine
+from cluedo_env.engine.state import ACCUSATION
+from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import HIDDEN, PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import ROOM_LOC0

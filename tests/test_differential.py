@@ -52,7 +52,8 @@ import pytest
 
 from cluedo_env.engine.history import Accusation
 from cluedo_env.engine.reference import Game
-from cluedo_env.engine.vector_engine import ACCUSATION, NOT_ASKED, PASSED, SUGGESTION, VectorEngine
+from cluedo_env.engine.state import ACCUSATION, NOT_ASKED, PASSED, SUGGESTION
+from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import ROOM_CARD0, WEAPON_CARD0
 from cluedo_env.rules.config import RulesConfig

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from cluedo_env.engine.compile_ahead import usable_cores
-from cluedo_env.engine.vector_engine import GAMES_PER_THREAD, THREADS_VARIABLE, VectorEngine, auto_threads
+from cluedo_env.engine.thread_host import GAMES_PER_THREAD, THREADS_VARIABLE, auto_threads
+from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.errors import CluedoError
 from cluedo_env.rules import actions as A
 

@@ -737,7 +737,7 @@ def test_entry_points_are_shared_by_engines_whose_arguments_type_alike():
     """A new engine takes the compiled entry points of an earlier one when every argument would type the same
     (``_layout``): same dtypes, dimensions, layouts and flags, whatever the sizes; anything numba types apart
     gets its own."""
-    from cluedo_env.engine.vector_engine import _layout
+    from cluedo_env.engine.entry_points import _layout
 
     a, b = VectorEngine("classic", 2), VectorEngine(RulesConfig.from_preset("cards", players=6), 5)
     assert a._k_step is b._k_step and a._k_obs is b._k_obs
