@@ -11,7 +11,7 @@ from helpers import config
 
 def test_factored_policy_adds_card_scores_to_suggestions_and_reloads(tmp_path):
     import torch
-    from cluedo_env.training.sb3.checkpoints import PolicyAgent, load_model, make_meta
+    from cluedo_env.training.sb3.checkpoints import PolicyAgent, load_model, make_meta, save_model_atomic
     from cluedo_env.training.sb3.factored_policy import FactoredMaskablePolicy, suggest0_of
     from cluedo_env.training.sb3.vec_env import CluedoVecEnv
     from sb3_contrib import MaskablePPO
@@ -31,7 +31,7 @@ def test_factored_policy_adds_card_scores_to_suggestions_and_reloads(tmp_path):
     s, w, r = 2, 4, 7  # triple (s * 6 + w) * 9 + r gets score[s] + score[6 + w] + score[12 + r]
     assert torch.allclose(diff[:, s0 + (s * 6 + w) * 9 + r], c[:, s] + c[:, 6 + w] + c[:, 12 + r], atol=1e-6)
     model.cluedo_meta = make_meta(cfg, True, env.core.obs_size, macro_accuse=True, belief=True, observation="compact")
-    model.save(tmp_path / "m.zip")
+    save_model_atomic(model, tmp_path / "m.zip")
     again = load_model(tmp_path / "m.zip")
     assert isinstance(again.policy, FactoredMaskablePolicy) and again.policy.suggest0 == s0
     obs = torch.as_tensor(env.reset(), dtype=torch.float32)

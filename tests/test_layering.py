@@ -282,7 +282,7 @@ def pickled_modules(zip_path: Path) -> set[str]:
 @pytest.mark.parametrize("model", sorted((ROOT / "training" / "pretrained").glob("*.zip")), ids=lambda p: p.name)
 def test_shipped_models_name_only_modules_that_exist(model):
     """Moving a module a shipped model pickled (a policy class) breaks loading it: nothing keeps old paths."""
-    from cluedo_env.training.sb3.checkpoints import _POLICY_CLASS_OF_MODULE  # the policy classes of older checkpoints
+    from cluedo_env.training.sb3.convert_checkpoint import _POLICY_CLASS_OF_MODULE  # older checkpoints' classes
 
     missing = [m for m in sorted(pickled_modules(model)) if not _is_submodule(m) and m not in _POLICY_CLASS_OF_MODULE]
     assert missing == []

@@ -25,12 +25,12 @@ from typing import Any
 import torch
 from cluedo_env.agents.play.registry import register_prefix
 from cluedo_env.training.sb3.checkpoints import PolicyAgent, load_model, save_model_atomic
+from cluedo_env.training.sb3.safe_checkpoint import ROLLOUT_STATE
 
 from cluedo_env.errors import CheckpointError, UsageError
 from cluedo_env.files import write_text_atomic
 
 DIRECTORY = Path(__file__).resolve().parent / "pretrained"
-_ROLLOUT_STATE = ("_last_obs", "_last_original_obs", "_last_episode_starts")  # SB3's, needed only to go on training
 INDEX = "index.json"
 
 
@@ -79,7 +79,7 @@ def export(checkpoint: str | os.PathLike, name: str, card: dict[str, Any], direc
     """
     directory = directory or DIRECTORY
     model = load_model(checkpoint)
-    for attr in _ROLLOUT_STATE:  # the last observations of every training game (2,048 x 958 bytes and more)
+    for attr in ROLLOUT_STATE:  # the last observations of every training game (2,048 x 958 bytes and more)
         setattr(model, attr, None)
     policy = model.policy
     policy.optimizer = policy.optimizer_class(policy.parameters(), lr=1e-4, **policy.optimizer_kwargs)

@@ -8,6 +8,7 @@
     cluedo train --config configs/train_vs_random.yaml [--resume]     # --backend rllib for Ray RLlib
     cluedo bench --quick
     cluedo warmup                                # compile every kernel once (about a minute on an empty cache)
+    cluedo convert-checkpoint OLD.zip NEW.zip --trust-pickle   # an older checkpoint, once, as data
     python -m cluedo_env.cli play ...            # the same without the installed entry point
 
 Subcommands share argument names (``--players``, ``--preset``, ``--rule``, ``--max-turns``,
@@ -49,6 +50,8 @@ COMMANDS: dict[str, str] = {
              "(cluedo_env.training.dispatch)",
     "bench": "speed of the vectorized engine on the workloads users run (cluedo_env.cli.bench)",
     "warmup": "compile every kernel once (the engine's and the players'), so later runs start at once",
+    "convert-checkpoint": "rewrite an older checkpoint (pickled settings) as one that loads without running code "
+                          "(once, for a file you trust: --trust-pickle) (cluedo_env.cli.convert_checkpoint)",
 }
 
 EPILOG = """examples:
@@ -159,6 +162,10 @@ def _dispatch(argv: list[str], input_fn: Callable[[str], str] | None, output: Ca
         from cluedo_env.cli.warmup import main as warmup
 
         return warmup(rest, output)
+    if command == "convert-checkpoint":
+        from cluedo_env.cli.convert_checkpoint import main as convert
+
+        return convert(rest, output)
     return _cmd_bench(rest)
 
 

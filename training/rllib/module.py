@@ -14,11 +14,18 @@
 
 Importing this module registers the ``rllib:`` prefix with :mod:`cluedo_env.agents.play.registry`::
 
-    make_agent("rllib:runs/rllib_vs_heuristic/checkpoints/iter_000060")     # greedy
-    make_agent("rllib:runs/rllib_selfplay/checkpoints/iter_000200", deterministic=False, module="main")
+    make_agent("rllib:runs/rllib_vs_heuristic/checkpoints/iter_000060", trust_pickle=True)     # greedy
+    make_agent('rllib:runs/rllib_selfplay/checkpoints/iter_000200{"trust_pickle": true}', deterministic=False)
 
 The path is an algorithm checkpoint (``Algorithm.save_to_path``) or an RLModule folder inside one;
 ``main`` also finds the single module of a vs_bots run (RLlib's ``default_policy``).
+
+RLlib writes a module's class and constructor arguments (``class_and_ctor_args.pkl``) and its state
+(``module_state.pkl``) with cloudpickle, and ``RLModule.from_checkpoint`` unpickles them: loading one runs any code
+the files hold. Ray's msgpack option covers the state only (the class file is a pickle in every format), so there is
+no way to load an RLlib checkpoint as data: :func:`load_module` refuses unless told the checkpoint is trusted,
+``rllib:PATH{"trust_pickle": true}`` (``trust_pickle=True``), or it is one this process's training run wrote
+(:func:`trust_checkpoint`).
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.learner_actions import LearnerActions
+from cluedo_env.errors import CheckpointError
 
 OBS_KEY = "observation"
 MASK_KEY = "action_mask"
@@ -259,11 +267,34 @@ def module_path(path: str | os.PathLike, module: str = "main") -> Path:
     raise FileNotFoundError(f"{path}: not an RLlib algorithm checkpoint with module {module!r}, nor an RLModule folder")
 
 
-def load_module(path: str | os.PathLike, module: str = "main") -> RLModule:
+_TRUSTED: set[Path] = set()  # checkpoint folders this process's training run wrote (their pickles are its own)
+
+
+def trust_checkpoint(path: str | os.PathLike) -> None:
+    """Mark a checkpoint folder this process wrote (a training run's own, for its evaluations) as safe to unpickle."""
+    _TRUSTED.add(Path(path).resolve())
+
+
+def _trusted(path: Path) -> bool:
+    path = path.resolve()
+    return any(path == t or t in path.parents for t in _TRUSTED)
+
+
+def load_module(path: str | os.PathLike, module: str = "main", *, trust_pickle: bool = False) -> RLModule:
     """The module from a checkpoint, playing in float32 whatever precision it was trained in; the path is made
     absolute (RLlib reads it through pyarrow's filesystem layer, which takes a relative path for a URI with no
-    scheme and fails)."""
-    out = RLModule.from_checkpoint(str(module_path(path, module).resolve()))
+    scheme and fails).
+
+    RLlib's checkpoints are pickles (see the module's docstring): without ``trust_pickle=True``, or the folder
+    marked by :func:`trust_checkpoint`, a :class:`~cluedo_env.errors.CheckpointError` refuses to load one."""
+    folder = module_path(path, module)
+    if trust_pickle is not True and not _trusted(folder):
+        raise CheckpointError(
+            f"rllib checkpoint {path}: RLlib stores a module as Python pickles, and loading one runs any code the "
+            f"files hold, so it is not loaded unless you trust it: rllib:{path}{{\"trust_pickle\": true}} "
+            "(load_module(..., trust_pickle=True)); only for checkpoints you trained or got from a source you trust"
+        )
+    out = RLModule.from_checkpoint(str(folder.resolve()))
     if hasattr(out, "precision"):
         out.precision = "float32"
     return out
@@ -302,9 +333,9 @@ class RllibAgent(LearnerInputs, Agent):
     """
 
     def __init__(self, path: str | os.PathLike, seed: int | None = None, deterministic: bool = True,
-                 module: str = "main") -> None:  # fmt: skip
+                 module: str = "main", trust_pickle: bool = False) -> None:  # fmt: skip
         self.path = str(path)
-        self.module = load_module(path, module)
+        self.module = load_module(path, module, trust_pickle=trust_pickle)
         self.module.eval()
         opts = module_options(self.module)
         self.actions = LearnerActions(opts["macro_moves"], opts["macro_accuse"])
@@ -348,5 +379,5 @@ register()
 
 __all__ = [
     "MaskedPPOTorchRLModule", "RandomLegalRLModule", "RllibAgent", "load_module", "module_actions", "module_options",
-    "module_path",
+    "module_path", "trust_checkpoint",
 ]  # fmt: skip

@@ -31,6 +31,7 @@ from cluedo_env.training.rllib import config as rllib_config
 from cluedo_env.training.rllib.algorithm import build_config, init_ray
 from cluedo_env.training.rllib.bench import bench, breakdown
 from cluedo_env.training.rllib.config import SAMPLERS, load_config
+from cluedo_env.training.rllib.module import trust_checkpoint
 
 from cluedo_env.errors import CheckpointError, TrainConfigError, UsageError, run_cli
 from cluedo_env.files import check_writable_dir, clean_stale_tmp, lock_dir, write_text_atomic
@@ -63,6 +64,7 @@ def save(algo: Any, run_dir: str | Path, iteration: int) -> Path:
     run_dir = Path(run_dir)
     rel = Path("checkpoints") / f"iter_{iteration:06d}"
     algo.save_to_path(str((run_dir / rel).resolve()))
+    trust_checkpoint(run_dir / rel)  # the pickles this run wrote itself: its evaluations load them
     tmp = run_dir / ".latest.txt.tmp"
     tmp.write_text(str(rel) + "\n")
     tmp.replace(run_dir / "latest.txt")

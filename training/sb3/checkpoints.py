@@ -1,9 +1,11 @@
 """Checkpoints of trained policies: atomic saving, checked loading, and a player for the evaluator.
 
 A checkpoint is an sb3-contrib ``MaskablePPO`` zip whose model carries ``cluedo_meta`` (format,
-rules, action space, observation size). :func:`load_model` refuses, with a
-:class:`CheckpointError` saying why, a file that is missing, not a zip, not a MaskablePPO model,
-or made for another action space or observation size than asked for.
+rules, action space, observation size). Loading never runs code from the file: the model is rebuilt from the zip's
+``cluedo_env.json`` entry and its tensors (:mod:`cluedo_env.training.sb3.safe_checkpoint`). :func:`load_model`
+refuses, with a :class:`CheckpointError` saying why, a file that is missing, not a zip, not a MaskablePPO model,
+an older checkpoint that only pickle can read (naming the one-time conversion), or one made for another action
+space or observation size than asked for.
 
 Importing this module registers the ``ckpt:`` prefix with :mod:`cluedo_env.agents.play.registry`, so that
 ``make_agent("ckpt:runs/vs_random/model.zip")`` builds a :class:`PolicyAgent` (deterministic,
@@ -13,7 +15,6 @@ the most probable legal action; ``make_agent("ckpt:path", deterministic=False)``
 from __future__ import annotations
 
 import copy
-import json
 import os
 import sys
 import zipfile
@@ -26,9 +27,14 @@ from cluedo_env.agents.learner.accusation_features import is_expert
 from cluedo_env.agents.learner.inputs import LearnerInputs, gate_accusation
 from cluedo_env.agents.play.registry import make_agent, register_prefix
 from cluedo_env.agents.players.base import Agent
-from cluedo_env.training.sb3.factored_policy import FactoredMaskablePolicy
-from cluedo_env.training.sb3.lean_policy import LeanMaskablePolicy
-from sb3_contrib import MaskablePPO
+from cluedo_env.training.sb3.safe_checkpoint import (
+    ENTRY,
+    decode_space,
+    model_record,
+    read_model,
+    read_record,
+    write_model,
+)
 
 from cluedo_env.checks import check_bool
 from cluedo_env.engine.views import PlayerView
@@ -42,14 +48,7 @@ FORMAT = "cluedo_env.maskable_ppo.v1"
 # the preset is a label (its flags are compared one by one).
 RULES_FREE_TO_DIFFER = ("max_turns", "preset")
 CHECKPOINT_LIMIT = 4 * 1024**3  # bytes: the shipped players are a few MB; anything near this is not a checkpoint
-# A checkpoint pickles its policy class by module path. Checkpoints saved while the training code was the top-level
-# package ``training`` (the shipped players among them) name these paths: they load with the same classes.
-_POLICY_CLASS_OF_MODULE = {
-    "training.lean_policy": LeanMaskablePolicy,
-    "training.factored_policy": FactoredMaskablePolicy,
-    "training.sb3.lean_policy": LeanMaskablePolicy,
-    "training.sb3.factored_policy": FactoredMaskablePolicy,
-}
+CONVERT_COMMAND = "cluedo convert-checkpoint OLD.zip NEW.zip --trust-pickle"
 
 
 def make_meta(config: RulesConfig, macro_moves: bool, obs_size: int, macro_accuse: bool = False,
@@ -62,66 +61,71 @@ def make_meta(config: RulesConfig, macro_moves: bool, obs_size: int, macro_accus
 
 
 def save_model_atomic(model, path: str | os.PathLike) -> Path:
-    """``model.save`` into ``path`` via a temporary file in the same folder and ``os.replace``."""
-    return write_atomic(path, model.save, "wb")
+    """Save ``model`` into ``path`` via a temporary file in the same folder and ``os.replace``: SB3's zip plus the
+    ``cluedo_env.json`` entry :func:`load_model` reads (:mod:`cluedo_env.training.sb3.safe_checkpoint`). What cannot
+    be stored as data is refused before anything is written."""
+    record = model_record(model)
+    return write_atomic(path, lambda f: write_model(model, f, record), "wb")
 
 
 def load_model(path: str | os.PathLike, env=None, *, obs_size: int | None = None, n_actions: int | None = None,
                device: str = "cpu", **kwargs):  # fmt: skip
-    """A MaskablePPO model from ``path``; raises :class:`CheckpointError` for anything unusable."""
+    """A MaskablePPO model from ``path``; raises :class:`CheckpointError` for anything unusable.
+
+    Nothing in the file is unpickled: the model is rebuilt from its ``cluedo_env.json`` entry and its tensors
+    (:func:`cluedo_env.training.sb3.safe_checkpoint.read_model`). A zip that has only SB3's pickled settings is
+    refused with the command that converts it once, for a file one trusts. ``kwargs`` set model attributes after
+    loading, as SB3's ``load`` does.
+    """
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"checkpoint {path}: no such file")
     check_input_file(path, "checkpoint", CHECKPOINT_LIMIT, CheckpointError)
     if not zipfile.is_zipfile(path):
         raise CheckpointError(f"checkpoint {path}: not a zip file (truncated or not a saved model?)")
+    where = f"checkpoint {path}"
     try:
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
-            policy_module = _policy_module(zf) if "data" in names else None
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise CheckpointError(f"checkpoint {path}: unreadable zip ({exc})") from exc
-    if not {"data", "policy.pth"} <= names:
-        raise CheckpointError(f"checkpoint {path}: not a Stable-Baselines3 model (has {sorted(names)})")
-    if policy_module in _POLICY_CLASS_OF_MODULE:
-        kwargs["custom_objects"] = {"policy_class": _POLICY_CLASS_OF_MODULE[policy_module],
-                                    **kwargs.get("custom_objects", {})}  # fmt: skip
-    try:
-        model = MaskablePPO.load(path, device=device, **kwargs)
-    except Exception as exc:  # noqa: BLE001 - any failure inside SB3's loader means a bad file
-        raise CheckpointError(f"checkpoint {path}: cannot be loaded as a MaskablePPO model ({exc!r})") from exc
-    meta = getattr(model, "cluedo_meta", None)
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise CheckpointError(f"checkpoint {path}: no Cluedo metadata (format {FORMAT!r}); not made by "
-                              "cluedo_env.training.sb3.train")  # fmt: skip
-    got_obs = int(model.observation_space.shape[0])
-    got_act = int(model.action_space.n)
-    if env is not None:
-        obs_size = obs_size if obs_size is not None else int(env.observation_space.shape[0])
-        n_actions = n_actions if n_actions is not None else int(env.action_space.n)
-    if obs_size is not None and got_obs != obs_size:
-        raise CheckpointError(
-            f"checkpoint {path}: made for observations of size {got_obs} (rules {meta['rules'].get('preset')}, "
-            f"{meta['rules'].get('players')} players), these rules give {obs_size}"
-        )
-    if n_actions is not None and got_act != n_actions:
-        raise CheckpointError(
-            f"checkpoint {path}: made for {got_act} actions (macro_moves={meta['macro_moves']}, "
-            f"macro_accuse={meta.get('macro_accuse', False)}), this env has {n_actions} (870: full space, "
-            f"682: macro moves, 547: macro accusation, 359: both)"
-        )
-    if env is not None:  # again, now with the env (sizes checked): SB3 rebuilds the buffers for its n_envs
-        model = MaskablePPO.load(path, env=env, device=device, **kwargs)
+            if not {"data", "policy.pth"} <= names:
+                raise CheckpointError(f"{where}: not a Stable-Baselines3 model (has {sorted(names)})")
+            if ENTRY not in names:
+                raise CheckpointError(
+                    f"{where}: an older checkpoint whose settings only Python's pickle can read, and unpickling runs "
+                    f"any code the file holds, so it is not loaded; if you trust the file, convert it once: "
+                    f"{CONVERT_COMMAND.replace('OLD.zip', str(path))}"
+                )
+            record = read_record(zf, where)
+            _check_sizes(path, record, env, obs_size, n_actions)
+            model = read_model(zf, record, where, env=env, device=device, **kwargs)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise CheckpointError(f"{where}: unreadable zip ({exc})") from exc
     return model
 
 
-def _policy_module(zf: zipfile.ZipFile) -> str | None:
-    """The module path a checkpoint's pickled policy class names (SB3 writes it beside the pickle), if readable."""
-    try:
-        entry = json.loads(zf.read("data")).get("policy_class")
-    except (ValueError, KeyError, AttributeError):
-        return None
-    return entry.get("__module__") if isinstance(entry, dict) else None
+def _check_sizes(path: Path, record: dict, env, obs_size: int | None, n_actions: int | None) -> None:
+    """The checkpoint's metadata, and its spaces against the sizes asked for (or ``env``'s), before any building."""
+    meta = record.get("cluedo_meta")
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise CheckpointError(f"checkpoint {path}: no Cluedo metadata (format {FORMAT!r}); not made by "
+                              "cluedo_env.training.sb3.train")  # fmt: skip
+    got_obs = int(decode_space(record["observation_space"], f"checkpoint {path}").shape[0])
+    got_act = int(decode_space(record["action_space"], f"checkpoint {path}").n)
+    if env is not None:
+        obs_size = obs_size if obs_size is not None else int(env.observation_space.shape[0])
+        n_actions = n_actions if n_actions is not None else int(env.action_space.n)
+    rules = meta.get("rules") if isinstance(meta.get("rules"), dict) else {}
+    if obs_size is not None and got_obs != obs_size:
+        raise CheckpointError(
+            f"checkpoint {path}: made for observations of size {got_obs} (rules {rules.get('preset')}, "
+            f"{rules.get('players')} players), these rules give {obs_size}"
+        )
+    if n_actions is not None and got_act != n_actions:
+        raise CheckpointError(
+            f"checkpoint {path}: made for {got_act} actions (macro_moves={meta.get('macro_moves')}, "
+            f"macro_accuse={meta.get('macro_accuse', False)}), this env has {n_actions} (870: full space, "
+            f"682: macro moves, 547: macro accusation, 359: both)"
+        )
 
 
 def policy_fn(model, deterministic: bool = True):

@@ -80,6 +80,7 @@ def resume_point(run_dir: Path, log=_log) -> tuple[Path, int, dict | None, bool]
         digits = p.stem[len("step_"):]
         if digits.isdigit() and all(p != c[0] for c in candidates):
             candidates.append((p, int(digits), False))
+    skipped: list[str] = []
     for path, steps, exact in candidates:
         try:
             model = load_model(path)
@@ -87,13 +88,15 @@ def resume_point(run_dir: Path, log=_log) -> tuple[Path, int, dict | None, bool]
                 raise CheckpointError(f"checkpoint {path}: holds {model.num_timesteps} steps, expected {steps}")
         except CheckpointError as exc:
             log(f"resume: skipped {path} ({exc})")
+            skipped.append(str(exc))
             continue
         if not exact:
             log(f"resume: continuing from {path} at step {steps} (the newest checkpoint that loads)")
         return path, steps, state, exact
+    newest = f"; the newest: {skipped[0]}" if skipped else ""  # e.g. an older format, with its conversion command
     raise CheckpointError(
         f"--resume: nothing to resume in {run_dir} (state.json {why or 'names no loadable checkpoint'}, "
-        f"no loadable checkpoints/step_*.zip) (start the run without --resume)"
+        f"no loadable checkpoints/step_*.zip{newest}) (start the run without --resume)"
     )
 
 
