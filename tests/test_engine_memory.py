@@ -30,7 +30,7 @@ from cluedo_env.engine.intrinsics import (
     value_size,
     yield_cpu,
 )
-from cluedo_env.engine.kernels import _nth_true
+from cluedo_env.engine.samplers import _nth_true
 from cluedo_env.engine.thread_jobs import block_bounds
 
 

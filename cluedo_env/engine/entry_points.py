@@ -18,7 +18,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from cluedo_env.engine import compile_ahead
+from cluedo_env.engine import compile_ahead, samplers
 from cluedo_env.engine import kernels as K
 from cluedo_env.engine import thread_jobs as J
 from cluedo_env.engine.compile_ahead import signature_of
@@ -108,9 +108,9 @@ class CompiledEntryPoints:
         if kind == J.NEW_GAMES:
             return K.new_games, (s, r, t, self._one_game, self.work)
         if kind == J.SAMPLE_UNIFORM:
-            return K.sample_uniform, (s, t, self._no_uniforms, self._actions)
+            return samplers.sample_uniform, (s, t, self._no_uniforms, self._actions)
         if kind == J.SAMPLE_FULL:
-            return K.sample_full_game, (s, t, 0.5, self._actions)
+            return samplers.sample_full_game, (s, t, 0.5, self._actions)
         if kind == J.OBSERVE:
             return encode, self._observe_args()
         return encode, (s, r, self.packed_layout.offsets, self._one_game, self._one_game,

@@ -207,6 +207,7 @@ ENGINE_SOURCES = tuple(
         "engine/compile_options.py",
         "engine/state.py",
         "engine/kernels.py",
+        "engine/samplers.py",
         "engine/movement.py",
         "engine/observation.py",
         "engine/intrinsics.py",
@@ -217,13 +218,13 @@ ENGINE_SOURCES = tuple(
 ENGINE = KernelSources(
     "cluedo_kernels.stamp",
     ENGINE_SOURCES,
-    tuple(PACKAGE / "engine" / name for name in ("kernels.py", "movement.py", "observation.py", "crew.py",
-                                            "thread_jobs.py")),
+    tuple(PACKAGE / "engine" / name for name in ("kernels.py", "samplers.py", "movement.py", "observation.py",
+                                                 "crew.py", "thread_jobs.py")),
     package="cluedo_env.",
     title="the engine's kernels",
     first_run="about 12 s on two cores, 20 s on one",
 )
-"""The engine's kernels (:mod:`cluedo_env.engine.kernels`, ``movement``, ``observation``, ``crew``,
+"""The engine's kernels (:mod:`cluedo_env.engine.kernels`, ``samplers``, ``movement``, ``observation``, ``crew``,
 ``thread_jobs``)."""
 
 __all__ = ["ENGINE", "ENGINE_SOURCES", "KernelSources", "cache_folder", "discard_unreadable", "is_cached",

@@ -156,9 +156,8 @@ class Game:
         if sorted(deck) != [c for c in range(NUM_CARDS) if c not in envelope]:
             raise ValueError(f"deck must hold each of the 18 cards outside the envelope once, got {deck!r}")
         rooms = list(weapon_room)
-        if self.config.has_board != bool(rooms) or (
-            rooms and (len(rooms) != NUM_WEAPONS or len(set(rooms)) != NUM_WEAPONS or not set(rooms) <= set(range(NUM_ROOMS)))
-        ):
+        distinct_rooms = len(set(rooms)) == NUM_WEAPONS and set(rooms) <= set(range(NUM_ROOMS))
+        if self.config.has_board != bool(rooms) or (rooms and (len(rooms) != NUM_WEAPONS or not distinct_rooms)):
             raise ValueError(
                 f"weapon_room must be {NUM_WEAPONS} different rooms 0..{NUM_ROOMS - 1} on the board and empty "
                 f"without one, got {weapon_room!r}"
