@@ -238,7 +238,7 @@ def evaluate(args: argparse.Namespace, agent: Agent, games: int, num_envs: int =
 
 def policy_from_file(path: str | os.PathLike):
     """A batched ``fn(obs, mask) -> actions`` from weights written by ``--save``."""
-    saved = torch.load(path, map_location="cpu", weights_only=False)
+    saved = torch.load(path, map_location="cpu", weights_only=True)  # tensors and plain values: nothing runs
     agent = Agent(saved["obs_size"], saved["n_actions"], saved["hidden"])
     agent.load_state_dict(saved["state_dict"])
     return greedy(agent)
