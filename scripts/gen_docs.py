@@ -100,6 +100,7 @@ def render_results(data: dict, index: dict) -> str:
         out.append(f"\n### {title}\n\n{entry['what'][0].upper()}{entry['what'][1:]}.\n\n")
         out.append(_table(entry["columns"], entry["rows"]))
         out.append("\n" + _provenance(entry, data["machine"]))
+    out.append(_openspiel_section())
     out.append("\n## Model cards\n\nThe players shipped with the package, playable by name wherever a player is "
                "named (`pretrained:NAME`): `cluedo play --players human pretrained:vs_heuristic deducer heuristic`, "
                "`cluedo evaluate`, training opponents.\n")
@@ -116,6 +117,22 @@ def render_results(data: dict, index: dict) -> str:
                 for w in card["win_rates"]]
         out.append(_table(["opponents", "win rate", "games", "command"], rows))
     return "".join(out)
+
+
+def _openspiel_section() -> str:
+    """OpenSpiel's search bots against ours (``docs/data/openspiel.json``, written by ``scripts/openspiel_bots.py``)."""
+    path = DATA / "openspiel.json"
+    if not path.is_file():
+        return ""
+    data = json.loads(path.read_text())
+    rows = [[r["preset"], r["bot"].upper() if r["bot"] == "mcts" else "ISMCTS", r["opponents"],
+             _pct(r["win_rate"], r["wilson95"]), str(r["games"]), f"{r['seconds_per_decision']:.2f}"]
+            for r in data["rows"]]  # fmt: skip
+    return ("\n## OpenSpiel's search bots\n\nThe game loaded in OpenSpiel (`python_cluedo`, [the OpenSpiel page]"
+            "(openspiel.md)), one of its seats played by OpenSpiel's information-set MCTS or by MCTS over one world "
+            "sampled from the seat's information each decision, both with random rollouts; seats rotated.\n\n"
+            + _table(["preset", "bot", "opponents", "win rate", "games", "s / decision"], rows)
+            + "\n" + _provenance(data, data.get("machine")))
 
 
 def render_cli() -> str:
