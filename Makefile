@@ -13,7 +13,10 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt torch==2.13.0
 	@# setuptools' notice on every editable install of a flat layout says nothing actionable here
-	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -c constraints.txt -e '.[dev,train,browser,rllib,docs]'
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -c constraints.txt -e '.[dev,train,browser,rllib,docs,torchrl,skrl]'
+	@# tianshou 2.0.1 wants pandas<3, which ray's pin refuses: it runs with ours, so it installs without its pins
+	$(PY) -m pip install --quiet -c constraints.txt --no-deps tianshou==2.0.1 deepdiff==7.0.1 overrides==7.7.0 \
+		sensai-utils==1.6.0 h5py==3.16.0 ordered-set==4.1.0
 	touch $@
 
 setup: $(VENV)/.installed

@@ -141,3 +141,19 @@ def test_torchrl_ppo_example_trains_and_evaluates():
 
     _check(torchrl_ppo.main(["--steps", "64", "--num-envs", "8", "--rollout", "8", "--eval-games", "4",
                              "--hidden", "16"]), 64)  # fmt: skip
+
+
+def test_skrl_ppo_example_trains_and_evaluates():
+    pytest.importorskip("skrl", reason="the skrl extra is not installed")
+    from scripts.examples import skrl_ppo
+
+    _check(skrl_ppo.main(["--steps", "64", "--num-envs", "8", "--rollout", "8", "--eval-games", "4",
+                          "--hidden", "16"]), 64)  # fmt: skip
+
+
+def test_tianshou_dqn_example_trains_and_evaluates():
+    pytest.importorskip("tianshou", reason="tianshou is not installed (the tianshou extra, or make setup)")
+    from scripts.examples import tianshou_dqn
+
+    _check(tianshou_dqn.main(["--steps", "64", "--num-envs", "2", "--eval-games", "4", "--hidden", "16"]), 64)
+
