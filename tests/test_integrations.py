@@ -157,3 +157,11 @@ def test_tianshou_dqn_example_trains_and_evaluates():
 
     _check(tianshou_dqn.main(["--steps", "64", "--num-envs", "2", "--eval-games", "4", "--hidden", "16"]), 64)
 
+
+
+def test_pufferlib_example_trains_and_evaluates():
+    pytest.importorskip("pufferlib", reason="pufferlib 3.0 builds from source and downloads Raylib while installing")
+    from scripts.examples import pufferlib_ppo
+
+    _check(pufferlib_ppo.main(["--steps", "64", "--num-envs", "8", "--rollout", "8", "--eval-games", "4",
+                               "--hidden", "16"]), 64)  # fmt: skip
