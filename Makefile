@@ -6,14 +6,14 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint docs setup clean clean-cache browser
+.PHONY: demo test lint docs setup clean clean-cache browser check-lowest
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt torch==2.13.0
 	@# setuptools' notice on every editable install of a flat layout says nothing actionable here
-	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -c constraints.txt -e '.[dev,train,browser,rllib,docs,torchrl,skrl]'
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -c constraints.txt -e '.[dev,train,browser,rllib,docs,torchrl,skrl,openspiel]'
 	@# tianshou 2.0.1 wants pandas<3, which ray's pin refuses: it runs with ours, so it installs without its pins
 	$(PY) -m pip install --quiet -c constraints.txt --no-deps tianshou==2.0.1 deepdiff==7.0.1 overrides==7.7.0 \
 		sensai-utils==1.6.0 h5py==3.16.0 ordered-set==4.1.0
@@ -31,10 +31,16 @@ test: $(VENV)/.installed
 	@echo "Chromium for the browser tests: checking, installing if missing (log: .browser-install.log)"
 	@scripts/install_browser.sh > .browser-install.log 2>&1 \
 		|| { tail -5 .browser-install.log; [ -z "$$CI" ] && echo "(no Chromium: the browser tests will skip)"; }
-	$(PY) scripts/check_lowest_versions.py
+	@# the lowest declared numpy, numba, gymnasium and pettingzoo in a venv of their own (a few minutes): in CI,
+	@# or by hand with make check-lowest
+	@if [ -n "$$CI" ]; then $(PY) scripts/check_lowest_versions.py; \
+	else echo "(the lowest-versions check runs in CI; make check-lowest runs it here)"; fi
 	@# numba's cache is built once here, visibly, so that the test workers load it instead of compiling twice
 	$(PY) -m cluedo_env.cli warmup
 	CLUEDO_REQUIRE_BROWSER=$${CI:+1} $(PY) -m pytest -n auto --dist loadgroup --durations=25
+
+check-lowest: $(VENV)/.installed
+	$(PY) scripts/check_lowest_versions.py
 
 browser: $(VENV)/.installed
 	scripts/install_browser.sh
