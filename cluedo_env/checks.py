@@ -1,13 +1,15 @@
 """One validator for the typed options of every front end: the envs' keywords, the configs and the command lines.
 
 A flag is a ``bool`` and nothing else (``macro_moves='no'`` would be true to Python, so it is refused), a
-count an ``int`` in its range (``True`` and ``2.0`` are refused), a seed a non-negative integer below
-2**63. Each check raises a :class:`~cluedo_env.errors.CluedoError` that also derives from the builtin a
-caller would have caught before (``TypeError`` for a wrong type, ``ValueError`` for a value out of range).
+count an ``int`` in its range (``True`` and ``2.0`` are refused), a rate a finite number in its range (``'1e-3'``,
+``True`` and ``nan`` are refused), a seed a non-negative integer below 2**63. Each check raises a
+:class:`~cluedo_env.errors.CluedoError` that also derives from the builtin a caller would have caught before
+(``TypeError`` for a wrong type, ``ValueError`` for a value out of range).
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -60,6 +62,35 @@ def check_seed(value: Any, name: str = "seed", optional: bool = True) -> int | N
     return int(value)
 
 
+def is_number(value: Any) -> bool:
+    """A finite real number that is not a bool (an int, a float, numpy's; ``True`` is never a rate here)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and math.isfinite(value)
+
+
+def check_number(name: str, value: Any, lo: float | None = None, hi: float | None = None,
+                 above: bool = False) -> float:  # fmt: skip
+    """``value`` as a ``float`` if it is a finite number (not a bool, not a string) from ``lo`` (excluded where
+    ``above``: a learning rate must be > 0) to ``hi``."""
+    if not is_number(value):
+        raise OptionTypeError(f"{name} must be {number_text(lo, hi, above)}, got {value!r} "
+                              f"(a {type(value).__name__})")  # fmt: skip
+    value = float(value)
+    if (lo is not None and (value <= lo if above else value < lo)) or (hi is not None and value > hi):
+        raise OptionRangeError(f"{name}={value:g} is out of range ({number_text(lo, hi, above)})")
+    return value
+
+
+def number_text(lo: float | None, hi: float | None, above: bool = False) -> str:
+    """What a number in [lo, hi] (or (lo, hi] where ``above``) is, for messages (either bound may be open)."""
+    if lo is not None and hi is not None:
+        return f"a number above {lo:g} and at most {hi:g}" if above else f"a number from {lo:g} to {hi:g}"
+    if lo is not None:
+        return f"a number {'>' if above else '>='} {lo:g}"
+    if hi is not None:
+        return f"a number <= {hi:g}"
+    return "a finite number"
+
+
 def range_text(lo: int | None, hi: int | None) -> str:
     """What an integer in [lo, hi] is, for messages (either bound may be open)."""
     if lo is not None and hi is not None:
@@ -71,5 +102,5 @@ def range_text(lo: int | None, hi: int | None) -> str:
     return "an integer"
 
 
-__all__ = ["SEED_MAX", "OptionRangeError", "OptionTypeError", "check_bool", "check_int", "check_seed", "is_int",
-           "range_text"]
+__all__ = ["SEED_MAX", "OptionRangeError", "OptionTypeError", "check_bool", "check_int", "check_number", "check_seed",
+           "is_int", "is_number", "number_text", "range_text"]

@@ -36,12 +36,11 @@ def main() -> None:
     from cluedo_env.training.learner_core import LearnerCore
     from cluedo_env.training.learner_options import LearnerOptions
     from cluedo_env.training.sb3.checkpoints import load_model, save_model_atomic
-    from cluedo_env.training.sb3.config import load_train_config, rules_config
+    from cluedo_env.training.sb3.config import load_train_config
 
-    cfg = load_train_config(args.config)
-    env = cfg["env"]
-    options = LearnerOptions(env["num_envs"], rules_config(cfg), opponents=env["opponents"], seat=env["seat"],
-                             belief=True, observation=env["observation"], advisor=env["advisor"], seed=args.seed)
+    env = load_train_config(args.config).env
+    options = LearnerOptions(env.num_envs, env.rules_config, opponents=env.opponents, seat=env.seat,
+                             belief=True, observation=env.observation, advisor=env.advisor, seed=args.seed)
     core = LearnerCore(options)
     if not core.accusation_features:
         raise SystemExit("the config's advisor gives no accusation features (an expert advisor is needed)")

@@ -57,27 +57,23 @@ def main(argv: list[str] | None = None) -> dict:
     over: dict = {"run_dir": str(out / "train"), "total_timesteps": args.timesteps, "seed": args.seed,
                   "eval": {"every": 0, "games": 0}}  # fmt: skip
     cfg = load_train_config(ROOT / "configs" / "train_vs_random.yaml", **over)
-    env = cfg["env"]
-    if args.num_envs is not None:
-        env["num_envs"] = args.num_envs
-    ppo = cfg["ppo"]
-    # a tiny run still makes at least one PPO update
-    rollout = env["num_envs"] * ppo["n_steps"]
-    if args.timesteps < rollout:
-        ppo["n_steps"] = max(1, args.timesteps // env["num_envs"])
-        rollout = env["num_envs"] * ppo["n_steps"]
-    ppo["batch_size"] = min(ppo["batch_size"], rollout)
-    cfg["checkpoint_every"] = max(cfg["checkpoint_every"], args.timesteps)
+    num_envs = args.num_envs if args.num_envs is not None else cfg.env.num_envs
+    n_steps = cfg.ppo.n_steps
+    if args.timesteps < num_envs * n_steps:  # a tiny run still makes at least one PPO update
+        n_steps = max(1, args.timesteps // num_envs)
+    cfg = cfg.with_overrides(env={"num_envs": num_envs}, checkpoint_every=max(cfg.checkpoint_every, args.timesteps),
+                             ppo={"n_steps": n_steps, "batch_size": min(cfg.ppo.batch_size, num_envs * n_steps)})
+    env = cfg.env
 
     _say(f"[1/3] training MaskablePPO for {args.timesteps:,} learner steps against 3 random players "
-         f"({env['preset']}, {env['players']} players, {env['num_envs']} games at once, seed {args.seed}) "
-         f"-> {cfg['run_dir']}")  # fmt: skip
+         f"({env.preset}, {env.players} players, {env.num_envs} games at once, seed {args.seed}) "
+         f"-> {cfg.run_dir}")  # fmt: skip
     t0 = time.perf_counter()
     trained = Trainer(cfg, resume=False, progress=not args.no_progress).run()
     t_train = time.perf_counter() - t0
     model = trained["model"]
 
-    common = ["--games", str(args.games), "--preset", env["preset"], "--seed", str(args.seed)]
+    common = ["--games", str(args.games), "--preset", env.preset, "--seed", str(args.seed)]
     if args.no_progress:
         common.append("--no-progress")
     _say(f"[2/3] tournament: ckpt:{model} vs random x3, {args.games} games, seats rotated")
@@ -91,7 +87,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     me, rnd = result["entries"][0], base["entries"][0]
     rows = [("trained (ckpt)", me), ("random (baseline)", rnd)]
-    _say(f"\n[3/3] results: 4-player {env['preset']}, against three random players, {result['games']} games each")
+    _say(f"\n[3/3] results: 4-player {env.preset}, against three random players, {result['games']} games each")
     _say("| player | win rate | 95% CI | wins |")
     _say("|---|---|---|---|")
     for label, e in rows:

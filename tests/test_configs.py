@@ -27,11 +27,11 @@ def test_every_config_loads(path):
     elif path.name.startswith("rllib_"):
         from cluedo_env.training.rllib.config import load_config
 
-        assert load_config(path)["run_dir"]
+        assert load_config(path).run_dir
     else:
         from cluedo_env.training.sb3.config import load_train_config
 
-        assert load_train_config(path)["run_dir"]
+        assert load_train_config(path).run_dir
 
 
 def test_catalogue_is_small_and_indexed():

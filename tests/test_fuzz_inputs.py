@@ -237,14 +237,13 @@ def test_any_file_as_record_is_loaded_or_a_record_error(content):
 @given(st.data())
 def test_mutated_training_config_is_valid_or_a_train_config_error(data):
     train = pytest.importorskip("cluedo_env.training.sb3.config")  # the `train` extra (torch, sb3-contrib)
-    cfg = data.draw(mutated({k: v for k, v in train.DEFAULTS.items()}))
+    cfg = data.draw(mutated(train.TrainConfig().to_dict()))
     try:
-        merged = train._merge(train.DEFAULTS, cfg) if isinstance(cfg, dict) else train._merge(train.DEFAULTS, {"x": 1})
-        train.validate_train_config(merged)
+        built = train.TrainConfig.from_dict(cfg if isinstance(cfg, dict) else {"x": 1})
     except TrainConfigError as exc:
         assert str(exc) and "(" in str(exc), str(exc)
         return
-    assert merged["total_timesteps"] >= 0 and merged["env"]["num_envs"] >= 1
+    assert built.total_timesteps >= 0 and built.env.num_envs >= 1
 
 
 # ============================================================================ actions

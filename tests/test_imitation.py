@@ -57,11 +57,12 @@ def test_engine_targets_mark_the_learner_actions_that_play_an_engine_action():
 
 def _recorders(preset="classic", seed=0):
     from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.training.sb3.config import EnvSettings
     from cluedo_env.training.sb3.imitation import Recorder
 
     from cluedo_env.envs.learner_actions import LearnerActions
 
-    inputs = {"belief": True, "observation": "compact", "packed_observation": False}
+    inputs = EnvSettings(preset=preset, belief=True, observation="compact")
     return [Recorder(make_agent("expert", seed=seed + s), LearnerActions(True), inputs, seed=s) for s in range(4)]
 
 

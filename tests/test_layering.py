@@ -350,3 +350,18 @@ def test_the_internals_check_catches_an_import_and_a_private_read(tmp_path, monk
     monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: source if self == path else _read(self))
     assert [h.split(" ", 1)[1] for h in numba_internals_used(path)] == ["imports numba.core.caching",
                                                                         "reads ._cache_file"]
+
+
+def test_each_backends_config_is_the_bottom_of_its_package():
+    """``training/sb3/config.py`` and ``training/rllib/config.py`` are read top-down: the trainer, the runners and the
+    envs import the config (and the names it shares with them), never the other way, so a config loads and is
+    checked without its backend's runners."""
+    def own_package(side: str, name: str) -> list[str]:
+        path = ROOT / "training" / side / name
+        return [f"{path.relative_to(ROOT)}:{line} imports {mod}" for line, mod in imports_of(path)
+                if mod == f"{TRAINING}.{side}" or mod.startswith(f"{TRAINING}.{side}.")]  # fmt: skip
+
+    assert own_package("sb3", "config.py") + own_package("rllib", "config.py") == []
+    # the same check sees the imports that run the other way (it is not empty by construction)
+    assert any(f"imports {TRAINING}.rllib.config" in hit for hit in own_package("rllib", "vector_env.py"))
+    assert any(f"imports {TRAINING}.sb3.config" in hit for hit in own_package("sb3", "train.py"))

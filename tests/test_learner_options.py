@@ -168,7 +168,7 @@ def test_bad_option_values_say_what_is_allowed():
     with pytest.raises(TrainConfigError, match="shaping needs belief"):
         load_train_config(env={"preset": "cards", "shaping": {"kind": "unknown"}})
     cfg = load_train_config(env={**env, "accuse_gate": 0.8, "shaping": {"kind": "triples", "coef": 0.05}})
-    assert cfg["env"]["accuse_gate"] == 0.8
+    assert cfg.env.accuse_gate == 0.8
     with pytest.raises(ConfigError, match="accuse_gate"):
         _core(accuse_gate="yes")
 

@@ -274,9 +274,9 @@ def test_rllib_resume_refuses_a_changed_config_naming_the_keys(tmp_path):
 
     cfg = load_config("configs/rllib_vs_random.yaml", run_dir=str(tmp_path))
     check_resume(cfg, tmp_path)  # no saved config (a run from before): nothing to compare
-    (tmp_path / RUN_CONFIG).write_text(json.dumps(cfg, default=str))
-    check_resume({**cfg, "iterations": cfg["iterations"] + 5}, tmp_path)  # training longer is the same run
-    changed = {**cfg, "env": {**cfg["env"], "players": 3}}
+    (tmp_path / RUN_CONFIG).write_text(json.dumps(cfg.to_dict(), default=str))
+    check_resume(cfg.with_overrides(iterations=cfg.iterations + 5), tmp_path)  # training longer is the same run
+    changed = cfg.with_overrides(env={"players": 3}, eval={"opponents": ["random", "random"]})
     with pytest.raises(CluedoError, match=r"env.players: 4 -> 3"):
         check_resume(changed, tmp_path)
 

@@ -156,7 +156,7 @@ def test_bad_config_values_name_what_is_allowed():
                             ({"opponents": "league"}, "league.snapshot_every is 0"),
                             ({"learner": {"seat": 7}}, "0..3 or 'random'"),
                             ({"learner": {"macro_accuse": True}}, "needs learner.belief=true"),
-                            ({"learner": {"colour": 1}}, "unknown key(s) ['colour']"),
+                            ({"learner": {"colour": 1}}, "unknown config key 'learner.colour'"),
                             ({"learner": {"observation": "compact"}}, "needs belief=True"),
                             ({"learner": {"observation": "tiny", "belief": True}}, "one of ['full', 'compact']"),
                             ({"learner": {"unplayed_games": "hide"}}, "one of step, skip"),
@@ -194,7 +194,7 @@ def test_training_iterations_with_masking_and_checkpoints(vs_bots_run):
     rows = summary["iterations"]
     assert [r["iteration"] for r in rows] == [1, 2]
     assert all(int(r["env_steps"]) >= 512 and int(r["episodes"]) > 0 for r in rows)
-    ckpt = latest_checkpoint(cfg["run_dir"])
+    ckpt = latest_checkpoint(cfg.run_dir)
     assert ckpt is not None and ckpt.name == "iter_000002" and str(ckpt) == summary["checkpoint"]
     first = load_module(ckpt.parent / "iter_000001")
     second = load_module(os.path.relpath(ckpt))  # a relative path (run_dir: runs/...) loads too
@@ -210,11 +210,12 @@ def test_restored_module_masks_its_logits(vs_bots_run):
     from ray.rllib.core.columns import Columns
 
     cfg, _ = vs_bots_run
-    module = load_module(latest_checkpoint(cfg["run_dir"]))
+    module = load_module(latest_checkpoint(cfg.run_dir))
     assert module_options(module) == {"macro_moves": True, "macro_accuse": True, "belief": True, "observation": "full",
                                       "packed_observation": False}
     assert module.model_config["precision"] == "bfloat16" and module.precision == "float32"  # trained bf16, plays fp32
-    venv = make_vector_env({**cfg["env"], "num_envs": 4, "seed": 1, "learner": cfg["learner"], "opponents": "random"})
+    venv = make_vector_env({**cfg.env, "num_envs": 4, "seed": 1, "learner": cfg.to_dict()["learner"],
+                            "opponents": "random"})  # fmt: skip
     obs, _ = venv.reset(seed=1)
     with torch.no_grad():
         logits = module.forward_inference({Columns.OBS: torch.as_tensor(obs)})[Columns.ACTION_DIST_INPUTS]
@@ -227,10 +228,10 @@ def test_resume_continues_from_the_latest_checkpoint(vs_bots_run, cluster):
 
     cfg, _ = vs_bots_run
     lines = []
-    summary = train({**cfg, "iterations": 3}, address=cluster.address, resume=True, log=lines.append)
+    summary = train(cfg.with_overrides(iterations=3), address=cluster.address, resume=True, log=lines.append)
     assert lines[0].startswith("resumed from") and "iter_000002" in lines[0]
     assert [r["iteration"] for r in summary["iterations"]] == [3]
-    assert latest_checkpoint(cfg["run_dir"]).name == "iter_000003"
+    assert latest_checkpoint(cfg.run_dir).name == "iter_000003"
 
 
 def test_selfplay_shared_policy_trains_one_iteration(cluster, tmp_path):
@@ -264,7 +265,7 @@ def test_checkpoint_plays_through_the_evaluator(vs_bots_run, tmp_path):
 
     register_prefix("rllib", counting, replace=True)
     try:
-        ckpt = latest_checkpoint(cfg["run_dir"])
+        ckpt = latest_checkpoint(cfg.run_dir)
         # a barely trained learner rarely accuses, so games would run to 400 turns: cap them
         res = ev.main(["--players", f"rllib:{ckpt}", "random", "random", "random", "--games", "8",
                        "--preset", "cards", "--out", str(tmp_path), "--no-progress",
@@ -353,12 +354,13 @@ def test_every_shipped_rllib_config_loads():
     """Each ``configs/rllib_*.yaml`` (and ``configs/experiments/rllib_*.yaml``) passes the config checks without Ray."""
     from pathlib import Path
 
-    from cluedo_env.training.rllib.config import load_config
+    from cluedo_env.training.rllib.config import RllibConfig, load_config
 
     configs = Path(__file__).resolve().parents[1] / "configs"
     paths = sorted(configs.glob("rllib_*.yaml")) + sorted((configs / "experiments").glob("rllib_*.yaml"))
     assert len(paths) >= 6
     for path in paths:
         cfg = load_config(path)
-        assert cfg["precision"] in ("float32", "bfloat16"), path
-    assert load_config(configs / "rllib_vs_heuristic.yaml")["precision"] == "bfloat16"
+        assert cfg.precision in ("float32", "bfloat16"), path
+        assert RllibConfig.from_dict(cfg.to_dict()) == cfg, path  # what a run saves builds the same config
+    assert load_config(configs / "rllib_vs_heuristic.yaml").precision == "bfloat16"

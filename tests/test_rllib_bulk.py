@@ -149,10 +149,10 @@ def test_ppo_trains_with_the_bulk_runner_league_and_resume(tmp_path):
         assert [r["iteration"] for r in rows] == [1, 2] and [r.get("league_snapshots") for r in rows] == [1, 2]
         assert all(int(r["env_steps"]) >= 128 and r["main_return"] is not None for r in rows)
         lines = []
-        again = train({**cfg, "iterations": 3}, resume=True, log=lines.append)
+        again = train(cfg.with_overrides(iterations=3), resume=True, log=lines.append)
         assert lines[0].startswith("resumed from") and "iter_000002" in lines[0]
         assert [r["iteration"] for r in again["iterations"]] == [3]
-        assert latest_checkpoint(cfg["run_dir"]).name == "iter_000003"
+        assert latest_checkpoint(cfg.run_dir).name == "iter_000003"
     finally:
         ray.shutdown()
 

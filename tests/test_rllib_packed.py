@@ -61,11 +61,11 @@ def test_ppo_trains_on_packed_rows_and_the_checkpoint_plays(tmp_path) -> None:
         ray.shutdown()
     (row,) = summary["iterations"]
     assert int(row["env_steps"]) >= 128
-    ckpt = latest_checkpoint(cfg["run_dir"])
+    ckpt = latest_checkpoint(cfg.run_dir)
     module = load_module(ckpt)
     assert module.packed and module_options(module)["packed_observation"] is True
     # the module on packed rows is the same function as on the int8 rows they unpack to
-    venv = make_vector_env({**cfg["env"], "num_envs": 4, "seed": 1, "learner": PACKED, "opponents": "random"})
+    venv = make_vector_env({**cfg.env, "num_envs": 4, "seed": 1, "learner": PACKED, "opponents": "random"})
     obs, _ = venv.reset(seed=1)
     with torch.no_grad():
         logits = module.forward_inference({Columns.OBS: torch.as_tensor(obs)})[Columns.ACTION_DIST_INPUTS]

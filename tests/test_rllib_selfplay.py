@@ -310,7 +310,7 @@ def test_selfplay_config_is_checked():
         ({"policies": []}, "selfplay.policies=\\[\\] is not allowed"),
         ({"policies": ["a", "a"]}, "distinct module names"),
         ({"policies": ["a"], "train": ["b"]}, "selfplay.train=\\['b'\\] is not allowed"),
-        ({"teams": 2}, "unknown key"),
+        ({"teams": 2}, "unknown config key 'selfplay.teams'"),
         ({"bots": ["main"]}, "must differ from the module names"),
         ({"bots": ["nobody"]}, "'nobody' is not a usable player"),
     ):
@@ -318,7 +318,7 @@ def test_selfplay_config_is_checked():
             load_config(path, sampler="bulk", selfplay={**SMALL["selfplay"], **bad})
     with pytest.raises(TrainConfigError, match="opponents are for setup=vs_bots"):
         load_config(path, opponents="heuristic")
-    assert load_config(path, sampler="bulk")["sampler"] == "bulk"
+    assert load_config(path, sampler="bulk").sampler == "bulk"
     with pytest.raises(TrainConfigError, match="selfplay.bots needs sampler: bulk"):
         load_config(path, selfplay={"bots": ["heuristic"]})
     with pytest.raises(TrainConfigError, match="belief features and macro actions in self-play need sampler: bulk"):
@@ -354,10 +354,10 @@ def test_ppo_trains_bulk_selfplay_resumes_and_plays(tmp_path):
         assert [r["iteration"] for r in rows] == [1, 2]
         assert all(int(r["env_steps"]) >= 72 and r["main_return"] is not None for r in rows)
         lines = []
-        again = train({**cfg, "iterations": 3}, resume=True, log=lines.append)
+        again = train(cfg.with_overrides(iterations=3), resume=True, log=lines.append)
         assert lines[0].startswith("resumed from") and "iter_000002" in lines[0]
         assert [r["iteration"] for r in again["iterations"]] == [3]
-        ckpt = latest_checkpoint(cfg["run_dir"])
+        ckpt = latest_checkpoint(cfg.run_dir)
         assert ckpt.name == "iter_000003"
     finally:
         ray.shutdown()

@@ -219,22 +219,23 @@ def test_self_play_league_draws_policies_and_checkpoints(tmp_path):
     assert 1 <= len(state["league"]) <= 3 and all((tmp_path / "league" / p).is_file() for p in state["league"])
     specs = trainer.raw_env.core.specs
     assert all(isinstance(s, PolicyAgent) for s in specs)  # bot_prob 0: the current policy or checkpoints
-    out2 = Trainer(load_train_config(None, **{**cfg, "total_timesteps": 1280}), resume=True, progress=False).run()
+    out2 = Trainer(cfg.with_overrides(total_timesteps=1280), resume=True, progress=False).run()
     assert out2["timesteps"] == 1280
 
 
 def test_every_shipped_training_config_loads():
-    from cluedo_env.training.sb3.config import rules_config
+    from cluedo_env.training.sb3.config import TrainConfig
     from cluedo_env.training.single_agent import num_actions
 
     paths = sorted((ROOT / "configs").glob("train_*.yaml")) + sorted((ROOT / "configs" / "experiments").glob("train_*"))
     assert len(paths) >= 8
     for path in paths:
-        cfg = load_train_config(path)
-        rules_config(cfg)  # a bad preset or rule flag would raise here
-        env = cfg["env"]
-        assert not env["macro_accuse"] or env["belief"], path.name
-        assert num_actions(env["macro_moves"], env["macro_accuse"]) in (870, 682, 547, 359)
+        cfg = load_train_config(path)  # a bad preset or rule flag would raise here
+        env = cfg.env
+        assert env.rules_config.players == env.players, path.name
+        assert not env.macro_accuse or env.belief, path.name
+        assert num_actions(env.macro_moves, env.macro_accuse) in (870, 682, 547, 359)
+        assert TrainConfig.from_dict(cfg.to_dict()) == cfg, path.name  # what a run saves builds the same config
 
 
 def test_checkpoint_every_zero_writes_only_the_final_checkpoint(tmp_path):

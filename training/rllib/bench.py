@@ -6,6 +6,7 @@ measures the env runners' sampling rate with the learner idle (docs/benchmarks.m
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import time
@@ -14,22 +15,23 @@ from typing import Any
 
 import numpy as np
 import torch
-from cluedo_env.training.rllib.algorithm import build_config, module_config
+from cluedo_env.training.rllib.algorithm import build_config, module_config, vector_env_config
+from cluedo_env.training.rllib.config import RllibConfig
 from cluedo_env.training.rllib.module import MaskedPPOTorchRLModule, module_actions
-from cluedo_env.training.rllib.vector_env import learner_options, make_vector_env
+from cluedo_env.training.rllib.vector_env import make_vector_env
 
 
-def breakdown(cfg: dict[str, Any], steps: int = 4000, log=print) -> dict[str, Any]:
+def breakdown(cfg: RllibConfig, steps: int = 4000, log=print) -> dict[str, Any]:
     """Where a sampled step's time goes (vs_bots), in this process with one torch thread, no Ray:
     the env alone (random legal learner actions), then the env with the module choosing the actions
     (one batched forward pass and a categorical draw per env step). A runner's rate below the second
     figure is RLlib's own per-step cost (episode objects, connectors)."""
     torch.set_num_threads(1)
-    n = int(cfg["env_runners"]["num_envs_per_env_runner"])
-    venv = make_vector_env({**cfg["env"], "num_envs": n, "seed": cfg["seed"], "learner": cfg["learner"],
-                            "opponents": cfg["opponents"]})  # fmt: skip
+    n = int(cfg.env_runners["num_envs_per_env_runner"])
+    venv = make_vector_env(vector_env_config(cfg, num_envs=n))
     n_act = int(venv.unwrapped.single_action_space.n)
-    model = {**module_config(cfg), "cluedo": learner_options(cfg["learner"])}
+    options = cfg.learner.module_options()
+    model = {**module_config(cfg), "cluedo": options}
     module = MaskedPPOTorchRLModule(observation_space=venv.single_observation_space,
                                     action_space=venv.unwrapped.single_action_space, model_config=model)  # fmt: skip
     gen = torch.Generator().manual_seed(0)
@@ -42,9 +44,9 @@ def breakdown(cfg: dict[str, Any], steps: int = 4000, log=print) -> dict[str, An
     def policy(obs: np.ndarray) -> np.ndarray:
         return module_actions(module, obs[:, :-n_act], obs[:, -n_act:], False, gen)
 
-    row: dict[str, Any] = {"num_envs": n, "opponents": cfg["opponents"], **learner_options(cfg["learner"])}
+    row: dict[str, Any] = {"num_envs": n, "opponents": cfg.to_dict()["opponents"], **options}
     for name, choose in (("env_only", random_legal), ("env_and_module", policy)):
-        obs, _ = venv.reset(seed=cfg["seed"])
+        obs, _ = venv.reset(seed=cfg.seed)
         for _ in range(4):  # warm-up
             obs, *_ = venv.step(choose(obs))
         done = 0
@@ -57,7 +59,7 @@ def breakdown(cfg: dict[str, Any], steps: int = 4000, log=print) -> dict[str, An
     return row
 
 
-def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print,
+def bench(cfg: RllibConfig, runners: list[int], steps: int = 4000, log=print,
           checkpoint: str | Path | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Sampling throughput (env steps/s over all runners) with N remote env runners, the learner idle.
 
@@ -68,16 +70,16 @@ def bench(cfg: dict[str, Any], runners: list[int], steps: int = 4000, log=print,
     """
     rows = []
     for n in runners:
-        c = json.loads(json.dumps(cfg))
-        c["env_runners"]["num_env_runners"] = n
-        frag = c["env_runners"].get("rollout_fragment_length")
-        envs = int(c["env_runners"]["num_envs_per_env_runner"])
-        bulk_games = c["setup"] == "vs_bots" or c["sampler"] == "bulk"  # runners that step envs games per call
+        runners_cfg = {**cfg.env_runners, "num_env_runners": n}
+        frag = runners_cfg.get("rollout_fragment_length")
+        envs = int(runners_cfg["num_envs_per_env_runner"])
+        bulk_games = cfg.setup == "vs_bots" or cfg.sampler == "bulk"  # runners that step envs games per call
         chunk = (int(frag) if isinstance(frag, int) else 200) * (envs if bulk_games else 1)
+        ppo = dict(cfg.ppo)
         if isinstance(frag, int):  # RLlib checks the batch against runners x envs x fragment; the learner is idle
-            c["ppo"]["train_batch_size_per_learner"] = frag * envs * max(n, 1)
-            c["ppo"]["minibatch_size"] = min(int(c["ppo"]["minibatch_size"]), frag * envs * max(n, 1))
-        algo = build_config(c).build_algo()
+            ppo["train_batch_size_per_learner"] = frag * envs * max(n, 1)
+            ppo["minibatch_size"] = min(int(ppo["minibatch_size"]), frag * envs * max(n, 1))
+        algo = build_config(dataclasses.replace(cfg, env_runners=runners_cfg, ppo=ppo)).build_algo()
         group = algo.env_runner_group
         if checkpoint is not None:
             algo.restore_from_path(str(Path(checkpoint).resolve()))

@@ -67,6 +67,7 @@ from cluedo_env.training.rllib.bulk_runner import (
     _check_supported,
     draw_actions,
 )
+from cluedo_env.training.rllib.config import INPUT_OPTIONS, LEAGUE
 from cluedo_env.training.rllib.league import LeagueAgent, LeaguePool
 from ray.rllib.core.columns import Columns
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
@@ -94,12 +95,9 @@ from cluedo_env.envs.aec import agent_seat as seat_of
 from cluedo_env.envs.learner_actions import LearnerActions, num_actions
 from cluedo_env.rules import actions as A
 
-MAPPINGS = ("by_seat", "shuffled")  # ``selfplay.mapping`` in an RLlib config
 BOTS_KEY = "selfplay_bots"  # the env_config key that carries ``selfplay.bots`` to the runners
-LEAGUE = "league"  # a bot name: frozen snapshots of the first module (cluedo_env.training.rllib.league), one per game
 LEAGUE_OF_KEY = "selfplay_league_of"  # the env_config key naming the module the league snapshots
 INPUTS_KEY = "selfplay_learner"  # ... and the modules' inputs (``learner:`` belief, observation, macro actions)
-INPUT_OPTIONS = ("belief", "observation", "macro_moves", "macro_accuse")  # what self-play modules may take
 
 
 def rules_env_config(env_config: dict[str, Any]) -> dict[str, Any]:
@@ -586,6 +584,6 @@ class BulkSelfPlayRunner(BulkSampling, MultiAgentEnvRunner):
 
 
 __all__ = [
-    "BOTS_KEY", "INPUTS_KEY", "INPUT_OPTIONS", "LEAGUE", "LEAGUE_OF_KEY", "MAPPINGS", "BulkSelfPlayRunner",
+    "BOTS_KEY", "INPUTS_KEY", "LEAGUE_OF_KEY", "BulkSelfPlayRunner",
     "GameRef", "input_sizes", "rules_env_config", "seat_mapping",
 ]  # fmt: skip

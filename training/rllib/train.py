@@ -30,13 +30,12 @@ from cluedo_env.training.resume_check import check_same_run
 from cluedo_env.training.rllib import config as rllib_config
 from cluedo_env.training.rllib.algorithm import build_config, init_ray
 from cluedo_env.training.rllib.bench import bench, breakdown
-from cluedo_env.training.rllib.config import SAMPLERS, load_config
+from cluedo_env.training.rllib.config import LEARNER_DEFAULTS, SAMPLERS, RllibConfig, load_config
 from cluedo_env.training.rllib.module import trust_checkpoint
 
 from cluedo_env.errors import CheckpointError, TrainConfigError, UsageError, run_cli
 from cluedo_env.files import check_writable_dir, clean_stale_tmp, lock_dir, write_text_atomic
 from cluedo_env.options import ArgumentParser, int_in
-from cluedo_env.rules.config import make_config
 
 
 def latest_checkpoint(run_dir: str | Path) -> Path | None:
@@ -78,17 +77,16 @@ def _main_return(result: dict[str, Any]) -> float | None:
     return None if value is None else float(value)
 
 
-def evaluate(checkpoint: Path, cfg: dict[str, Any], out: Path) -> dict[str, Any]:
-    """The checkpoint's ``main`` against ``eval.opponents``, seats rotated (:mod:`cluedo_env.agents.play.tournament`).
+def evaluate(checkpoint: Path, cfg: RllibConfig, out: Path) -> dict[str, Any]:
+    """The checkpoint's ``main`` against ``eval.opponents``, seats rotated (:mod:`cluedo_env.agents.play.tournament`),
+    on the rules it trained on (``env:``).
 
     Writes ``tournament.md``/``.json``/``.png`` into ``out`` and returns the summary.
     """
-    players = int(cfg["env"].get("players", 4))
-    opponents = cfg["eval"].get("opponents") or ["random"] * (players - 1)
-    rules = {"max_turns": cfg["env"]["max_turns"]} if "max_turns" in cfg["env"] else {}
-    config = make_config(str(cfg["env"].get("preset", "classic")), players=players, **rules)
-    match = tournament.play_match(config, [f"rllib:{checkpoint}", *opponents], int(cfg["eval"]["games"]),
-                                  seed=int(cfg["seed"]))  # fmt: skip
+    config = cfg.rules_config
+    opponents = list(cfg.eval.opponents or ["random"] * (config.players - 1))
+    match = tournament.play_match(config, [f"rllib:{checkpoint}", *opponents], cfg.eval.games,
+                                  seed=cfg.seed)  # fmt: skip
     summary = tournament.summarize(match, config)
     tournament.write_tournament(summary, Path(out))
     return summary
@@ -104,15 +102,18 @@ def env_runner_nodes(algo: Any) -> list[str]:
     return list(nodes) or [_node_id()]
 
 
-def train(cfg: dict[str, Any], *, address: str | None = None, resume: bool = False, log=print) -> dict[str, Any]:
-    """Train for ``cfg['iterations']`` iterations (counting those of a resumed run); returns a summary.
+def train(cfg: RllibConfig, *, address: str | None = None, resume: bool = False, log=print) -> dict[str, Any]:
+    """Train for ``cfg.iterations`` iterations (counting those of a resumed run); returns a summary.
 
     The run_dir is this run's while it trains (a second run into it is refused with the holder's pid), and
     a run_dir with checkpoints is continued only with ``resume``, never mixed with a new run's.
     """
-    with lock_dir(cfg["run_dir"], "run_dir"):
-        if not resume and resume_candidates(cfg["run_dir"]):
-            raise TrainConfigError(f"run_dir {str(cfg['run_dir'])!r} holds an earlier run's checkpoints (continue it "
+    if not isinstance(cfg, RllibConfig):
+        raise TrainConfigError(f"train takes an RllibConfig, got a {type(cfg).__name__} (build one with "
+                               "load_config(path, **overrides) or RllibConfig.from_dict)")  # fmt: skip
+    with lock_dir(cfg.run_dir, "run_dir"):
+        if not resume and resume_candidates(cfg.run_dir):
+            raise TrainConfigError(f"run_dir {cfg.run_dir!r} holds an earlier run's checkpoints (continue it "
                                    "with --resume, or choose another run_dir)")  # fmt: skip
         return _train(cfg, address=address, resume=resume, log=log)
 
@@ -122,23 +123,28 @@ SAFE_TO_CHANGE = ("iterations", "checkpoint_every", "eval", "run_dir", "ray")
 RUN_CONFIG = "config.json"  # the config a run started with, in its run_dir
 
 
-def check_resume(cfg: dict[str, Any], run_dir: Path) -> None:
-    """Refuse a ``--resume`` whose config differs from the one ``run_dir``'s run started with (``config.json``)."""
+def check_resume(cfg: RllibConfig, run_dir: Path) -> None:
+    """Refuse a ``--resume`` whose config differs from the one ``run_dir``'s run started with (``config.json``).
+
+    A run saved before every ``learner:`` key was written holds only the keys it set: the others compare as their
+    defaults (:data:`~cluedo_env.training.rllib.config.LEARNER_DEFAULTS`)."""
     try:
         saved = json.loads((run_dir / RUN_CONFIG).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         saved = None  # a run from before configs were saved (or a damaged file): nothing to compare
-    check_same_run(saved, cfg, run_dir, SAFE_TO_CHANGE)
+    if isinstance(saved, dict) and isinstance(saved.get("learner"), dict):
+        saved = {**saved, "learner": {**LEARNER_DEFAULTS, **saved["learner"]}}
+    check_same_run(saved, cfg.to_dict(), run_dir, SAFE_TO_CHANGE)
 
 
-def _train(cfg: dict[str, Any], *, address: str | None, resume: bool, log) -> dict[str, Any]:
-    run_dir = Path(cfg["run_dir"])
+def _train(cfg: RllibConfig, *, address: str | None, resume: bool, log) -> dict[str, Any]:
+    run_dir = Path(cfg.run_dir)
     if resume:
         check_resume(cfg, run_dir)  # before Ray starts
     init_ray(cfg, address)
     run_dir.mkdir(parents=True, exist_ok=True)
     if not resume:
-        write_text_atomic(run_dir / RUN_CONFIG, json.dumps(cfg, indent=1, default=str) + "\n")
+        write_text_atomic(run_dir / RUN_CONFIG, json.dumps(cfg.to_dict(), indent=1, default=str) + "\n")
     algo = build_config(cfg).build_algo()
     start = 0
     progress = run_dir / "progress.jsonl"
@@ -159,7 +165,7 @@ def _train(cfg: dict[str, Any], *, address: str | None, resume: bool, log) -> di
     summary: dict[str, Any] = {"run_dir": str(run_dir), "checkpoint": None, "iterations": [],
                                "env_runner_nodes": env_runner_nodes(algo)}  # fmt: skip
     ckpt = None
-    for it in range(start + 1, int(cfg["iterations"]) + 1):
+    for it in range(start + 1, cfg.iterations + 1):
         t0 = time.perf_counter()
         result = algo.train()
         dt = time.perf_counter() - t0
@@ -178,12 +184,12 @@ def _train(cfg: dict[str, Any], *, address: str | None, resume: bool, log) -> di
         with progress.open("a") as f:
             f.write(json.dumps(row, default=str) + "\n")
         log(json.dumps(row, default=str))
-        last = it == int(cfg["iterations"])
-        if last or (cfg["checkpoint_every"] and it % int(cfg["checkpoint_every"]) == 0):
+        last = it == cfg.iterations
+        if last or (cfg.checkpoint_every and it % cfg.checkpoint_every == 0):
             ckpt = save(algo, run_dir, it)
             summary["checkpoint"] = str(ckpt)
             log(f"checkpoint {ckpt}")
-            every = int(cfg["eval"].get("every") or 0)
+            every = cfg.eval.every
             if every and (it % every == 0 or last):
                 res = evaluate(ckpt, cfg, run_dir / f"eval_{it:06d}")
                 summary.setdefault("evals", []).append({"iteration": it, "win_rate": res["entries"][0]["win_rate"]})
@@ -218,17 +224,17 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> dict[str, An
     overrides = {k: v for k, v in given if v is not None}
     cfg = load_config(args.config, **overrides)
     try:
-        check_writable_dir(cfg["run_dir"], "run_dir")
+        check_writable_dir(cfg.run_dir, "run_dir")
     except UsageError as exc:
         raise TrainConfigError(str(exc)) from None
-    if args.resume and not resume_candidates(cfg["run_dir"]):
-        raise CheckpointError(f"--resume: no checkpoint in {cfg['run_dir']} (start without --resume)")
+    if args.resume and not resume_candidates(cfg.run_dir):
+        raise CheckpointError(f"--resume: no checkpoint in {cfg.run_dir} (start without --resume)")
     if args.bench_from and not Path(args.bench_from).is_dir():
         raise CheckpointError(f"--bench-from {args.bench_from}: no such checkpoint folder (an algorithm checkpoint, "
                               "e.g. runs/NAME/checkpoints/iter_000064)")  # fmt: skip
     if args.bench:
         init_ray(cfg, args.address)
-        parts = breakdown(cfg, args.bench_steps) if cfg["setup"] == "vs_bots" else None
+        parts = breakdown(cfg, args.bench_steps) if cfg.setup == "vs_bots" else None
         return {"breakdown": parts, "bench": bench(cfg, args.bench, args.bench_steps, checkpoint=args.bench_from)}
     return train(cfg, address=args.address, resume=args.resume)
 

@@ -25,26 +25,14 @@ from typing import Any
 import gymnasium
 import numpy as np
 from cluedo_env.training.players import register_player_prefixes
+from cluedo_env.training.rllib.config import LEARNER_DEFAULTS, learner_options, opponent_specs
 from cluedo_env.training.rllib.league import LeagueAgent
 from gymnasium import spaces
 from ray.tune.registry import register_env
 
 from cluedo_env import GYMNASIUM_ID
-from cluedo_env.rules.config import ConfigError
 
 VECTOR_ENV_NAME = "cluedo_vector_v0"
-
-# Keys of the learner env that an RLlib config may set (``learner:`` in the YAML), with defaults.
-LEARNER_DEFAULTS: dict[str, Any] = {
-    "seat": "random",
-    "macro_moves": False,
-    "macro_accuse": False,
-    "belief": False,
-    "observation": "full",
-    "packed_observation": False,
-    "unplayed_games": "step",
-    "end_on_elimination": True,
-}
 
 
 class MaskedObservations(gymnasium.vector.VectorWrapper):
@@ -78,20 +66,10 @@ class MaskedObservations(gymnasium.vector.VectorWrapper):
         return self._obs(obs, infos), rew, term, trunc, {}
 
 
-def opponent_specs(spec: Any, players: int) -> list[str]:
-    """One opponent spec or a list of ``players - 1`` (player names, ``ckpt:``/``rllib:`` paths, ``league``)."""
-    specs = [spec] * (players - 1) if isinstance(spec, str) else list(spec) if isinstance(spec, list) else None
-    if specs is None or len(specs) != players - 1 or not all(isinstance(s, str) and s for s in specs):
-        raise ConfigError(
-            f"opponents={spec!r} is not allowed: give one player name (e.g. 'heuristic') or a list of "
-            f"{players - 1} (one per seat after the learner's), e.g. [heuristic, deducer, league]"
-        )
-    return specs
-
-
 def make_vector_env(env_config: dict[str, Any]) -> gymnasium.vector.VectorEnv:
-    """Ray's env creator: ``env_config`` holds ``num_envs`` (set by RLlib), the rules, ``learner`` keys,
-    ``opponents`` and ``seed``; returns the masked-dict vector env."""
+    """Ray's env creator: ``env_config`` holds ``num_envs`` (set by RLlib), the rules, ``learner`` keys (a
+    ``learner:`` section as plain data, :class:`cluedo_env.training.rllib.config.LearnerSettings`), ``opponents``
+    and ``seed``; returns the masked-dict vector env."""
     cfg = dict(env_config)
     num_envs = int(cfg.pop("num_envs", 1))
     seed = cfg.pop("seed", None)
@@ -107,16 +85,6 @@ def make_vector_env(env_config: dict[str, Any]) -> gymnasium.vector.VectorEnv:
     env = gymnasium.make_vec(GYMNASIUM_ID, num_envs=num_envs, vectorization_mode="vector_entry_point",
                              preset=preset, opponents=specs, seed=seed, **learner, **cfg)  # fmt: skip
     return MaskedObservations(env)
-
-
-def learner_options(learner: dict[str, Any]) -> dict[str, Any]:
-    """The options that fix the learner's inputs and action space (a frozen copy must use the same)."""
-    opts: dict[str, Any] = {
-        k: bool(learner.get(k, LEARNER_DEFAULTS[k])) for k in ("macro_moves", "macro_accuse", "belief")
-    }
-    opts["observation"] = str(learner.get("observation", LEARNER_DEFAULTS["observation"]))
-    opts["packed_observation"] = bool(learner.get("packed_observation", False))
-    return opts
 
 
 def reseed_opponents(env_runner: Any = None, env: Any = None, env_context: Any = None, **kwargs: Any) -> None:
@@ -139,7 +107,4 @@ def register() -> None:
     register_env(VECTOR_ENV_NAME, make_vector_env)
 
 
-__all__ = [
-    "LEARNER_DEFAULTS", "VECTOR_ENV_NAME", "MaskedObservations", "learner_options",
-    "make_vector_env", "opponent_specs", "register", "reseed_opponents",
-]  # fmt: skip
+__all__ = ["VECTOR_ENV_NAME", "MaskedObservations", "make_vector_env", "register", "reseed_opponents"]

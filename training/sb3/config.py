@@ -1,9 +1,11 @@
-"""The SB3 training config: its keys, their defaults (:data:`DEFAULTS`) and the checks of every value.
+"""The SB3 training config as one typed, checked object: :class:`TrainConfig`, a section dataclass per mapping.
 
-A bad value fails here with a :class:`~cluedo_env.errors.TrainConfigError` that names the key and what is
-allowed, before any env or model is built.
+:func:`load_train_config` reads the YAML (``yaml.safe_load``), merges the overrides and builds the config once;
+the trainer and everything below it read its attributes (``cfg.env.num_envs``, ``cfg.ppo.gamma``). A bad value
+fails while it is built, with a :class:`~cluedo_env.errors.TrainConfigError` that names the key, the value and
+what is allowed, before any env or model is built; :meth:`TrainConfig.to_dict` is the plain form a run saves.
 
-The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an error):
+The YAML config (keys and defaults: the dataclasses below; an unknown key is an error):
 
 * ``env``: rules (``preset``, ``players``, other ``RulesConfig`` flags under ``rules``), ``num_envs``,
   learner ``seat`` (k or ``random``), ``opponents`` (one name or P-1 names), ``macro_moves``,
@@ -72,8 +74,8 @@ The YAML config (keys and defaults: ``DEFAULTS`` below; an unknown key is an err
 
 from __future__ import annotations
 
-import copy
-import math
+import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -81,291 +83,338 @@ from cluedo_env.agents.learner.compact_observation import check_observation
 from cluedo_env.agents.learner.inputs import check_accuse_gate, check_packed_observation, check_shaping
 from cluedo_env.training.players import check_player_names
 from cluedo_env.training.pretrained import path_of
+from cluedo_env.training.typed_config import (
+    check_keys,
+    config_errors,
+    field_names,
+    merge,
+    plain,
+    read_mapping,
+    refuse,
+    section,
+)
 
+from cluedo_env.checks import check_bool, check_int, check_number, check_seed, is_int
 from cluedo_env.errors import TrainConfigError, UsageError
 from cluedo_env.files import check_writable_dir
-from cluedo_env.options import SEED_MAX
-from cluedo_env.rules.config import ConfigError, RulesConfig, make_config, read_yaml
+from cluedo_env.rules.config import RulesConfig, make_config
 
-DEFAULTS: dict[str, Any] = {
-    "run_dir": "runs/default",
-    "seed": 0,
-    "total_timesteps": 1_000_000,
-    "checkpoint_every": 100_000,
-    "keep_checkpoints": 3,
-    "keep_best": True,
-    "env": {
-        "preset": "classic",
-        "players": 4,
-        "rules": {},
-        "num_envs": 512,
-        "seat": "random",
-        "opponents": "random",
-        "macro_moves": True,
-        "macro_accuse": False,
-        "belief": False,
-        "observation": "full",
-        "packed_observation": False,
-        "advisor": None,
-        "accuse_gate": None,
-        "shaping": None,
-        "end_on_elimination": True,
-    },
-    "ppo": {
-        "n_steps": 32,
-        "batch_size": 4096,
-        "n_epochs": 4,
-        "learning_rate": 1.0e-3,
-        "gamma": 0.995,
-        "gae_lambda": 0.95,
-        "clip_range": 0.2,
-        "ent_coef": 0.0,
-        "vf_coef": 0.5,
-        "max_grad_norm": 0.5,
-        "net_arch": [256, 256],
-    },
-    "eval": {"every": 100_000, "games": 400, "opponents": None, "batch_size": 400, "deterministic": True},
-    "league": {
-        "enabled": False,
-        "bots": ["random", "heuristic"],
-        "bot_prob": 0.3,
-        "self_prob": 0.4,
-        "max_size": 10,
-        "swap_every": 50_000,
-    },
-    "imitation": {
-        "teacher": None,
-        "games": 0,
-        "games_per_round": 2048,
-        "batch_games": 512,
-        "epochs": 2,
-        "batch_size": 4096,
-        "learning_rate": 1.0e-3,
-        "value_coef": 0.5,
-    },
-    "torch_threads": None,
-    "init_from": None,
-    "policy": "mlp",
-    "precision": "float32",
-}
+PLAYERS_ALLOWED = "a player name or a list of player names, e.g. [random, heuristic, heuristic]"
 
 
-def _merge(base: dict, over: dict, where: str = "") -> dict:
-    out = copy.deepcopy(base)
-    for key, value in over.items():
-        if key not in base:
-            raise TrainConfigError(f"unknown config key {where}{key!r} (allowed: {', '.join(sorted(base))})")
-        if isinstance(base[key], dict) and key != "rules":
-            if not isinstance(value, dict):
+def _is_player(value: Any) -> bool:
+    """A player name, or (from Python) an Agent or policy object."""
+    return bool(value) if isinstance(value, str) else not isinstance(value, (int, float, list, tuple, dict, type(None)))
+
+
+def _players(key: str, value: Any, count: int | None = None) -> Any:
+    """One player or a non-empty list of them (``count`` long if given), the list kept as a tuple."""
+    many = isinstance(value, (list, tuple))
+    if not (bool(value) and all(map(_is_player, value)) if many else _is_player(value)):
+        refuse(key, plain(value), PLAYERS_ALLOWED)
+    if count is not None and many and len(value) != count:
+        refuse(key, plain(value), f"one name for all opponents, or a list of {count} names (one per other seat)")
+    return tuple(value) if many else value
+
+
+def _set(obj: Any, **values: Any) -> None:
+    """Store checked (normalised) values on a frozen dataclass while it is built."""
+    for name, value in values.items():
+        object.__setattr__(obj, name, value)
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvSettings:
+    """``env:``: the rules, the batch of games and the learner env's options (the module docstring)."""
+
+    preset: str = "classic"
+    players: int = 4
+    rules: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    num_envs: int = 512
+    seat: int | str = "random"
+    opponents: Any = "random"  # one player, or a tuple of players - 1
+    macro_moves: bool = True
+    macro_accuse: bool = False
+    belief: bool = False
+    observation: str = "full"
+    packed_observation: bool = False
+    advisor: str | None = None
+    accuse_gate: str | float | None = None
+    shaping: Mapping[str, Any] | None = None
+    end_on_elimination: bool = True
+    rules_config: RulesConfig = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rules, Mapping):
+            refuse("env.rules", self.rules, "a mapping of rules flags, e.g. {dice: 2}")
+        with config_errors("env: "):
+            rules = make_config(self.preset, players=self.players, **self.rules)
+        P = rules.players
+        with config_errors():
+            _set(self, rules_config=rules, rules=dict(self.rules),
+                 num_envs=check_int("env.num_envs", self.num_envs, 1, 1 << 20))  # fmt: skip
+            for key in ("macro_moves", "macro_accuse", "belief", "end_on_elimination", "packed_observation"):
+                _set(self, **{key: check_bool(f"env.{key}", getattr(self, key))})
+        if not (self.seat == "random" or (is_int(self.seat) and 0 <= self.seat < P)):
+            refuse("env.seat", self.seat, f"'random' or a seat from 0 to {P - 1}")
+        _set(self, seat=self.seat if self.seat == "random" else int(self.seat),
+             opponents=_players("env.opponents", self.opponents, P - 1))  # fmt: skip
+        if self.macro_accuse and not self.belief:
+            raise TrainConfigError("env.macro_accuse=true needs env.belief=true (the macro accusation uses the "
+                                   "notebook)")
+        with config_errors("env.observation: "):
+            check_observation(self.observation, self.belief)
+        with config_errors("env."):
+            check_packed_observation(self.packed_observation, self.observation, self.belief)
+        if self.advisor is not None:
+            if not isinstance(self.advisor, str) or not self.advisor:
+                refuse("env.advisor", self.advisor, "a player name, e.g. deducer, or null")
+            if not self.belief or self.macro_moves or self.macro_accuse:
                 raise TrainConfigError(
-                    f"config key {where}{key!r} must be a mapping, got {value!r} (keys: {', '.join(base[key])})"
+                    "env.advisor needs env.belief=true and env.macro_moves=false, env.macro_accuse=false (the advisor "
+                    "moves; the learner chooses between the advisor's action and accusing its belief's best triple)"
                 )
-            out[key] = _merge(base[key], value, f"{where}{key}.")
+        with config_errors("env."):
+            check_accuse_gate(self.accuse_gate, self.macro_accuse)
+            check_shaping(self.shaping, self.belief)  # kept as written: the env fills in the defaults
+        if self.shaping is not None:
+            _set(self, shaping=dict(self.shaping))
+
+
+@dataclasses.dataclass(frozen=True)
+class PpoSettings:
+    """``ppo:``: MaskablePPO's keyword arguments, and ``net_arch`` (the policy's and the value's hidden layers)."""
+
+    n_steps: int = 32
+    batch_size: int = 4096
+    n_epochs: int = 4
+    learning_rate: float = 1.0e-3
+    gamma: float = 0.995
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    net_arch: tuple[int, ...] = (256, 256)
+
+    def __post_init__(self) -> None:
+        with config_errors():
+            for key in ("n_steps", "batch_size", "n_epochs"):
+                _set(self, **{key: check_int(f"ppo.{key}", getattr(self, key), 1)})
+            for key, lo, hi, above in (("learning_rate", 0, None, True), ("gamma", 0, 1, False),
+                                       ("gae_lambda", 0, 1, False), ("clip_range", 0, None, True),
+                                       ("ent_coef", 0, None, False), ("vf_coef", 0, None, False),
+                                       ("max_grad_norm", 0, None, True)):  # fmt: skip
+                _set(self, **{key: check_number(f"ppo.{key}", getattr(self, key), lo, hi, above)})
+        arch = self.net_arch
+        if not (isinstance(arch, (list, tuple)) and arch and all(is_int(n) and 1 <= n <= 1 << 16 for n in arch)):
+            refuse("ppo.net_arch", arch, "a list of layer sizes, e.g. [256, 256]")
+        _set(self, net_arch=tuple(int(n) for n in arch))
+
+    def model_kwargs(self) -> dict[str, Any]:
+        """MaskablePPO's keyword arguments (all but ``net_arch``, which goes into ``policy_kwargs``)."""
+        return {f: getattr(self, f) for f in field_names(PpoSettings) if f != "net_arch"}
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalSettings:
+    """``eval:``: how often, how many games, against whom (one lineup or a tuple of lineups), how it plays."""
+
+    every: int = 100_000
+    games: int = 400
+    opponents: Any = None  # None (the training opponents), one player, a lineup, or a tuple of lineups
+    batch_size: int = 400
+    deterministic: bool = True
+
+    def __post_init__(self) -> None:
+        with config_errors():
+            _set(self, every=check_int("eval.every", self.every, 0),
+                 games=check_int("eval.games", self.games, 0, 10**7),
+                 batch_size=check_int("eval.batch_size", self.batch_size, 1, 1 << 20),
+                 deterministic=check_bool("eval.deterministic", self.deterministic))  # fmt: skip
+        lineups = self.opponents
+        if lineups is None:
+            return
+        if isinstance(lineups, (list, tuple)) and lineups and all(isinstance(x, (list, tuple)) for x in lineups):
+            _set(self, opponents=tuple(_players(f"eval.opponents[{k}]", x) for k, x in enumerate(lineups)))
         else:
-            out[key] = value
-    return out
+            _set(self, opponents=_players("eval.opponents", lineups))
+
+    def several(self) -> bool:
+        """Whether ``opponents`` is a list of lineups (each played and logged)."""
+        return isinstance(self.opponents, tuple) and all(isinstance(x, tuple) for x in self.opponents)
 
 
-def load_train_config(path: str | Path | None = None, **overrides: Any) -> dict:
-    """DEFAULTS with the YAML file's values, then ``overrides`` (same nesting) on top; checked by
-    :func:`validate_train_config` so that a bad value fails here, before anything is built."""
-    cfg = copy.deepcopy(DEFAULTS)
-    if path is not None:
-        data = read_yaml(path, "training config", TrainConfigError)
-        if data is None:
-            raise TrainConfigError(
-                f"{path}: the training config is empty (a mapping of keys such as run_dir, total_timesteps, env, "
-                "ppo; see configs/train_vs_random.yaml)"
-            )
-        if not isinstance(data, dict):
-            raise TrainConfigError(
-                f"{path}: a training config is a mapping of keys, got a YAML {type(data).__name__} "
-                f"(keys: {', '.join(DEFAULTS)})"
-            )
-        try:
-            cfg = _merge(cfg, data)
-            validate_train_config(cfg)
-        except TrainConfigError as exc:
-            raise TrainConfigError(f"{path}: {exc}") from None
-    cfg = _merge(cfg, overrides)
-    validate_train_config(cfg)
-    return cfg
+@dataclasses.dataclass(frozen=True)
+class LeagueSettings:
+    """``league:``: self-play opponents redrawn every ``swap_every`` steps (bots, the policy, past checkpoints)."""
+
+    enabled: bool = False
+    bots: tuple[str, ...] = ("random", "heuristic")
+    bot_prob: float = 0.3
+    self_prob: float = 0.4
+    max_size: int = 10
+    swap_every: int = 50_000
+
+    def __post_init__(self) -> None:
+        with config_errors():
+            _set(self, enabled=check_bool("league.enabled", self.enabled),
+                 bot_prob=check_number("league.bot_prob", self.bot_prob, 0, 1),
+                 self_prob=check_number("league.self_prob", self.self_prob, 0, 1),
+                 max_size=check_int("league.max_size", self.max_size, 1),
+                 swap_every=check_int("league.swap_every", self.swap_every, 1))  # fmt: skip
+        bots = _players("league.bots", self.bots)
+        _set(self, bots=bots if isinstance(bots, tuple) else (bots,))
+        if self.bot_prob + self.self_prob > 1:
+            raise TrainConfigError(f"league.bot_prob + league.self_prob = {self.bot_prob + self.self_prob:g} (at most "
+                                   "1; the rest draws past checkpoints)")  # fmt: skip
 
 
-def is_int(x: Any) -> bool:
-    """An integer, not a bool (YAML's ``true`` is not a count)."""
-    return isinstance(x, int) and not isinstance(x, bool)
+@dataclasses.dataclass(frozen=True)
+class ImitationSettings:
+    """``imitation:``: the teacher the network first learns to choose as, and how
+    (:mod:`cluedo_env.training.sb3.imitation`)."""
+
+    teacher: str | None = None
+    games: int = 0
+    games_per_round: int = 2048
+    batch_games: int = 512
+    epochs: int = 2
+    batch_size: int = 4096
+    learning_rate: float = 1.0e-3
+    value_coef: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.teacher is not None and not (isinstance(self.teacher, str) and self.teacher):
+            refuse("imitation.teacher", self.teacher, "a player name, e.g. expert, or null (no imitation phase)")
+        with config_errors():
+            if self.teacher is not None:
+                _set(self, games=check_int("imitation.games", self.games, 1, 10**9))
+            _set(self, games_per_round=check_int("imitation.games_per_round", self.games_per_round, 1, 10**7),
+                 batch_games=check_int("imitation.batch_games", self.batch_games, 1, 1 << 20),
+                 epochs=check_int("imitation.epochs", self.epochs, 1, 1000),
+                 batch_size=check_int("imitation.batch_size", self.batch_size, 1, 1 << 20),
+                 learning_rate=check_number("imitation.learning_rate", self.learning_rate, 0, None, above=True),
+                 value_coef=check_number("imitation.value_coef", self.value_coef, 0))  # fmt: skip
 
 
-def is_number(x: Any) -> bool:
-    """A finite int or float, not a bool."""
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+SECTIONS = {"env": EnvSettings, "ppo": PpoSettings, "eval": EvalSettings, "league": LeagueSettings,
+            "imitation": ImitationSettings}  # fmt: skip
 
 
-def _need(ok: bool, key: str, value: Any, allowed: str) -> None:
-    if not ok:
-        raise TrainConfigError(f"{key}={value!r} is not allowed ({allowed})")
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """A whole SB3 training config, checked: its sections are :data:`SECTIONS` (a mapping given for one is built
+    into its dataclass), the other keys are described in the module docstring."""
 
+    run_dir: str = "runs/default"
+    seed: int = 0
+    total_timesteps: int = 1_000_000
+    checkpoint_every: int = 100_000
+    keep_checkpoints: int = 3
+    keep_best: bool = True
+    env: EnvSettings = dataclasses.field(default_factory=EnvSettings)
+    ppo: PpoSettings = dataclasses.field(default_factory=PpoSettings)
+    eval: EvalSettings = dataclasses.field(default_factory=EvalSettings)
+    league: LeagueSettings = dataclasses.field(default_factory=LeagueSettings)
+    imitation: ImitationSettings = dataclasses.field(default_factory=ImitationSettings)
+    torch_threads: int | None = None
+    init_from: str | None = None
+    policy: str = "mlp"
+    precision: str = "float32"
 
-def validate_train_config(cfg: dict) -> None:
-    """Types and ranges of every key, so a bad value fails before any env or model is built."""
-    def integer(key: str, value: Any, lo: int, hi: int | None = None) -> None:
-        ok = is_int(value) and value >= lo and (hi is None or value <= hi)
-        _need(ok, key, value, f"an integer from {lo}" + (f" to {hi}" if hi is not None else " up"))
-
-    def number(key: str, value: Any, lo: float, hi: float | None = None, strict: bool = False) -> None:
-        ok = is_number(value) and (value > lo if strict else value >= lo) and (hi is None or value <= hi)
-        rng = f"{'>' if strict else '>='} {lo:g}" + (f" and <= {hi:g}" if hi is not None else "")
-        _need(ok, key, value, f"a number {rng}")
-
-    def boolean(key: str, value: Any) -> None:
-        _need(isinstance(value, bool), key, value, "true or false")
-
-    def is_player(v: Any) -> bool:  # a name, or (from Python) an Agent or policy object
-        return bool(v) if isinstance(v, str) else not isinstance(v, (int, float, list, dict, type(None)))
-
-    def names(key: str, value: Any, count: int | None = None) -> None:
-        ok = all(map(is_player, value)) and bool(value) if isinstance(value, list) else is_player(value)
-        _need(ok, key, value, "a player name or a list of player names, e.g. [random, heuristic, heuristic]")
-        if count is not None and isinstance(value, list) and len(value) != count:
-            _need(False, key, value, f"one name for all opponents, or a list of {count} names (one per other seat)")
-
-    if not isinstance(cfg.get("run_dir"), (str, Path)) or not str(cfg["run_dir"]).strip():
-        _need(False, "run_dir", cfg.get("run_dir"), "a folder path, e.g. runs/my_run")
-    integer("seed", cfg["seed"], 0, SEED_MAX)
-    integer("total_timesteps", cfg["total_timesteps"], 0, 10**12)  # 0: save and evaluate the untrained model
-    integer("checkpoint_every", cfg["checkpoint_every"], 0)  # 0: only the final checkpoint
-    integer("keep_checkpoints", cfg["keep_checkpoints"], 1)
-    _need(isinstance(cfg["keep_best"], bool), "keep_best", cfg["keep_best"], "true or false")
-    if cfg["torch_threads"] is not None:
-        integer("torch_threads", cfg["torch_threads"], 1, 1024)
-    _need(cfg["policy"] in ("mlp", "factored"), "policy", cfg["policy"], "mlp or factored")
-    _need(cfg["precision"] in ("float32", "bfloat16"), "precision", cfg["precision"], "float32 or bfloat16")
-    if cfg["init_from"] is not None and not isinstance(cfg["init_from"], (str, Path)):
-        _need(False, "init_from", cfg["init_from"], "a checkpoint path or null")
-    env = cfg["env"]
-    if not isinstance(env["rules"], dict):
-        _need(False, "env.rules", env["rules"], "a mapping of rules flags, e.g. {dice: 2}")
-    try:
-        config = rules_config(cfg)
-    except ConfigError as exc:
-        raise TrainConfigError(f"env: {exc}") from None
-    P = config.players
-    integer("env.num_envs", env["num_envs"], 1, 1 << 20)
-    _need(env["seat"] == "random" or (is_int(env["seat"]) and 0 <= env["seat"] < P), "env.seat", env["seat"],
-          f"'random' or a seat from 0 to {P - 1}")  # fmt: skip
-    names("env.opponents", env["opponents"], P - 1)
-    for key in ("macro_moves", "macro_accuse", "belief", "end_on_elimination", "packed_observation"):
-        boolean(f"env.{key}", env[key])
-    if env["macro_accuse"] and not env["belief"]:
-        raise TrainConfigError("env.macro_accuse=true needs env.belief=true (the macro accusation uses the notebook)")
-    try:
-        check_observation(env["observation"], bool(env["belief"]))
-    except ConfigError as exc:
-        raise TrainConfigError(f"env.observation: {exc}") from None
-    try:
-        check_packed_observation(env["packed_observation"], env["observation"], bool(env["belief"]))
-    except ConfigError as exc:
-        raise TrainConfigError(f"env.{exc}") from None
-    if env["advisor"] is not None and cfg["policy"] == "factored":
-        raise TrainConfigError("policy=factored needs the suggestion actions: not with env.advisor (Discrete(2))")
-    if env["advisor"] is not None:
-        _need(isinstance(env["advisor"], str), "env.advisor", env["advisor"], "a player name, e.g. deducer, or null")
-        names("env.advisor", env["advisor"])
-        if not env["belief"] or env["macro_moves"] or env["macro_accuse"]:
-            raise TrainConfigError(
-                "env.advisor needs env.belief=true and env.macro_moves=false, env.macro_accuse=false (the advisor "
-                "moves; the learner chooses between the advisor's action and accusing its belief's best triple)"
-            )
-    try:
-        check_accuse_gate(env["accuse_gate"], bool(env["macro_accuse"]))
-    except ConfigError as exc:
-        raise TrainConfigError(f"env.{exc}") from None
-    try:
-        check_shaping(env["shaping"], bool(env["belief"]))
-    except ConfigError as exc:
-        raise TrainConfigError(f"env.{exc}") from None
-    ppo = cfg["ppo"]
-    for key in ("n_steps", "batch_size", "n_epochs"):
-        integer(f"ppo.{key}", ppo[key], 1)
-    for key, lo, hi, strict in (("learning_rate", 0, None, True), ("gamma", 0, 1, False), ("gae_lambda", 0, 1, False),
-                                ("clip_range", 0, None, True), ("ent_coef", 0, None, False),
-                                ("vf_coef", 0, None, False), ("max_grad_norm", 0, None, True)):  # fmt: skip
-        number(f"ppo.{key}", ppo[key], lo, hi, strict)
-    arch = ppo["net_arch"]
-    ok = isinstance(arch, list) and bool(arch) and all(is_int(n) and 1 <= n <= 1 << 16 for n in arch)
-    _need(ok, "ppo.net_arch", arch, "a list of layer sizes, e.g. [256, 256]")
-    ev = cfg["eval"]
-    integer("eval.every", ev["every"], 0)
-    integer("eval.games", ev["games"], 0, 10**7)
-    integer("eval.batch_size", ev["batch_size"], 1, 1 << 20)
-    boolean("eval.deterministic", ev["deterministic"])
-    if ev["opponents"] is not None:
-        lineups = ev["opponents"]
-        if isinstance(lineups, list) and lineups and all(isinstance(x, list) for x in lineups):
-            for k, lineup in enumerate(lineups):
-                names(f"eval.opponents[{k}]", lineup, P - 1)
-        else:
-            names("eval.opponents", lineups, P - 1)
-    lg = cfg["league"]
-    boolean("league.enabled", lg["enabled"])
-    names("league.bots", lg["bots"])
-    number("league.bot_prob", lg["bot_prob"], 0, 1)
-    number("league.self_prob", lg["self_prob"], 0, 1)
-    if lg["bot_prob"] + lg["self_prob"] > 1:
-        raise TrainConfigError(
-            f"league.bot_prob + league.self_prob = {lg['bot_prob'] + lg['self_prob']:g} (at most 1; the rest "
-            "draws past checkpoints)"
-        )
-    integer("league.max_size", lg["max_size"], 1)
-    integer("league.swap_every", lg["swap_every"], 1)
-    im = cfg["imitation"]
-    if im["teacher"] is not None:
-        _need(isinstance(im["teacher"], str) and bool(im["teacher"]), "imitation.teacher", im["teacher"],
-              "a player name, e.g. expert, or null (no imitation phase)")  # fmt: skip
-        if env["advisor"] is not None or env["macro_accuse"] or env["packed_observation"]:
+    def __post_init__(self) -> None:
+        if not isinstance(self.run_dir, (str, Path)) or not str(self.run_dir).strip():
+            refuse("run_dir", self.run_dir, "a folder path, e.g. runs/my_run")
+        with config_errors():
+            _set(self, run_dir=str(self.run_dir), seed=check_seed(self.seed, "seed", optional=False),
+                 total_timesteps=check_int("total_timesteps", self.total_timesteps, 0, 10**12),  # 0: evaluate only
+                 checkpoint_every=check_int("checkpoint_every", self.checkpoint_every, 0),  # 0: the final one only
+                 keep_checkpoints=check_int("keep_checkpoints", self.keep_checkpoints, 1),
+                 keep_best=check_bool("keep_best", self.keep_best))  # fmt: skip
+            if self.torch_threads is not None:
+                _set(self, torch_threads=check_int("torch_threads", self.torch_threads, 1, 1024))
+        if self.policy not in ("mlp", "factored"):
+            refuse("policy", self.policy, "mlp or factored")
+        if self.precision not in ("float32", "bfloat16"):
+            refuse("precision", self.precision, "float32 or bfloat16")
+        if self.init_from is not None:
+            if not isinstance(self.init_from, (str, Path)):
+                refuse("init_from", self.init_from, "a checkpoint path or null")
+            _set(self, init_from=str(self.init_from))
+        _set(self, **{key: section(cls, getattr(self, key), key) for key, cls in SECTIONS.items()})
+        env, P = self.env, self.env.rules_config.players
+        if env.advisor is not None and self.policy == "factored":
+            raise TrainConfigError("policy=factored needs the suggestion actions: not with env.advisor (Discrete(2))")
+        if self.eval.several():
+            for k, lineup in enumerate(self.eval.opponents):
+                _players(f"eval.opponents[{k}]", lineup, P - 1)
+        elif self.eval.opponents is not None:
+            _players("eval.opponents", self.eval.opponents, P - 1)
+        if self.imitation.teacher is not None and (env.advisor is not None or env.macro_accuse
+                                                   or env.packed_observation):  # fmt: skip
             raise TrainConfigError("imitation labels every decision in the full or macro-move space: not with "
                                    "env.advisor, env.macro_accuse or env.packed_observation")  # fmt: skip
-        integer("imitation.games", im["games"], 1, 10**9)
-    integer("imitation.games_per_round", im["games_per_round"], 1, 10**7)
-    integer("imitation.batch_games", im["batch_games"], 1, 1 << 20)
-    integer("imitation.epochs", im["epochs"], 1, 1000)
-    integer("imitation.batch_size", im["batch_size"], 1, 1 << 20)
-    number("imitation.learning_rate", im["learning_rate"], 0, None, strict=True)
-    number("imitation.value_coef", im["value_coef"], 0)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TrainConfig:
+        """The config of a mapping of keys (a YAML file's, or a saved run's :meth:`to_dict`); unknown keys refused."""
+        check_keys(data, cls)
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as plain data (lists, dicts): what a run saves in ``state.json`` and its checkpoints, and what
+        ``--resume`` compares."""
+        return plain(self)
+
+    def with_overrides(self, **overrides: Any) -> TrainConfig:
+        """This config with ``overrides`` (same nesting: ``env={"num_envs": 64}`` changes that key only), checked."""
+        return TrainConfig.from_dict(merge(self.to_dict(), overrides, tuple(SECTIONS)))
+
+    def eval_lineups(self) -> list[list[Any]]:
+        """The opponent lineups each evaluation plays, in order (the first selects ``best_model.zip``):
+        ``eval.opponents`` (one name, one lineup, or a list of lineups), else the training opponents."""
+        players = self.env.rules_config.players
+        opponents = self.eval.opponents or self.env.opponents
+        if not isinstance(opponents, tuple):
+            return [[opponents] * (players - 1)]
+        if self.eval.opponents and self.eval.several():
+            return [list(x) for x in opponents]
+        return [list(opponents)]
 
 
-def check_run_inputs(cfg: dict, resume: bool) -> None:
+def load_train_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig:
+    """The YAML file's config (defaults for the keys it leaves out), then ``overrides`` (same nesting) on top; checked
+    while it is built, so that a bad value fails here, before anything is built (a file's errors name the file)."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        data = read_mapping(path, "training config", "configs/train_vs_random.yaml", field_names(TrainConfig))
+        try:
+            cfg = TrainConfig.from_dict(data)
+        except TrainConfigError as exc:
+            raise TrainConfigError(f"{path}: {exc}") from None
+        if not overrides:
+            return cfg
+    return TrainConfig.from_dict(merge(data, overrides, tuple(SECTIONS)))
+
+
+def check_run_inputs(cfg: TrainConfig, resume: bool) -> None:
     """The files a run needs, checked before anything is built: player names, ``init_from``, ``run_dir``."""
-    listed = []
-    if cfg["imitation"]["teacher"] is not None:
-        listed.append(cfg["imitation"]["teacher"])
-    for key in ("opponents",):
-        value = cfg["env"][key]
-        listed += [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)]
-    for lineup in eval_lineups(cfg, rules_config(cfg).players):
+    listed = [] if cfg.imitation.teacher is None else [cfg.imitation.teacher]
+    opponents = cfg.env.opponents
+    listed += [opponents] if isinstance(opponents, str) else [v for v in opponents if isinstance(v, str)]
+    for lineup in cfg.eval_lineups():
         listed += [v for v in lineup if isinstance(v, str)]
-    if cfg["league"]["enabled"]:
-        listed += list(cfg["league"]["bots"])
+    if cfg.league.enabled:
+        listed += list(cfg.league.bots)
     try:
         check_player_names(listed)
-        check_writable_dir(cfg["run_dir"], "run_dir")
+        check_writable_dir(cfg.run_dir, "run_dir")
     except UsageError as exc:
         raise TrainConfigError(str(exc)) from None
-    if cfg["init_from"] and not resume and not init_path(cfg["init_from"]).is_file():
-        raise TrainConfigError(f"init_from={str(cfg['init_from'])!r} is not a file (a checkpoint .zip of another run, "
+    if cfg.init_from and not resume and not init_path(cfg.init_from).is_file():
+        raise TrainConfigError(f"init_from={cfg.init_from!r} is not a file (a checkpoint .zip of another run, "
                                f"or pretrained:NAME)")  # fmt: skip
-
-
-def eval_lineups(cfg: dict, players: int) -> list[list[Any]]:
-    """The opponent lineups each evaluation plays, in order (the first selects ``best_model.zip``): ``eval.opponents``
-    (one name, one lineup of ``players - 1`` names, or a list of lineups), else the training opponents."""
-    opponents = cfg["eval"]["opponents"] or cfg["env"]["opponents"]
-    if isinstance(opponents, str):
-        return [[opponents] * (players - 1)]
-    if opponents and all(isinstance(x, list) for x in opponents):
-        return [list(x) for x in opponents]
-    return [list(opponents)]
 
 
 def init_path(value: str | Path) -> Path:
@@ -379,10 +428,5 @@ def init_path(value: str | Path) -> Path:
         raise TrainConfigError(f"init_from: {exc}") from None
 
 
-def rules_config(cfg: dict) -> RulesConfig:
-    """The rules of a config's ``env`` section."""
-    env = cfg["env"]
-    return make_config(env["preset"], players=env["players"], **env["rules"])
-
-
-__all__ = ["DEFAULTS", "check_run_inputs", "init_path", "load_train_config", "rules_config", "validate_train_config"]
+__all__ = ["SECTIONS", "EnvSettings", "EvalSettings", "ImitationSettings", "LeagueSettings",
+           "PpoSettings", "TrainConfig", "check_run_inputs", "init_path", "load_train_config"]  # fmt: skip

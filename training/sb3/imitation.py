@@ -31,7 +31,6 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -39,6 +38,7 @@ from cluedo_env.agents.learner.inputs import LearnerInputs
 from cluedo_env.agents.play.registry import make_agent
 from cluedo_env.agents.play.runner import play_games
 from cluedo_env.agents.players.base import Agent
+from cluedo_env.training.sb3.config import EnvSettings, TrainConfig
 from cluedo_env.training.sb3.resume import check_resume_config, set_torch_rng_state, torch_rng_state
 
 from cluedo_env.engine.views import PlayerView
@@ -52,16 +52,16 @@ _MASKED = -1e8  # as the policy's masked logits
 class Recorder(LearnerInputs, Agent):
     """Plays one seat as ``teacher`` does and records every decision it makes there (see the module docstring).
 
-    ``inputs``: the learner inputs the policy takes (``belief``, ``observation``, ``packed_observation``).
+    ``inputs``: the learner inputs the policy takes (its ``belief``, ``observation``, ``packed_observation``).
     """
 
-    def __init__(self, teacher: Agent, actions: LearnerActions, inputs: dict[str, Any], seed: int) -> None:
+    def __init__(self, teacher: Agent, actions: LearnerActions, inputs: EnvSettings, seed: int) -> None:
         self.teacher = teacher
         self.name = f"recorder({getattr(teacher, 'name', type(teacher).__name__)})"
         self.actions = actions
-        self.use_belief = bool(inputs["belief"])
-        self.observation = inputs["observation"]
-        self.packed_observation = bool(inputs["packed_observation"])
+        self.use_belief = inputs.belief
+        self.observation = inputs.observation
+        self.packed_observation = inputs.packed_observation
         self.seed = seed
         self.clear()
         self._episode = np.zeros(0, np.int64)  # (B,) episode number of each slot's current game
@@ -145,21 +145,21 @@ def imitation_losses(policy, obs: torch.Tensor, masks: torch.Tensor, targets: to
 
 
 class Imitation:
-    """The imitation phase of a training run (``cfg["imitation"]``), training ``model.policy`` in place."""
+    """The imitation phase of a training run (``cfg.imitation``), training ``model.policy`` in place."""
 
-    def __init__(self, cfg: dict, run_dir: Path, config, progress: bool = True) -> None:
+    def __init__(self, cfg: TrainConfig, run_dir: Path, config, progress: bool = True) -> None:
         self.cfg = cfg
-        self.im = cfg["imitation"]
+        self.im = cfg.imitation
         self.dir = run_dir / "imitation"
         self.state_path = self.dir / "state.json"
         self.config = config
         self.progress = progress
-        self.gamma = float(cfg["ppo"]["gamma"])
+        self.gamma = cfg.ppo.gamma
 
     def done(self) -> bool:
         """Whether this run's imitation phase has played all its games."""
         state = self._state()
-        return state is not None and state["games"] >= int(self.im["games"])
+        return state is not None and state["games"] >= self.im.games
 
     def _state(self) -> dict | None:
         try:
@@ -168,24 +168,23 @@ class Imitation:
             return None
 
     def _recorders(self, seed: int) -> list[Recorder]:
-        env = self.cfg["env"]
-        actions = LearnerActions(env["macro_moves"])
-        inputs = {k: env[k] for k in ("belief", "observation", "packed_observation")}
+        env = self.cfg.env
+        actions = LearnerActions(env.macro_moves)
         seeds = np.random.SeedSequence(seed).generate_state(2 * self.config.players)
-        return [Recorder(make_agent(self.im["teacher"], seed=int(seeds[2 * s])), actions, inputs, int(seeds[2 * s + 1]))
+        return [Recorder(make_agent(self.im.teacher, seed=int(seeds[2 * s])), actions, env, int(seeds[2 * s + 1]))
                 for s in range(self.config.players)]  # fmt: skip
 
     def run(self, model) -> dict:
         """Train ``model.policy`` until the phase is done (continuing a saved one); returns the last round's line."""
         im, policy = self.im, model.policy
-        total, per_round = int(im["games"]), int(im["games_per_round"])
+        total, per_round = im.games, im.games_per_round
         state = self._state() or {"games": 0, "rounds": 0, "elapsed_s": 0.0}
         if state["games"]:  # resume: the same run (config), the weights and the generator of the last round written
             check_resume_config(state.get("config"), self.cfg, self.dir)
             saved = torch.load(self.dir / "policy.pt", weights_only=True)
             policy.load_state_dict(saved["policy"])
             set_torch_rng_state(state["torch_rng"])
-        optimizer = torch.optim.Adam(policy.parameters(), lr=float(im["learning_rate"]))
+        optimizer = torch.optim.Adam(policy.parameters(), lr=im.learning_rate)
         if state["games"]:
             optimizer.load_state_dict(saved["optimizer"])
         t0, line = time.perf_counter(), {}
@@ -200,10 +199,10 @@ class Imitation:
             r = state["rounds"]
             games = min(per_round, total - state["games"])
             if bar is not None:
-                bar.set_description(f"imitation {r + 1}/{rounds}: {im['teacher']} plays")
-            recorders = self._recorders(int(self.cfg["seed"]) * 1_000_003 + r)
-            play_games(self.config, recorders, games, seed=int(self.cfg["seed"]) * 7919 + r,
-                       batch_size=int(im["batch_games"]), progress=None if bar is None else bar.update)  # fmt: skip
+                bar.set_description(f"imitation {r + 1}/{rounds}: {im.teacher} plays")
+            recorders = self._recorders(self.cfg.seed * 1_000_003 + r)
+            play_games(self.config, recorders, games, seed=self.cfg.seed * 7919 + r,
+                       batch_size=im.batch_games, progress=None if bar is None else bar.update)  # fmt: skip
             parts = [rec.samples(self.gamma) for rec in recorders]
             data = {k: np.concatenate([p[k] for p in parts if p]) for k in ("obs", "masks", "targets", "values")}
             if bar is not None:
@@ -211,26 +210,26 @@ class Imitation:
             line = self._train(policy, optimizer, data, r)
             state = {"games": state["games"] + games, "rounds": r + 1,
                      "elapsed_s": state["elapsed_s"] + time.perf_counter() - t0, "torch_rng": torch_rng_state(),
-                     **line, "config": self.cfg}  # fmt: skip
+                     **line, "config": self.cfg.to_dict()}  # fmt: skip
             t0 = time.perf_counter()
             self._save(policy, optimizer, state)
             if bar is not None:
                 bar.set_postfix_str(f"loss {line['policy_loss']:.3f}, match {100 * line['accuracy']:.1f}%")
         if bar is not None:
             bar.close()
-        print(f"imitation: {state['games']:,} {im['teacher']} games in {state['elapsed_s'] / 60:.1f} min; the "
+        print(f"imitation: {state['games']:,} {im.teacher} games in {state['elapsed_s'] / 60:.1f} min; the "
               f"network plays the teacher's choice {100 * state.get('accuracy', 0):.1f}% of the time", file=sys.stderr)
         return state
 
     def _train(self, policy, optimizer, data: dict[str, np.ndarray], round_no: int) -> dict:
         im = self.im
         n = len(data["values"])
-        gen = np.random.default_rng(int(self.cfg["seed"]) * 31 + round_no)
-        bs = int(im["batch_size"])
+        gen = np.random.default_rng(self.cfg.seed * 31 + round_no)
+        bs = im.batch_size
         sums = np.zeros(3)
         steps = 0
         policy.set_training_mode(True)
-        for _ in range(int(im["epochs"])):
+        for _ in range(im.epochs):
             order = gen.permutation(n)
             for lo in range(0, n, bs):
                 b = order[lo : lo + bs]
@@ -238,10 +237,10 @@ class Imitation:
                 masks, targets = torch.from_numpy(data["masks"][b]), torch.from_numpy(data["targets"][b])
                 values = torch.from_numpy(data["values"][b])
                 pi_loss, v_loss, acc = imitation_losses(policy, obs, masks, targets, values)
-                loss = pi_loss + float(im["value_coef"]) * v_loss
+                loss = pi_loss + im.value_coef * v_loss
                 optimizer.zero_grad()
                 loss.backward()
-                torch.nn.utils.clip_grad_norm_(policy.parameters(), float(self.cfg["ppo"]["max_grad_norm"]))
+                torch.nn.utils.clip_grad_norm_(policy.parameters(), self.cfg.ppo.max_grad_norm)
                 optimizer.step()
                 sums += (pi_loss.item(), v_loss.item(), acc.item())
                 steps += 1

@@ -16,8 +16,9 @@ import numpy as np
 import torch
 from cluedo_env.training.resume_check import check_same_run
 from cluedo_env.training.sb3.checkpoints import load_model
-from cluedo_env.training.sb3.config import is_int, is_number
+from cluedo_env.training.sb3.config import TrainConfig
 
+from cluedo_env.checks import is_int, is_number
 from cluedo_env.errors import CheckpointError
 from cluedo_env.files import clean_stale_tmp
 
@@ -107,9 +108,10 @@ SAFE_TO_CHANGE = ("total_timesteps", "checkpoint_every", "keep_checkpoints", "ke
                   "run_dir", "init_from")  # fmt: skip
 
 
-def check_resume_config(saved: dict | None, cfg: dict, run_dir: Path) -> None:
-    """Refuse a ``--resume`` whose config differs from the run's, naming the keys (old -> new)."""
-    check_same_run(saved, cfg, run_dir, SAFE_TO_CHANGE)
+def check_resume_config(saved: dict | None, cfg: TrainConfig | dict, run_dir: Path) -> None:
+    """Refuse a ``--resume`` whose config differs from the run's (``saved``, the plain form a run writes), naming
+    the keys (old -> new)."""
+    check_same_run(saved, cfg.to_dict() if isinstance(cfg, TrainConfig) else cfg, run_dir, SAFE_TO_CHANGE)
 
 
 __all__ = ["SAFE_TO_CHANGE", "check_resume_config", "env_seed", "resume_point",

@@ -29,14 +29,7 @@ from cluedo_env.training import dispatch
 from cluedo_env.training.precision import warn_if_emulated
 from cluedo_env.training.sb3 import config as sb3_config
 from cluedo_env.training.sb3.checkpoints import PolicyAgent, load_model, make_meta, save_model_atomic
-from cluedo_env.training.sb3.config import (
-    check_run_inputs,
-    eval_lineups,
-    init_path,
-    load_train_config,
-    rules_config,
-    validate_train_config,
-)
+from cluedo_env.training.sb3.config import TrainConfig, check_run_inputs, init_path, load_train_config
 from cluedo_env.training.sb3.factored_policy import (
     FactoredMaskablePolicy,
     accuse0_of,
@@ -65,21 +58,22 @@ from cluedo_env.files import lock_dir, write_atomic, write_text_atomic
 from cluedo_env.options import ArgumentParser, int_in, seed_type
 
 
-def make_vec_env(cfg: dict, seed: int | None, resume_elapsed: float | None = None):
+def make_vec_env(cfg: TrainConfig, seed: int | None, resume_elapsed: float | None = None):
     """The SB3 VecEnv of a config, wrapped in VecMonitor (episode stats in ``run_dir/monitor.csv``).
 
     ``resume_elapsed`` (seconds the run had already trained): ``--resume`` appends to the existing
     monitor.csv, with times that go on from there, instead of starting it afresh (so the learning
     curve keeps its first part; episodes finished after the last checkpoint of the killed run stay in it).
     """
-    env = cfg["env"]
-    shaping = None if env["shaping"] is None else {"gamma": cfg["ppo"]["gamma"], **env["shaping"]}  # PPO's discount
-    venv = CluedoVecEnv(env["num_envs"], rules_config(cfg), seed=seed, opponents=env["opponents"], seat=env["seat"],
-                        macro_moves=env["macro_moves"], end_on_elimination=env["end_on_elimination"],
-                        macro_accuse=env["macro_accuse"], belief=env["belief"],
-                        observation=env["observation"], packed_observation=env["packed_observation"],
-                        advisor=env["advisor"], accuse_gate=env["accuse_gate"], shaping=shaping)  # fmt: skip
-    run_dir = Path(cfg["run_dir"])
+    env = cfg.env
+    shaping = None if env.shaping is None else {"gamma": cfg.ppo.gamma, **env.shaping}  # PPO's discount
+    opponents = env.opponents if not isinstance(env.opponents, tuple) else list(env.opponents)
+    venv = CluedoVecEnv(env.num_envs, env.rules_config, seed=seed, opponents=opponents, seat=env.seat,
+                        macro_moves=env.macro_moves, end_on_elimination=env.end_on_elimination,
+                        macro_accuse=env.macro_accuse, belief=env.belief,
+                        observation=env.observation, packed_observation=env.packed_observation,
+                        advisor=env.advisor, accuse_gate=env.accuse_gate, shaping=shaping)  # fmt: skip
+    run_dir = Path(cfg.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "monitor.csv"
     if resume_elapsed is None or not path.is_file():
@@ -176,17 +170,17 @@ class League:
     """Self-play opponents: bots, the current policy, past checkpoints (``league`` in
     :mod:`cluedo_env.training.sb3.config`)."""
 
-    def __init__(self, cfg: dict, trainer: Trainer) -> None:
-        self.cfg = cfg["league"]
+    def __init__(self, cfg: TrainConfig, trainer: Trainer) -> None:
+        self.cfg = cfg.league
         self.trainer = trainer
         self.members: list[str] = []
-        self.rng = np.random.default_rng(cfg["seed"] + 7)
+        self.rng = np.random.default_rng(cfg.seed + 7)
         self.next_swap = 0
         self._cache: dict[str, Any] = {}
 
     def add(self, path: str) -> None:
         self.members.append(path)
-        self.members = self.members[-self.cfg["max_size"] :]
+        self.members = self.members[-self.cfg.max_size :]
         for old in list(self._cache):
             if old not in self.members:
                 del self._cache[old]
@@ -195,9 +189,9 @@ class League:
         out: list[Any] = []
         for _ in range(self.trainer.config.players - 1):
             u = self.rng.random()
-            if u < self.cfg["bot_prob"] or (not self.members and u >= self.cfg["bot_prob"] + self.cfg["self_prob"]):
-                out.append(str(self.rng.choice(self.cfg["bots"])))
-            elif u < self.cfg["bot_prob"] + self.cfg["self_prob"] or not self.members:
+            if u < self.cfg.bot_prob or (not self.members and u >= self.cfg.bot_prob + self.cfg.self_prob):
+                out.append(str(self.rng.choice(list(self.cfg.bots))))
+            elif u < self.cfg.bot_prob + self.cfg.self_prob or not self.members:
                 out.append(PolicyAgent.from_model(model, deterministic=False))  # the current policy, live weights
             else:
                 path = str(self.rng.choice(self.members))
@@ -209,11 +203,11 @@ class League:
     def maybe_swap(self, model) -> None:
         if model.num_timesteps < self.next_swap:
             return
-        self.next_swap = model.num_timesteps + self.cfg["swap_every"]
+        self.next_swap = model.num_timesteps + self.cfg.swap_every
         opponents = self.draw(model)
         venv = self.trainer.raw_env
-        venv.set_opponents(opponents, seed=env_seed(self.trainer.cfg["seed"], model.num_timesteps))
-        venv.seed(env_seed(self.trainer.cfg["seed"] + 1, model.num_timesteps))
+        venv.set_opponents(opponents, seed=env_seed(self.trainer.cfg.seed, model.num_timesteps))
+        venv.seed(env_seed(self.trainer.cfg.seed + 1, model.num_timesteps))
         model._last_obs = model.env.reset()
         model._last_episode_starts = np.ones(model.env.num_envs, bool)
         names = [o if isinstance(o, str) else "policy" for o in opponents]
@@ -233,32 +227,34 @@ def _ppo_started(run_dir: Path) -> bool:
 class Trainer:
     """One training run: env, model, checkpoints, evaluation; ``run()`` does it all."""
 
-    def __init__(self, cfg: dict, resume: bool = False, progress: bool = True) -> None:
-        validate_train_config(cfg)
+    def __init__(self, cfg: TrainConfig, resume: bool = False, progress: bool = True) -> None:
+        if not isinstance(cfg, TrainConfig):
+            raise TrainConfigError(f"Trainer takes a TrainConfig, got a {type(cfg).__name__} (build one with "
+                                   "load_train_config(path, **overrides) or TrainConfig.from_dict)")  # fmt: skip
         check_run_inputs(cfg, resume)  # names, init_from, run_dir: before anything is built
         self.cfg = cfg
         self.resume = resume
         self.progress = progress
-        self.run_dir = Path(cfg["run_dir"])
-        self.config = rules_config(cfg)
-        self.total = int(cfg["total_timesteps"])
+        self.run_dir = Path(cfg.run_dir)
+        self.config = cfg.env.rules_config
+        self.total = cfg.total_timesteps
         self.state_path = self.run_dir / "state.json"
         self.evals_path = self.run_dir / "evals.jsonl"
         self.elapsed = 0.0
-        self.league = League(cfg, self) if cfg["league"]["enabled"] else None
+        self.league = League(cfg, self) if cfg.league.enabled else None
 
     # ---------------------------------------------------------------- setup
     def _build(self):
         cfg = self.cfg
-        if cfg["torch_threads"]:
-            torch.set_num_threads(int(cfg["torch_threads"]))
+        if cfg.torch_threads:
+            torch.set_num_threads(cfg.torch_threads)
         state = None
         # --resume of a run still in its imitation phase (no PPO checkpoint yet) builds PPO afresh, then goes on
         # imitating from the last round written
-        resume = self.resume and (_ppo_started(self.run_dir) or cfg["imitation"]["teacher"] is None)
+        resume = self.resume and (_ppo_started(self.run_dir) or cfg.imitation.teacher is None)
         if resume:
             ckpt, done, state, exact = resume_point(self.run_dir)
-        seed = cfg["seed"] if not resume else env_seed(cfg["seed"], done)
+        seed = cfg.seed if not resume else env_seed(cfg.seed, done)
         self.env = make_vec_env(cfg, seed, None if not resume else float((state or {}).get("elapsed_s", 0.0)))
         self.timed = self.env.venv
         self.raw_env = self.timed.venv
@@ -270,7 +266,7 @@ class Trainer:
             if exact:
                 set_torch_rng_state(state["torch_rng"])
             else:  # the saved generator belongs to a later step: a fresh one, reproducible from (seed, step)
-                torch.manual_seed(env_seed(cfg["seed"] + 2, done))
+                torch.manual_seed(env_seed(cfg.seed + 2, done))
             self.elapsed = float((state or {}).get("elapsed_s", 0.0))
             if self.league is not None and state is not None:
                 for p in state.get("league", []):
@@ -278,49 +274,48 @@ class Trainer:
                         self.league.add(str(self.run_dir / p))
                 self.league.next_swap = int(state.get("league_next_swap", 0))
         else:
-            ppo = dict(cfg["ppo"])
-            net_arch = ppo.pop("net_arch")
+            net_arch = list(cfg.ppo.net_arch)
             arch = {"pi": list(net_arch), "vf": list(net_arch)}
             policy, kwargs = LeanMaskablePolicy, {"net_arch": arch}
-            if cfg["env"]["packed_observation"]:  # the network unpacks the env's packed rows in its first layer
+            if cfg.env.packed_observation:  # the network unpacks the env's packed rows in its first layer
                 kwargs["features_extractor_class"] = PackedObservationExtractor
-            if cfg["policy"] == "factored":
-                macro = cfg["env"]["macro_moves"]
+            if cfg.policy == "factored":
+                macro = cfg.env.macro_moves
                 policy, kwargs = FactoredMaskablePolicy, {**kwargs, "suggest0": suggest0_of(macro),
-                                                          "accuse0": accuse0_of(macro, cfg["env"]["macro_accuse"])}
-            model = MaskablePPO(policy, self.env, seed=cfg["seed"], verbose=0, policy_kwargs=kwargs,
-                                tensorboard_log=str(self.run_dir / "tb"), **ppo)  # fmt: skip
-            if cfg["init_from"]:
-                init = load_model(init_path(cfg["init_from"]), obs_size=self.raw_env.core.obs_size,
+                                                          "accuse0": accuse0_of(macro, cfg.env.macro_accuse)}
+            model = MaskablePPO(policy, self.env, seed=cfg.seed, verbose=0, policy_kwargs=kwargs,
+                                tensorboard_log=str(self.run_dir / "tb"), **cfg.ppo.model_kwargs())  # fmt: skip
+            if cfg.init_from:
+                init = load_model(init_path(cfg.init_from), obs_size=self.raw_env.core.obs_size,
                                   n_actions=self.env.action_space.n)  # fmt: skip
                 state = init.policy.state_dict()
-                if cfg["policy"] == "factored" and "action_net.weight" in state:  # an mlp checkpoint: same play
+                if cfg.policy == "factored" and "action_net.weight" in state:  # an mlp checkpoint: same play
                     state = mlp_to_factored_state(state, model.policy)
                 try:
                     model.policy.load_state_dict(state)
                 except RuntimeError as exc:
-                    raise CheckpointError(f"init_from {cfg['init_from']}: network does not match net_arch "
+                    raise CheckpointError(f"init_from {cfg.init_from}: network does not match net_arch "
                                           f"{net_arch} ({exc})") from exc  # fmt: skip
         self._set_precision(model)
-        if not resume and cfg["imitation"]["teacher"] is not None:
+        if not resume and cfg.imitation.teacher is not None:
             imitation = Imitation(cfg, self.run_dir, self.config, progress=self.progress)
             self.elapsed = float(imitation.run(model)["elapsed_s"])
             self.t0 = time.perf_counter()  # the phase's own wall time is in self.elapsed
             self.imitated = True
-        model.cluedo_meta = make_meta(self.config, cfg["env"]["macro_moves"], self.raw_env.core.obs_size,
-                                      macro_accuse=cfg["env"]["macro_accuse"], belief=cfg["env"]["belief"],
-                                      observation=cfg["env"]["observation"], advisor=cfg["env"]["advisor"],
-                                      packed_observation=bool(cfg["env"]["packed_observation"]),
+        env = cfg.env
+        model.cluedo_meta = make_meta(self.config, env.macro_moves, self.raw_env.core.obs_size,
+                                      macro_accuse=env.macro_accuse, belief=env.belief, observation=env.observation,
+                                      advisor=env.advisor, packed_observation=env.packed_observation,
                                       accusation_features=self.raw_env.core.accusation_features,
-                                      accuse_gate=cfg["env"]["accuse_gate"], train_config=cfg)  # fmt: skip
-        every, ev = cfg["checkpoint_every"], cfg["eval"]["every"]
+                                      accuse_gate=env.accuse_gate, train_config=cfg.to_dict())  # fmt: skip
+        every, ev = cfg.checkpoint_every, cfg.eval.every
         self.next_checkpoint = (model.num_timesteps // every + 1) * every if every else math.inf
         self.next_eval = (model.num_timesteps // ev + 1) * ev if ev else math.inf
         return model
 
     def _set_precision(self, model) -> None:
         """``precision`` applies to this run's training, not to the checkpoint (saved float32, plays float32)."""
-        precision = self.cfg["precision"]
+        precision = self.cfg.precision
         if precision == "float32":
             return
         if not isinstance(model.policy, LeanMaskablePolicy):
@@ -342,48 +337,48 @@ class Trainer:
         state = {
             "timesteps": n,
             "checkpoint": str(path.relative_to(self.run_dir)),
-            "seed": self.cfg["seed"],
+            "seed": self.cfg.seed,
             "torch_rng": torch_rng_state(),
             "elapsed_s": elapsed,
             "league": [str(Path(p).relative_to(self.run_dir)) for p in (self.league.members if self.league else [])],
             "league_next_swap": self.league.next_swap if self.league else 0,
-            "config": self.cfg,
+            "config": self.cfg.to_dict(),
         }
         write_text_atomic(self.state_path, json.dumps(state, indent=1))
         keep = set(self.league.members) if self.league else set()
-        old = sorted(ckpt_dir.glob("step_*.zip"))[: -max(1, int(self.cfg["keep_checkpoints"]))]
+        old = sorted(ckpt_dir.glob("step_*.zip"))[: -self.cfg.keep_checkpoints]
         for p in old:
             if str(p) not in keep:
                 p.unlink()
-        every = self.cfg["checkpoint_every"]
+        every = self.cfg.checkpoint_every
         self.next_checkpoint = (n // every + 1) * every if every else math.inf
         self.last_checkpoint = path
         return path
 
     # ------------------------------------------------------------- evaluation
     def evaluate(self, model, logger=None) -> dict | None:
-        ev = self.cfg["eval"]
-        self.next_eval = (model.num_timesteps // ev["every"] + 1) * ev["every"] if ev["every"] else math.inf
-        if not ev["games"]:
+        ev = self.cfg.eval
+        self.next_eval = (model.num_timesteps // ev.every + 1) * ev.every if ev.every else math.inf
+        if not ev.games:
             return None
         if getattr(self, "last_checkpoint", None) is None or not str(self.last_checkpoint).endswith(
             f"{model.num_timesteps:010d}.zip"
         ):
             self.checkpoint(model)
         rows = [self._evaluate_lineup(model, lineup, logger, first=k == 0)
-                for k, lineup in enumerate(eval_lineups(self.cfg, self.config.players))]  # fmt: skip
-        if self.cfg["keep_best"]:
+                for k, lineup in enumerate(self.cfg.eval_lineups())]  # fmt: skip
+        if self.cfg.keep_best:
             self._keep_if_best(rows[0])  # the first lineup is the one that selects
         return rows[0]
 
     def _evaluate_lineup(self, model, opponents: list, logger, first: bool) -> dict:
         """One evaluation of the latest checkpoint against ``opponents``, appended to ``evals.jsonl``."""
-        ev = self.cfg["eval"]
-        me = f"ckpt:{self.last_checkpoint}" + ("" if ev["deterministic"] else '{"deterministic": false}')
+        ev = self.cfg.eval
+        me = f"ckpt:{self.last_checkpoint}" + ("" if ev.deterministic else '{"deterministic": false}')
         names = [me, *opponents]
         t0 = time.perf_counter()
-        match = tournament.play_match(self.config, names, ev["games"], seed=self.cfg["seed"] + 1000,
-                                    batch_size=ev["batch_size"])  # fmt: skip
+        match = tournament.play_match(self.config, names, ev.games, seed=self.cfg.seed + 1000,
+                                      batch_size=ev.batch_size)  # fmt: skip
         summary = tournament.summarize(match, self.config)
         me = summary["entries"][0]
         row = {"timesteps": model.num_timesteps, "opponents": opponents, "games": summary["games"],
@@ -438,7 +433,7 @@ class Trainer:
         model = self._build()
         self.model = model
         if self.imitated:  # PPO starts from the imitating network: step 0 written (and evaluated) as any checkpoint
-            self.evaluate(model) if self.cfg["eval"]["games"] else self.checkpoint(model)
+            self.evaluate(model) if self.cfg.eval.games else self.checkpoint(model)
         remaining = self.total - model.num_timesteps
         if remaining > 0:
             final, rollout = self.final_timesteps(model), model.n_steps * model.env.num_envs
@@ -448,7 +443,7 @@ class Trainer:
             model.learn(remaining, callback=RunCallback(self, self.progress), reset_num_timesteps=False,
                         tb_log_name="ppo")  # fmt: skip
         self.checkpoint(model)
-        final = self.evaluate(model) if self.cfg["eval"]["games"] else None
+        final = self.evaluate(model) if self.cfg.eval.games else None
         wall = time.perf_counter() - self.t0
         out = {
             "timesteps": model.num_timesteps,
