@@ -2,7 +2,7 @@
 
     from cluedo_env.training.torchrl_env import CluedoTorchRLEnv
     env = CluedoTorchRLEnv(1024, opponents="random", seat="random", seed=0)
-    collector = SyncDataCollector(env, policy, frames_per_batch=64 * 1024, total_frames=-1)
+    collector = torchrl.collectors.Collector(env, policy, frames_per_batch=32 * 1024, total_frames=-1)
 
 The learner, the opponents, rewards, seating and every option are those of
 :mod:`cluedo_env.training.single_agent` (this is a thin front end over
@@ -31,9 +31,10 @@ key                    spec                        what
 
 Autoreset, TorchRL's way: the step that ends a game returns, under ``"next"``, that game's last
 observation and ``done=True`` (its ``action_mask`` allows only action 0: nothing is played from a
-finished game). ``step_and_maybe_reset`` (what ``SyncDataCollector`` and ``rollout`` call) then resets
-those rows through ``"_reset"``: the core has already dealt their next games, so the partial reset
-only hands over the new first observations; the other games are left as they are. Resetting a game
+finished game). ``step_and_maybe_reset`` (what TorchRL's ``Collector``, formerly ``SyncDataCollector``, and
+``rollout`` call) then starts the next games on those rows: the core has already dealt them, so this env's
+``step_and_maybe_reset`` hands their first observations over directly, and a partial reset through
+``"_reset"`` (``TransformedEnv``'s generic path) does the same; the other games are left as they are. Resetting a game
 that is still going on (a ``"_reset"`` row that is not done) is refused with a clear error, since
 the core cannot restart one game alone mid-batch; ``env.reset()`` without ``"_reset"`` deals new games
 everywhere.

@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> dict:
         while steps < args.steps:
             steps += collector.collect(n_step=per_round).n_collected_steps
             with torch_train_mode(algorithm):
-                algorithm.update(buffer, sample_size=64)
+                for _ in range(max(1, per_round // 32)):  # one gradient step per 32 env steps
+                    algorithm.update(buffer, sample_size=64)
     seconds = time.perf_counter() - t0
 
     def greedy(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
