@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh machine (see README):
-#   make demo   set up .venv and run the main job (train briefly vs random players, evaluate, print the table)
+#   make demo   set up .venv and run the main job (train briefly vs heuristic players, evaluate, print the tables)
 #   make test   set up .venv and run the whole test suite
 #   make docs   build the docs site into site/ (strict: a broken link or reference fails)
 PYTHON ?= python3

@@ -121,16 +121,39 @@ def test_malformed_and_mismatched_checkpoints(tmp_path):
 
 
 def test_demo_script_end_to_end(tmp_path, capsys):
-    """scripts/demo.py (the README's main command) with tiny settings: trains, evaluates, prints the table."""
+    """scripts/demo.py (the README's main command) with tiny settings: trains against heuristic players in the card
+    game, evaluates it and its two baselines, prints both tables; a second demo into the folder replaces the first."""
+    from cluedo_env.errors import UsageError
     from scripts import demo
-    out = demo.main(["--timesteps", "256", "--games", "8", "--num-envs", "16", "--out", str(tmp_path / "demo"),
-                     "--no-progress"])  # fmt: skip
-    assert out["train"]["timesteps"] >= 256
-    assert (tmp_path / "demo" / "train" / "model.zip").is_file()
-    assert (tmp_path / "demo" / "eval" / "tournament.md").is_file()
-    assert out["eval"]["games"] == 8 and out["baseline"]["games"] == 8
+
+    folder = tmp_path / "demo"
+    argv = ["--timesteps", "64", "--games", "8", "--num-envs", "16", "--out", str(folder), "--no-progress"]
+    out = demo.main(argv)
+    assert out["train"]["timesteps"] >= 64
+    assert (folder / "train" / "model.zip").is_file()
+    for name in ("eval", "eval_heuristic", "eval_belief_random"):
+        assert (folder / name / "tournament.md").is_file(), name
+    assert out["eval"]["games"] == 8 and all(b["games"] == 8 for b in out["baselines"].values())
     text = capsys.readouterr().out
-    assert "| trained (ckpt) |" in text and "| random (baseline) |" in text
+    assert "| trained here (" in text and "| a heuristic player (parity: 25%) |" in text
+    assert "| belief_random: its notebook and accusation, random play |" in text
+    # the shipped players' rows come from their model cards, figures as measured there
+    cards = demo.champion_rows()
+    assert {r["player"] for r in cards} >= {"pretrained:champion", "pretrained:cards_champion"}
+    assert all(r["ci95"][0] <= r["win_rate"] <= r["ci95"][1] for r in cards)
+    for r in cards:
+        assert f"| {r['player']} | {r['opponents']} | {100 * r['win_rate']:.1f}% |" in text
+    assert json.loads((folder / "demo.json").read_text())["status"] == "done"
+
+    demo._claim(folder)  # what a second demo does first: the earlier demo's outputs are replaced, not refused
+    assert "replacing the earlier demo" in capsys.readouterr().out
+    assert sorted(p.name for p in folder.iterdir()) == ["demo.json"]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(UsageError, match="not an earlier demo"):
+        demo.main([*argv[:-2], str(other), "--no-progress"])
+    assert (other / "notes.txt").read_text() == "mine"
 
 
 def test_init_from_starts_a_new_run_from_a_checkpoint(tmp_path):
