@@ -64,6 +64,26 @@ def test_torchrl_env_plays_the_same_games_as_the_gymnasium_vector_env():
     assert ended_games >= n  # the comparison crossed many game ends (max_turns=12 truncates the long ones)
 
 
+def test_torchrl_env_in_a_transformed_env_resets_through_reset_keys_alike():
+    """TransformedEnv takes TorchRL's generic partial reset ("_reset" rows) instead of the env's own
+    step_and_maybe_reset: the same data either way, and ActionMask's masked spec draws legal actions."""
+    from torchrl.envs import ActionMask, TransformedEnv
+
+    make = _torchrl()
+    plain, wrapped = make(6, seed=5, max_turns=10), TransformedEnv(make(6, seed=5, max_turns=10), ActionMask())
+    tp, tw = plain.reset(), wrapped.reset()
+    ends = 0
+    for _ in range(40):
+        tw = wrapped.rand_action(tw)
+        assert tw["action_mask"][torch.arange(6), tw["action"]].all()
+        tp["action"] = tw["action"].clone()
+        (op, tp), (ow, tw) = plain.step_and_maybe_reset(tp), wrapped.step_and_maybe_reset(tw)
+        for key in ("observation", "action_mask", "done"):
+            assert torch.equal(op["next", key], ow["next", key]) and torch.equal(tp[key], tw[key])
+        ends += int(op["next", "done"].sum())
+    assert ends >= 6
+
+
 def test_torchrl_env_rand_action_is_legal_and_rollout_runs():
     env = _torchrl()(5, seed=1, seat="random")
     td = env.reset()
@@ -90,9 +110,12 @@ def test_torchrl_env_seed_repeats_the_games():
     a.set_seed(7)
     b.set_seed(7)
     ta, tb = a.reset(), b.reset()
+    from cluedo_env.training.torchrl_env import sample_masked
+
+    draws = torch.Generator().manual_seed(0)
     for _ in range(10):
-        ta, tb = a.rand_action(ta), b.rand_action(tb)
-        assert torch.equal(ta["action"], tb["action"])
+        assert torch.equal(ta["action_mask"], tb["action_mask"])
+        ta["action"] = tb["action"] = sample_masked(ta["action_mask"], draws)
         (oa, ta), (ob, tb) = a.step_and_maybe_reset(ta), b.step_and_maybe_reset(tb)
         assert torch.equal(oa["next", "observation"], ob["next", "observation"])
 

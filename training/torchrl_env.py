@@ -39,11 +39,11 @@ that is still going on (a ``"_reset"`` row that is not done) is refused with a c
 the core cannot restart one game alone mid-batch; ``env.reset()`` without ``"_reset"`` deals new games
 everywhere.
 
-Random actions: ``rand_action`` (what ``rollout`` without a policy and ``check_env_specs`` use) draws
-legal actions, uniformly among those the ``action_mask`` of the given tensordict allows. A
-collector built with ``policy=None`` samples from the action spec instead, which knows no mask: put
-the env in ``TransformedEnv(env, ActionMask())`` for that, or pass a masked policy
-(``MaskedCategorical(logits=..., mask=td["action_mask"])``).
+Random actions: the action spec carries the games' current mask (``Categorical.update_mask``), so
+``rand_action``, ``rollout`` without a policy and ``check_env_specs`` draw legal actions; TorchRL's
+``ActionMask`` transform works on top of it too. A collector built with ``policy=None`` samples a copy of the
+spec taken when it was built, which does not follow the mask: give it a masked policy. A policy masks its logits
+with ``MaskedCategorical(logits=..., mask=td["action_mask"])``.
 
 Seeding: ``set_seed(s)`` takes effect at the next full ``reset()``: it seeds the engine (deal, dice), the
 learner-seat draws and the random opponents from ``s``, as ``LearnerCore.reset(s)`` does.
@@ -101,20 +101,18 @@ class CluedoTorchRLEnv(EnvBase):
         self._restarted = np.zeros(n, bool)  # games that ended in the last step: the core already dealt anew
         self._obs_now: torch.Tensor | None = None  # the current game's observation, every row (next games too)
         self._mask_now: torch.Tensor | None = None
-        self._rand = torch.Generator(device=self.device).manual_seed(0 if seed is None else seed)
 
     # ------------------------------------------------------------ EnvBase API
     def _set_seed(self, seed: int | None) -> None:
         self._next_seed = seed
-        if seed is not None:
-            self._rand.manual_seed(seed)
 
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
         rows = None if tensordict is None else tensordict.get("_reset", None)
         if rows is None or not self._started:
             seed, self._next_seed = self._next_seed, None  # None: go on with the current random streams
             obs = self.core.reset(seed).copy()  # the core's buffer
-            self._obs_now, self._mask_now = self._tensor(obs), self._tensor(self.core.action_masks())
+            self._obs_now = self._tensor(obs)
+            self._set_mask(self._tensor(self.core.action_masks()))
             self._restarted[:] = False
             self._started = True
         else:
@@ -139,7 +137,8 @@ class CluedoTorchRLEnv(EnvBase):
         actions = tensordict.get("action").reshape(self.core.N).cpu().numpy()
         obs, rew, term, trunc, ended = self.core.step(actions)
         now_obs, now_mask = obs.copy(), self.core.action_masks()  # obs is the core's buffer, the mask a new array
-        self._obs_now, self._mask_now = self._tensor(now_obs), self._tensor(now_mask)
+        self._obs_now = self._tensor(now_obs)
+        self._set_mask(self._tensor(now_mask))
         self._restarted |= ended
         next_obs, next_mask = self._obs_now, self._mask_now
         if ended.any():  # finished games: their last observation; nothing is played from them (only action 0)
@@ -183,21 +182,15 @@ class CluedoTorchRLEnv(EnvBase):
                     tensordict_.set(key, value.index_fill(0, rows, 0))
         return tensordict, tensordict_
 
-    def rand_action(self, tensordict: TensorDictBase | None = None) -> TensorDictBase:
-        """Uniformly random legal actions: from ``tensordict["action_mask"]`` when given, else the current one."""
-        mask = self._mask_now if tensordict is None or "action_mask" not in tensordict.keys() else \
-            tensordict.get("action_mask")  # fmt: skip
-        if mask is None:
-            raise RuntimeError(f"{type(self).__name__}: call reset() before rand_action()")
-        action = sample_masked(mask, self._rand)
-        if tensordict is None:
-            return TensorDict({"action": action}, batch_size=self.batch_size, device=self.device)
-        tensordict.set("action", action)
-        return tensordict
-
     # ------------------------------------------------------------ helpers
     def _tensor(self, array: np.ndarray) -> torch.Tensor:
         return torch.from_numpy(array).to(self.device)
+
+    def _set_mask(self, mask: torch.Tensor) -> None:
+        """The action spec's mask follows the games' current one, so that what samples the env's spec
+        (``rand_action``, ``rollout`` without a policy) draws legal actions."""
+        self._mask_now = mask
+        self.action_spec.update_mask(mask)
 
     def action_masks(self) -> np.ndarray:
         """(N, A) bool: the learner's legal actions in every game now (the core's, as numpy)."""
