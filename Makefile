@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint docs setup clean clean-cache browser check-lowest
+.PHONY: demo test lint docs setup clean clean-cache browser check-lowest check-agilerl
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,12 +35,16 @@ test: $(VENV)/.installed
 	@# or by hand with make check-lowest
 	@if [ -n "$$CI" ]; then $(PY) scripts/check_lowest_versions.py; \
 	else echo "(the lowest-versions check runs in CI; make check-lowest runs it here)"; fi
+	@if [ -n "$$CI" ]; then $(PY) scripts/check_agilerl.py; else echo "(the AgileRL check runs in CI; make check-agilerl runs it here)"; fi
 	@# numba's cache is built once here, visibly, so that the test workers load it instead of compiling twice
 	$(PY) -m cluedo_env.cli warmup
 	CLUEDO_REQUIRE_BROWSER=$${CI:+1} $(PY) -m pytest -n auto --dist loadgroup --durations=25
 
 check-lowest: $(VENV)/.installed
 	$(PY) scripts/check_lowest_versions.py
+
+check-agilerl: $(VENV)/.installed
+	$(PY) scripts/check_agilerl.py
 
 browser: $(VENV)/.installed
 	scripts/install_browser.sh

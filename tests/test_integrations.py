@@ -188,3 +188,19 @@ def test_pufferlib_example_trains_and_evaluates():
 
     _check(pufferlib_ppo.main(["--steps", "64", "--num-envs", "8", "--rollout", "8", "--eval-games", "4",
                                "--hidden", "16"]), 64)  # fmt: skip
+
+
+def test_check_agilerl_installs_the_agilerl_extra_and_the_train_extras_torch():
+    """The CI check (scripts/check_agilerl.py, a venv of its own) installs exactly what pyproject.toml's ``agilerl``
+    extra pins, and the torch the ``train`` extra pins (the CPU build the project is tested with)."""
+    from pathlib import Path
+
+    import tomllib
+
+    from scripts import check_agilerl
+
+    extras = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = extras["project"]["optional-dependencies"]
+    torch_pin = next(p for p in extras["train"] if p.startswith("torch=="))
+    assert sorted(check_agilerl.PINS) == sorted([*extras["agilerl"], torch_pin])
+    assert all("==" in pin for pin in check_agilerl.PINS)
