@@ -93,13 +93,14 @@ from pettingzoo import AECEnv
 
 from cluedo_env.checks import check_seed
 from cluedo_env.engine.vector_engine import VectorEngine
+from cluedo_env.envs.seat_spaces import SpacesBySeat
 from cluedo_env.envs.wrappers import wrap
 from cluedo_env.errors import GameOverError, UnknownAgentError
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.config import RulesConfig, make_config
 
 
-class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
+class raw_env(SpacesBySeat, AECEnv):  # noqa: N801 (PettingZoo's name)
     """Cluedo as an AEC env on one game; see the module docstring."""
 
     metadata = {
@@ -147,22 +148,6 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's name)
         }
         self.action_spaces = {agent: spaces.Discrete(A.NUM_ACTIONS) for agent in self.possible_agents}
         self._window: Any = None
-
-    # ------------------------------------------------------------ spaces
-    def observation_space(self, agent: str) -> spaces.Space:
-        try:
-            return self.observation_spaces[agent]
-        except (KeyError, TypeError):
-            raise self._unknown(agent) from None
-
-    def action_space(self, agent: str) -> spaces.Space:
-        try:
-            return self.action_spaces[agent]
-        except (KeyError, TypeError):
-            raise self._unknown(agent) from None
-
-    def _unknown(self, agent: Any) -> UnknownAgentError:
-        return UnknownAgentError(f"unknown agent {agent!r} (this game's agents: {', '.join(self.possible_agents)})")
 
     # -------------------------------------------------------------- reset
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:

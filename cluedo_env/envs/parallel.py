@@ -68,7 +68,7 @@ from pettingzoo import ParallelEnv
 
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.envs.aec import raw_env
-from cluedo_env.errors import UnknownAgentError
+from cluedo_env.envs.seat_spaces import SpacesBySeat
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.config import ConfigError
 
@@ -77,7 +77,7 @@ NUM_PARALLEL_ACTIONS = A.NUM_ACTIONS + 1
 ILLEGAL_ACTION_MODES = ("lose", "raise")
 
 
-class CluedoParallelEnv(ParallelEnv):
+class CluedoParallelEnv(SpacesBySeat, ParallelEnv):
     """Cluedo as a ``ParallelEnv`` over one AEC game; see the module docstring."""
 
     metadata = {
@@ -106,22 +106,6 @@ class CluedoParallelEnv(ParallelEnv):
             for agent in self.possible_agents
         }
         self.action_spaces = {agent: spaces.Discrete(NUM_PARALLEL_ACTIONS) for agent in self.possible_agents}
-
-    # ------------------------------------------------------------ spaces
-    def observation_space(self, agent: str) -> spaces.Space:
-        try:
-            return self.observation_spaces[agent]
-        except (KeyError, TypeError):
-            raise self._unknown(agent) from None
-
-    def action_space(self, agent: str) -> spaces.Space:
-        try:
-            return self.action_spaces[agent]
-        except (KeyError, TypeError):
-            raise self._unknown(agent) from None
-
-    def _unknown(self, agent: Any) -> UnknownAgentError:
-        return UnknownAgentError(f"unknown agent {agent!r} (this game's agents: {', '.join(self.possible_agents)})")
 
     # -------------------------------------------------------------- reset
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
