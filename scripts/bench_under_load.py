@@ -21,11 +21,16 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from cluedo_env.cli.bench import machine_info, run_loop
-from cluedo_env.engine.vector_engine import VectorEngine
-from cluedo_env.rules.config import RulesConfig
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: the checkout's scripts package (gen_docs) beside the installed ones
+    sys.path.insert(0, str(ROOT))
+
+from cluedo_env.cli.bench import machine_info, run_loop  # noqa: E402
+from cluedo_env.engine.vector_engine import VectorEngine  # noqa: E402
+from cluedo_env.rules.config import RulesConfig  # noqa: E402
 
 CONDITIONS = {"quiet": (0, 0), "busy": (1, 0), "niced": (2, 19)}  # name -> (busy processes, their nice level)
 _SPIN = "import time\nend = time.time() + {seconds}\nwhile time.time() < end:\n    pass\n"

@@ -47,9 +47,10 @@ def default_threads() -> int | str:
     """The thread count of an engine made without ``threads``: ``CLUEDO_NUM_THREADS`` (a positive count or
     ``auto``) when set, else 1.
 
-    Why one: a second thread is worth x1.7-2 on a quiet 2-core machine, but with one other busy process there it
-    measured x0.84-1.08 of one thread (``scripts/bench_under_load.py``), and running experiments side by side is
-    how an RL environment is used. Threads are an opt-in for a machine the caller knows to be free."""
+    Why one: a second thread is worth about x2 on a quiet 2-core machine, but with one other busy process there it
+    gives nothing (x0.97-1.03 of one thread, single repeats down to x0.64: ``scripts/bench_under_load.py``), and
+    running experiments side by side is how an RL environment is used. Threads are an opt-in for a machine the caller
+    knows to be free."""
     value = os.environ.get(THREADS_VARIABLE, "").strip()
     if not value:
         return 1
