@@ -1,4 +1,4 @@
-"""AgileRL trains on Cluedo in a virtualenv of its own: build one, install exact pins, run the example briefly.
+"""AgileRL trains on Cluedo in a virtualenv of its own: build one, install exact pins, run the examples briefly.
 
     python scripts/check_agilerl.py            # make test runs it in CI (a few minutes: downloads, compiling)
     python scripts/check_agilerl.py --keep     # leave the temporary venv for a look (its path is printed)
@@ -8,9 +8,10 @@ Why a venv of its own: AgileRL 2.58 pins ``tensordict==0.13.0`` (the torchrl ext
 (docs/integrations.md). This check creates a fresh venv, installs :data:`PINS` (AgileRL, its torch as the CPU
 build, and ``peft`` and ``transformers``, which ``import agilerl.algorithms`` imports although AgileRL declares them
 only in its LLM extras) plus the project's base dependencies at whatever pip picks, then the project with
-``--no-deps`` from a copy of the checkout, and runs ``scripts/examples/agilerl_ppo.py`` with a few updates and
-games from that copy, outside the checkout. Any failure exits non-zero. A test checks that :data:`PINS` name the
-version of pyproject.toml's ``agilerl`` extra.
+``--no-deps`` from a copy of the checkout, and runs the two examples, ``scripts/examples/agilerl_ppo.py``
+(single-agent PPO, Gymnasium vector env) and ``scripts/examples/agilerl_ippo.py`` (IPPO, PettingZoo parallel env),
+with a few updates and games each from that copy, outside the checkout. Any failure exits non-zero. A test checks
+that :data:`PINS` name the version of pyproject.toml's ``agilerl`` extra.
 """
 
 from __future__ import annotations
@@ -35,8 +36,12 @@ PINS = ("agilerl==2.58.0", "torch==2.13.0", "peft==0.21.0", "transformers==5.14.
 # puts its own root on sys.path, which must not hold a cluedo_env folder that shadows the installed one).
 SOURCES = ("pyproject.toml", "README.md", "cluedo_env", "agents", "training")
 EXAMPLE_FILES = ("scripts/__init__.py", "scripts/examples/__init__.py", "scripts/examples/evaluation.py",
-                 "scripts/examples/agilerl_ppo.py")  # fmt: skip
-EXAMPLE = ["--steps", "1024", "--num-envs", "8", "--rollout", "16", "--hidden", "32", "--eval-games", "8"]
+                 "scripts/examples/agilerl_ppo.py", "scripts/examples/agilerl_ippo.py")  # fmt: skip
+# Each example with tiny sizes: a few updates and games, to prove that the route runs, not that it learns.
+EXAMPLES = {
+    "agilerl_ppo.py": ["--steps", "1024", "--num-envs", "8", "--rollout", "16", "--hidden", "32", "--eval-games", "8"],
+    "agilerl_ippo.py": ["--steps", "256", "--num-envs", "4", "--rollout", "16", "--hidden", "32", "--eval-games", "4"],
+}
 
 
 def run(cmd: list[str], **kwargs) -> None:
@@ -55,7 +60,7 @@ def copy_sources(names: tuple[str, ...], dest: Path) -> None:
 
 
 def check(python: str, keep: bool) -> float:
-    """Build the venv, install, run the example; returns the seconds it took. Raises on any failure."""
+    """Build the venv, install, run the examples; returns the seconds it took. Raises on any failure."""
     start = time.perf_counter()
     print(f"AgileRL ({', '.join(PINS)}) in a fresh venv: the installs and a short training run; this takes a few "
           "minutes (scripts/check_agilerl.py)", flush=True)  # fmt: skip
@@ -74,8 +79,8 @@ def check(python: str, keep: bool) -> float:
         example = tmp / "example"
         copy_sources(EXAMPLE_FILES, example)
         run([py, "-m", "pip", "install", "--quiet", "--no-deps", str(src)], env=env)
-        run([py, "-W", "ignore::FutureWarning", str(example / "scripts/examples/agilerl_ppo.py"), *EXAMPLE],
-            cwd=tmp, env=env)  # fmt: skip
+        for name, args in EXAMPLES.items():
+            run([py, "-W", "ignore::FutureWarning", str(example / "scripts/examples" / name), *args], cwd=tmp, env=env)
     finally:
         if keep:
             print(f"kept: {tmp}")
@@ -95,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: the AgileRL check failed: {' '.join(map(str, err.cmd))[:200]} exited {err.returncode}",
               file=sys.stderr)  # fmt: skip
         return 1
-    print(f"AgileRL: the example trained and played in {seconds:.0f} s")
+    print(f"AgileRL: the examples trained and played in {seconds:.0f} s")
     return 0
 
 
