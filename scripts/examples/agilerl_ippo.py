@@ -20,7 +20,10 @@ The rollout is collected here, not by ``agilerl.training.train_multi_agent_on_po
 GAE with ``next_non_terminal = 1 - dones[t + 1]`` (``dones[t]`` = "observation t starts a game", CleanRL's
 convention), and that loop clears its done flags whenever a game ends, so a game's last step would be bootstrapped
 from the next game. :class:`ParallelGames` steps ``--num-envs`` parallel envs in this process and resets a finished
-game at once, so every stored transition is a real one and the start flags are exact.
+game at once, so every stored transition is a real one and the start flags are exact. And :func:`collect` hands
+the four seats' transitions to ``learn`` under one agent id: with several ids in a group, ``IPPO.learn`` pairs
+observations and actions with other transitions' log-probabilities and advantages (see :func:`collect`), and
+the policy does not learn (0.0% against random players after 65k steps; 99.5% after 33k with the one id).
 """
 
 from __future__ import annotations
@@ -114,18 +117,24 @@ def make_agent(games: ParallelGames, args) -> IPPO:
 
 
 def collect(agent: IPPO, games: ParallelGames, obs: dict, starts: np.ndarray, steps: int):
-    """``steps`` vector steps, then one ``agent.learn``; returns the observations and start flags to go on from."""
-    fields = [{a: [] for a in games.agents} for _ in range(6)]  # states, actions, log-probs, rewards, dones, values
+    """``steps`` vector steps, then one ``agent.learn``; returns the observations and start flags to go on from.
+
+    The four seats' transitions reach ``learn`` as one agent's, ``player_0``, with ``4 * n`` columns (seat-major):
+    ``IPPO.learn`` flattens a group's observations and actions seat by seat, but its log-probabilities, values and
+    advantages step by step, so with several seats in a group they would pair with other transitions. With one
+    key the two orders agree, and GAE still runs down each column, one seat of one game."""
+    fields = [[] for _ in range(6)]  # states, actions, log-probs, rewards, dones, values: (4n, ...) per step
     for _ in range(steps):
         action, log_prob, _, value = agent.get_action(obs)
         next_obs, reward, ended = games.step(action)
-        for a in games.agents:
-            for field, item in zip(fields, (obs[a], action[a], log_prob[a], reward[a], starts.astype(np.float32),
-                                            value[a]), strict=True):  # fmt: skip
-                field[a].append(item)
+        seats = (obs, action, log_prob, reward, {a: starts.astype(np.float32) for a in games.agents}, value)
+        for field, item in zip(fields, seats, strict=True):
+            field.append(np.concatenate([item[a] for a in games.agents]))
         obs, starts = next_obs, ended
-    next_dones = {a: starts.astype(np.float32) for a in games.agents}
-    agent.learn((*fields, obs, next_dones))
+    one = games.agents[0]
+    last_obs = np.concatenate([obs[a] for a in games.agents])
+    last_starts = np.tile(starts, len(games.agents)).astype(np.float32)
+    agent.learn(tuple({one: field} for field in fields) + ({one: last_obs}, {one: last_starts}))
     return obs, starts
 
 
