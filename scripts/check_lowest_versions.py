@@ -15,20 +15,16 @@ engine's and the players' kernels under the oldest numba. Any failure exits non-
 
 from __future__ import annotations
 
-import argparse
-import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: the checkout's scripts package beside the installed ones
+    sys.path.insert(0, str(ROOT))
+from scripts.throwaway_venv import install_project, run, run_check, throwaway_venv  # noqa: E402
+
 FLOORED = ("numpy", "numba", "gymnasium", "pettingzoo")
-# What the project needs to install from a copy of the checkout (pyproject.toml's package-dir and readme).
-SOURCES = ("pyproject.toml", "README.md", "cluedo_env", "agents", "training")
 
 SMOKE = r"""
 import sys, time
@@ -112,58 +108,21 @@ def other_dependencies(pyproject: str) -> list[str]:
     return [d for d in deps if re.split(r"[<>=!~ ;\[]", d, maxsplit=1)[0].lower() not in FLOORED]
 
 
-def run(cmd: list[str], **kwargs) -> None:
-    print("+", " ".join("<the smoke>" if arg == SMOKE else arg for arg in cmd), flush=True)
-    subprocess.run(cmd, check=True, **kwargs)
-
-
-def check(python: str, keep: bool) -> float:
-    """Build the venv, install, run the smoke; returns the seconds it took. Raises on any failure."""
-    start = time.perf_counter()
+def check(python: str, keep: bool) -> None:
+    """Build the venv, install, run the smoke. Raises on any failure."""
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     lows = floors(text)
     pins = [f"{name}=={version}" for name, version in lows.items()]
     print(f"Lowest declared versions ({', '.join(pins)}): a fresh venv, the installs and a smoke; this takes a few "
           "minutes (scripts/check_lowest_versions.py)", flush=True)
-    tmp = Path(tempfile.mkdtemp(prefix="cluedo-lowest-"))
-    try:
-        venv = tmp / "venv"
-        run([python, "-m", "venv", str(venv)])
-        py = str(venv / ("Scripts" if os.name == "nt" else "bin") / "python")
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_CONSTRAINT", "VIRTUAL_ENV")}
-        env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    with throwaway_venv(python, "cluedo-lowest-", keep) as (tmp, py, env):
         run([py, "-m", "pip", "install", "--quiet", *pins, *other_dependencies(text)], env=env)
-        src = tmp / "src"
-        for name in SOURCES:
-            path = ROOT / name
-            if path.is_dir():
-                shutil.copytree(path, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
-            else:
-                src.mkdir(exist_ok=True)
-                shutil.copy2(path, src / name)
-        run([py, "-m", "pip", "install", "--quiet", "--no-deps", str(src)], env=env)
-        run([py, "-c", SMOKE, *pins], cwd=tmp, env=env)  # from outside the checkout: the installed copy
-    finally:
-        if keep:
-            print(f"kept: {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return time.perf_counter() - start
+        install_project(tmp, py, env)
+        run([py, "-c", SMOKE, *pins], {SMOKE: "<the smoke>"}, cwd=tmp, env=env)  # outside the checkout
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--python", default=sys.executable, help="the interpreter to build the venv with")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary venv (its path is printed)")
-    args = parser.parse_args(argv)
-    try:
-        seconds = check(args.python, args.keep)
-    except subprocess.CalledProcessError as err:
-        print(f"error: the lowest-versions check failed: {' '.join(map(str, err.cmd))[:200]} exited {err.returncode}",
-              file=sys.stderr)  # fmt: skip
-        return 1
-    print(f"lowest declared versions: smoke passed in {seconds:.0f} s")
-    return 0
+    return run_check(check, "lowest-versions", __doc__, argv)
 
 
 if __name__ == "__main__":
