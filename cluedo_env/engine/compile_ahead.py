@@ -203,6 +203,8 @@ def _main() -> None:
     caches and the folder, then ``done``."""
     root = Path(sys.argv[1])
     for line in sys.stdin:
+        # The pipe from the process that started this helper (its stdin, never a file): numba types have no other
+        # faithful text form, and only that parent writes here.
         module, name, signature = pickle.loads(bytes.fromhex(line.strip()))
         getattr(importlib.import_module(module), name).compile(signature)
         seen = set()

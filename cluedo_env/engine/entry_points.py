@@ -40,7 +40,7 @@ def _layout(a: Any) -> Any:
     return numba.typeof(a)
 
 
-def _compiled(dispatcher: Any, *args: Any) -> Any:
+def compiled_entry(dispatcher: Any, *args: Any) -> Any:
     """The compiled entry point of ``dispatcher`` for the types of ``args``.
 
     Calling it skips numba's per-call type dispatch (a few microseconds for a state of ~40
@@ -86,7 +86,7 @@ class _OnFirstUse:
 
 
 class CompiledEntryPoints:
-    """The entry points of an engine's kernels, for its own argument types (see :func:`_compiled`)."""
+    """The entry points of an engine's kernels, for its own argument types (see :func:`compiled_entry`)."""
 
     def _step_parts(self) -> tuple[tuple[Any, tuple], list[tuple[Any, tuple]]]:
         """What the step is compiled from: its move search (dispatcher, numba types) and its other parts (dispatcher,
@@ -119,7 +119,7 @@ class CompiledEntryPoints:
     def _job_entry(self, kind: int) -> Any:
         """The entry point of a game-loop job's kernel (:meth:`_job_kernel`)."""
         dispatcher, args = self._job_kernel(kind)
-        return _compiled(dispatcher, *args)
+        return compiled_entry(dispatcher, *args)
 
     def _compile_ahead(self) -> None:
         """On an empty cache, start compiling the step's move search (and with ``observations`` the encoder) in a
@@ -132,7 +132,7 @@ class CompiledEntryPoints:
         compile_ahead.submit(ahead)
 
     def _compile(self) -> None:
-        """Entry points of the reset and the step, for this engine's argument types (see :func:`_compiled`); the
+        """Entry points of the reset and the step, for this engine's argument types (see :func:`compiled_entry`); the
         others are compiled on first use (the ``cached_property`` ones below)."""
         s, r, t, w = self.state, self.rules, self.tables, self.work
         roll, rest = self._step_parts()
@@ -141,16 +141,16 @@ class CompiledEntryPoints:
         if compile_ahead.is_pending(*roll):
             for part, args in rest:
                 part.compile(signature_of(args))
-        self.__dict__["_k_new"] = _compiled(K.new_games, s, r, t, np.zeros(1, np.int64), w)
+        self.__dict__["_k_new"] = compiled_entry(K.new_games, s, r, t, np.zeros(1, np.int64), w)
         compile_ahead.collect(*roll)
-        self.__dict__["_k_step"] = _compiled(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True,
+        self.__dict__["_k_step"] = compiled_entry(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True,
                                              *self._out)  # fmt: skip
 
     def _compile_encoder(self) -> None:
         """The int8 observation encoder's entry point (collected from the helper where one compiles it)."""
         args = self._observe_args()
         compile_ahead.collect(encode, signature_of(args))
-        self.__dict__["_k_obs"] = _compiled(encode, *args)
+        self.__dict__["_k_obs"] = compiled_entry(encode, *args)
 
     # The entry points of the game loop: the reset and step compiled together on the first use of either.
     _k_new = _OnFirstUse("_compile")
@@ -161,11 +161,11 @@ class CompiledEntryPoints:
     # cache each costs seconds of compiling, which the PettingZoo env's start-up paid for kernels only snapshots, the
     # benchmark players and sample_random_actions call. A cached_property (not __getattr__, which would slow down
     # every attribute read of the engine) leaves the entry point in the instance's __dict__ after the first read.
-    _k_is_legal = cached_property(lambda self: _compiled(K.is_legal_of, self.state, 0, 0))
+    _k_is_legal = cached_property(lambda self: compiled_entry(K.is_legal_of, self.state, 0, 0))
     _k_sample = cached_property(lambda self: self._job_entry(J.SAMPLE_UNIFORM))
     _k_full = cached_property(lambda self: self._job_entry(J.SAMPLE_FULL))
-    _k_legal = cached_property(lambda self: _compiled(K.update_legal_of, self.state, self.rules, self.tables, 0))
-    _k_summaries = cached_property(lambda self: _compiled(K.rebuild_summaries, self.state, self.rules, 0))
-    _k_dest = cached_property(lambda self: _compiled(K.destinations_of, self.state, self.moves, 0,
+    _k_legal = cached_property(lambda self: compiled_entry(K.update_legal_of, self.state, self.rules, self.tables, 0))
+    _k_summaries = cached_property(lambda self: compiled_entry(K.rebuild_summaries, self.state, self.rules, 0))
+    _k_dest = cached_property(lambda self: compiled_entry(K.destinations_of, self.state, self.moves, 0,
                                                      np.zeros(6, np.int16), self.mask[0, 4:201]))  # fmt: skip
     _k_obs_packed = cached_property(lambda self: self._job_entry(J.OBSERVE_PACKED))

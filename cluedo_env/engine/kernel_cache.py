@@ -124,7 +124,11 @@ def is_cached(dispatcher: Any, signature: tuple) -> bool:
 
 def merge_index(index: Path, ours: Path) -> None:
     """Add the entries of numba's cache index ``index`` (of one function) that the index of the same name in the
-    folder ``ours`` lacks, with their machine code (numba's own index class reads and writes both)."""
+    folder ``ours`` lacks, with their machine code (numba's own index class reads and writes both).
+
+    Unpickling here reads nothing a user hands us: ``index`` is numba's own cache index, written moments before by
+    the compile helper this process started, in the private folder it made for it (``tempfile.mkdtemp``, mode 0700);
+    numba unpickles the same format for every kernel it loads from a cache."""
     with open(index, "rb") as f:
         if pickle.load(f) != numba.__version__:
             return

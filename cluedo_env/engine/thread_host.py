@@ -28,7 +28,7 @@ from cluedo_env.engine import kernels as K
 from cluedo_env.engine import thread_jobs as J
 from cluedo_env.engine.compile_ahead import signature_of, usable_cores
 from cluedo_env.engine.crew import Crew
-from cluedo_env.engine.entry_points import _compiled
+from cluedo_env.engine.entry_points import compiled_entry
 from cluedo_env.engine.intrinsics import kernel_address, line_aligned_words
 from cluedo_env.engine.movement import with_scratch
 from cluedo_env.errors import CluedoError, CluedoTypeError
@@ -138,7 +138,7 @@ class ThreadHost:
             if kind in (J.STEP, J.NEW_GAMES):
                 self._k_step  # noqa: B018 - the reset's and step's compile, which takes the move search from the helper
             dispatcher, args = self._job_kernel(kind)
-            _compiled(dispatcher, *args)  # compiled (or loaded) here, not in a worker
+            compiled_entry(dispatcher, *args)  # compiled (or loaded) here, not in a worker
             kernels[kind] = kernel_address(dispatcher, signature_of(args), J.RETURNS[kind])
         if not crew.bound:
             contexts = [(row.ctypes.data, self._context_type) for row in self._contexts]
@@ -159,4 +159,4 @@ class ThreadHost:
         count = int(job[J.ILLEGAL])
         return (int(job[J.FIRST]), count) if count else (-1, 0)
 
-    _k_serve = cached_property(lambda self: _compiled(J.serve, self._crew.words, 0, 1, 0, self._context_type))
+    _k_serve = cached_property(lambda self: compiled_entry(J.serve, self._crew.words, 0, 1, 0, self._context_type))
