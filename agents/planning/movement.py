@@ -104,21 +104,10 @@ from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, load_board
 from cluedo_env.rules.cards import NUM_ROOMS, PASSAGES
+from cluedo_env.rules.dice import roll_distribution
 
 REENTER_TURNS = 2.0  # leave a room and come back in: about two turns
 TIE = 1e-9  # scores within this of the best are tied
-
-
-def roll_distribution(dice: int) -> np.ndarray:
-    """(6 * dice + 1,) probability of each roll total 0..6*dice (R-D1)."""
-    p = np.zeros(1)
-    p[0] = 1.0
-    for _ in range(dice):
-        q = np.zeros(len(p) + 6)
-        for face in range(1, 7):
-            q[face : face + len(p)] += p / 6
-        p = q
-    return p
 
 
 def turns_to_enter(dice: int, max_distance: int) -> np.ndarray:
@@ -418,7 +407,6 @@ __all__ = [
     "choose_moves",
     "empty_board_tables",
     "move_scores",
-    "roll_distribution",
     "travel_turns",
     "turn_start_choice",
     "turn_tables",

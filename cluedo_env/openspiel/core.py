@@ -21,7 +21,6 @@ Once the deal is complete the engine is set up with ``Game.deal`` from these out
 
 from __future__ import annotations
 
-from fractions import Fraction
 from functools import cache
 from typing import Any
 
@@ -30,6 +29,7 @@ from cluedo_env.engine.reference import Game
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_WEAPONS, ROOM_CARD0, WEAPON_CARD0
 from cluedo_env.rules.config import RulesConfig
+from cluedo_env.rules.dice import roll_distribution
 
 CHANCE = -1  # the actor of a chance event in the event log (OpenSpiel's kChancePlayerId)
 ENVELOPE_STEPS = 3  # R-S4: suspect, weapon, room
@@ -40,16 +40,9 @@ CATEGORY_RANGES = ((0, WEAPON_CARD0), (WEAPON_CARD0, ROOM_CARD0), (ROOM_CARD0, N
 
 @cache
 def dice_outcomes(dice: int) -> tuple[tuple[int, float], ...]:
-    """(total, probability) of the sum of ``dice`` six-sided dice (R-D1), exact, totals ascending."""
-    counts: dict[int, int] = {0: 1}
-    for _ in range(dice):
-        nxt: dict[int, int] = {}
-        for total, n in counts.items():
-            for face in range(1, 7):
-                nxt[total + face] = nxt.get(total + face, 0) + n
-        counts = nxt
-    whole = 6**dice
-    return tuple((t, float(Fraction(n, whole))) for t, n in sorted(counts.items()))
+    """(total, probability) of the sum of ``dice`` six-sided dice (R-D1), totals ascending, as OpenSpiel's chance
+    outcomes (:func:`cluedo_env.rules.dice.roll_distribution`)."""
+    return tuple((t, float(p)) for t, p in enumerate(roll_distribution(dice)) if p > 0)
 
 
 class Core:
