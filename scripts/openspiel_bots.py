@@ -67,11 +67,9 @@ def play(preset: str, players: int, bot_kind: str, opponent: str, games: int, si
 
     game = pyspiel.load_game("python_cluedo", {"preset": preset, "players": players})
     config = game.config
-    eng = VectorEngine(config, 1, threads=1, observations=False)
+    eng = VectorEngine(config, 1, threads=1)
     views = [PlayerView(eng, s) for s in range(players)]
     agents = [make_agent(opponent, seed=seed + s) for s in range(players)]
-    for agent, view in zip(agents, views, strict=True):
-        agent.prepare(view)
     wins = decisions = 0
     seconds = 0.0
     endings: dict[str, int] = {}

@@ -155,8 +155,8 @@ def test_the_step_parts_compiled_ahead_are_the_versions_the_step_calls():
 
 def test_the_deducer_compiles_ahead_the_version_of_its_decisions_it_then_calls(monkeypatch):
     """The deducer hands a helper its one-call decisions (on an empty cache) for the argument types its first
-    decision then passes (else the helper's work would be lost), and before the engine compiles (the runner calls
-    ``prepare`` first), so that the helper is never idle waiting for them."""
+    decision then passes (else the helper's work would be lost), when its notebook is made at the first reset, so
+    that they compile while this process compiles the notebook's kernels."""
     from cluedo_env.agents.play.runner import play_games
     from cluedo_env.agents.players.deducer import DeducerAgent
 
@@ -171,4 +171,4 @@ def test_the_deducer_compiles_ahead_the_version_of_its_decisions_it_then_calls(m
     play_games(RulesConfig.from_preset("classic"), agents, 2, batch_size=2)
     decisions = [i for i, job in enumerate(asked) if job[0] is agents[0]._decisions.dispatcher]
     assert decisions and {asked[i][1] for i in decisions} == {a._decisions.signature for a in agents}
-    assert decisions[0] < asked.index("engine")  # handed over before this process compiles the engine (prepare)
+    assert decisions[0] > asked.index("engine")  # handed over at the first reset, once the engine is compiled

@@ -202,14 +202,14 @@ def test_a_value_stored_in_memory_reads_back_from_its_address() -> None:
 
 def test_blocks_cover_the_batch_each_home_largest_first() -> None:
     for batch, threads in ((8192, 2), (4096, 4), (37, 2), (12, 3), (3, 3), (1, 1), (65536, 16)):
-        bounds, homes = block_bounds(batch, threads)
+        bounds, own_blocks = block_bounds(batch, threads)
         sizes = np.diff(bounds)
         assert bounds[0] == 0 and bounds[-1] == batch and (sizes > 0).all(), (batch, threads)
-        assert homes[0] == 0 and homes[-1] == len(sizes) and len(homes) == threads + 1
-        home_games = bounds[homes[1:]] - bounds[homes[:-1]]
-        assert home_games.max() - home_games.min() <= 1  # the homes are the batch's equal slices
+        assert own_blocks[0] == 0 and own_blocks[-1] == len(sizes) and len(own_blocks) == threads + 1
+        home_games = bounds[own_blocks[1:]] - bounds[own_blocks[:-1]]
+        assert home_games.max() - home_games.min() <= 1  # the own_blocks are the batch's equal slices
         for t in range(threads):
-            own = sizes[homes[t] : homes[t + 1]]
+            own = sizes[own_blocks[t] : own_blocks[t + 1]]
             assert (np.diff(own[:-1]) <= 0).all()  # largest first (the last takes what is left)
             assert len(own) >= min(home_games[t], 2)  # a thread done early has something to take
     assert np.diff(block_bounds(8192, 2)[0]).min() == 64

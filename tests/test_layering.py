@@ -302,7 +302,7 @@ def test_the_training_backends_never_import_each_other():
 # ------------------------------------------------------------------ numba's internals in two modules
 NUMBA_INTERNALS_HOMES = {ROOT / "cluedo_env" / "engine" / name for name in ("intrinsics.py", "kernel_cache.py")}
 NUMBA_PUBLIC = {"numba", "numba.extending", "numba.typed", "numba.types"}
-# Private attributes of numba's objects the two homes read (a use elsewhere is a use of numba's internals too).
+# Private attributes of numba's objects the two own_blocks read (a use elsewhere is a use of numba's internals too).
 NUMBA_PRIVATE_NAMES = {"_cache_file", "_index_key", "_load_index", "_locator_classes", "call_conv",
                        "get_pointer_to_function", "fndesc", "targetctx"}  # fmt: skip
 

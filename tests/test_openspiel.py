@@ -201,7 +201,7 @@ def test_play_through_openspiel_equals_the_vector_engine():
 
     for preset, players in (("classic", 4), ("cards", 3), ("seed000", 3)):
         game = load(preset=preset, players=players, max_turns=40)
-        eng = VectorEngine(game.config, 1, threads=1, observations=False)
+        eng = VectorEngine(game.config, 1, threads=1)
         rng = np.random.default_rng(11)
         for seed in range(3):
             eng.reset(seed)

@@ -703,11 +703,11 @@ def test_step_with_active_mask_leaves_inactive_games_untouched():
 
 
 def test_the_game_loop_compiles_on_first_use_not_when_the_engine_is_made():
-    """Making an engine compiles nothing here (a player may first hand a helper its own kernels, ``prepare``); the
+    """Making an engine compiles nothing here (a helper compiles the move search meanwhile, on an empty cache); the
     first reset or step types (or compiles) both, the first observation the encoder, and a pickled engine does the
     same."""
     loop = {"_k_new", "_k_step"}
-    eng = VectorEngine("classic", 2, observations=False)
+    eng = VectorEngine("classic", 2)
     assert not {*loop, "_k_obs"} & eng.__dict__.keys()
     eng.reset(seed=0)
     assert loop <= eng.__dict__.keys() and "_k_obs" not in eng.__dict__
@@ -720,17 +720,16 @@ def test_the_game_loop_compiles_on_first_use_not_when_the_engine_is_made():
     assert loop <= twin.__dict__.keys() and twin._k_step is eng._k_step and twin._k_obs is eng._k_obs
 
 
-def test_an_engine_hands_the_encoder_to_a_helper_only_where_it_will_observe(monkeypatch):
-    """On an empty cache the step's move search always compiles ahead, the encoder only with ``observations``."""
+def test_an_engine_hands_a_helper_the_move_search_only(monkeypatch):
+    """On an empty cache the step's move search compiles ahead, in a helper, when the engine is made; nothing else of
+    the engine's does (the encoder would hold up a player's kernels queued behind it)."""
     from cluedo_env.engine import compile_ahead
-    from cluedo_env.engine.observation import encode
+    from cluedo_env.engine import kernels as K
 
     asked = []
     monkeypatch.setattr(compile_ahead, "submit", lambda kernels: asked.append([d for d, _ in kernels]) or False)
     VectorEngine("classic", 2)
-    VectorEngine("classic", 2, observations=False)
-    assert encode in asked[0] and len(asked[0]) == 2
-    assert encode not in asked[1] and len(asked[1]) == 1
+    assert asked == [[K._roll]]
 
 
 def test_entry_points_are_shared_by_engines_whose_arguments_type_alike():

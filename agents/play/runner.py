@@ -115,11 +115,8 @@ def play_games(
     if len(agents) != config.players:
         raise ValueError(f"need one agent per seat: {config.players} seats, {len(agents)} agents")
     B = max(1, min(batch_size, games))
-    eng = VectorEngine(config, B, autoreset=False, observations=False)  # (the players read views)
+    eng = VectorEngine(config, B, autoreset=False)
     views = [PlayerView(eng, s) for s in range(config.players)]
-    for agent, view in zip(agents, views, strict=True):
-        if hasattr(agent, "prepare"):  # (an optional hook: a duck-typed player may lack it)
-            agent.prepare(view)
     eng.reset(seed)
     all_games = np.arange(B)
     for agent, view in zip(agents, views, strict=True):

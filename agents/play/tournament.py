@@ -118,10 +118,6 @@ class _Tracked(Agent):
         self.over = np.zeros(0, bool)
         self.finished: list[np.ndarray] = []  # (P,) suggestions per seat, in the order games end
 
-    def prepare(self, view: PlayerView) -> None:
-        if hasattr(self.inner, "prepare"):
-            self.inner.prepare(view)
-
     def reset(self, view: PlayerView, idx: np.ndarray) -> None:
         if len(self.over) != view.batch_size:
             self.over = np.zeros(view.batch_size, bool)

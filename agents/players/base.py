@@ -5,7 +5,6 @@ A player sits in one seat of every game of a batch. It sees the games only throu
 people's shown cards hidden), so it cannot use hidden information even by mistake.
 
 The runner (tournament, env wrappers) calls, for each seat's player:
-    prepare(view)     once, when the engine is made, before any game is dealt
     reset(view, idx)  when games ``idx`` start (also at the very start, with every game)
     act(view, idx)    when the seat must act in games ``idx``; returns one legal action each
 A player that keeps a notebook updates it from ``view.new_records(...)`` inside ``act``
@@ -24,11 +23,6 @@ from cluedo_env.engine.views import PlayerView
 
 class Agent(ABC):
     name: str = "agent"
-
-    def prepare(self, view: PlayerView) -> None:  # noqa: B027 - optional hook
-        """The engine behind ``view`` was just made and nothing is dealt yet. A player whose kernels compile on first
-        use may hand them to a helper process here (:mod:`cluedo_env.engine.compile_ahead`), so that on an empty
-        cache they compile while this process compiles the engine's."""
 
     def reset(self, view: PlayerView, idx: np.ndarray) -> None:  # noqa: B027 - optional hook
         """Games ``idx`` start anew: forget what was known about them."""

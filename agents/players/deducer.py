@@ -193,16 +193,6 @@ class DeducerAgent(Agent):
             self._decisions.compile_ahead(*self._decision_args(view, idx, view.legal_action_mask_of(idx), out, rows,
                                                                counts))  # fmt: skip
 
-    def prepare(self, view: PlayerView) -> None:
-        """On an empty cache, start compiling the one-call decisions before the engine's kernels compile: their types
-        are those of any notebook of this view's seat, so a one-game notebook stands in until the first reset."""
-        if self.notebook is None:
-            self.notebook = Notebook(1, view.num_players, view.seat, **self.notebook_options)
-            try:
-                self._compile_decisions_ahead(view)
-            finally:
-                self.notebook = None
-
     def reset(self, view: PlayerView, idx: np.ndarray) -> None:
         nb = self._ensure(view)
         idx = np.asarray(idx, np.int64)

@@ -293,16 +293,13 @@ class HumanGame:
         self.color = color
         self.show_board = show_board
         self.board = load_board()
-        self.eng = VectorEngine(self.config, 1, observations=False)  # (players and screens read views)
+        self.eng = VectorEngine(self.config, 1)
         self.views = [PlayerView(self.eng, s) for s in range(len(players))]
         base = 0 if seed is None else seed
         seeds = [int(np.random.SeedSequence([base, s]).generate_state(1)[0]) for s in range(len(players))]
         self.agents: list[Any] = [
             None if name == HUMAN else make_agent(name, seed=seeds[s]) for s, name in enumerate(players)
         ]
-        for agent, view in zip(self.agents, self.views, strict=True):
-            if hasattr(agent, "prepare"):  # (optional: players' kernels may compile beside the engine's)
-                agent.prepare(view)
         self.eng.reset(seed)
         one = np.arange(1)
         for agent, view in zip(self.agents, self.views, strict=True):

@@ -18,9 +18,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from cluedo_env.engine import compile_ahead, samplers
-from cluedo_env.engine import kernels as K
-from cluedo_env.engine import thread_jobs as J
+from cluedo_env.engine import compile_ahead, kernels, samplers, thread_jobs
 from cluedo_env.engine.compile_ahead import signature_of
 from cluedo_env.engine.observation import encode
 
@@ -65,10 +63,10 @@ class _OnFirstUse:
     """An entry point of a kernel that the engine's method named ``compile`` compiles (or loads) on the first read
     and leaves in the engine's ``__dict__``, where it shadows this descriptor from then on.
 
-    Why not at construction: on an empty cache, whoever made the engine may first queue more kernels in the helper
-    process that compiles some of the engine's (a player's, :meth:`cluedo_env.agents.players.base.Agent.prepare`), so
-    that the
-    helper never waits for them (:mod:`~cluedo_env.engine.compile_ahead`)."""
+    Why not at construction: an engine is made a while before it is first reset (spaces, players and wrappers are
+    set up in between), and on an empty cache a helper process compiles the step's move search meanwhile
+    (:mod:`~cluedo_env.engine.compile_ahead`); an engine that is never reset or stepped (a pickled one read for
+    its arrays) compiles nothing."""
 
     def __init__(self, compile: str) -> None:
         self.compile = compile
@@ -91,7 +89,7 @@ class CompiledEntryPoints:
     def _step_parts(self) -> tuple[tuple[Any, tuple], list[tuple[Any, tuple]]]:
         """What the step is compiled from: its move search (dispatcher, numba types) and its other parts (dispatcher,
         arguments)."""
-        roll, rest = K.step_parts(self.state, self.rules, self.tables, self.moves, self.work)
+        roll, rest = kernels.step_parts(self.state, self.rules, self.tables, self.moves, self.work)
         return (roll[0], signature_of(roll[1])), rest
 
     def _observe_args(self) -> tuple:
@@ -103,15 +101,16 @@ class CompiledEntryPoints:
         """The kernel of a game-loop job (``thread_jobs`` kinds), and arguments of the types the engine calls it with:
         its entry point's here, and the workers' compiled loop's (:mod:`~cluedo_env.engine.thread_jobs`)."""
         s, r, t = self.state, self.rules, self.tables
-        if kind == J.STEP:
-            return K.apply_actions, (s, r, t, self.moves, self.work, self._actions, self._all_active, True, *self._out)
-        if kind == J.NEW_GAMES:
-            return K.new_games, (s, r, t, self._one_game, self.work)
-        if kind == J.SAMPLE_UNIFORM:
+        if kind == thread_jobs.STEP:
+            return kernels.apply_actions, (s, r, t, self.moves, self.work, self._actions, self._all_active, True,
+                                           *self._out)  # fmt: skip
+        if kind == thread_jobs.NEW_GAMES:
+            return kernels.new_games, (s, r, t, self._one_game, self.work)
+        if kind == thread_jobs.SAMPLE_UNIFORM:
             return samplers.sample_uniform, (s, t, self._no_uniforms, self._actions)
-        if kind == J.SAMPLE_FULL:
+        if kind == thread_jobs.SAMPLE_FULL:
             return samplers.sample_full_game, (s, t, 0.5, self._actions)
-        if kind == J.OBSERVE:
+        if kind == thread_jobs.OBSERVE:
             return encode, self._observe_args()
         return encode, (s, r, self.packed_layout.offsets, self._one_game, self._one_game,
                         np.zeros((1, self.packed_observation_size), np.uint8), True)  # fmt: skip
@@ -122,14 +121,10 @@ class CompiledEntryPoints:
         return compiled_entry(dispatcher, *args)
 
     def _compile_ahead(self) -> None:
-        """On an empty cache, start compiling the step's move search (and with ``observations`` the encoder) in a
-        helper process now (:mod:`~cluedo_env.engine.compile_ahead`), while the caller sets up what else it needs: a
-        player may queue its own kernels there before the first reset
-        (``cluedo_env.agents.players.base.Agent.prepare``)."""
-        ahead = [self._step_parts()[0]]
-        if self.observations:
-            ahead.append((encode, signature_of(self._observe_args())))
-        compile_ahead.submit(ahead)
+        """On an empty cache, start compiling the step's move search (about half of the step) in a helper process
+        now (:mod:`~cluedo_env.engine.compile_ahead`), while this process compiles the reset and the step's other
+        parts."""
+        compile_ahead.submit([self._step_parts()[0]])
 
     def _compile(self) -> None:
         """Entry points of the reset and the step, for this engine's argument types (see :func:`compiled_entry`); the
@@ -141,31 +136,26 @@ class CompiledEntryPoints:
         if compile_ahead.is_pending(*roll):
             for part, args in rest:
                 part.compile(signature_of(args))
-        self.__dict__["_k_new"] = compiled_entry(K.new_games, s, r, t, np.zeros(1, np.int64), w)
+        self.__dict__["_k_new"] = compiled_entry(kernels.new_games, s, r, t, np.zeros(1, np.int64), w)
         compile_ahead.collect(*roll)
-        self.__dict__["_k_step"] = compiled_entry(K.step, s, r, t, self.moves, w, self._actions, self._all_active, True,
-                                             *self._out)  # fmt: skip
-
-    def _compile_encoder(self) -> None:
-        """The int8 observation encoder's entry point (collected from the helper where one compiles it)."""
-        args = self._observe_args()
-        compile_ahead.collect(encode, signature_of(args))
-        self.__dict__["_k_obs"] = compiled_entry(encode, *args)
+        self.__dict__["_k_step"] = compiled_entry(kernels.step, s, r, t, self.moves, w, self._actions,
+                                                  self._all_active, True, *self._out)  # fmt: skip
 
     # The entry points of the game loop: the reset and step compiled together on the first use of either.
     _k_new = _OnFirstUse("_compile")
     _k_step = _OnFirstUse("_compile")
-    _k_obs = _OnFirstUse("_compile_encoder")
 
     # The entry points of the kernels a plain game loop does not call, compiled on first use. Why: on an empty numba
     # cache each costs seconds of compiling, which the PettingZoo env's start-up paid for kernels only snapshots, the
     # benchmark players and sample_random_actions call. A cached_property (not __getattr__, which would slow down
     # every attribute read of the engine) leaves the entry point in the instance's __dict__ after the first read.
-    _k_is_legal = cached_property(lambda self: compiled_entry(K.is_legal_of, self.state, 0, 0))
-    _k_sample = cached_property(lambda self: self._job_entry(J.SAMPLE_UNIFORM))
-    _k_full = cached_property(lambda self: self._job_entry(J.SAMPLE_FULL))
-    _k_legal = cached_property(lambda self: compiled_entry(K.update_legal_of, self.state, self.rules, self.tables, 0))
-    _k_summaries = cached_property(lambda self: compiled_entry(K.rebuild_summaries, self.state, self.rules, 0))
-    _k_dest = cached_property(lambda self: compiled_entry(K.destinations_of, self.state, self.moves, 0,
+    _k_obs = cached_property(lambda self: compiled_entry(encode, *self._observe_args()))
+    _k_is_legal = cached_property(lambda self: compiled_entry(kernels.is_legal_of, self.state, 0, 0))
+    _k_sample = cached_property(lambda self: self._job_entry(thread_jobs.SAMPLE_UNIFORM))
+    _k_full = cached_property(lambda self: self._job_entry(thread_jobs.SAMPLE_FULL))
+    _k_legal = cached_property(lambda self: compiled_entry(kernels.update_legal_of, self.state, self.rules, self.tables,
+                                                           0))  # fmt: skip
+    _k_summaries = cached_property(lambda self: compiled_entry(kernels.rebuild_summaries, self.state, self.rules, 0))
+    _k_dest = cached_property(lambda self: compiled_entry(kernels.destinations_of, self.state, self.moves, 0,
                                                      np.zeros(6, np.int16), self.mask[0, 4:201]))  # fmt: skip
-    _k_obs_packed = cached_property(lambda self: self._job_entry(J.OBSERVE_PACKED))
+    _k_obs_packed = cached_property(lambda self: self._job_entry(thread_jobs.OBSERVE_PACKED))

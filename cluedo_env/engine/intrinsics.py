@@ -25,8 +25,8 @@ actions is the sum of its bytes.
 
 ``atomic_load(array, i)``, ``atomic_store(array, i, value)`` (int64 arrays, sequentially consistent), ``pause()``
 (the CPU's spin-wait hint, where it has one) and ``yield_cpu()`` (``sched_yield``): what a thread needs to wait for
-another by watching memory
-(:mod:`cluedo_env.engine.crew`). A plain load in a loop that stores nothing may be read once and kept in a register;
+another by watching memory (:mod:`cluedo_env.engine.worker_pool`).
+A plain load in a loop that stores nothing may be read once and kept in a register;
 an atomic one is read again each time, and orders the loads and stores around it.
 
 ``atomic_add(array, i, value)`` (returns the old value) and ``atomic_min(array, i, value)``: how the threads of a

@@ -215,7 +215,7 @@ ENGINE_SOURCES = tuple(
         "engine/movement.py",
         "engine/observation.py",
         "engine/intrinsics.py",
-        "engine/crew.py",
+        "engine/worker_pool.py",
         "engine/thread_jobs.py",
     )
 )
@@ -223,12 +223,12 @@ ENGINE = KernelSources(
     "cluedo_kernels.stamp",
     ENGINE_SOURCES,
     tuple(PACKAGE / "engine" / name for name in ("kernels.py", "samplers.py", "movement.py", "observation.py",
-                                                 "crew.py", "thread_jobs.py")),
+                                                 "worker_pool.py", "thread_jobs.py")),
     package="cluedo_env.",
     title="the engine's kernels",
     first_run="about 12 s on two cores, 20 s on one",
 )
-"""The engine's kernels (:mod:`cluedo_env.engine.kernels`, ``samplers``, ``movement``, ``observation``, ``crew``,
+"""The engine's kernels (:mod:`cluedo_env.engine.kernels`, ``samplers``, ``movement``, ``observation``, ``worker_pool``,
 ``thread_jobs``)."""
 
 __all__ = ["ENGINE", "ENGINE_SOURCES", "KernelSources", "cache_folder", "discard_unreadable", "is_cached",

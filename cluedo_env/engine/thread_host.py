@@ -2,9 +2,9 @@
 
 :class:`ThreadHost` is the part of the engine that, when ``threads > 1``, cuts the batch into blocks
 (:func:`~cluedo_env.engine.thread_jobs.block_bounds`), gives each thread its working memory and its context in
-memory, hires the worker threads (:class:`~cluedo_env.engine.crew.Crew`) and hands each job to them through the
-workers' compiled loop (:mod:`~cluedo_env.engine.thread_jobs`). It reads the engine's ``batch_size``, ``state``,
-``rules``, ``tables``, ``moves``, layouts and entry points (:class:`~cluedo_env.engine.entry_points.
+memory, starts the worker threads (:class:`~cluedo_env.engine.worker_pool.WorkerPool`) and hands each job to them
+through the workers' compiled loop (:mod:`~cluedo_env.engine.thread_jobs`). It reads the engine's ``batch_size``,
+``state``, ``rules``, ``tables``, ``moves``, layouts and entry points (:class:`~cluedo_env.engine.entry_points.
 CompiledEntryPoints`).
 
 How many threads: :func:`default_threads` (one, unless ``CLUEDO_NUM_THREADS`` says otherwise) or the caller's
@@ -24,13 +24,12 @@ import numba
 import numpy as np
 
 from cluedo_env.checks import is_int
-from cluedo_env.engine import kernels as K
-from cluedo_env.engine import thread_jobs as J
+from cluedo_env.engine import kernels, thread_jobs
 from cluedo_env.engine.compile_ahead import signature_of, usable_cores
-from cluedo_env.engine.crew import Crew
 from cluedo_env.engine.entry_points import compiled_entry
 from cluedo_env.engine.intrinsics import kernel_address, line_aligned_words
 from cluedo_env.engine.movement import with_scratch
+from cluedo_env.engine.worker_pool import WorkerPool
 from cluedo_env.errors import CluedoError, CluedoTypeError
 
 GAMES_PER_THREAD = 2048  # threads="auto" gives each thread at least this many games: below, a thread's share is
@@ -63,7 +62,7 @@ def default_threads() -> int | str:
 
 
 # What a threaded engine makes for its threads (rebuilt on load, not pickled).
-THREADS_OWN = ("_contexts", "_context_type", "_crew", "_crew_pid", "_parts", "_shared")
+THREADS_OWN = ("_contexts", "_context_type", "_pool", "_pool_pid", "_thread_memory", "_job_context")
 
 
 def serialised(method: Callable) -> Callable:
@@ -96,67 +95,70 @@ class ThreadHost:
     def _start_threads(self) -> None:
         """Cut the batch into blocks (:func:`~cluedo_env.engine.thread_jobs.block_bounds`), give each thread its
         working memory and its context in memory, and start the workers."""
-        self._crew = None
+        self._pool = None
         if self.threads == 1:
             return
-        blocks, homes = J.block_bounds(self.batch_size, self.threads)
-        self._shared = J.Shared(
-            line_aligned_words(J.job_words(self.threads)), np.zeros(J.KINDS, np.int64), blocks, homes,
-            np.arange(np.diff(blocks).max(), dtype=np.int64), self.state, self.rules, self.tables,
+        blocks, own_blocks = thread_jobs.block_bounds(self.batch_size, self.threads)
+        self._job_context = thread_jobs.JobContext(
+            line_aligned_words(thread_jobs.job_words(self.threads)), np.zeros(thread_jobs.KINDS, np.int64), blocks,
+            own_blocks, np.arange(np.diff(blocks).max(), dtype=np.int64), self.state, self.rules, self.tables,
             self.obs_offsets, self.packed_layout.offsets, self.observation_size, self.packed_observation_size,
             self.autoreset)  # fmt: skip
-        # Each thread's (Shared, Part) in memory, read by its compiled loop from the address (memory.store_value).
-        self._parts = [J.Part(with_scratch(self.moves), K.new_scratch(), t) for t in range(self.threads)]
-        size = -(-int(J.context_size(self._shared, self._parts[0])) // 64) * 64
+        # Each thread's (JobContext, ThreadMemory) in memory, read by its compiled loop from the address
+        # (intrinsics.store_value).
+        self._thread_memory = [thread_jobs.ThreadMemory(with_scratch(self.moves), kernels.new_scratch(), t)
+                               for t in range(self.threads)]  # fmt: skip
+        size = -(-int(thread_jobs.context_size(self._job_context, self._thread_memory[0])) // 64) * 64
         self._contexts = np.zeros((self.threads, size), np.uint8)
-        for row, part in zip(self._contexts, self._parts, strict=True):
-            J.store_context(row, self._shared, part)
-        self._context_type = numba.typeof((self._shared, self._parts[0]))
-        self._hire()
+        for row, memory in zip(self._contexts, self._thread_memory, strict=True):
+            thread_jobs.store_context(row, self._job_context, memory)
+        self._context_type = numba.typeof((self._job_context, self._thread_memory[0]))
+        self._start_workers()
 
-    def _hire(self) -> None:
+    def _start_workers(self) -> None:
         """The worker threads (one fewer than ``threads``: the calling thread is the other), stopped when the
         engine is closed or collected."""
-        self._crew = Crew(self.threads - 1, name="cluedo-engine")
-        self._crew_pid = os.getpid()
-        weakref.finalize(self, self._crew.stop)
+        self._pool = WorkerPool(self.threads - 1, name="cluedo-engine")
+        self._pool_pid = os.getpid()
+        weakref.finalize(self, self._pool.stop)
 
-    def _crew_here(self) -> Crew:
-        """The engine's crew; hired again in a forked child, which inherits the crew but not its threads (unless the
+    def _pool_here(self) -> WorkerPool:
+        """The engine's pool; started again in a forked child, which inherits the pool but not its threads (unless the
         engine was closed: a closed engine stays closed)."""
-        if self._crew_pid != os.getpid() and self._crew.workers:
-            self._hire()
-        return self._crew
+        if self._pool_pid != os.getpid() and self._pool.workers:
+            self._start_workers()
+        return self._pool
 
     def _on_threads(self, kind: int) -> None:
-        """The job of ``kind`` just recorded in ``self._shared.job``, shared out among this thread and the workers
+        """The job of ``kind`` just recorded in ``self._job_context.job``, shared out among this thread and the workers
         block by block, all through the compiled loop (:mod:`~cluedo_env.engine.thread_jobs`); a step's result is in
         the job's counters."""
-        crew = self._crew_here()
-        kernels = self._shared.kernels
-        if not kernels[kind]:
-            if kind in (J.STEP, J.NEW_GAMES):
+        pool = self._pool_here()
+        addresses = self._job_context.kernels
+        if not addresses[kind]:
+            if kind in (thread_jobs.STEP, thread_jobs.NEW_GAMES):
                 self._k_step  # noqa: B018 - the reset's and step's compile, which takes the move search from the helper
             dispatcher, args = self._job_kernel(kind)
             compiled_entry(dispatcher, *args)  # compiled (or loaded) here, not in a worker
-            kernels[kind] = kernel_address(dispatcher, signature_of(args), J.RETURNS[kind])
-        if not crew.bound:
+            addresses[kind] = kernel_address(dispatcher, signature_of(args), thread_jobs.RETURNS[kind])
+        if not pool.bound:
             contexts = [(row.ctypes.data, self._context_type) for row in self._contexts]
-            crew.bind(self._k_serve, contexts[1:], contexts[0])
-        crew.run_compiled()
+            pool.bind(self._k_worker_loop, contexts[1:], contexts[0])
+        pool.run_compiled()
 
     def _stop_threads(self) -> None:
         """Stop the engine's worker threads (they also stop when the engine is garbage-collected)."""
-        if self._crew is not None:
-            self._crew.stop()
+        if self._pool is not None:
+            self._pool.stop()
 
     def _step_on_threads(self, acts: np.ndarray, active: np.ndarray, out: tuple[np.ndarray, ...]) -> tuple[int, int]:
         """The step, shared out among the threads in one hand-over; all or nothing (:mod:`~cluedo_env.engine.
         thread_jobs`): (the first game with an illegal action, their number), or (-1, 0)."""
-        job = self._shared.job
-        J.step_job(job, acts, active, *out)
-        self._on_threads(J.STEP)
-        count = int(job[J.ILLEGAL])
-        return (int(job[J.FIRST]), count) if count else (-1, 0)
+        job = self._job_context.job
+        thread_jobs.step_job(job, acts, active, *out)
+        self._on_threads(thread_jobs.STEP)
+        count = int(job[thread_jobs.ILLEGAL])
+        return (int(job[thread_jobs.FIRST]), count) if count else (-1, 0)
 
-    _k_serve = cached_property(lambda self: compiled_entry(J.serve, self._crew.words, 0, 1, 0, self._context_type))
+    _k_worker_loop = cached_property(lambda self: compiled_entry(thread_jobs.worker_loop, self._pool.words, 0, 1, 0,
+                                                                 self._context_type))  # fmt: skip

@@ -3,23 +3,23 @@ takes the GIL.
 
 Why: a threaded :class:`~cluedo_env.engine.vector_engine.VectorEngine` hands its workers each sample, step,
 observation and deal of a batch. Handed over as a Python call, the worker must take the GIL to start and to finish
-its job, while the caller holds it on its way into its own part: 20-65 us a round, a tenth of a step at batch 8192
-on two threads. Here the worker's thread stays in :func:`serve` (bound to the crew, see :mod:`cluedo_env.engine.crew`),
-which reads each job from a record in memory and calls the kernel itself.
+its job, while the caller holds it on its way into its own share: 20-65 us a round, a tenth of a step at batch 8192
+on two threads. Here the worker's thread stays in :func:`worker_loop` (bound to the worker pool, see
+:mod:`cluedo_env.engine.worker_pool`), which reads each job from a record in memory and calls the kernel itself.
 
 Why blocks, not a fixed slice per thread: the threads of a round all wait for the last to finish, so a slice that
 runs slower (a core another process shares, a slice that drew the longer move searches) held the faster thread
-idle, for a sixth of a step in some minutes. Each thread has a home slice of the games, cut in blocks (large ones
-first, then smaller ones: :func:`block_bounds`); it takes its home's blocks one by one, then the blocks the other
-threads have not taken yet from theirs, until none is left, so the threads finish close together. Why a home: a
-game's rows stay in the cache of the core that last wrote them, and the next round's thread reads them there
-rather than from another core's. Every game has its own random streams, so which thread plays a game never
-changes what happens in it.
+idle, for a sixth of a step in some minutes. Each thread has a slice of the games of its own, cut in blocks (large ones
+first, then smaller ones: :func:`block_bounds`); it takes its own slice's blocks one by one, then the blocks the other
+threads have not taken yet from theirs, until none is left, so the threads finish close together.
+Why a slice of its own: a game's rows stay in the cache of the core that last wrote them, and the next round's
+thread reads them there rather than from another core's. Every game has its own random streams, so which thread
+plays a game never changes what happens in it.
 
-A job's record (the first :data:`RECORD_WORDS` int64 words of ``Shared.job``, written by the ``*_job`` functions
+A job's record (the first :data:`RECORD_WORDS` int64 words of ``JobContext.job``, written by the ``*_job`` functions
 before the hand-over): what to run (``KIND``: one of :data:`KINDS` kinds) and the addresses of the caller's
 arrays for the whole batch (each block takes its own rows), which the caller keeps alive until the job is done.
-The counters the threads share follow: what a step's check found, the blocks it checked, and each home's next
+The counters the threads share follow: what a step's check found, the blocks it checked, and each slice's next
 block for the check and for everything else, each on a cache line of its own. The kernels are called by address
 (:mod:`~cluedo_env.engine.intrinsics`), at the addresses the engine looked up for exactly the argument types used
 here (:data:`RETURNS`).
@@ -36,7 +36,6 @@ import numpy as np
 from numba import njit, types
 
 from cluedo_env.engine.compile_options import HELPER, INLINE, KERNEL
-from cluedo_env.engine.crew import LEAD, close, compiled_job_arrived, hand_out, join, leave, wait_until_within
 from cluedo_env.engine.intrinsics import (
     array_at,
     atomic_add,
@@ -53,6 +52,7 @@ from cluedo_env.engine.kernels import Scratch, first_illegal
 from cluedo_env.engine.movement import MoveTables
 from cluedo_env.engine.observation import Offsets
 from cluedo_env.engine.state import Rules, State, Tables
+from cluedo_env.engine.worker_pool import CALLER, close, compiled_job_arrived, hand_out, join, leave, wait_until_within
 
 SAMPLE_UNIFORM, SAMPLE_FULL, STEP, OBSERVE, OBSERVE_PACKED, NEW_GAMES = range(6)  # a job's kind, its kernel's index
 KINDS = 6
@@ -64,7 +64,7 @@ RETURNS = (types.none,) * KINDS  # what each kind's kernel returns (a step's che
 KIND, A, A_SIZE, B, B_SIZE, KEEP, REWARDS, TERMINATED, TRUNCATED = range(9)
 RECORD_WORDS = 16
 # The counters: the number of illegal actions a step's check found and the first game with one (a step's result);
-# the blocks it checked; from word NEXT, each home's next block (a cache line each), for the check, then the rest.
+# the blocks it checked; from word NEXT, each slice's next block (a cache line each), for the check, then the rest.
 ILLEGAL, FIRST, CHECKED, NEXT = 16, 17, 24, 32
 _LINE = 8
 NO_GAME = np.iinfo(np.int64).max  # FIRST while no illegal action is found
@@ -72,17 +72,17 @@ SMALLEST_BLOCK = 64  # games: taking a block and viewing its rows costs about as
 
 
 def job_words(threads: int) -> int:
-    """The length of ``Shared.job`` for ``threads`` threads."""
+    """The length of ``JobContext.job`` for ``threads`` threads."""
     return NEXT + 2 * threads * _LINE
 
 
-class Shared(NamedTuple):
+class JobContext(NamedTuple):
     """What every thread's jobs read: the record and counters, the kernels, the blocks, and the engine's arrays."""
 
     job: np.ndarray  # (job_words(threads),) int64: the job being handed over, then its counters
     kernels: np.ndarray  # (KINDS,) int64: each kind's kernel's address, 0 until the engine first runs that kind
     blocks: np.ndarray  # (k + 1,) int64: the blocks' bounds, 0 .. B (block_bounds)
-    homes: np.ndarray  # (threads + 1,) int64: thread t's home is blocks homes[t] .. homes[t + 1] - 1
+    own_blocks: np.ndarray  # (threads + 1,) int64: thread t's slice is blocks own_blocks[t] .. own_blocks[t + 1] - 1
     games: np.ndarray  # (largest block,) int64: 0, 1, 2 ... a block's games for the encoder and the deal
     state: State  # the whole batch
     rules: Rules
@@ -94,49 +94,49 @@ class Shared(NamedTuple):
     autoreset: bool
 
 
-class Part(NamedTuple):
-    """One thread's own working memory, and its home."""
+class ThreadMemory(NamedTuple):
+    """One thread's own working memory, and its index."""
 
     moves: MoveTables
     work: Scratch
-    home: int  # the thread's index: the calling thread's 0, worker w's w + 1
+    thread: int  # the thread's index: the calling thread's 0, worker w's w + 1
 
 
 def block_bounds(batch: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
-    """The blocks a batch is shared out in: their bounds ((k + 1,) int64, 0 .. ``batch``) and each thread's home
-    (``homes``, (threads + 1,) int64: thread t's blocks are ``homes[t] .. homes[t + 1] - 1``).
+    """The blocks a batch is shared out in: their bounds ((k + 1,) int64, 0 .. ``batch``) and each thread's own slice
+    (``own_blocks``, (threads + 1,) int64: thread t's blocks are ``own_blocks[t] .. own_blocks[t + 1] - 1``).
 
-    The homes are the batch's nearly equal slices. A home's blocks are largest first: each half the home's games
+    The slices are the batch's nearly equal parts. A slice's blocks are largest first: each half the slice's games
     not yet in a block, and at least :data:`SMALLEST_BLOCK` games (fewer in a small batch, so that every thread
     has a few blocks), but for the last, which takes what is left. Large blocks keep the cost of taking one small;
-    the small last ones are what a thread done with its own home takes from another's, so the threads finish close
+    the small last ones are what a thread done with its own slice takes from another's, so the threads finish close
     together."""
     smallest = max(1, min(SMALLEST_BLOCK, batch // (4 * threads)))
-    bounds, homes = [0], [0]
+    bounds, own_blocks = [0], [0]
     for t in range(threads):
         lo, hi = bounds[-1], batch * (t + 1) // threads
         while lo < hi:
             lo += min(hi - lo, max(smallest, (hi - lo) // 2))
             bounds.append(lo)
-        homes.append(len(bounds) - 1)
-    return np.array(bounds, np.int64), np.array(homes, np.int64)
+        own_blocks.append(len(bounds) - 1)
+    return np.array(bounds, np.int64), np.array(own_blocks, np.int64)
 
 
 @njit(**KERNEL)
-def serve(words: np.ndarray, worker: int, n: int, context: int, context_type: types.TypeRef) -> int:
+def worker_loop(words: np.ndarray, worker: int, n: int, context: int, context_type: types.TypeRef) -> int:
     """A worker's compiled loop: take part in job ``n`` (or the newest after it) and each job after it while they
-    come; return the number of the last it saw (:meth:`cluedo_env.engine.crew.Crew.bind`). ``context``: the
-    address of the thread's ``(Shared, Part)``, of type ``context_type`` (:func:`~cluedo_env.engine.intrinsics.
-    store_value`).
+    come; return the number of the last it saw (:meth:`cluedo_env.engine.worker_pool.WorkerPool.bind`).
+    ``context``: the address of the thread's ``(JobContext, ThreadMemory)``, of type ``context_type``
+    (:func:`~cluedo_env.engine.intrinsics.store_value`).
 
-    ``worker=LEAD``: the calling thread's call for job ``n``: hand it out, take blocks until none is left, and close
+    ``worker=CALLER``: the calling thread's call for job ``n``: hand it out, take blocks until none is left, and close
     it (wait for the workers that joined to finish their last block); the number of workers found asleep. One call
     leaves no Python between the hand-over, the caller's share and the close, nor a place for an interrupt to fall
     between them."""
-    shared, part = value_at(context, context_type)
-    if worker == LEAD:
+    shared, memory = value_at(context, context_type)
+    if worker == CALLER:
         sleepers = hand_out(words, n)
-        _run_job(shared, part)
+        _run_job(shared, memory)
         close(words)
         return sleepers
     last = n - 1
@@ -146,44 +146,44 @@ def serve(words: np.ndarray, worker: int, n: int, context: int, context_type: ty
             return last
         last = newest
         if join(words, worker, last):
-            _run_job(shared, part)
+            _run_job(shared, memory)
             leave(words, worker)
 
 
 @njit(**HELPER)
-def _run_job(shared: Shared, part: Part) -> None:
-    """This thread's part of the job recorded in ``shared.job``: blocks taken until none is left (a step's check
+def _run_job(shared: JobContext, memory: ThreadMemory) -> None:
+    """This thread's memory of the job recorded in ``shared.job``: blocks taken until none is left (a step's check
     first, see the module's docstring)."""
     kind = shared.job[KIND]
     if kind == STEP:
-        _take_blocks(shared, part, kind, True)
+        _take_blocks(shared, memory, kind, True)
         blocks = shared.blocks.shape[0] - 1
         wait_until_within(shared.job, CHECKED, blocks, 2**62)  # (a block another thread is checking)
         if atomic_load(shared.job, ILLEGAL):
             return
-    _take_blocks(shared, part, kind, False)
+    _take_blocks(shared, memory, kind, False)
 
 
 @njit(**INLINE)
-def _take_blocks(shared: Shared, part: Part, kind: int, check: bool) -> None:
-    """Take blocks, the thread's home's first and then the others', until none is left, and check a step's actions
+def _take_blocks(shared: JobContext, memory: ThreadMemory, kind: int, check: bool) -> None:
+    """Take blocks, the thread's own slice's first and then the others', until none is left, and check a step's actions
     on each (``check``: the step's first pass, with counters of its own) or run the job on it."""
-    threads = shared.homes.shape[0] - 1
+    threads = shared.own_blocks.shape[0] - 1
     for k in range(threads):
-        home = (part.home + k) % threads
+        owner = (memory.thread + k) % threads
         while True:
-            i = shared.homes[home] + atomic_add(shared.job, NEXT + (home + (0 if check else threads)) * _LINE, 1)
-            if i >= shared.homes[home + 1]:
+            i = shared.own_blocks[owner] + atomic_add(shared.job, NEXT + (owner + (0 if check else threads)) * _LINE, 1)
+            if i >= shared.own_blocks[owner + 1]:
                 break
             lo = shared.blocks[i]
             if check:
                 _check_block(shared, lo, shared.blocks[i + 1] - lo)
             else:
-                _run_block(shared, part, kind, lo, shared.blocks[i + 1] - lo)
+                _run_block(shared, memory, kind, lo, shared.blocks[i + 1] - lo)
 
 
 @njit(**INLINE)
-def _check_block(shared: Shared, lo: int, m: int) -> None:
+def _check_block(shared: JobContext, lo: int, m: int) -> None:
     """Count the illegal actions of the ``m`` games from ``lo`` into ILLEGAL and FIRST, then the block as checked."""
     job = shared.job
     actions = array_at(job[A] + 8 * lo, m, np.int64)
@@ -196,7 +196,7 @@ def _check_block(shared: Shared, lo: int, m: int) -> None:
 
 
 @njit(**INLINE)
-def _run_block(shared: Shared, part: Part, kind: int, lo: int, m: int) -> None:
+def _run_block(shared: JobContext, memory: ThreadMemory, kind: int, lo: int, m: int) -> None:
     """Run the job of ``kind`` on the ``m`` games from ``lo``."""
     job, k = shared.job, shared.kernels
     s = rows(shared.state, lo, m)
@@ -208,7 +208,7 @@ def _run_block(shared: Shared, part: Part, kind: int, lo: int, m: int) -> None:
         rewards = array_at(job[REWARDS] + 4 * players * lo, (m, players), np.float32)
         terminated = array_at(job[TERMINATED] + lo, m, np.bool_)
         truncated = array_at(job[TRUNCATED] + lo, m, np.bool_)
-        call_compiled(k[STEP], None, (s, shared.rules, shared.tables, part.moves, part.work, actions, active,
+        call_compiled(k[STEP], None, (s, shared.rules, shared.tables, memory.moves, memory.work, actions, active,
                                       shared.autoreset, rewards, terminated, truncated))  # fmt: skip
     elif kind == SAMPLE_UNIFORM:
         uniforms = array_at(job[A] + 8 * lo, m if job[A_SIZE] else 0, np.float64)
@@ -228,7 +228,7 @@ def _run_block(shared: Shared, part: Part, kind: int, lo: int, m: int) -> None:
         call_compiled(k[OBSERVE_PACKED], None,
                       (s, shared.rules, shared.packed_offsets, games, seats, out_rows, True))  # fmt: skip
     elif kind == NEW_GAMES:
-        call_compiled(k[NEW_GAMES], None, (s, shared.rules, shared.tables, games, part.work))
+        call_compiled(k[NEW_GAMES], None, (s, shared.rules, shared.tables, games, memory.work))
     else:
         raise ValueError("a job of no known kind")
 
@@ -279,19 +279,19 @@ def _record(job: np.ndarray, kind: int, a: int, a_size: int, b: int, b_size: int
 
 
 @njit(**KERNEL)
-def store_context(buffer: np.ndarray, shared: Shared, part: Part) -> None:
-    """Write a thread's ``(shared, part)`` into ``buffer`` (:func:`context_size` bytes) for :func:`serve`."""
-    store_value(buffer, (shared, part))
+def store_context(buffer: np.ndarray, shared: JobContext, memory: ThreadMemory) -> None:
+    """Write a thread's ``(shared, memory)`` into ``buffer`` (:func:`context_size` bytes) for :func:`worker_loop`."""
+    store_value(buffer, (shared, memory))
 
 
 @njit(**KERNEL)
-def context_size(shared: Shared, part: Part) -> int:
+def context_size(shared: JobContext, memory: ThreadMemory) -> int:
     """The bytes :func:`store_context` writes."""
-    return value_size((shared, part))
+    return value_size((shared, memory))
 
 
 __all__ = [
     "FIRST", "ILLEGAL", "KINDS", "NEW_GAMES", "NO_GAME", "OBSERVE", "OBSERVE_PACKED", "RETURNS", "SAMPLE_FULL",
-    "SAMPLE_UNIFORM", "STEP", "Part", "Shared", "block_bounds", "context_size", "full_game_job", "job_words",
-    "new_games_job", "observe_job", "sample_job", "serve", "step_job", "store_context",
+    "SAMPLE_UNIFORM", "STEP", "JobContext", "ThreadMemory", "block_bounds", "context_size", "full_game_job",
+    "job_words", "new_games_job", "observe_job", "sample_job", "step_job", "store_context", "worker_loop",
 ]  # fmt: skip

@@ -42,9 +42,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cluedo_env.checks import check_seed, is_int
-from cluedo_env.engine import batch_snapshot
-from cluedo_env.engine import kernels as K
-from cluedo_env.engine import thread_jobs as J
+from cluedo_env.engine import batch_snapshot, kernels, thread_jobs
 from cluedo_env.engine.entry_points import CompiledEntryPoints
 from cluedo_env.engine.movement import move_tables, with_scratch
 from cluedo_env.engine.observation import offsets, packed_layout, size
@@ -91,18 +89,12 @@ class VectorEngine(CompiledEntryPoints, ThreadHost):
         batch_size: int = 1,
         autoreset: bool = False,
         threads: int | str | None = None,
-        observations: bool = True,
     ):
         """``threads``: how many threads step, sample, reset and observe the batch, sharing out its games block
         by block (the kernels release the GIL). Results are the same whatever the count: every game has its own
         random streams. ``"auto"``: one per usable core, with at least ``GAMES_PER_THREAD`` games each, so batches
         under 4096 use one thread. Default (None): :func:`default_threads`, one unless ``CLUEDO_NUM_THREADS`` says
-        otherwise.
-
-        ``observations``: whether the caller will encode observations (:meth:`observe`). Only how an empty numba
-        cache fills depends on it: with it the encoder compiles in a helper process beside the engine's other
-        kernels; without it (a runner whose players read :class:`~cluedo_env.engine.views.PlayerView`), that core
-        is left to the players' kernels, and a first :meth:`observe` compiles the encoder then."""
+        otherwise."""
         self.config = make_config(config)
         if not is_int(batch_size) or batch_size < 1:
             raise (CluedoError if is_int(batch_size) else CluedoTypeError)(
@@ -138,10 +130,9 @@ class VectorEngine(CompiledEntryPoints, ThreadHost):
         self._actor_seats = np.full(self.batch_size, -1, np.int64)  # observe(): "each game's actor"
         self._one_game = np.zeros(1, np.int64)
         self._one_seat = np.zeros(1, np.int64)
-        self.work = K.new_scratch()
+        self.work = kernels.new_scratch()
         self._lock = threading.RLock()  # one caller at a time (serialised)
         self.threads = self._check_threads(default_threads() if threads is None else threads)
-        self.observations = bool(observations)
         self._compile_ahead()
         self._start_threads()
 
@@ -173,13 +164,13 @@ class VectorEngine(CompiledEntryPoints, ThreadHost):
     def reset(self, seed: int | None = None) -> None:
         """Deal new games in every slot; each slot's chance stream is seeded from ``seed``."""
         if self.threads > 1:
-            self._crew_here().check_running()  # (before the streams change: a closed engine refuses, changing nothing)
+            self._pool_here().check_running()  # (before the streams change: a closed engine refuses, changing nothing)
         self.rng = np.random.default_rng(check_seed(seed))
         self.chance[:] = self.rng.integers(0, 2**64, size=self.batch_size, dtype=np.uint64, endpoint=False)
         self.sampler[:] = self.rng.integers(0, 2**64, size=self.batch_size, dtype=np.uint64, endpoint=False)
         if self.threads > 1:
-            J.new_games_job(self._shared.job)
-            self._on_threads(J.NEW_GAMES)
+            thread_jobs.new_games_job(self._job_context.job)
+            self._on_threads(thread_jobs.NEW_GAMES)
         else:
             self._new_games(self._ar)
 
@@ -208,7 +199,7 @@ class VectorEngine(CompiledEntryPoints, ThreadHost):
         """(B,) int8: the seat to act in each game (the refuter while refuting); -1 when over (compiled:
         :func:`cluedo_env.engine.kernels.actors`, the rule that players' masks use too)."""
         out = np.empty(self.batch_size, np.int8)
-        K.actors(self.phase, self.refuter, self.current, out)
+        kernels.actors(self.phase, self.refuter, self.current, out)
         return out
 
     current_player = actor
@@ -243,8 +234,8 @@ class VectorEngine(CompiledEntryPoints, ThreadHost):
         out = np.empty(self.batch_size, np.int64)
         u = self._no_uniforms if rng is None else rng.random(self.batch_size)
         if self.threads > 1:
-            J.sample_job(self._shared.job, u, out)
-            self._on_threads(J.SAMPLE_UNIFORM)
+            thread_jobs.sample_job(self._job_context.job, u, out)
+            self._on_threads(thread_jobs.SAMPLE_UNIFORM)
         else:
             self._k_sample(self.state, self.tables, u, out)
         return out
@@ -261,8 +252,8 @@ class VectorEngine(CompiledEntryPoints, ThreadHost):
         out = np.empty(self.batch_size, np.int64)
         keep = float(keep_accusation)
         if self.threads > 1:
-            J.full_game_job(self._shared.job, keep, out)
-            self._on_threads(J.SAMPLE_FULL)
+            thread_jobs.full_game_job(self._job_context.job, keep, out)
+            self._on_threads(thread_jobs.SAMPLE_FULL)
         else:
             self._k_full(self.state, self.tables, keep, out)
         return out
@@ -353,8 +344,8 @@ class VectorEngine(CompiledEntryPoints, ThreadHost):
         else:
             _check_out(out, (n, D), dtype)
         if self.threads > 1 and idx is None:  # every game, the threads sharing out the rows
-            kind = J.OBSERVE_PACKED if packed else J.OBSERVE
-            J.observe_job(self._shared.job, kind, seats, out)
+            kind = thread_jobs.OBSERVE_PACKED if packed else thread_jobs.OBSERVE
+            thread_jobs.observe_job(self._job_context.job, kind, seats, out)
             self._on_threads(kind)
         else:
             kernel, at = (self._k_obs_packed, self.packed_layout.offsets) if packed else (self._k_obs, self.obs_offsets)
@@ -413,8 +404,8 @@ class VectorEngine(CompiledEntryPoints, ThreadHost):
         idx = self._slots(idx)
         n = len(idx)
         suggestions, wrong, won = np.empty(n, np.int64), np.empty((n, self.P), np.int64), np.empty(n, bool)
-        K.history_counts(idx, self.hist_len, self.hist_kind, self.hist_player, self.hist_correct, suggestions, wrong,
-                         won)  # fmt: skip
+        kernels.history_counts(idx, self.hist_len, self.hist_kind, self.hist_player, self.hist_correct, suggestions,
+                               wrong, won)  # fmt: skip
         return suggestions, wrong, won
 
     # ============================================================= snapshots

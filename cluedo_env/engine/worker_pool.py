@@ -10,11 +10,11 @@ watching a counter (:class:`Signal`), spinning without the GIL for up to :data:`
 neither side is put to sleep; only a wait longer than that (the caller busy elsewhere, a kernel compiling) sleeps
 on an ``Event``.
 
-The crew is given a compiled loop (:meth:`Crew.bind`): a worker that sees a job calls the loop once, and the loop
-runs that job and every job after it, watching the counters itself (:func:`compiled_job_arrived`), until the crew
-stops or no job comes for :data:`SPINS` checks. The calling thread runs the same loop once per job (``LEAD``): it
+The pool is given a compiled loop (:meth:`WorkerPool.bind`): a worker that sees a job calls the loop once, and the loop
+runs that job and every job after it, watching the counters itself (:func:`compiled_job_arrived`), until the pool
+stops or no job comes for :data:`SPINS` checks. The calling thread runs the same loop once per job (``CALLER``): it
 hands the job out (:func:`hand_out`), does its share and closes the job (:func:`close`) in one compiled call
-(:meth:`Crew.run_compiled`). In a game loop, then, a hand-over is a store to memory the worker is watching. The
+(:meth:`WorkerPool.run_compiled`). In a game loop, then, a hand-over is a store to memory the worker is watching. The
 loop reads what each job is from memory its owner writes before handing the job over
 (:mod:`cluedo_env.engine.thread_jobs`).
 
@@ -26,9 +26,9 @@ waited for every worker to take its part then ran two threads two to three times
 stretches for minutes. The job's work is shared out among whoever takes part (:mod:`~cluedo_env.engine.
 thread_jobs`), so the caller does what a late worker would have done.
 
-A :class:`Crew` holds no reference to whoever gives it work, so an engine that is dropped is collected and its crew
-stopped (``weakref.finalize``); its threads are daemons, so a crew nobody stopped does not hold the interpreter at
-exit.
+A :class:`WorkerPool` holds no reference to whoever gives it work, so an engine that is dropped is collected and
+its pool stopped (``weakref.finalize``); its threads are daemons, so a pool nobody stopped does not hold the
+interpreter at exit.
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ from cluedo_env.engine.intrinsics import atomic_add, atomic_load, atomic_store, 
 SPINS = 20_000  # checks of a counter before sleeping: 0.2-1 ms with the x86 pause (its cost varies by CPU model)
 YIELD_EVERY = 64  # checks between two yields of the core while spinning (a few microseconds): see memory.yield_cpu
 _LINE = 8  # int64 words in a 64-byte cache line: each signal on a line of its own
-LEAD = -1  # a compiled loop's ``worker`` when the calling thread runs it (Crew.run_compiled)
-# A worker's words: its jobs signal (count, sleeping flag, and 1 once the crew stops) on one line; on the next, the
-# job it runs and whether it has joined it. The crew's last line: the job open (its number, 0 once closed) and the
+CALLER = -1  # a compiled loop's ``worker`` when the calling thread runs it (WorkerPool.run_compiled)
+# A worker's words: its jobs signal (count, sleeping flag, and 1 once the pool stops) on one line; on the next, the
+# job it runs and whether it has joined it. The pool's last line: the job open (its number, 0 once closed) and the
 # number of workers in it.
 _STOPPING, _RUNNING, _IN_JOB = 2, 0, 1
 _OPEN, _JOINED = 0, 1
@@ -79,14 +79,14 @@ def wait_until_within(words: np.ndarray, at: int, lo: int, hi: int) -> None:
 
 @njit(**INLINE)
 def _workers(words: np.ndarray) -> int:
-    """The number of workers of a crew's words."""
+    """The number of workers of a pool's words."""
     return (words.shape[0] - _LINE) // (2 * _LINE)
 
 
 @njit(**INLINE)
 def compiled_job_arrived(words: np.ndarray, worker: int, n: int) -> int:
     """In a worker's compiled loop: the newest job handed to it, if job ``n`` or a later one came within
-    :data:`SPINS` checks and the crew is not stopping; else 0 (the loop returns to Python, which stops or waits,
+    :data:`SPINS` checks and the pool is not stopping; else 0 (the loop returns to Python, which stops or waits,
     sleeping)."""
     at = 2 * worker * _LINE
     if not _spin_until(words, at, n, SPINS) or atomic_load(words, at + _STOPPING):
@@ -114,12 +114,12 @@ def hand_out(words: np.ndarray, n: int) -> int:
 def join(words: np.ndarray, worker: int, n: int) -> bool:
     """In a worker's compiled loop: take part in job ``n`` if it is still open (then :func:`leave` when done);
     whether it did. A job closed, or not yet open, is left alone: its memory may be the next job's, half written."""
-    crew = words.shape[0] - _LINE
-    if atomic_load(words, crew + _OPEN) != n:  # (closed already: no need to make the caller look at this worker)
+    pool = words.shape[0] - _LINE
+    if atomic_load(words, pool + _OPEN) != n:  # (closed already: no need to make the caller look at this worker)
         return False
     atomic_store(words, (2 * worker + 1) * _LINE + _IN_JOB, 1)
-    atomic_add(words, crew + _JOINED, 1)
-    if atomic_load(words, crew + _OPEN) == n:  # (after the add: a caller that closes it sees this worker, or
+    atomic_add(words, pool + _JOINED, 1)
+    if atomic_load(words, pool + _OPEN) == n:  # (after the add: a caller that closes it sees this worker, or
         return True  # this worker sees it closed)
     leave(words, worker)
     return False
@@ -136,9 +136,9 @@ def leave(words: np.ndarray, worker: int) -> None:
 def close(words: np.ndarray) -> None:
     """In the calling thread's compiled call, once no work of the job is left: close it and wait for the workers in
     it to leave (each has a last piece of work at most: :func:`wait_until_within`)."""
-    crew = words.shape[0] - _LINE
-    atomic_store(words, crew + _OPEN, 0)
-    wait_until_within(words, crew + _JOINED, -(2**62), 0)
+    pool = words.shape[0] - _LINE
+    atomic_store(words, pool + _OPEN, 0)
+    wait_until_within(words, pool + _JOINED, -(2**62), 0)
 
 
 @njit(**KERNEL)
@@ -196,16 +196,16 @@ class Signal:
 
 class _Worker:
     """One worker thread: the signal of jobs given (``jobs``), its compiled loop, and what the loop last raised. The
-    thread sees this object only, never the crew's owner."""
+    thread sees this object only, never the pool's owner."""
 
     def __init__(self, words: np.ndarray, index: int, name: str) -> None:
         self.words, self.index = words, index
         self.jobs = Signal(words, (2 * index) * _LINE)
         self.given = 0  # jobs given so far
-        self.loop: Callable[..., int] | None = None  # the compiled loop and its arguments (Crew.bind)
+        self.loop: Callable[..., int] | None = None  # the compiled loop and its arguments (WorkerPool.bind)
         self.loop_args: tuple = ()
         self.error: BaseException | None = None
-        self.thread = threading.Thread(target=_serve, args=(self,), name=name, daemon=True)
+        self.thread = threading.Thread(target=_worker_thread, args=(self,), name=name, daemon=True)
         self.thread.start()
 
     def stop(self) -> None:
@@ -215,9 +215,9 @@ class _Worker:
         self.jobs.raise_to(self.given)
 
 
-def _serve(worker: _Worker) -> None:
+def _worker_thread(worker: _Worker) -> None:
     """A worker thread's loop: wait for the next job and enter the compiled loop, which runs it and those after it
-    and returns the number of the last it saw; end when the crew stops."""
+    and returns the number of the last it saw; end when the pool stops."""
     n = 0
     while True:
         n += 1
@@ -232,48 +232,48 @@ def _serve(worker: _Worker) -> None:
             leave_after_error(worker.words, worker.index)  # (after the error is set: the caller then sees it)
 
 
-class Crew:
+class WorkerPool:
     """``size`` worker threads; :meth:`run_compiled` runs the next job of the compiled loop given by :meth:`bind`: the
     calling thread does it, with the workers' help."""
 
-    def __init__(self, size: int, name: str = "cluedo-crew") -> None:
+    def __init__(self, size: int, name: str = "cluedo-worker") -> None:
         self.words = line_aligned_words(2 * size * _LINE + _LINE)
         self.workers = [_Worker(self.words, i, f"{name}-{i}") for i in range(size)]
-        self.loop: Callable[..., int] | None = None  # (Crew.bind)
-        self.lead_args: tuple = ()
+        self.loop: Callable[..., int] | None = None  # (WorkerPool.bind)
+        self.caller_args: tuple = ()
         self.bound = False
 
-    def bind(self, loop: Callable[..., int], args: Sequence[tuple], lead_args: tuple) -> None:
+    def bind(self, loop: Callable[..., int], args: Sequence[tuple], caller_args: tuple) -> None:
         """The compiled loop of :meth:`run_compiled`'s jobs, each worker's arguments to it after ``(words, worker,
-        n)``, and the calling thread's (``lead_args``). ``loop(words, worker, n, *args)`` takes part in job ``n`` or
+        n)``, and the calling thread's (``caller_args``). ``loop(words, worker, n, *args)`` takes part in job ``n`` or
         a later one and each job after it while they come (:func:`compiled_job_arrived`, :func:`join`,
-        :func:`leave`), and returns the number of the last it saw; ``loop(words, LEAD, n, *lead_args)`` hands job
+        :func:`leave`), and returns the number of the last it saw; ``loop(words, CALLER, n, *caller_args)`` hands job
         ``n`` out (:func:`hand_out`), does it with whoever joins, closes it (:func:`close`), and returns the number
         of workers found asleep."""
         self.check_running()
         size = len(self.workers)
         if len(args) != size:
-            raise ValueError(f"a crew of {size} binds {size} argument tuples, got {len(args)}")
+            raise ValueError(f"a pool of {size} binds {size} argument tuples, got {len(args)}")
         for worker, worker_args in zip(self.workers, args, strict=True):
             worker.loop, worker.loop_args = loop, worker_args
-        self.loop, self.lead_args = loop, lead_args
+        self.loop, self.caller_args = loop, caller_args
         self.bound = True
 
     def run_compiled(self) -> None:
         """The next job of the bound loop (its owner has written what it is): one call of the loop as the lead
-        (``loop(words, LEAD, n, *lead_args)``), which hands the job out, does it with the workers that join, and
+        (``loop(words, CALLER, n, *caller_args)``), which hands the job out, does it with the workers that join, and
         waits for them to leave. Python then wakes the workers it found asleep, for the jobs to come. An error a
         worker's loop raised is raised here (every worker's, the first raised, the others cleared): the job it came
         from is unfinished where that worker had taken a piece (the engine's kernels raise none)."""
         self.check_running()
         if not self.bound:
-            raise RuntimeError("Crew.bind gives the compiled loop before run_compiled")
+            raise RuntimeError("WorkerPool.bind gives the compiled loop before run_compiled")
         n = self.workers[0].given + 1
         for worker in self.workers:
             worker.given = n
         sleepers = 1  # (an error in the call: look at them all; a needless wake only makes a worker look again)
         try:
-            sleepers = self.loop(self.words, LEAD, n, *self.lead_args)
+            sleepers = self.loop(self.words, CALLER, n, *self.caller_args)
         except BaseException:
             close_job(self.words)  # (the caller's share failed: no worker may still use the job's memory after)
             raise
@@ -293,9 +293,9 @@ class Crew:
                 worker.jobs.event.set()
 
     def check_running(self) -> None:
-        """Raise if the crew is stopped."""
+        """Raise if the pool is stopped."""
         if not self.workers:
-            raise RuntimeError("the crew is stopped (its engine was closed)")
+            raise RuntimeError("the worker pool is stopped (its engine was closed)")
 
     def stop(self) -> None:
         """End the worker threads (idempotent)."""
@@ -309,6 +309,6 @@ class Crew:
 
 
 __all__ = [
-    "LEAD", "SPINS", "YIELD_EVERY", "Crew", "Signal", "close", "close_job", "compiled_job_arrived", "hand_out",
+    "CALLER", "SPINS", "YIELD_EVERY", "WorkerPool", "Signal", "close", "close_job", "compiled_job_arrived", "hand_out",
     "join", "leave", "leave_after_error", "wait_until_within",
 ]  # fmt: skip
