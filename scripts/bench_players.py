@@ -34,7 +34,7 @@ from cluedo_env.agents.play.registry import make_agent
 from cluedo_env.agents.play.runner import play_games
 from numba import njit
 
-from cluedo_env.engine.kernel_cache import is_kernel
+from cluedo_env.engine.numba_internals import is_kernel
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.rules.config import RulesConfig
 

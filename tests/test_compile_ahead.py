@@ -8,7 +8,7 @@ import pytest
 from numba import types
 
 from cluedo_env.engine import compile_ahead
-from cluedo_env.engine.kernel_cache import is_cached
+from cluedo_env.engine.numba_internals import is_cached
 
 SOURCE = """
 from numba import njit

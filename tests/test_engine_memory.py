@@ -1,4 +1,4 @@
-"""The engine's memory intrinsics (cluedo_env.engine.intrinsics): a word copy moves exactly its eight bytes, at any
+"""The engine's memory intrinsics (cluedo_env.engine.numba_internals): a word copy moves exactly its eight bytes, at any
 alignment and between signed and unsigned bytes; a word load reads eight bytes little-endian, bools too; a prefetch
 changes nothing; atomic adds and minimums from many threads lose nothing; row views and values stored at an address
 read back what they view or hold. And the samplers' word-at-a-time search for the n-th legal action against a plain
@@ -13,7 +13,7 @@ import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-from cluedo_env.engine.intrinsics import (
+from cluedo_env.engine.numba_internals import (
     array_at,
     atomic_add,
     atomic_load,
@@ -207,7 +207,7 @@ def test_blocks_cover_the_batch_each_home_largest_first() -> None:
         assert bounds[0] == 0 and bounds[-1] == batch and (sizes > 0).all(), (batch, threads)
         assert own_blocks[0] == 0 and own_blocks[-1] == len(sizes) and len(own_blocks) == threads + 1
         home_games = bounds[own_blocks[1:]] - bounds[own_blocks[:-1]]
-        assert home_games.max() - home_games.min() <= 1  # the own_blocks are the batch's equal slices
+        assert home_games.max() - home_games.min() <= 1  # the threads' slices are the batch's equal parts
         for t in range(threads):
             own = sizes[own_blocks[t] : own_blocks[t + 1]]
             assert (np.diff(own[:-1]) <= 0).all()  # largest first (the last takes what is left)

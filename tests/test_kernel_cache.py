@@ -18,7 +18,7 @@ KERNELS = """
 import numpy as np
 from numba import njit
 
-import cluedo_env.engine.kernel_cache  # noqa: F401 - what is tested: its loader of numba's cache
+import cluedo_env.engine.numba_internals  # noqa: F401 - what is tested: its loader of numba's cache
 
 @njit(cache=True)
 def total(x):

@@ -299,10 +299,10 @@ def test_the_training_backends_never_import_each_other():
     assert bad == []
 
 
-# ------------------------------------------------------------------ numba's internals in two modules
-NUMBA_INTERNALS_HOMES = {ROOT / "cluedo_env" / "engine" / name for name in ("intrinsics.py", "kernel_cache.py")}
+# ------------------------------------------------------------------ numba's internals in one module
+NUMBA_INTERNALS_HOMES = {ROOT / "cluedo_env" / "engine" / "numba_internals.py"}
 NUMBA_PUBLIC = {"numba", "numba.extending", "numba.typed", "numba.types"}
-# Private attributes of numba's objects the two own_blocks read (a use elsewhere is a use of numba's internals too).
+# Private attributes of numba's objects that module reads (a use elsewhere is a use of numba's internals too).
 NUMBA_PRIVATE_NAMES = {"_cache_file", "_index_key", "_load_index", "_locator_classes", "call_conv",
                        "get_pointer_to_function", "fndesc", "targetctx"}  # fmt: skip
 
@@ -322,13 +322,13 @@ def numba_internals_used(path: Path) -> list[str]:
     return found
 
 
-def test_numba_internals_are_used_in_two_modules_only():
-    """Every use of numba's internals sits in ``cluedo_env.engine.intrinsics`` (code generation) or
-    ``cluedo_env.engine.kernel_cache`` (the on-disk cache), and each is listed, with the numba versions it was
-    checked against, in ``intrinsics.NUMBA_INTERNALS`` (pyproject.toml bounds numba at the newest)."""
+def test_numba_internals_are_used_in_one_module_only():
+    """Every use of numba's internals sits in ``cluedo_env.engine.numba_internals`` (code generation and the on-disk
+    cache), and each is listed, with the numba versions it was checked against, in its ``NUMBA_INTERNALS``
+    (pyproject.toml bounds numba at the newest)."""
     elsewhere = [hit for p in project_files() if p not in NUMBA_INTERNALS_HOMES for hit in numba_internals_used(p)]
     assert elsewhere == []
-    from cluedo_env.engine.intrinsics import NUMBA_CHECKED, NUMBA_INTERNALS
+    from cluedo_env.engine.numba_internals import NUMBA_CHECKED, NUMBA_INTERNALS
 
     for used in {hit.split(" ", 1)[1].split()[-1] for p in NUMBA_INTERNALS_HOMES for hit in numba_internals_used(p)}:
         assert any(used.lstrip(".") in name for name in NUMBA_INTERNALS), f"{used} is not in NUMBA_INTERNALS"

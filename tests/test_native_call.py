@@ -1,4 +1,4 @@
-"""Calling a compiled kernel by address (cluedo_env.engine.intrinsics): the kernel's results and writes come back
+"""Calling a compiled kernel by address (cluedo_env.engine.numba_internals): the kernel's results and writes come back
 as from a plain call, its exception is raised by the caller, and an address is given only for a version that is
 compiled and returns what the caller expects."""
 
@@ -9,7 +9,7 @@ import pytest
 from numba import njit, types
 
 from cluedo_env.engine.compile_ahead import signature_of
-from cluedo_env.engine.intrinsics import call_compiled, kernel_address
+from cluedo_env.engine.numba_internals import call_compiled, kernel_address
 
 
 @njit(cache=False)

@@ -16,7 +16,7 @@ import pytest
 from numba import njit
 
 from cluedo_env.engine import worker_pool
-from cluedo_env.engine.intrinsics import atomic_add, pause
+from cluedo_env.engine.numba_internals import atomic_add, pause
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.worker_pool import CALLER, Signal, WorkerPool, close, compiled_job_arrived, hand_out, join, leave
 

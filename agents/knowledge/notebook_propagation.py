@@ -23,7 +23,7 @@ from cluedo_env.agents.knowledge.types import PropagateScratch, WitnessScratch, 
 from cluedo_env.agents.knowledge.witnesses import check_witnesses_kernel, witness_rows_kernel, witness_sample_kernel
 from numba import njit
 
-from cluedo_env.engine.intrinsics import random_interval
+from cluedo_env.engine.numba_internals import random_interval
 from cluedo_env.rules.cards import NUM_CARDS
 
 

@@ -18,7 +18,8 @@ Why the helper writes to a folder of its own (then :func:`collect` adds its entr
 numba's index): numba reads, changes and writes a function's index without a lock, so two processes writing
 versions of one shared helper at once could leave one's index beside the other's machine code.
 
-The cache's index is read and merged by :mod:`cluedo_env.engine.kernel_cache` (numba's internals live there);
+The cache's index is read and merged by :func:`cluedo_env.engine.numba_internals.merge_index` (numba's internals live
+there);
 ``tests/test_compile_ahead.py`` checks the path end to end.
 """
 
@@ -39,7 +40,7 @@ from typing import Any
 
 import numba
 
-from cluedo_env.engine.kernel_cache import cache_folder, is_cached, is_kernel, merge_index
+from cluedo_env.engine.numba_internals import cache_folder, is_cached, is_kernel, merge_index
 
 ENV_SWITCH = "CLUEDO_COMPILE_AHEAD"  # "0": never start a helper (a helper itself runs with it)
 HELPER_TIMEOUT_S = 600  # a helper still compiling after this long is stopped and the kernel compiled here

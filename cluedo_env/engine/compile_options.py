@@ -15,7 +15,8 @@ from __future__ import annotations
 # Python), and every array they touch is owned by their caller (the VectorEngine, a player), so no count is needed.
 # Nothing calls a kernel through a C function pointer (numba's "cfunc wrapper", made for every function by default),
 # so none is made: it repeats the Python wrapper's flattening of the arguments, about a sixth of the engine's first
-# compile. The worker threads' compiled loop calls kernels by their native function's address (engine/intrinsics.py).
+# compile. The worker threads' compiled loop calls kernels by their native function's address
+# (engine/numba_internals.py).
 KERNEL = {"cache": True, "nogil": True, "_nrt": False, "error_model": "numpy", "no_cfunc_wrapper": True}
 # A kernel only other kernels call: compiled once, with no wrapper to call it from Python (or C). Why: the wrapper
 # unboxes every argument, ~40 arrays for a State, and was most of a small helper's compile time (a second or so

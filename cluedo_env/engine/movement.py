@@ -48,7 +48,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from cluedo_env.engine.intrinsics import prefetch, trailing_zeros
+from cluedo_env.engine.numba_internals import prefetch, trailing_zeros
 from cluedo_env.rules.board import NUM_LOCATIONS, NUM_SQUARES, ROOM_LOC0, Board, load_board
 from cluedo_env.rules.cards import NUM_ROOMS
 

@@ -26,8 +26,8 @@ import numpy as np
 from numba import njit
 
 from cluedo_env.engine.compile_options import INLINE, KERNEL
-from cluedo_env.engine.intrinsics import copy_word, prefetch
 from cluedo_env.engine.kernels import may_see_shown_card, triple_card_bits
+from cluedo_env.engine.numba_internals import copy_word, prefetch
 from cluedo_env.engine.state import ACCUSATION, PASSED
 from cluedo_env.errors import CluedoTypeError
 from cluedo_env.rules import actions as A
@@ -227,7 +227,7 @@ def unpack(packed: np.ndarray, config: RulesConfig) -> np.ndarray:
     return both[..., pl.source].view(np.int8)
 
 
-PREFETCH_AHEAD = 6  # games ahead whose rows encode() asks the CPU to load (see cluedo_env.engine.intrinsics)
+PREFETCH_AHEAD = 6  # games ahead whose rows encode() asks the CPU to load (see cluedo_env.engine.numba_internals)
 
 
 @njit(**INLINE)

@@ -11,8 +11,8 @@ import numpy as np
 from numba import njit
 
 from cluedo_env.engine.compile_options import HELPER, INLINE, KERNEL
-from cluedo_env.engine.intrinsics import load_word, prefetch
 from cluedo_env.engine.kernels import legal_count, uniform  # (imported first: the engine's cache is made fresh)
+from cluedo_env.engine.numba_internals import load_word, prefetch
 from cluedo_env.engine.state import ALL_TRIPLES
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import NUM_ROOMS

@@ -27,8 +27,8 @@ from cluedo_env.checks import is_int
 from cluedo_env.engine import kernels, thread_jobs
 from cluedo_env.engine.compile_ahead import signature_of, usable_cores
 from cluedo_env.engine.entry_points import compiled_entry
-from cluedo_env.engine.intrinsics import kernel_address, line_aligned_words
 from cluedo_env.engine.movement import with_scratch
+from cluedo_env.engine.numba_internals import kernel_address, line_aligned_words
 from cluedo_env.engine.worker_pool import WorkerPool
 from cluedo_env.errors import CluedoError, CluedoTypeError
 
@@ -105,7 +105,7 @@ class ThreadHost:
             self.obs_offsets, self.packed_layout.offsets, self.observation_size, self.packed_observation_size,
             self.autoreset)  # fmt: skip
         # Each thread's (JobContext, ThreadMemory) in memory, read by its compiled loop from the address
-        # (intrinsics.store_value).
+        # (numba_internals.store_value).
         self._thread_memory = [thread_jobs.ThreadMemory(with_scratch(self.moves), kernels.new_scratch(), t)
                                for t in range(self.threads)]  # fmt: skip
         size = -(-int(thread_jobs.context_size(self._job_context, self._thread_memory[0])) // 64) * 64

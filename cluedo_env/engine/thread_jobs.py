@@ -21,7 +21,7 @@ before the hand-over): what to run (``KIND``: one of :data:`KINDS` kinds) and th
 arrays for the whole batch (each block takes its own rows), which the caller keeps alive until the job is done.
 The counters the threads share follow: what a step's check found, the blocks it checked, and each slice's next
 block for the check and for everything else, each on a cache line of its own. The kernels are called by address
-(:mod:`~cluedo_env.engine.intrinsics`), at the addresses the engine looked up for exactly the argument types used
+(:mod:`~cluedo_env.engine.numba_internals`), at the addresses the engine looked up for exactly the argument types used
 here (:data:`RETURNS`).
 
 A step is all or nothing: its threads first check every block's actions (:func:`~cluedo_env.engine.kernels.
@@ -36,7 +36,9 @@ import numpy as np
 from numba import njit, types
 
 from cluedo_env.engine.compile_options import HELPER, INLINE, KERNEL
-from cluedo_env.engine.intrinsics import (
+from cluedo_env.engine.kernels import Scratch, first_illegal
+from cluedo_env.engine.movement import MoveTables
+from cluedo_env.engine.numba_internals import (
     array_at,
     atomic_add,
     atomic_load,
@@ -48,8 +50,6 @@ from cluedo_env.engine.intrinsics import (
     value_at,
     value_size,
 )
-from cluedo_env.engine.kernels import Scratch, first_illegal
-from cluedo_env.engine.movement import MoveTables
 from cluedo_env.engine.observation import Offsets
 from cluedo_env.engine.state import Rules, State, Tables
 from cluedo_env.engine.worker_pool import CALLER, close, compiled_job_arrived, hand_out, join, leave, wait_until_within
@@ -127,7 +127,7 @@ def worker_loop(words: np.ndarray, worker: int, n: int, context: int, context_ty
     """A worker's compiled loop: take part in job ``n`` (or the newest after it) and each job after it while they
     come; return the number of the last it saw (:meth:`cluedo_env.engine.worker_pool.WorkerPool.bind`).
     ``context``: the address of the thread's ``(JobContext, ThreadMemory)``, of type ``context_type``
-    (:func:`~cluedo_env.engine.intrinsics.store_value`).
+    (:func:`~cluedo_env.engine.numba_internals.store_value`).
 
     ``worker=CALLER``: the calling thread's call for job ``n``: hand it out, take blocks until none is left, and close
     it (wait for the workers that joined to finish their last block); the number of workers found asleep. One call

@@ -40,7 +40,14 @@ import numpy as np
 from numba import njit
 
 from cluedo_env.engine.compile_options import INLINE, KERNEL
-from cluedo_env.engine.intrinsics import atomic_add, atomic_load, atomic_store, line_aligned_words, pause, yield_cpu
+from cluedo_env.engine.numba_internals import (
+    atomic_add,
+    atomic_load,
+    atomic_store,
+    line_aligned_words,
+    pause,
+    yield_cpu,
+)
 
 SPINS = 20_000  # checks of a counter before sleeping: 0.2-1 ms with the x86 pause (its cost varies by CPU model)
 YIELD_EVERY = 64  # checks between two yields of the core while spinning (a few microseconds): see memory.yield_cpu

@@ -1,7 +1,8 @@
-"""What numba has no words for, as LLVM intrinsics for compiled code: memory operations, atomics, and calling a
-compiled kernel by its address. This module and :mod:`cluedo_env.engine.kernel_cache` (numba's on-disk cache) are
-the only ones that use numba's internals (``tests/test_layering.py`` checks it); each use is listed in
-:data:`NUMBA_INTERNALS` with the numba versions it was checked against.
+"""Every use of numba's internals in the package, in one module (``tests/test_layering.py`` checks it), each listed
+in :data:`NUMBA_INTERNALS` with the numba versions it was checked against: what numba has no words for, as LLVM
+intrinsics for compiled code (memory operations, atomics, calling a compiled kernel by its address), and what the
+package needs of numba's on-disk cache (where it is, a damaged entry compiled again, an index read and merged, a
+notice when a group of kernels starts compiling). Why one module: a new numba is checked here and nowhere else.
 
 Memory operations numba has no words for, as LLVM intrinsics for compiled code.
 
@@ -65,21 +66,27 @@ engines against unthreaded ones with every job).
 from __future__ import annotations
 
 import os
+import pickle
 import platform
+import sys
+from pathlib import Path
 from typing import Any
 
+import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
+from numba.core import cgutils, event
+from numba.core.caching import Cache, CacheImpl, IndexDataCacheFile
+from numba.core.registry import CPUDispatcher
 from numba.cpython.unsafe.numbers import trailing_zeros  # re-exported: the move search's bit scan
 from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
 from numba.np.random.random_methods import random_interval  # re-exported: the players' bounded draws
 
-# Every use of numba's internals in the package (here and in cluedo_env.engine.kernel_cache): what it is, where it is
-# used, and the numba versions it was checked against (the lowest declared, by the lowest-versions smoke, and the
-# pinned one, by the whole suite). pyproject.toml bounds numba above at the newest of them.
+# Every use of numba's internals in the package (all of them here): what it is, what uses it, and the numba versions
+# it was checked against (the lowest declared, by the lowest-versions smoke, and the pinned one, by the whole suite).
+# pyproject.toml bounds numba above at the newest of them.
 NUMBA_CHECKED = ("0.60.0", "0.68.1")
 NUMBA_INTERNALS = {
     "numba.core.cgutils": "LLVM helpers of the intrinsics here (pointers, tuples, branches, functions)",
@@ -89,13 +96,14 @@ NUMBA_INTERNALS = {
     "function by its mangled name",
     "numba.cpython.unsafe.numbers.trailing_zeros": "the move search's bit scan (movement.py, re-exported here)",
     "numba.np.random.random_methods.random_interval": "bounded draws of the players' kernels (re-exported here)",
-    "numba.core.caching.CacheImpl._locator_classes": "kernel_cache.cache_folder: where numba caches a module",
-    "numba.core.caching.Cache.load_overload": "kernel_cache: a cache entry that cannot be read is compiled again",
-    "numba.core.caching.IndexDataCacheFile": "kernel_cache: reading and merging one function's cache index",
-    "Dispatcher._cache (._index_key, ._cache_file._load_index), Dispatcher.targetctx": "kernel_cache.is_cached: "
+    "numba.core.caching.CacheImpl._locator_classes": "cache_folder: where numba caches a module",
+    "numba.core.caching.Cache.load_overload": "_load_or_recompile: a cache entry that cannot be read is compiled again",
+    "numba.core.caching.IndexDataCacheFile": "discard_unreadable, merge_index: a function's cache index read, merged, "
+    "removed",
+    "Dispatcher._cache (._index_key, ._cache_file._load_index), Dispatcher.targetctx": "is_cached: "
     "whether a version is on disk",
-    "numba.core.event": "kernel_cache: the one-line notice when a group of kernels starts compiling",
-    "numba.core.registry.CPUDispatcher": "kernel_cache.is_kernel: what a compiled kernel is",
+    "numba.core.event": "COMPILE_NOTICE: the one-line notice when a group of kernels starts compiling",
+    "numba.core.registry.CPUDispatcher": "is_kernel: what a compiled kernel is",
 }
 
 _READ, _KEEP_IN_ALL_LEVELS, _DATA = 0, 3, 1
@@ -462,8 +470,130 @@ def kernel_address(dispatcher: Any, signature: tuple, returns: types.Type) -> in
     return address
 
 
+# ===================================================================== numba's on-disk cache
+# What cluedo_env.engine.kernel_cache (the cache kept fresh with the sources) and cluedo_env.engine.compile_ahead (a
+# helper's kernels merged into this process's cache) need of numba's cache classes.
+def _probe() -> None:
+    """A stand-in function for numba's cache locators, which read only its first line number."""
+
+
+def cache_folder(module: Path) -> Path | None:
+    """The folder numba caches the kernels of ``module`` in: the first of its cache locators that accepts the file
+    and can write there (``NUMBA_CACHE_DIR``, then ``__pycache__`` beside the module, then a per-user folder).
+
+    ``CacheImpl._locator_classes`` is numba's own list (numba pinned in constraints.txt); None if none accepts.
+    """
+    for locator in CacheImpl._locator_classes:
+        found = locator.from_function(_probe, str(module))
+        if found is not None:
+            return Path(found.get_cache_path())
+    return None
+
+
+class _CompileNotice(event.Listener):
+    """Says once per group, on its first compile (a cache miss), that the group is compiling and for how long.
+
+    Why: a cold cache makes the first call of a group's kernels wait tens of seconds to minutes; without a word
+    a newcomer takes that for a hang. Loading from the cache raises no compile event, so a warm run says nothing.
+    """
+
+    def __init__(self) -> None:
+        self.groups: list[Any] = []  # the KernelSources to announce (cluedo_env.engine.kernel_cache)
+        self.said: set[str] = set()
+
+    def on_start(self, ev: event.Event) -> None:
+        module = getattr(getattr(ev.data.get("dispatcher"), "py_func", None), "__module__", "") or ""
+        for group in self.groups:
+            if group.package and module.startswith(group.package) and group.stamp not in self.said:
+                self.said.add(group.stamp)
+                print(f"compiling {group.title} (first run only, {group.first_run}; cached after that)",
+                      file=sys.stderr, flush=True)
+
+    def on_end(self, ev: event.Event) -> None:
+        """Nothing to say when a compile ends (the first call returns then)."""
+
+
+COMPILE_NOTICE = _CompileNotice()
+event.register("numba:compile", COMPILE_NOTICE)
+
+
+def discard_unreadable(cache_file: Any, error: BaseException) -> None:
+    """Remove one function's cache files (its index and every machine-code file it names) that could not be read,
+    with one line saying so; numba then compiles the function again and writes them anew.
+
+    Why: a truncated or damaged file (a full disk, an interrupted copy of a cache folder) would otherwise fail every
+    later run with numba's unpickling error until someone found and deleted the cache by hand. ``cache_file`` is
+    numba's ``IndexDataCacheFile`` of the function (its ``_cache_path``, ``_index_name``, ``_data_name_pattern``)."""
+    folder = Path(cache_file._cache_path)
+    index = folder / cache_file._index_name
+    data = cache_file._data_name_pattern.replace("{number:d}", "*")
+    for path in (index, *folder.glob(data)):
+        path.unlink(missing_ok=True)
+    print(f"numba's cache file {index} could not be read ({type(error).__name__}: {str(error)[:80]}); removed it, "
+          "compiling that kernel again", file=sys.stderr, flush=True)  # fmt: skip
+
+
+_load_overload = Cache.load_overload
+
+
+def _load_or_recompile(cache: Cache, sig: Any, target_context: Any) -> Any:
+    """numba's ``Cache.load_overload``, except that an entry it cannot read is removed and reported (None: numba
+    compiles). Any failure counts: a damaged file can fail the unpickling or the rebuild of its machine code in many
+    ways, and compiling again is the cure for each."""
+    try:
+        return _load_overload(cache, sig, target_context)
+    except Exception as error:  # noqa: BLE001 - see the docstring
+        discard_unreadable(cache._cache_file, error)
+        return None
+
+
+Cache.load_overload = _load_or_recompile  # every numba cache of the process, ours and the players' alike
+
+
+def is_kernel(obj: Any) -> bool:
+    """Whether ``obj`` is a compiled kernel (a numba CPU dispatcher), not a Python stand-in for one."""
+    return isinstance(obj, CPUDispatcher)
+
+
+def is_cached(dispatcher: Any, signature: tuple) -> bool:
+    """Whether numba's cache holds machine code of ``dispatcher`` for ``signature`` (a tuple of numba types)."""
+    cache = dispatcher._cache
+    key = cache._index_key(signature, dispatcher.targetctx.codegen())
+    try:
+        return key in cache._cache_file._load_index()
+    except Exception as error:  # noqa: BLE001 - a damaged index: not cached (and no longer there)
+        discard_unreadable(cache._cache_file, error)
+        return False
+
+
+def merge_index(index: Path, ours: Path) -> None:
+    """Add the entries of numba's cache index ``index`` (of one function) that the index of the same name in the
+    folder ``ours`` lacks, with their machine code (numba's own index class reads and writes both).
+
+    Unpickling here reads nothing a user hands us: ``index`` is numba's own cache index, written moments before by
+    the compile helper this process started, in the private folder it made for it (``tempfile.mkdtemp``, mode 0700);
+    numba unpickles the same format for every kernel it loads from a cache."""
+    with open(index, "rb") as f:
+        if pickle.load(f) != numba.__version__:
+            return
+        stamp, overloads = pickle.loads(f.read())
+    base = index.name.removesuffix(".nbi")
+    theirs, mine = IndexDataCacheFile(str(index.parent), base, stamp), IndexDataCacheFile(str(ours), base, stamp)
+    try:
+        have = mine._load_index()
+    except Exception as error:  # noqa: BLE001 - a damaged index of ours: the helper's entries replace it
+        discard_unreadable(mine, error)
+        have = {}
+    for key in overloads.keys() - have.keys():
+        data = theirs.load(key)
+        if data is not None:
+            ours.mkdir(parents=True, exist_ok=True)
+            mine.save(key, data)
+
+
 __all__ = [
-    "NUMBA_CHECKED", "NUMBA_INTERNALS", "array_at", "atomic_add", "atomic_load", "atomic_min", "atomic_store",
-    "call_compiled", "copy_word", "data_address", "kernel_address", "line_aligned_words", "load_word", "pause",
-    "prefetch", "random_interval", "rows", "store_value", "trailing_zeros", "value_at", "value_size", "yield_cpu",
+    "COMPILE_NOTICE", "NUMBA_CHECKED", "NUMBA_INTERNALS", "array_at", "atomic_add", "atomic_load", "atomic_min",
+    "atomic_store", "cache_folder", "call_compiled", "copy_word", "data_address", "discard_unreadable", "is_cached",
+    "is_kernel", "kernel_address", "line_aligned_words", "load_word", "merge_index", "pause", "prefetch",
+    "random_interval", "rows", "store_value", "trailing_zeros", "value_at", "value_size", "yield_cpu",
 ]  # fmt: skip
