@@ -26,7 +26,8 @@ from cluedo_env.training.single_agent import CluedoSingleAgentEnv
 from helpers import config, swap_hidden
 from references.compact_observation import encode_reference
 
-from cluedo_env.engine import observation as O
+from cluedo_env.engine.observation import layout
+from cluedo_env.engine.observation import size as observation_size
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.rules.board import NUM_LOCATIONS, ROOM_LOC0
@@ -46,7 +47,7 @@ def test_layout_is_contiguous_and_about_a_third_of_the_full_one(preset, players)
     names = [p.name for p in pieces]
     assert len(set(names)) == len(names)
     assert ("token_room" in names) == cfg.has_board and "token_location" not in names
-    full = O.size(cfg) + 2 * (players + 1) * 21 + 4
+    full = observation_size(cfg) + 2 * (players + 1) * 21 + 4
     if cfg.has_board:
         assert compact_size(cfg) < 0.37 * full  # 958 vs 2,842 with 4 players, 1,042 vs 2,926 with 6
 
@@ -63,9 +64,9 @@ def _pair(preset: str, seed: int, n: int = 16):
 def test_every_piece_matches_its_source(preset):
     full, compact = _pair(preset, seed=5)
     cfg = full.config
-    eng_pieces = {p.name: p for p in O.layout(cfg)}
+    eng_pieces = {p.name: p for p in layout(cfg)}
     bel = {name: (shape, off) for name, shape, off in belief_layout(cfg.players)}
-    D = O.size(cfg)
+    D = observation_size(cfg)
     fo, co = full.reset(seed=5).copy(), compact.reset(seed=5).copy()
     rng = np.random.default_rng(0)
     checked_rooms = 0

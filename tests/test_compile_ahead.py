@@ -122,18 +122,18 @@ def test_the_step_parts_compiled_ahead_are_the_versions_the_step_calls():
     import numpy as np
     from numba import njit
 
-    from cluedo_env.engine import kernels as K
+    from cluedo_env.engine import kernels
     from cluedo_env.engine.compile_ahead import signature_of
     from cluedo_env.engine.compile_options import KERNEL
     from cluedo_env.engine.vector_engine import VectorEngine
 
     eng = VectorEngine("classic", batch_size=2)
-    roll, rest = K.step_parts(eng.state, eng.rules, eng.tables, eng.moves, eng.work)
+    roll, rest = kernels.step_parts(eng.state, eng.rules, eng.tables, eng.moves, eng.work)
     parts = [(part, signature_of(args)) for part, args in [roll, *rest]]
     for part, signature in parts:
         part.compile(signature)
     before = {part: set(part.overloads) for part, _ in parts}
-    fresh = njit(**{**KERNEL, "cache": False})(K.apply_actions.py_func)  # (the step's body: it calls the helpers)
+    fresh = njit(**{**KERNEL, "cache": False})(kernels.apply_actions.py_func)  # (the step's body: it calls the helpers)
     step_args = (eng.state, eng.rules, eng.tables, eng.moves, eng.work, eng._actions, eng._all_active, True,
                  *eng._out)  # fmt: skip
     fresh.compile(signature_of(step_args))
@@ -145,10 +145,10 @@ def test_the_step_parts_compiled_ahead_are_the_versions_the_step_calls():
 
     from cluedo_env.engine import movement
 
-    tree = typed_call_tree(K.step, signature_of(step_args))
-    typed_call_tree(K.new_games, signature_of((eng.state, eng.rules, eng.tables, np.zeros(1, np.int64), eng.work)),
-                    tree)  # fmt: skip
-    for helper in (K._destinations, movement.fill_destinations, movement._mark, K.randint):
+    tree = typed_call_tree(kernels.step, signature_of(step_args))
+    deal_args = (eng.state, eng.rules, eng.tables, np.zeros(1, np.int64), eng.work)
+    typed_call_tree(kernels.new_games, signature_of(deal_args), tree)
+    for helper in (kernels._destinations, movement.fill_destinations, movement._mark, kernels.randint):
         assert len(tree[helper]) == 1 and not any(isinstance(t, types.Literal) for t in next(iter(tree[helper]))), (
             helper, tree[helper])
 

@@ -723,13 +723,12 @@ def test_the_game_loop_compiles_on_first_use_not_when_the_engine_is_made():
 def test_an_engine_hands_a_helper_the_move_search_only(monkeypatch):
     """On an empty cache the step's move search compiles ahead, in a helper, when the engine is made; nothing else of
     the engine's does (the encoder would hold up a player's kernels queued behind it)."""
-    from cluedo_env.engine import compile_ahead
-    from cluedo_env.engine import kernels as K
+    from cluedo_env.engine import compile_ahead, kernels
 
     asked = []
     monkeypatch.setattr(compile_ahead, "submit", lambda kernels: asked.append([d for d, _ in kernels]) or False)
     VectorEngine("classic", 2)
-    assert asked == [[K._roll]]
+    assert asked == [[kernels._roll]]
 
 
 def test_entry_points_are_shared_by_engines_whose_arguments_type_alike():

@@ -37,7 +37,8 @@ from cluedo_env.agents.learner.belief import BELIEF_MEANING, BeliefTracker, beli
 from cluedo_env.agents.planning.movement import travel_turns
 from numba import njit
 
-from cluedo_env.engine import observation as O
+from cluedo_env.engine.observation import Piece, layout
+from cluedo_env.engine.observation import size as observation_size
 from cluedo_env.rules.board import NUM_LOCATIONS, ROOM_LOC0
 from cluedo_env.rules.cards import NUM_CARDS, NUM_ROOMS, NUM_SUSPECTS
 from cluedo_env.rules.config import RulesConfig
@@ -153,14 +154,14 @@ def check_observation(observation: str, belief: bool) -> None:
         raise ConfigError("observation='compact' needs belief=True (its notebook pieces come from the belief tracker)")
 
 
-def _history(piece: O.Piece) -> bool:
+def _history(piece: Piece) -> bool:
     return piece.name.startswith("hist_")
 
 
 @lru_cache(maxsize=16)
-def compact_layout(config: RulesConfig) -> tuple[O.Piece, ...]:
+def compact_layout(config: RulesConfig) -> tuple[Piece, ...]:
     """The compact observation's pieces, in order, with offsets (``Piece.doc`` says what each holds)."""
-    engine = {p.name: p for p in O.layout(config)}
+    engine = {p.name: p for p in layout(config)}
     spec: list[tuple[str, tuple[int, ...], str]] = []
     for name in KEPT_PIECES:
         if name in engine:
@@ -168,7 +169,7 @@ def compact_layout(config: RulesConfig) -> tuple[O.Piece, ...]:
     if config.has_board:
         spec.append(("token_room", (NUM_SUSPECTS, NUM_ROOMS + 1), DERIVED_MEANING["token_room"]))
         spec.append(("room_turns", (NUM_ROOMS, len(TURN_LEVELS)), DERIVED_MEANING["room_turns"]))
-    for p in O.layout(config):
+    for p in layout(config):
         if _history(p):
             spec.append((p.name, (COMPACT_HISTORY,) + p.shape[1:], p.doc))
     for name, shape, _ in belief_layout(config.players):
@@ -176,7 +177,7 @@ def compact_layout(config: RulesConfig) -> tuple[O.Piece, ...]:
     spec.append(("envelope_prob", (NUM_CARDS, len(PROB_LEVELS)), DERIVED_MEANING["envelope_prob"]))
     out, at = [], 0
     for name, shape, doc in spec:
-        out.append(O.Piece(name, shape, at, doc))
+        out.append(Piece(name, shape, at, doc))
         at += out[-1].size
     return tuple(out)
 
@@ -193,8 +194,8 @@ class CompactObservation:
         self.config = config
         self.pieces = {p.name: p for p in compact_layout(config)}
         self.size = compact_size(config)
-        engine = {p.name: p for p in O.layout(config)}
-        self.engine_size = O.size(config)
+        engine = {p.name: p for p in layout(config)}
+        self.engine_size = observation_size(config)
         # Engine slots copied as they are, in compact order: kept pieces, then the newest history rows.
         src = [np.arange(engine[n].offset, engine[n].offset + engine[n].size) for n in KEPT_PIECES if n in engine]
         dst = [np.arange(self.pieces[n].offset, self.pieces[n].offset + self.pieces[n].size)

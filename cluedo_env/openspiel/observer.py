@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from cluedo_env.engine import observation as O
+from cluedo_env.engine.observation import layout
 from cluedo_env.openspiel.core import CHANCE, Core
 from cluedo_env.rules import actions as A
 from cluedo_env.rules.cards import CARD_NAMES, MAX_PLAYERS, NUM_CARDS, NUM_ROOMS, NUM_WEAPONS, ROOMS, SUSPECTS, WEAPONS
@@ -89,7 +89,7 @@ class CluedoObserver:
                 pieces.append(("weapon_start", (NUM_WEAPONS, NUM_ROOMS)))
             pieces += [("envelope_known", (NUM_CARDS,)), ("events", (max_events(config), EVENT_WIDTH))]
         else:
-            pieces = [(p.name, p.shape) for p in O.layout(config)]
+            pieces = [(p.name, p.shape) for p in layout(config)]
         self.tensor = np.zeros(sum(int(np.prod(s)) for _, s in pieces), np.float32)
         self.dict: dict[str, np.ndarray] = {}
         at = 0
@@ -131,7 +131,7 @@ class CluedoObserver:
         self._engine.import_game(0, core.game.to_dict())
         obs = self._engine.observe_game(0, seat).astype(np.float32)
         if not self.private:
-            for piece in O.layout(self.config):
+            for piece in layout(self.config):
                 if piece.name in ("my_hand", "shown_to_me", "i_showed", "envelope_known", "hist_card_seen"):
                     obs[piece.offset : piece.offset + piece.size] = 0
         return obs

@@ -87,7 +87,7 @@ from ray.rllib.utils.metrics import (
 )
 
 import cluedo_env
-from cluedo_env.engine import observation as O
+from cluedo_env.engine.observation import size as observation_size
 from cluedo_env.engine.vector_engine import VectorEngine
 from cluedo_env.engine.views import PlayerView
 from cluedo_env.envs.aec import agent_name as agent_id
@@ -110,8 +110,9 @@ def input_sizes(rules: Any, options: dict[str, Any]) -> tuple[int, int]:
     (``options`` empty), or the vs_bots learner's inputs for these ``options`` (belief features, compact
     observation, macro actions)."""
     if not options:
-        return O.size(rules), A.NUM_ACTIONS
-    width = learner_obs_size(rules, O.size(rules), bool(options.get("belief")), options.get("observation", "full"))
+        return observation_size(rules), A.NUM_ACTIONS
+    width = learner_obs_size(rules, observation_size(rules), bool(options.get("belief")),
+                             options.get("observation", "full"))  # fmt: skip
     return width, num_actions(bool(options.get("macro_moves")), bool(options.get("macro_accuse")))
 
 
