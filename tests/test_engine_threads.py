@@ -180,8 +180,8 @@ def test_a_forked_child_steps_a_threaded_engine_it_inherited():
         try:
             for _ in range(5):
                 eng.step(eng.sample_full_game_actions())
-            hired = eng._pool_pid == os.getpid() and all(w.thread.is_alive() for w in eng._pool.workers)
-            os.write(write, b"ok" if hired else b"no")  # (the caller alone would finish too: check it has workers)
+            started = eng._pool_pid == os.getpid() and all(w.thread.is_alive() for w in eng._pool.workers)
+            os.write(write, b"ok" if started else b"no")  # (the caller alone would finish too: check it has workers)
         finally:
             os._exit(0)
     os.close(write)

@@ -134,7 +134,7 @@ class ThreadHost:
         block by block, all through the compiled loop (:mod:`~cluedo_env.engine.thread_jobs`); a step's result is in
         the job's counters."""
         pool = self._pool_here()
-        addresses = self._job_context.kernels
+        addresses = self._job_context.kernel_addresses
         if not addresses[kind]:
             if kind in (thread_jobs.STEP, thread_jobs.NEW_GAMES):
                 self._k_step  # noqa: B018 - the reset's and step's compile, which takes the move search from the helper

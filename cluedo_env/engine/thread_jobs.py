@@ -80,7 +80,7 @@ class JobContext(NamedTuple):
     """What every thread's jobs read: the record and counters, the kernels, the blocks, and the engine's arrays."""
 
     job: np.ndarray  # (job_words(threads),) int64: the job being handed over, then its counters
-    kernels: np.ndarray  # (KINDS,) int64: each kind's kernel's address, 0 until the engine first runs that kind
+    kernel_addresses: np.ndarray  # (KINDS,) int64: each kind's kernel's address, 0 until the engine first runs it
     blocks: np.ndarray  # (k + 1,) int64: the blocks' bounds, 0 .. B (block_bounds)
     own_blocks: np.ndarray  # (threads + 1,) int64: thread t's slice is blocks own_blocks[t] .. own_blocks[t + 1] - 1
     games: np.ndarray  # (largest block,) int64: 0, 1, 2 ... a block's games for the encoder and the deal
@@ -198,7 +198,7 @@ def _check_block(shared: JobContext, lo: int, m: int) -> None:
 @njit(**INLINE)
 def _run_block(shared: JobContext, memory: ThreadMemory, kind: int, lo: int, m: int) -> None:
     """Run the job of ``kind`` on the ``m`` games from ``lo``."""
-    job, k = shared.job, shared.kernels
+    job, k = shared.job, shared.kernel_addresses
     s = rows(shared.state, lo, m)
     games = array_at(data_address(shared.games), m, np.int64)
     if kind == STEP:
