@@ -57,7 +57,7 @@ docs: $(VENV)/.installed
 	$(PY) scripts/gen_docs.py
 	$(VENV)/bin/mkdocs build --strict
 
-# numba caches compiled kernels next to their modules (__pycache__/*.nbi, *.nbc); cluedo_env/kernel_cache.py
+# numba caches compiled kernels next to their modules (__pycache__/*.nbi, *.nbc); cluedo_env/engine/kernel_cache.py
 # clears them when a kernel source changes. This removes them by hand (e.g. after a numba upgrade).
 clean-cache:
 	find cluedo_env agents -name '*.nbi' -delete -o -name '*.nbc' -delete
