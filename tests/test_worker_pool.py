@@ -93,7 +93,7 @@ def _share(job: np.ndarray, done: np.ndarray, worker: int) -> None:
 
 @njit(cache=False, nogil=True)
 def _share_loop(words: np.ndarray, worker: int, n: int, job: np.ndarray, done: np.ndarray) -> int:
-    """A compiled loop for the worker pool (the engine's, ``thread_jobs.serve``, in small)."""
+    """A compiled loop for the worker pool (the engine's, ``thread_jobs.worker_loop``, in small)."""
     if worker == CALLER:
         sleepers = hand_out(words, n)
         _share(job, done, worker)
