@@ -70,6 +70,8 @@ def _checked(args: argparse.Namespace) -> tuple[RulesConfig, list[str]]:
     check_player_names(names)
     for name in dict.fromkeys(names):  # a checkpoint that does not load fails now, not after other pairings
         agent = make_agent(name, seed=0)
+        if hasattr(agent, "network_for"):  # a pretrained name with a network per table size: this table's, or an error
+            agent = agent.network_for(config.players)
         meta = getattr(agent, "meta", None)
         rules = meta.get("rules") if isinstance(meta, dict) else None
         if isinstance(rules, dict) and (rules.get("players"), rules.get("board")) != (config.players, config.board):
