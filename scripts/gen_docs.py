@@ -103,11 +103,14 @@ def render_results(data: dict, index: dict) -> str:
     out.append(_openspiel_section())
     out.append("\n## Model cards\n\nThe players shipped with the package, playable by name wherever a player is "
                "named (`pretrained:NAME`): `cluedo play --players human pretrained:vs_heuristic deducer heuristic`, "
-               "`cluedo evaluate`, training opponents.\n")
+               "`cluedo evaluate`, training opponents. A name with tables plays, at each table, the network trained "
+               "for its number of players.\n")
     for name, entry in index.items():
         card = entry["card"]
         out.append(f"\n### `pretrained:{name}`\n\n")
+        tables = ", ".join(f"{n} players: `pretrained:{v}`" for n, v in entry.get("tables", {}).items())
         out.append(_table(["", ""], [
+            *([["tables", tables]] if tables else []),
             ["config", card["config"]], ["learner steps", f"{card['learner_steps']:,}"],
             ["wall time", card["wall_time"]], ["machine", card["machine"]],
             ["selected", card.get("selected", "")], ["stored", card.get("stored", "")],
