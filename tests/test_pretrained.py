@@ -116,3 +116,17 @@ def test_a_broken_index_is_a_checkpoint_error(tmp_path):
     (tmp_path / "index.json").write_text(json.dumps({"x": {"no_file": 1}}))
     with pytest.raises(CheckpointError, match="index.json"):
         pretrained.catalogue(tmp_path)
+
+
+def test_the_evaluator_seats_a_name_with_tables_at_any_size_it_covers_and_refuses_others_before_playing(tmp_path):
+    from cluedo_env.cli.evaluate import main as evaluate_main
+
+    out = tmp_path / "h2h"
+    evaluate_main(["--head-to-head", "pretrained:cards_champion", "heuristic", "--preset", "cards",
+                   "--rule", "players=3", "--games", "3", "--out", str(out)])  # fmt: skip
+    report = json.loads((out / "head_to_head.json").read_text())
+    assert report["a"] == "pretrained:cards_champion" and report["games"] == 3
+    with pytest.raises(UsageError, match="was trained for 4 players"):
+        evaluate_main(["--head-to-head", "pretrained:vs_heuristic", "heuristic", "--rule", "players=3", "--games", "3",
+                       "--out", str(tmp_path / "refused")])  # fmt: skip
+    assert not (tmp_path / "refused").exists()
