@@ -117,16 +117,17 @@ def _seat_rows(results: list[tuple[str, dict]]) -> list[str]:
 
 
 def champion_rows(names: tuple[str, ...] = CHAMPIONS) -> list[dict]:
-    """The shipped players' measured win rates, from their model cards: the rows whose command plays the player
-    itself (not an ablation in its place), each ``{player, opponents, win_rate, ci95, games, wrong}``."""
+    """The shipped players' measured win rates, from their model cards, at every table size they cover: the rows
+    whose command plays the player itself (not an ablation in its place), each
+    ``{player, opponents, win_rate, ci95, games, wrong}``."""
     from cluedo_env.agents.play.stats import wilson_interval
     from cluedo_env.training.pretrained import catalogue
 
     shipped = catalogue()
     rows = []
-    for name in names:
-        if name not in shipped:
-            continue
+    # a name that covers several table sizes shows the network of each (its tables, in order of size)
+    members = [m for n in names if n in shipped for m in dict.fromkeys([*shipped[n].get("tables", {}).values(), n])]
+    for name in dict.fromkeys(members):
         for item in shipped[name].get("card", {}).get("win_rates", []):
             if f"pretrained:{name}" not in str(item.get("command", "")):
                 continue

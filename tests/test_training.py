@@ -61,6 +61,7 @@ def test_train_checkpoint_resume_evaluate(tmp_path, capsys):
 
     # the checkpoint plays in the tournament evaluator by name
     from cluedo_env.cli import evaluate
+
     res = evaluate.main(["--players", f"ckpt:{run / 'model.zip'}", "random", "random", "random", "--games", "8",
                          "--out", str(tmp_path / "eval"), "--no-progress"])  # fmt: skip
     assert res["games"] == 8
@@ -139,7 +140,10 @@ def test_demo_script_end_to_end(tmp_path, capsys):
     assert "| belief_random: its notebook and accusation, random play |" in text
     # the shipped players' rows come from their model cards, figures as measured there
     cards = demo.champion_rows()
+    from cluedo_env.training.pretrained import tables_of
+
     assert {r["player"] for r in cards} >= {"pretrained:champion", "pretrained:cards_champion"}
+    assert {f"pretrained:{m}" for m in tables_of("champion").values()} <= {r["player"] for r in cards}
     assert all(r["ci95"][0] <= r["win_rate"] <= r["ci95"][1] for r in cards)
     for r in cards:
         assert f"| {r['player']} | {r['opponents']} | {100 * r['win_rate']:.1f}% |" in text
@@ -198,6 +202,7 @@ def test_belief_and_macro_accusation_checkpoint_plays_by_name(tmp_path):
     assert len(records) == 16  # the runner raises on an illegal action; every game ran to its end
 
     from scripts import policy_stats as stats_mod
+
     stats = stats_mod.policy_stats(str(run / "model.zip"), "random", steps=30, num_envs=8)
     assert stats["gambles_right"] <= stats["gambles"] and sum(stats["decisions"].values()) == 30 * 8
     with pytest.raises(CheckpointError, match="without belief"):
