@@ -47,7 +47,8 @@ def test_each_pretrained_player_plays_100_games_against_bots_without_an_illegal_
     network = agent if players is None else agent.network_for(players)
     config = make_config(network.meta["rules"])
     assert players in (None, config.players), f"pretrained:{pretrained.tables_of(name)[players]} plays other tables"
-    others = [make_agent(n, seed=s) for s, n in enumerate(["heuristic", "deducer", "random"][: config.players - 1])]
+    names = ["heuristic", "deducer", "random", "expert", "heuristic"][: config.players - 1]
+    others = [make_agent(n, seed=s) for s, n in enumerate(names)]
     games = play_games(config, [agent, *others], 100, batch_size=100, seed=7)
     assert len(games) == 100
     assert all(g.ending in ("accusation", "last_standing", "all_eliminated", "truncated") for g in games)
