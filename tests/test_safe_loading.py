@@ -248,7 +248,9 @@ def test_every_shipped_player_loads_with_every_unpickler_disabled(name, monkeypa
     with zipfile.ZipFile(pretrained.path_of(name)) as zf:
         assert ENTRY in zf.namelist()
     agent = make_agent(f"pretrained:{name}", seed=0)
-    assert agent.model.action_space.n == agent.meta["n_actions"]
+    tables = pretrained.tables_of(name)  # a name with tables loads the network of each table size it covers
+    for network in [agent.network_for(n) for n in tables] if tables else [agent]:
+        assert network.model.action_space.n == network.meta["n_actions"]
 
 
 def test_an_untrusted_rllib_checkpoint_is_refused_and_runs_nothing(tmp_path):
