@@ -239,6 +239,7 @@ def render() -> str:
         *_packed_section(),
         *_belief_section(),
         *_compact_section(),
+        *_accusation_section(),
     ]
     return "\n".join(lines)
 
@@ -344,6 +345,32 @@ def _compact_section() -> list[str]:
         for p in compact_layout(cfg):
             lines.append(f"| `{p.name}` | {_shape(p.shape)} | {p.offset}..{p.offset + p.size - 1} | {p.doc} |")
         lines.append("")
+    return lines
+
+
+def _accusation_section() -> list[str]:
+    """The accusation features (``accusation_features=True``, or an expert advisor;
+    agents/learner/accusation_features.py)."""
+    from cluedo_env.agents.learner.accusation_features import ACCUSATION_PIECES, ACCUSATION_SIZE, accusation_layout
+
+    lines = [
+        "## Accusation features (single-agent envs, `accusation_features=True`)",
+        "",
+        "With `accusation_features=True` (training config key `env.accusation_features`; needs `belief`), or an",
+        "expert advisor, the learner observation ends with what the expert weighs before a risky accusation",
+        f"(`agents/learner/accusation_features.py`), {ACCUSATION_SIZE} slots of 0/1, computed for the seat with the",
+        "expert's own machinery from the seat's view only (`tests/test_advised.py` changes hidden cards and checks",
+        "they stay the same). Without an advisor the expert only perceives: every decision is the policy's and",
+        "`expert_rule` stays 0. Offsets count from the first of these slots.",
+        "",
+        "| piece | width | slots | meaning |",
+        "|---|---|---|---|",
+    ]
+    lay = accusation_layout()
+    for name, width, doc in ACCUSATION_PIECES:
+        at = lay[name][0]
+        lines.append(f"| `{name}` | {width} | {at}..{at + width - 1} | {doc} |")
+    lines.append("")
     return lines
 
 

@@ -174,10 +174,12 @@ def test_expert_advisor_adds_the_accusation_features() -> None:
     assert sampled > 0
 
 
-def test_accusation_features_do_not_depend_on_hidden_cards() -> None:
+@pytest.mark.parametrize("perceiving", [False, True], ids=["advisor", "perception_expert"])
+def test_accusation_features_do_not_depend_on_hidden_cards(perceiving: bool) -> None:
     """Swapping an unnamed envelope card with an unnamed card of another hand leaves the seat's accusation
-    features (and its best open triple) unchanged: they come from its view only."""
-    from cluedo_env.agents.learner.accusation_features import AccusationFeatures
+    features (and its best open triple) unchanged: they come from its view only. Both sources: a riskless expert
+    advisor, and the expert at its defaults that only perceives (no ``expert_rule`` slot)."""
+    from cluedo_env.agents.learner.accusation_features import AccusationFeatures, perception_expert
     from cluedo_env.agents.play.registry import make_agent
     from cluedo_env.agents.play.runner import seat_actions
     from helpers import swap_hidden
@@ -201,10 +203,10 @@ def test_accusation_features_do_not_depend_on_hidden_cards() -> None:
         e = VectorEngine(cfg, 1)
         e.import_game(0, snap)
         v = PlayerView(e, seat)
-        expert = make_agent(RISKLESS_EXPERT, seed=0)
+        expert = perception_expert(0) if perceiving else make_agent(RISKLESS_EXPERT, seed=0)
         expert.reset(v, one)
         acc = AccusationFeatures()
-        return acc.encode(expert, v, one)[0], int(acc.best[0])
+        return acc.encode(expert, v, one, rule=not perceiving)[0], int(acc.best[0])
 
     checked = decided = sampled = 0
     for step in range(600):

@@ -19,7 +19,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from cluedo_env.agents.learner.accusation_features import AccusationFeatures, encode_by_seat, is_expert
+from cluedo_env.agents.learner.accusation_features import (
+    AccusationFeatures,
+    encode_by_seat,
+    is_expert,
+    perception_expert,
+)
 from cluedo_env.agents.learner.belief import BeliefTracker
 from cluedo_env.agents.learner.compact_observation import CompactObservation
 from cluedo_env.agents.learner.inputs import envelope_potential, gate_accusation, learner_obs_size, learner_observation
@@ -113,19 +118,26 @@ class LearnerCore:
         # The advisor (advised space): a rule-based player per seat the learner may sit in, seeing that seat's
         # view only, playing every learner decision but the accusation choice (LearnerActions.decides).
         # One rule: an expert advisor (cluedo_env.agents.players.expert.ExpertAgent) also gives the learner its
-        # accusation features
-        # (cluedo_env.agents.learner.accusation_features), and action 1 accuses the expert's best open triple.
+        # accusation features (cluedo_env.agents.learner.accusation_features), and action 1 accuses the expert's
+        # best open triple. A learner without an advisor may ask for the features (accusation_features): an expert
+        # per seat then computes them and does nothing else.
         self.advisor = advisor
         self.advisors: dict[int, Any] = {}
+        self.feature_experts: dict[int, Any] = {}  # seat -> the expert computing the accusation features there
         self.accusation_features = False
         self.accusation = None
+        seats = range(P) if seat == "random" else [int(seat)]
         if advisor is not None:
-            seats = range(P) if seat == "random" else [int(seat)]
             adv_seeds = np.random.SeedSequence(None if seed is None else seed + 7919).spawn(P)
             self.advisors = {s: make_agent(advisor, seed=int(adv_seeds[s].generate_state(1)[0])) for s in seats}
-            self.accusation_features = all(is_expert(a) for a in self.advisors.values())
-            if self.accusation_features:
-                self.accusation = AccusationFeatures()
+            if all(is_expert(a) for a in self.advisors.values()):
+                self.feature_experts = self.advisors
+        elif options.accusation_features:
+            seeds = np.random.SeedSequence(None if seed is None else seed + 6007).spawn(P)
+            self.feature_experts = {s: perception_expert(int(seeds[s].generate_state(1)[0])) for s in seats}
+        if self.feature_experts:
+            self.accusation_features = True
+            self.accusation = AccusationFeatures()
         # Packed observations: the engine's packed rows (uint8, a fifth of the bytes), unpacked by the network.
         self.packed = bool(options.packed_observation)
         self.obs_size = learner_obs_size(self.config, self.engine_obs_size, belief, observation,
@@ -206,7 +218,7 @@ class LearnerCore:
         self._groups = [(row, np.isin(np.arange(self.P), ks)) for row, ks in zip(rows, positions, strict=True)]
         agents = {id(p): (s, p) for row in self.players for s, p in row.items() if p is not None and _is_agent(p)}
         self._agents = list(agents.values())  # each player once, for its reset and step hooks
-        self._agents += list(self.advisors.items())  # reset and step hooks like the opponents
+        self._agents += list((self.advisors or self.feature_experts).items())  # reset and step hooks, as opponents
         self._all_fast = not self.advisors and all(p is None for row in self.players for p in row.values())
         self._opp_rng = np.random.default_rng(self._seed_seq.spawn(1)[0])
 
@@ -268,8 +280,9 @@ class LearnerCore:
             return obs
         features = None
         if self.accusation is not None:
-            features = lambda games: encode_by_seat(self.accusation, self.advisors, self.views,  # noqa: E731
-                                                    self.seat[games], games)  # fmt: skip
+            rule = bool(self.advisors)  # the expert_rule slot: an advisor's only
+            features = lambda games: encode_by_seat(self.accusation, self.feature_experts, self.views,  # noqa: E731
+                                                    self.seat[games], games, rule)  # fmt: skip
         return learner_observation(obs, self.belief, idx, self.compact, features)
 
     def engine_mask(self) -> np.ndarray:
@@ -282,7 +295,7 @@ class LearnerCore:
         A game that ended before the learner's first decision allows only action 0 (its forced step).
         """
         m = self.actions.mask(self.eng.legal_action_mask)
-        if self.accusation is not None:  # accuse only where the expert sampled a best open triple
+        if self.accusation is not None and self.advisors:  # advised: accuse only where the expert sampled a triple
             self.accusation.restrict(m, self._ar)
         if self.accuse_gate is not None:  # the macro accusation only where the notebook allows it (the gate)
             gate_accusation(m, self.eng.legal_action_mask, self.actions.accuse_id, self.belief, self._ar,

@@ -18,7 +18,12 @@ from typing import Any
 
 import numpy as np
 from cluedo_env.agents.learner.compact_observation import check_observation
-from cluedo_env.agents.learner.inputs import check_accuse_gate, check_packed_observation, check_shaping
+from cluedo_env.agents.learner.inputs import (
+    check_accusation_features,
+    check_accuse_gate,
+    check_packed_observation,
+    check_shaping,
+)
 
 from cluedo_env.checks import check_bool, check_seed
 from cluedo_env.rules.config import ConfigError, RulesConfig, make_config
@@ -59,6 +64,7 @@ class LearnerOptions:
     observation: str = "full"
     packed_observation: bool = False
     advisor: str | None = None
+    accusation_features: bool = False
     accuse_gate: str | float | None = None
     shaping: Mapping[str, Any] | None = None
     mask_in_observation: bool = False
@@ -83,6 +89,7 @@ class LearnerOptions:
             if self.macro_moves or self.macro_accuse:
                 raise ConfigError("advisor replaces macro_moves and macro_accuse (the advisor moves, the learner "
                                   "chooses only between the advisor's action and accusing): leave them false")
+        check_accusation_features(self.accusation_features, self.belief, self.advisor)
         if self.illegal_action not in ILLEGAL_ACTION_MODES:
             raise ConfigError(f"illegal_action must be 'raise' or 'lose', got {self.illegal_action!r}")
         if self.unplayed_games not in UNPLAYED_MODES:

@@ -76,6 +76,8 @@ An expert advisor (:class:`cluedo_env.agents.players.expert.ExpertAgent`, e.g. t
 ``expert{"floor": 1.01, "accuse_assumed": false, "max_hypotheses": 0}``) also appends the expert's
 accusation inputs to the observation (p1 of its best open triple, danger, hypotheses left ...:
 :mod:`cluedo_env.agents.learner.accusation_features`), and action 1 accuses that triple instead of the belief's.
+Without an advisor, ``accusation_features=True`` (needs ``belief``) appends the same inputs, computed by an
+expert at its defaults that only perceives (its ``expert_rule`` slot stays 0); the policy makes every decision.
 
 The macro mapping is a pure function of the legal MOVE destinations (:func:`macro_mask`,
 :func:`macro_to_engine`); no rule is written here.

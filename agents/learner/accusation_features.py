@@ -1,13 +1,20 @@
 """Accusation features: what the expert weighs before a risky accusation, as learner inputs.
 
-The advised learner (:mod:`cluedo_env.envs.learner_actions`, ``advisor=...``) decides only
-*when* to accuse. With the compact observation alone it sees coarse envelope probabilities
-(above 0, 1/4, 1/2, 3/4 per card, facts-only marginals) and cannot tell a 90% accusation from a
-45% one. When the advisor is an expert (:class:`cluedo_env.agents.players.expert.ExpertAgent`, or a subclass), the
-learner observation ends with these slots instead, computed with the advisor's own machinery
-for the learner's seat (its notebook, opponent models and deal sampler; its
-:class:`~cluedo_env.engine.views.PlayerView` only), wherever the learner decides (its seat to act,
-an accusation open, R-A1):
+With the compact observation alone a learner sees coarse envelope probabilities (above 0, 1/4, 1/2, 3/4 per
+card, facts-only marginals) and cannot tell a 90% accusation from a 45% one. These slots, appended to the
+learner observation, say what the expert (:class:`cluedo_env.agents.players.expert.ExpertAgent`) computes before
+one, with its own machinery for the learner's seat (its notebook, opponent models and deal sampler; the seat's
+:class:`~cluedo_env.engine.views.PlayerView` only), wherever the learner may accuse (its seat to act, an
+accusation open, R-A1). Two kinds of learner have them:
+
+* the advised learner (:mod:`cluedo_env.envs.learner_actions`, ``advisor=...``) whose advisor is an expert: it
+  decides only *when* to accuse, and the slots come from its advisor;
+* any other learner with ``accusation_features=True``: the slots come from an expert at its defaults that only
+  perceives (:func:`perception_expert`; it never chooses an action), and the policy makes every decision
+  itself. Its ``expert_rule`` slot stays 0: the slots say what the seat knows, not what a rule-based player
+  would do with it.
+
+The slots:
 
 * ``decides`` (1): the learner decides here (else every slot is 0);
 * ``sampled`` (1): at most ``MAX_HYPOTHESES`` = 24 solution triples are left under the
@@ -22,7 +29,7 @@ an accusation open, R-A1):
   next turn (public information);
 * ``hypotheses`` (8): thermometer, ``hypotheses <= HYP_LEVELS[k]`` (1 2 3 4 6 8 12 24): the
   solution triples left under the assumed facts;
-* ``expert_rule`` (1): the expert's own rule at its defaults would accuse now:
+* ``expert_rule`` (1, advised learners only): the expert's own rule at its defaults would accuse now:
   ``sampled``, ``ess_ok`` and ``p1 >= max(0.5, (1 - danger) ** rounds)`` (``rounds`` = 2 on the
   board, 1 in the card game);
 * ``round`` (5): thermometer, ``turn_count // players >= ROUND_LEVELS[k]`` (2 4 6 8 12).
@@ -66,7 +73,8 @@ ACCUSATION_PIECES: tuple[tuple[str, int, str], ...] = (
     ("ess_ok", 1, "1 where the sampled deals' effective sample size is at least the expert's min_ess"),
     ("danger", len(DANGER_LEVELS), "danger >= 0.02 0.05 0.1 0.2 0.3 0.5: an opponent solves before our next turn"),
     ("hypotheses", len(HYP_LEVELS), "solution triples left (assumed facts) <= 1 2 3 4 6 8 12 24"),
-    ("expert_rule", 1, "1 where the expert's rule at its defaults accuses: p1 >= max(0.5, (1 - danger) ** rounds)"),
+    ("expert_rule", 1, "1 where the expert's rule at its defaults accuses: p1 >= max(0.5, (1 - danger) ** rounds) "
+                       "(advised learners; else 0)"),
     ("round", len(ROUND_LEVELS), "rounds played (turn_count // players) >= 2 4 6 8 12"),
 )
 ACCUSATION_SIZE = sum(w for _, w, _ in ACCUSATION_PIECES)
@@ -97,8 +105,9 @@ class AccusationFeatures:
     def __init__(self) -> None:
         self.best = np.full(0, -1, np.int64)  # (B,) triple index p1 is about, -1: none
 
-    def encode(self, expert: Any, view: PlayerView, idx: np.ndarray) -> np.ndarray:
-        """(n, ACCUSATION_SIZE) int8 slots of games ``idx`` for ``view``'s seat, from ``expert``'s machinery."""
+    def encode(self, expert: Any, view: PlayerView, idx: np.ndarray, rule: bool = True) -> np.ndarray:
+        """(n, ACCUSATION_SIZE) int8 slots of games ``idx`` for ``view``'s seat, from ``expert``'s machinery;
+        ``rule``: fill the ``expert_rule`` slot (advised learners), else it stays 0."""
         idx = np.asarray(idx, np.int64)
         n = len(idx)
         B = view.batch_size
@@ -140,11 +149,11 @@ class AccusationFeatures:
             best = probs.argmax(1)
             p1 = probs[np.arange(len(s)), best]
             ess_ok = ess >= expert.min_ess
-            rule = ess_ok & (p1 >= expert.risk_threshold(view, danger[s], EXPERT_FLOOR))
             put("sampled", r, np.ones(len(s), np.int8))
             put("p1", r, p1[:, None] >= P1_LEVELS[None, :])
             put("ess_ok", r, ess_ok)
-            put("expert_rule", r, rule)
+            if rule:
+                put("expert_rule", r, ess_ok & (p1 >= expert.risk_threshold(view, danger[s], EXPERT_FLOOR)))
             self.best[gs] = best
         return out
 
@@ -169,16 +178,24 @@ class AccusationFeatures:
         return out
 
 
+def perception_expert(seed: int | None = None) -> Any:
+    """An expert at its defaults whose machinery computes the slots of a learner without an advisor. It is
+    reset with the learner's games and asked for nothing but the slots: every action stays the policy's."""
+    from cluedo_env.agents.players.expert import ExpertAgent
+
+    return ExpertAgent(seed=seed)
+
+
 def encode_by_seat(features: AccusationFeatures, experts: dict[int, Any], views: Any, seats: np.ndarray,
-                   idx: np.ndarray) -> np.ndarray:  # fmt: skip
+                   idx: np.ndarray, rule: bool = True) -> np.ndarray:  # fmt: skip
     """(n, ACCUSATION_SIZE): :meth:`AccusationFeatures.encode` of games ``idx`` whose learner sits in ``seats``
-    (n,), each with that seat's expert and view."""
+    (n,), each with that seat's expert and view (``rule``: as in :meth:`AccusationFeatures.encode`)."""
     idx = np.asarray(idx, np.int64)
     seats = np.asarray(seats, np.int64)
     out = np.zeros((len(idx), ACCUSATION_SIZE), np.int8)
     for s in np.unique(seats):  # encode touches only the games it is given (their slots and best triple)
         r = np.flatnonzero(seats == s)
-        out[r] = features.encode(experts[int(s)], views[int(s)], idx[r])
+        out[r] = features.encode(experts[int(s)], views[int(s)], idx[r], rule)
     return out
 
 
@@ -189,4 +206,5 @@ __all__ = [
     "accusation_layout",
     "encode_by_seat",
     "is_expert",
+    "perception_expert",
 ]

@@ -9,9 +9,9 @@ league snapshots, ``cluedo_env.agents.learner.callable_player.CallablePlayer``).
 * ``observation="full"``: the engine's observation, followed by the belief features when ``belief``;
 * ``observation="compact"`` (needs ``belief``):
 :class:`cluedo_env.agents.learner.compact_observation.CompactObservation`;
-* ``accusation_features`` (advised learners whose advisor is an expert): followed by the
-  :mod:`cluedo_env.agents.learner.accusation_features` slots (p1, danger, hypotheses left ... of the expert for the
-  seat).
+* ``accusation_features`` (advised learners whose advisor is an expert, or any learner that asks for them):
+  followed by the :mod:`cluedo_env.agents.learner.accusation_features` slots (p1, danger, hypotheses left ... of
+  the expert for the seat).
 
 Two learner options live here too, since the env and the players must apply them alike:
 
@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from cluedo_env.agents.learner.accusation_features import ACCUSATION_SIZE, AccusationFeatures
+from cluedo_env.agents.learner.accusation_features import ACCUSATION_SIZE, AccusationFeatures, perception_expert
 from cluedo_env.agents.learner.belief import BeliefTracker, belief_size
 from cluedo_env.agents.learner.compact_observation import CompactObservation, check_observation, compact_size
 
@@ -70,6 +70,19 @@ def check_packed_observation(packed: Any, observation: str, belief: bool) -> Non
     if check_bool("packed_observation", packed) and (observation != "full" or belief):
         raise ConfigError(f"packed_observation=True packs the engine's observation alone: it needs observation='full' "
                           f"and belief=False (got observation={observation!r}, belief={belief!r})")
+
+
+def check_accusation_features(wanted: Any, belief: bool, advisor: Any) -> bool:
+    """``wanted`` as a bool (:class:`OptionTypeError` otherwise); :class:`ConfigError` where the slots cannot be
+    built: they need the notebook (``belief``), and an advised learner has them from an expert advisor already."""
+    if not check_bool("accusation_features", wanted):
+        return False
+    if not belief:
+        raise ConfigError("accusation_features=True needs belief=True (the slots are read from the seat's notebook)")
+    if advisor is not None:
+        raise ConfigError("accusation_features=True is for learners without an advisor: an expert advisor gives "
+                          "its learner the slots already, and another advisor cannot compute them")
+    return True
 
 
 def check_shaping(shaping: Any, belief: bool) -> dict | None:
@@ -164,9 +177,10 @@ class LearnerInputs:
     """Mixin for players that see a game as the single-agent env's learner does.
 
     Set ``use_belief``, ``observation`` (``"full"`` or ``"compact"``), ``packed_observation`` and
-    ``accusation_features`` from what the policy was trained with; with ``accusation_features`` override
-    :meth:`_feature_expert` (the expert whose machinery computes them: the advisor). Each player
-    keeps its own notebook (``_belief``; set it and ``_accusation`` to None in a copy).
+    ``accusation_features`` from what the policy was trained with. The accusation slots come from
+    :meth:`_feature_expert`: an expert that only perceives, or the advisor of an advised player (which overrides
+    it). Each player keeps its own notebook and expert (``_belief``, ``_perceiver``, ``_accusation``: set them
+    to None in a copy).
     """
 
     use_belief: bool = False
@@ -177,9 +191,14 @@ class LearnerInputs:
     _compact: CompactObservation | None = None
     accusation_features: bool = False
     _accusation: AccusationFeatures | None = None
+    _perceiver: Any = None
 
-    def _feature_expert(self) -> Any:
-        raise NotImplementedError("accusation_features needs the expert that computes them")
+    def _feature_expert(self) -> tuple[Any, bool]:
+        """The expert whose machinery computes the accusation slots, and whether it is this player's advisor (only
+        an advisor fills the ``expert_rule`` slot). Here: an expert at its defaults that only perceives."""
+        if self._perceiver is None:
+            self._perceiver = perception_expert(self.seed)
+        return self._perceiver, False
 
     def _tracker(self, view: PlayerView) -> BeliefTracker:
         self._belief = BeliefTracker.for_player(self._belief, view, self.seed)
@@ -188,6 +207,10 @@ class LearnerInputs:
     def reset(self, view: PlayerView, idx: np.ndarray) -> None:
         if self.use_belief:
             self._tracker(view).reset(np.asarray(idx, np.int64), view.seat)
+        if self.accusation_features:
+            expert, advises = self._feature_expert()
+            if not advises:  # an advisor is reset by the player it advises
+                expert.reset(view, idx)
 
     def learner_inputs(self, view: PlayerView, idx: np.ndarray):
         """(observations (n, D) int8, or packed (n, size) uint8 rows, the macro accusation's chooser or None) for
@@ -209,8 +232,8 @@ class LearnerInputs:
         if self.accusation_features:
             if self._accusation is None:
                 self._accusation = AccusationFeatures()
-            acc, expert = self._accusation, self._feature_expert()
-            features = lambda games: acc.encode(expert, view, games)  # noqa: E731
+            acc, (expert, advises) = self._accusation, self._feature_expert()
+            features = lambda games: acc.encode(expert, view, games, rule=advises)  # noqa: E731
             accuse_belief = accuse
 
             def accuse(rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -221,6 +244,7 @@ class LearnerInputs:
 
 
 __all__ = [
-    "ACCUSE_GATES", "SHAPING_KINDS", "LearnerInputs", "check_accuse_gate", "check_packed_observation", "check_shaping",
+    "ACCUSE_GATES", "SHAPING_KINDS", "LearnerInputs", "check_accusation_features", "check_accuse_gate",
+    "check_packed_observation", "check_shaping",
     "envelope_potential", "gate_accusation", "learner_obs_size", "learner_observation",
 ]  # fmt: skip

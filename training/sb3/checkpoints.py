@@ -164,8 +164,8 @@ class PolicyAgent(LearnerInputs, Agent):
                                       advised=self.advisor_name is not None)  # fmt: skip
         self._advisor = None
         self.seed = seed
-        # Advised checkpoints whose advisor is an expert: its accusation features
-        # (cluedo_env.agents.learner.accusation_features).
+        # The accusation features (cluedo_env.agents.learner.accusation_features): from the advisor of an advised
+        # checkpoint whose advisor is an expert, else from an expert that only perceives.
         self.accusation_features = bool(self.meta.get("accusation_features", False))
         if self.advisor_name is not None:
             if is_expert(self._advisor_of()) != self.accusation_features:
@@ -174,9 +174,10 @@ class PolicyAgent(LearnerInputs, Agent):
                     f"an expert but the checkpoint says accusation_features={self.accusation_features} (the "
                     "features come with an expert advisor and only with one)"
                 )
-        elif self.accusation_features:
-            raise CheckpointError(f"checkpoint {path}: accusation_features without an advisor")
         self.use_belief = bool(self.meta.get("belief", False))
+        if self.accusation_features and not self.use_belief:
+            raise CheckpointError(f"checkpoint {path}: accusation_features without belief features (they are read "
+                                  "from the seat's notebook)")
         self.accuse_gate = self.meta.get("accuse_gate")  # the env's accusation gate, applied as in training
         self.observation = self.meta.get("observation", "full")  # checkpoints from before the option: full
         self.packed_observation = bool(self.meta.get("packed_observation", False))  # trained on packed rows
@@ -199,10 +200,13 @@ class PolicyAgent(LearnerInputs, Agent):
         new._belief = None
         new._advisor = None
         new._accusation = None
+        new._perceiver = None
         return new
 
-    def _feature_expert(self):
-        return self._advisor_of()
+    def _feature_expert(self) -> tuple[Any, bool]:
+        if self.advisor_name is not None:
+            return self._advisor_of(), True
+        return super()._feature_expert()
 
     def _advisor_of(self) -> Agent:
         if self._advisor is None:
@@ -266,8 +270,8 @@ class PolicyAgent(LearnerInputs, Agent):
             )
         mask = view.legal_action_mask_of(idx)
         legal = self.actions.mask(mask)
-        if self.accusation_features:  # accuse only where the expert sampled a best open triple (as in training)
-            self._accusation.restrict(legal, idx)
+        if self.accusation_features and self.advisor_name is not None:  # advised: accuse only where the
+            self._accusation.restrict(legal, idx)  # expert sampled a best open triple (as in training)
         if self.accuse_gate is not None:  # the macro accusation only where the notebook allows it (as in training)
             gate_accusation(legal, mask, self.actions.accuse_id, self._belief, idx, self.accuse_gate)
         chosen = self._fn(obs, legal)

@@ -52,7 +52,8 @@ _MASKED = -1e8  # as the policy's masked logits
 class Recorder(LearnerInputs, Agent):
     """Plays one seat as ``teacher`` does and records every decision it makes there (see the module docstring).
 
-    ``inputs``: the learner inputs the policy takes (its ``belief``, ``observation``, ``packed_observation``).
+    ``inputs``: the learner inputs the policy takes (its ``belief``, ``observation``, ``packed_observation``,
+    ``accusation_features``).
     """
 
     def __init__(self, teacher: Agent, actions: LearnerActions, inputs: EnvSettings, seed: int) -> None:
@@ -62,6 +63,7 @@ class Recorder(LearnerInputs, Agent):
         self.use_belief = inputs.belief
         self.observation = inputs.observation
         self.packed_observation = inputs.packed_observation
+        self.accusation_features = inputs.accusation_features
         self.seed = seed
         self.clear()
         self._episode = np.zeros(0, np.int64)  # (B,) episode number of each slot's current game

@@ -72,7 +72,8 @@ def make_vec_env(cfg: TrainConfig, seed: int | None, resume_elapsed: float | Non
                         macro_moves=env.macro_moves, end_on_elimination=env.end_on_elimination,
                         macro_accuse=env.macro_accuse, belief=env.belief,
                         observation=env.observation, packed_observation=env.packed_observation,
-                        advisor=env.advisor, accuse_gate=env.accuse_gate, shaping=shaping)  # fmt: skip
+                        advisor=env.advisor, accusation_features=env.accusation_features,
+                        accuse_gate=env.accuse_gate, shaping=shaping)  # fmt: skip
     run_dir = Path(cfg.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "monitor.csv"
