@@ -266,6 +266,20 @@ def test_resume_refuses_a_changed_config_naming_the_keys():
         check_resume_config(saved, changed, Path("run"))
 
 
+def test_resume_takes_a_key_the_run_predates_as_its_default():
+    """A run saved before a config key existed (here ``env.accusation_features``) resumes under a config that has
+    it at its default; set to anything else, it is a change."""
+    from cluedo_env.training.sb3.config import load_train_config
+    from cluedo_env.training.sb3.resume import check_resume_config
+
+    cfg = load_train_config("configs/champion.yaml")
+    saved = cfg.to_dict()
+    del saved["env"]["accusation_features"]
+    check_resume_config(saved, cfg, Path("run"))
+    with pytest.raises(CluedoError, match=r"env.accusation_features: False -> True"):
+        check_resume_config(saved, cfg.with_overrides(env={"accusation_features": True}), Path("run"))
+
+
 def test_rllib_resume_refuses_a_changed_config_naming_the_keys(tmp_path):
     """An RLlib run keeps the config it started with (``config.json``); ``--resume`` compares before Ray starts."""
     pytest.importorskip("ray.rllib")

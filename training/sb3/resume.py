@@ -19,7 +19,7 @@ from cluedo_env.training.sb3.checkpoints import load_model
 from cluedo_env.training.sb3.config import TrainConfig
 
 from cluedo_env.checks import is_int, is_number
-from cluedo_env.errors import CheckpointError
+from cluedo_env.errors import CheckpointError, TrainConfigError
 from cluedo_env.files import clean_stale_tmp
 
 
@@ -110,8 +110,21 @@ SAFE_TO_CHANGE = ("total_timesteps", "checkpoint_every", "keep_checkpoints", "ke
 
 def check_resume_config(saved: dict | None, cfg: TrainConfig | dict, run_dir: Path) -> None:
     """Refuse a ``--resume`` whose config differs from the run's (``saved``, the plain form a run writes), naming
-    the keys (old -> new)."""
-    check_same_run(saved, cfg.to_dict() if isinstance(cfg, TrainConfig) else cfg, run_dir, SAFE_TO_CHANGE)
+    the keys (old -> new).
+
+    A run saved before a key existed holds no value for it: both configs are read through :class:`TrainConfig`
+    first, so such a key compares as its default."""
+    new = cfg.to_dict() if isinstance(cfg, TrainConfig) else _as_read(cfg)
+    check_same_run(_as_read(saved) if isinstance(saved, dict) else saved, new, run_dir, SAFE_TO_CHANGE)
+
+
+def _as_read(config: dict) -> dict:
+    """``config`` as :class:`TrainConfig` reads it (every key, defaults filled in), or as written if it does not
+    read."""
+    try:
+        return TrainConfig.from_dict(config).to_dict()
+    except TrainConfigError:
+        return config
 
 
 __all__ = ["SAFE_TO_CHANGE", "check_resume_config", "env_seed", "resume_point",
