@@ -240,6 +240,7 @@ def render() -> str:
         *_belief_section(),
         *_compact_section(),
         *_accusation_section(),
+        *_holder_section(),
     ]
     return "\n".join(lines)
 
@@ -372,6 +373,30 @@ def _accusation_section() -> list[str]:
         lines.append(f"| `{name}` | {width} | {at}..{at + width - 1} | {doc} |")
     lines.append("")
     return lines
+
+
+def _holder_section() -> list[str]:
+    """The holder probabilities (``holder_probabilities=True``; agents/learner/holder_features.py)."""
+    from cluedo_env.agents.learner.holder_features import HOLDER_MEANING, holder_shape, holder_size
+
+    sizes = ", ".join(f"{holder_size(p)} for {p} players" for p in range(3, 7))
+    return [
+        "## Holder probabilities (single-agent envs, `holder_probabilities=True`)",
+        "",
+        "With `holder_probabilities=True` (training config key `env.holder_probabilities`; needs `belief`, no",
+        "advisor), the learner observation ends with who the seat believes holds each card",
+        "(`agents/learner/holder_features.py`): the probabilities an expert that only perceives computes for the",
+        "seat from sampled deals (the numbers the expert scores its suggestions on), as thermometer codes, after the",
+        "accusation slots when both are on. They come from the seat's view only (`tests/test_holder_probabilities.py`",
+        "changes hidden cards and checks they stay the same, and checks them against the seat's proved facts).",
+        "",
+        "| piece | shape | slots | meaning |",
+        "|---|---|---|---|",
+        f"| `holder_prob` | {_shape(holder_shape(4))} (4 players) | 0..{holder_size(4) - 1} | {HOLDER_MEANING} |",
+        "",
+        f"Slots: {sizes}.",
+        "",
+    ]
 
 
 def check(path: Path = DOC) -> bool:

@@ -27,7 +27,14 @@ from cluedo_env.agents.learner.accusation_features import (
 )
 from cluedo_env.agents.learner.belief import BeliefTracker
 from cluedo_env.agents.learner.compact_observation import CompactObservation
-from cluedo_env.agents.learner.inputs import envelope_potential, gate_accusation, learner_obs_size, learner_observation
+from cluedo_env.agents.learner.holder_features import encode_holders_by_seat
+from cluedo_env.agents.learner.inputs import (
+    envelope_potential,
+    gate_accusation,
+    joined,
+    learner_obs_size,
+    learner_observation,
+)
 from cluedo_env.agents.play.registry import make_agent
 from cluedo_env.agents.play.runner import act_by_seat
 from cluedo_env.training.learner_options import UNPLAYED_MODES, LearnerOptions
@@ -119,12 +126,14 @@ class LearnerCore:
         # view only, playing every learner decision but the accusation choice (LearnerActions.decides).
         # One rule: an expert advisor (cluedo_env.agents.players.expert.ExpertAgent) also gives the learner its
         # accusation features (cluedo_env.agents.learner.accusation_features), and action 1 accuses the expert's
-        # best open triple. A learner without an advisor may ask for the features (accusation_features): an expert
-        # per seat then computes them and does nothing else.
+        # best open triple. A learner without an advisor may ask for the features (accusation_features), and for
+        # the seat's holder probabilities (holder_probabilities, cluedo_env.agents.learner.holder_features): an
+        # expert per seat then computes them and does nothing else.
         self.advisor = advisor
         self.advisors: dict[int, Any] = {}
-        self.feature_experts: dict[int, Any] = {}  # seat -> the expert computing the accusation features there
+        self.feature_experts: dict[int, Any] = {}  # seat -> the expert computing the extra slots there
         self.accusation_features = False
+        self.holder_probabilities = bool(options.holder_probabilities)
         self.accusation = None
         seats = range(P) if seat == "random" else [int(seat)]
         if advisor is not None:
@@ -132,16 +141,18 @@ class LearnerCore:
             self.advisors = {s: make_agent(advisor, seed=int(adv_seeds[s].generate_state(1)[0])) for s in seats}
             if all(is_expert(a) for a in self.advisors.values()):
                 self.feature_experts = self.advisors
-        elif options.accusation_features:
+                self.accusation_features = True
+        elif options.accusation_features or self.holder_probabilities:
             seeds = np.random.SeedSequence(None if seed is None else seed + 6007).spawn(P)
             self.feature_experts = {s: perception_expert(int(seeds[s].generate_state(1)[0])) for s in seats}
-        if self.feature_experts:
-            self.accusation_features = True
+            self.accusation_features = bool(options.accusation_features)
+        if self.accusation_features:
             self.accusation = AccusationFeatures()
         # Packed observations: the engine's packed rows (uint8, a fifth of the bytes), unpacked by the network.
         self.packed = bool(options.packed_observation)
         self.obs_size = learner_obs_size(self.config, self.engine_obs_size, belief, observation,
-                                         self.accusation_features, self.packed)  # fmt: skip
+                                         self.accusation_features, self.packed,
+                                         self.holder_probabilities)  # fmt: skip
         self.obs_dtype = np.dtype(np.uint8 if self.packed else np.int8)
         self.seat = np.zeros(self.N, np.int64)
         self._ar = np.arange(self.N)
@@ -278,12 +289,15 @@ class LearnerCore:
         obs = self.eng.observe(player=self.seat[idx], idx=idx, packed=self.packed)
         if self.belief is None:
             return obs
-        features = None
+        pieces = []  # the extra slots, in order: accusation features, holder probabilities
         if self.accusation is not None:
             rule = bool(self.advisors)  # the expert_rule slot: an advisor's only
-            features = lambda games: encode_by_seat(self.accusation, self.feature_experts, self.views,  # noqa: E731
-                                                    self.seat[games], games, rule)  # fmt: skip
-        return learner_observation(obs, self.belief, idx, self.compact, features)
+            pieces.append(lambda games: encode_by_seat(self.accusation, self.feature_experts, self.views,
+                                                       self.seat[games], games, rule))  # fmt: skip
+        if self.holder_probabilities:
+            pieces.append(lambda games: encode_holders_by_seat(self.feature_experts, self.views, self.seat[games],
+                                                               games))  # fmt: skip
+        return learner_observation(obs, self.belief, idx, self.compact, joined(pieces))
 
     def engine_mask(self) -> np.ndarray:
         """(N, 870) bool: the learner's legal engine actions (a read-only buffer)."""

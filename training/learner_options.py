@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from cluedo_env.agents.learner.compact_observation import check_observation
 from cluedo_env.agents.learner.inputs import (
-    check_accusation_features,
     check_accuse_gate,
     check_packed_observation,
+    check_perception,
     check_shaping,
 )
 
@@ -65,6 +65,7 @@ class LearnerOptions:
     packed_observation: bool = False
     advisor: str | None = None
     accusation_features: bool = False
+    holder_probabilities: bool = False
     accuse_gate: str | float | None = None
     shaping: Mapping[str, Any] | None = None
     mask_in_observation: bool = False
@@ -89,7 +90,8 @@ class LearnerOptions:
             if self.macro_moves or self.macro_accuse:
                 raise ConfigError("advisor replaces macro_moves and macro_accuse (the advisor moves, the learner "
                                   "chooses only between the advisor's action and accusing): leave them false")
-        check_accusation_features(self.accusation_features, self.belief, self.advisor)
+        for name in ("accusation_features", "holder_probabilities"):
+            check_perception(name, getattr(self, name), self.belief, self.advisor)
         if self.illegal_action not in ILLEGAL_ACTION_MODES:
             raise ConfigError(f"illegal_action must be 'raise' or 'lose', got {self.illegal_action!r}")
         if self.unplayed_games not in UNPLAYED_MODES:

@@ -78,6 +78,8 @@ accusation inputs to the observation (p1 of its best open triple, danger, hypoth
 :mod:`cluedo_env.agents.learner.accusation_features`), and action 1 accuses that triple instead of the belief's.
 Without an advisor, ``accusation_features=True`` (needs ``belief``) appends the same inputs, computed by an
 expert at its defaults that only perceives (its ``expert_rule`` slot stays 0); the policy makes every decision.
+``holder_probabilities=True`` (needs ``belief``, no advisor) appends, from the same perceiving expert, who the
+seat believes holds each card (:mod:`cluedo_env.agents.learner.holder_features`).
 
 The macro mapping is a pure function of the legal MOVE destinations (:func:`macro_mask`,
 :func:`macro_to_engine`); no rule is written here.

@@ -124,10 +124,7 @@ class AccusationFeatures:
         if len(rows) == 0:
             return out
         g = idx[rows]
-        nb = expert._ensure(view)
-        nb.update(view, g)
-        if expert.refuter_model:
-            expert._refuters(view).update(view, g, nb.shown_by_me)
+        nb = perceive(expert, view, g)
 
         def put(name: str, r: np.ndarray, bits: np.ndarray) -> None:
             o, w = lay[name]
@@ -178,6 +175,16 @@ class AccusationFeatures:
         return out
 
 
+def perceive(expert: Any, view: PlayerView, games: np.ndarray) -> Any:
+    """Bring ``expert``'s notebook (and its refuter model) up to date with ``view`` in ``games``, as its own
+    decisions do; returns the notebook."""
+    nb = expert._ensure(view)
+    nb.update(view, games)
+    if expert.refuter_model:
+        expert._refuters(view).update(view, games, nb.shown_by_me)
+    return nb
+
+
 def perception_expert(seed: int | None = None) -> Any:
     """An expert at its defaults whose machinery computes the slots of a learner without an advisor. It is
     reset with the learner's games and asked for nothing but the slots: every action stays the policy's."""
@@ -206,5 +213,6 @@ __all__ = [
     "accusation_layout",
     "encode_by_seat",
     "is_expert",
+    "perceive",
     "perception_expert",
 ]

@@ -11,7 +11,9 @@ league snapshots, ``cluedo_env.agents.learner.callable_player.CallablePlayer``).
 :class:`cluedo_env.agents.learner.compact_observation.CompactObservation`;
 * ``accusation_features`` (advised learners whose advisor is an expert, or any learner that asks for them):
   followed by the :mod:`cluedo_env.agents.learner.accusation_features` slots (p1, danger, hypotheses left ... of
-  the expert for the seat).
+  the expert for the seat);
+* ``holder_probabilities`` (learners without an advisor that ask for them): followed by the
+  :mod:`cluedo_env.agents.learner.holder_features` slots (who the seat believes holds each card).
 
 Two learner options live here too, since the env and the players must apply them alike:
 
@@ -37,6 +39,7 @@ import numpy as np
 from cluedo_env.agents.learner.accusation_features import ACCUSATION_SIZE, AccusationFeatures, perception_expert
 from cluedo_env.agents.learner.belief import BeliefTracker, belief_size
 from cluedo_env.agents.learner.compact_observation import CompactObservation, check_observation, compact_size
+from cluedo_env.agents.learner.holder_features import encode_holders, holder_size
 
 from cluedo_env.checks import check_bool
 from cluedo_env.engine.observation import packed_layout
@@ -72,16 +75,18 @@ def check_packed_observation(packed: Any, observation: str, belief: bool) -> Non
                           f"and belief=False (got observation={observation!r}, belief={belief!r})")
 
 
-def check_accusation_features(wanted: Any, belief: bool, advisor: Any) -> bool:
-    """``wanted`` as a bool (:class:`OptionTypeError` otherwise); :class:`ConfigError` where the slots cannot be
-    built: they need the notebook (``belief``), and an advised learner has them from an expert advisor already."""
-    if not check_bool("accusation_features", wanted):
+def check_perception(name: str, wanted: Any, belief: bool, advisor: Any) -> bool:
+    """``wanted`` for the option ``name`` (``accusation_features`` or ``holder_probabilities``) as a bool
+    (:class:`OptionTypeError` otherwise); :class:`ConfigError` where the slots cannot be built: they need the
+    notebook (``belief``), and come from an expert that only perceives, which an advised learner does not have
+    (an expert advisor gives its learner the accusation slots already)."""
+    if not check_bool(name, wanted):
         return False
     if not belief:
-        raise ConfigError("accusation_features=True needs belief=True (the slots are read from the seat's notebook)")
+        raise ConfigError(f"{name}=True needs belief=True (the slots are read from the seat's notebook)")
     if advisor is not None:
-        raise ConfigError("accusation_features=True is for learners without an advisor: an expert advisor gives "
-                          "its learner the slots already, and another advisor cannot compute them")
+        raise ConfigError(f"{name}=True is for learners without an advisor: an expert advisor gives its learner the "
+                          "accusation slots already, and another advisor cannot compute them")
     return True
 
 
@@ -140,13 +145,15 @@ def gate_accusation(legal: np.ndarray, engine_mask: np.ndarray, accuse_id: int, 
 
 
 def learner_obs_size(config: RulesConfig, engine_size: int, belief: bool, observation: str = "full",
-                     accusation_features: bool = False, packed: bool = False) -> int:  # fmt: skip
+                     accusation_features: bool = False, packed: bool = False,
+                     holder_probabilities: bool = False) -> int:  # fmt: skip
     """Length of the learner observation for these options (``packed``: bytes of a packed row)."""
     check_observation(observation, belief)
     if packed:
         check_packed_observation(packed, observation, belief)
         return packed_layout(config).size
-    extra = ACCUSATION_SIZE if accusation_features else 0
+    extra = (ACCUSATION_SIZE if accusation_features else 0) + (holder_size(config.players) if holder_probabilities
+                                                                else 0)  # fmt: skip
     if observation == "compact":
         return compact_size(config) + extra
     return engine_size + (belief_size(config.players) if belief else 0) + extra
@@ -154,12 +161,13 @@ def learner_obs_size(config: RulesConfig, engine_size: int, belief: bool, observ
 
 def learner_observation(obs: np.ndarray, tracker: BeliefTracker | None, idx: np.ndarray,
                         compact: CompactObservation | None = None,
-                        accusation: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:  # fmt: skip
+                        extra: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:  # fmt: skip
     """(n, D) learner observations of games ``idx`` from their engine observations ``obs`` (n, D_engine).
 
     ``tracker`` (None: no belief features) is updated here; ``compact`` (None: the full observation)
-    builds the compact one; ``accusation(idx)`` (None: none) gives the accusation slots
-    (:mod:`cluedo_env.agents.learner.accusation_features`) appended last.
+    builds the compact one; ``extra(idx)`` (None: none) gives the slots appended last: the accusation
+    features (:mod:`cluedo_env.agents.learner.accusation_features`), then the holder probabilities
+    (:mod:`cluedo_env.agents.learner.holder_features`), each where asked for.
     """
     if tracker is None:
         return obs
@@ -168,19 +176,19 @@ def learner_observation(obs: np.ndarray, tracker: BeliefTracker | None, idx: np.
         out = compact.encode(obs, tracker, idx)
     else:
         out = np.concatenate([obs, tracker.features(idx)], 1)
-    if accusation is not None:
-        out = np.concatenate([out, accusation(idx)], 1)
+    if extra is not None:
+        out = np.concatenate([out, extra(idx)], 1)
     return out
 
 
 class LearnerInputs:
     """Mixin for players that see a game as the single-agent env's learner does.
 
-    Set ``use_belief``, ``observation`` (``"full"`` or ``"compact"``), ``packed_observation`` and
-    ``accusation_features`` from what the policy was trained with. The accusation slots come from
-    :meth:`_feature_expert`: an expert that only perceives, or the advisor of an advised player (which overrides
-    it). Each player keeps its own notebook and expert (``_belief``, ``_perceiver``, ``_accusation``: set them
-    to None in a copy).
+    Set ``use_belief``, ``observation`` (``"full"`` or ``"compact"``), ``packed_observation``,
+    ``accusation_features`` and ``holder_probabilities`` from what the policy was trained with. The slots of the
+    last two come from :meth:`_feature_expert`: an expert that only perceives, or the advisor of an advised player
+    (which overrides it). Each player keeps its own notebook and expert (``_belief``, ``_perceiver``,
+    ``_accusation``: set them to None in a copy).
     """
 
     use_belief: bool = False
@@ -190,12 +198,14 @@ class LearnerInputs:
     _belief: BeliefTracker | None = None
     _compact: CompactObservation | None = None
     accusation_features: bool = False
+    holder_probabilities: bool = False
     _accusation: AccusationFeatures | None = None
     _perceiver: Any = None
 
     def _feature_expert(self) -> tuple[Any, bool]:
-        """The expert whose machinery computes the accusation slots, and whether it is this player's advisor (only
-        an advisor fills the ``expert_rule`` slot). Here: an expert at its defaults that only perceives."""
+        """The expert whose machinery computes the accusation and holder slots, and whether it is this player's
+        advisor (only an advisor fills the ``expert_rule`` slot). Here: an expert at its defaults that only
+        perceives."""
         if self._perceiver is None:
             self._perceiver = perception_expert(self.seed)
         return self._perceiver, False
@@ -207,7 +217,7 @@ class LearnerInputs:
     def reset(self, view: PlayerView, idx: np.ndarray) -> None:
         if self.use_belief:
             self._tracker(view).reset(np.asarray(idx, np.int64), view.seat)
-        if self.accusation_features:
+        if self.accusation_features or self.holder_probabilities:
             expert, advises = self._feature_expert()
             if not advises:  # an advisor is reset by the player it advises
                 expert.reset(view, idx)
@@ -228,23 +238,33 @@ class LearnerInputs:
         def accuse(rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
             return belief.best_accusations(idx[rows], legal)
 
-        features = None
+        pieces = []  # the extra slots, in order: accusation features, holder probabilities
         if self.accusation_features:
             if self._accusation is None:
                 self._accusation = AccusationFeatures()
             acc, (expert, advises) = self._accusation, self._feature_expert()
-            features = lambda games: acc.encode(expert, view, games, rule=advises)  # noqa: E731
+            pieces.append(lambda games: acc.encode(expert, view, games, rule=advises))
             accuse_belief = accuse
 
             def accuse(rows: np.ndarray, legal: np.ndarray) -> np.ndarray:
                 return acc.accuse(idx[rows], legal, accuse_belief)
 
-        obs = learner_observation(obs, belief, idx, compact, features)
+        if self.holder_probabilities:
+            expert = self._feature_expert()[0]
+            pieces.append(lambda games: encode_holders(expert, view, games))
+        obs = learner_observation(obs, belief, idx, compact, joined(pieces))
         return obs, accuse
 
 
+def joined(pieces: list[Callable[[np.ndarray], np.ndarray]]) -> Callable[[np.ndarray], np.ndarray] | None:
+    """One ``extra`` for :func:`learner_observation` from the callables of each extra piece (None: no piece)."""
+    if not pieces:
+        return None
+    return lambda games: np.concatenate([piece(games) for piece in pieces], 1)
+
+
 __all__ = [
-    "ACCUSE_GATES", "SHAPING_KINDS", "LearnerInputs", "check_accusation_features", "check_accuse_gate",
+    "ACCUSE_GATES", "SHAPING_KINDS", "LearnerInputs", "check_accuse_gate", "check_perception",
     "check_packed_observation", "check_shaping",
-    "envelope_potential", "gate_accusation", "learner_obs_size", "learner_observation",
+    "envelope_potential", "gate_accusation", "joined", "learner_obs_size", "learner_observation",
 ]  # fmt: skip

@@ -160,6 +160,11 @@ class PolicyAgent(LearnerInputs, Agent):
         self.meta = self.model.cluedo_meta
         self.macro_moves = bool(self.meta["macro_moves"])
         self.advisor_name = self.meta.get("advisor")  # advised checkpoints: the player that plays all but accusations
+        # The holder probabilities (cluedo_env.agents.learner.holder_features): from an expert that only perceives.
+        self.holder_probabilities = bool(self.meta.get("holder_probabilities", False))
+        if self.holder_probabilities and self.advisor_name is not None:
+            raise CheckpointError(f"checkpoint {path}: holder_probabilities with an advisor (they come from an "
+                                  "expert that only perceives, for learners without one)")
         self.actions = LearnerActions(self.macro_moves, self.meta.get("macro_accuse", False),
                                       advised=self.advisor_name is not None)  # fmt: skip
         self._advisor = None
@@ -175,9 +180,10 @@ class PolicyAgent(LearnerInputs, Agent):
                     "features come with an expert advisor and only with one)"
                 )
         self.use_belief = bool(self.meta.get("belief", False))
-        if self.accusation_features and not self.use_belief:
-            raise CheckpointError(f"checkpoint {path}: accusation_features without belief features (they are read "
-                                  "from the seat's notebook)")
+        for name in ("accusation_features", "holder_probabilities"):
+            if getattr(self, name) and not self.use_belief:
+                raise CheckpointError(f"checkpoint {path}: {name} without belief features (they are read from the "
+                                      "seat's notebook)")
         self.accuse_gate = self.meta.get("accuse_gate")  # the env's accusation gate, applied as in training
         self.observation = self.meta.get("observation", "full")  # checkpoints from before the option: full
         self.packed_observation = bool(self.meta.get("packed_observation", False))  # trained on packed rows

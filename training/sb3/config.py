@@ -23,6 +23,8 @@ The YAML config (keys and defaults: the dataclasses below; an unknown key is an 
   learner the expert's accusation inputs and makes the accusation the expert's best open triple,
   :mod:`cluedo_env.agents.learner.accusation_features`), ``accusation_features`` (no advisor, needs ``belief``:
   the same accusation inputs from an expert that only perceives; the policy makes every decision),
+  ``holder_probabilities`` (no advisor, needs ``belief``: who the seat believes holds each card, from the same
+  perceiving expert, :mod:`cluedo_env.agents.learner.holder_features`),
   ``accuse_gate`` (with ``macro_accuse``: the accusation is open only
   where the learner's notebook is ``solved``, or where its triple's probability is at least a number in
   (0, 1]; the checkpoint keeps the gate when it plays), ``shaping`` (training rewards only: potential-based
@@ -82,9 +84,9 @@ from typing import Any
 
 from cluedo_env.agents.learner.compact_observation import check_observation
 from cluedo_env.agents.learner.inputs import (
-    check_accusation_features,
     check_accuse_gate,
     check_packed_observation,
+    check_perception,
     check_shaping,
 )
 from cluedo_env.training.players import check_player_names
@@ -146,6 +148,7 @@ class EnvSettings:
     packed_observation: bool = False
     advisor: str | None = None
     accusation_features: bool = False
+    holder_probabilities: bool = False
     accuse_gate: str | float | None = None
     shaping: Mapping[str, Any] | None = None
     end_on_elimination: bool = True
@@ -182,8 +185,8 @@ class EnvSettings:
                     "moves; the learner chooses between the advisor's action and accusing its belief's best triple)"
                 )
         with config_errors("env."):
-            _set(self, accusation_features=check_accusation_features(self.accusation_features, self.belief,
-                                                                     self.advisor))
+            for key in ("accusation_features", "holder_probabilities"):
+                _set(self, **{key: check_perception(key, getattr(self, key), self.belief, self.advisor)})
             check_accuse_gate(self.accuse_gate, self.macro_accuse)
             check_shaping(self.shaping, self.belief)  # kept as written: the env fills in the defaults
         if self.shaping is not None:

@@ -53,7 +53,7 @@ class Recorder(LearnerInputs, Agent):
     """Plays one seat as ``teacher`` does and records every decision it makes there (see the module docstring).
 
     ``inputs``: the learner inputs the policy takes (its ``belief``, ``observation``, ``packed_observation``,
-    ``accusation_features``).
+    ``accusation_features``, ``holder_probabilities``).
     """
 
     def __init__(self, teacher: Agent, actions: LearnerActions, inputs: EnvSettings, seed: int) -> None:
@@ -64,6 +64,7 @@ class Recorder(LearnerInputs, Agent):
         self.observation = inputs.observation
         self.packed_observation = inputs.packed_observation
         self.accusation_features = inputs.accusation_features
+        self.holder_probabilities = inputs.holder_probabilities
         self.seed = seed
         self.clear()
         self._episode = np.zeros(0, np.int64)  # (B,) episode number of each slot's current game

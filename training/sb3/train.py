@@ -73,6 +73,7 @@ def make_vec_env(cfg: TrainConfig, seed: int | None, resume_elapsed: float | Non
                         macro_accuse=env.macro_accuse, belief=env.belief,
                         observation=env.observation, packed_observation=env.packed_observation,
                         advisor=env.advisor, accusation_features=env.accusation_features,
+                        holder_probabilities=env.holder_probabilities,
                         accuse_gate=env.accuse_gate, shaping=shaping)  # fmt: skip
     run_dir = Path(cfg.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -308,6 +309,7 @@ class Trainer:
                                       macro_accuse=env.macro_accuse, belief=env.belief, observation=env.observation,
                                       advisor=env.advisor, packed_observation=env.packed_observation,
                                       accusation_features=self.raw_env.core.accusation_features,
+                                      holder_probabilities=self.raw_env.core.holder_probabilities,
                                       accuse_gate=env.accuse_gate, train_config=cfg.to_dict())  # fmt: skip
         every, ev = cfg.checkpoint_every, cfg.eval.every
         self.next_checkpoint = (model.num_timesteps // every + 1) * every if every else math.inf
