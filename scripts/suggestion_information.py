@@ -32,6 +32,7 @@ if str(ROOT) not in sys.path:
 from cluedo_env.agents.play.registry import make_agent  # noqa: E402
 from cluedo_env.agents.play.runner import play_games  # noqa: E402
 from cluedo_env.agents.players.base import Agent  # noqa: E402
+from cluedo_env.training.players import check_player_names  # noqa: E402
 
 from cluedo_env.checks import check_int  # noqa: E402
 from cluedo_env.engine.views import PlayerView  # noqa: E402
@@ -90,6 +91,7 @@ def suggestion_information(players: list[str], preset: str = "classic", num_play
     uniformly random legal suggestion), ``worst``, then each of ``players`` by name."""
     if len(set(players)) != len(players) or {"teacher", "random", "worst"} & set(players):
         raise ValueError(f"players {players}: each at most once, and none named teacher, random or worst")
+    check_player_names(list(players))  # registers the ckpt: and pretrained: loaders; a bad name fails here
     config = make_config(preset, players=num_players)
     seeds = np.random.SeedSequence(seed).generate_state(num_players * (len(players) + 1))
     seats = []

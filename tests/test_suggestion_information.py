@@ -22,9 +22,12 @@ def test_the_expert_sets_the_scale_and_a_weaker_suggester_falls_below_it() -> No
 
 def test_bad_arguments_are_refused() -> None:
     from cluedo_env.checks import OptionRangeError
+    from cluedo_env.errors import CluedoError
     from scripts.suggestion_information import main, suggestion_information
 
     with pytest.raises(OptionRangeError, match="--games"):
         main(["deducer", "--games", "0"])
     with pytest.raises(ValueError, match="each at most once"):
         suggestion_information(["deducer", "deducer"], games=1)
+    with pytest.raises(CluedoError, match="nosuch"):
+        suggestion_information(["nosuch"], games=1)
