@@ -93,12 +93,14 @@ def suggestion_information(players: list[str], preset: str = "classic", num_play
         raise ValueError(f"players {players}: each at most once, and none named teacher, random or worst")
     check_player_names(list(players))  # registers the ckpt: and pretrained: loaders; a bad name fails here
     config = make_config(preset, players=num_players)
-    seeds = np.random.SeedSequence(seed).generate_state(num_players * (len(players) + 1))
+    # the teachers' seeds do not depend on who is asked: the same games whatever players are compared, and
+    # the k-th player asked at seat s has the same seed in every comparison
+    teacher_seeds = np.random.SeedSequence([seed, 0]).generate_state(num_players)
     seats = []
     for s in range(num_players):
-        asked = {name: make_agent(name, seed=int(seeds[s * (len(players) + 1) + 1 + k]))
+        asked = {name: make_agent(name, seed=int(np.random.SeedSequence([seed, 1, s, k]).generate_state(1)[0]))
                  for k, name in enumerate(players)}  # fmt: skip
-        seats.append(Scorer(int(seeds[s * (len(players) + 1)]), asked))
+        seats.append(Scorer(int(teacher_seeds[s]), asked))
     play_games(config, seats, games, seed=seed, batch_size=min(games, 256))
     merged = {k: np.concatenate([x for sc in seats for x in sc.scores[k]] or [np.zeros(0)]) for k in seats[0].scores}
     best, rand = float(np.nanmean(merged["teacher"])), float(np.nanmean(merged["random"]))

@@ -17,6 +17,8 @@ def test_the_expert_sets_the_scale_and_a_weaker_suggester_falls_below_it() -> No
     assert out["expert"]["bits"] <= out["teacher"]["bits"] + 1e-12  # another expert's samples: never better
     assert out["teacher"]["gap_closed"] == pytest.approx(1.0) and out["random"]["gap_closed"] == pytest.approx(0.0)
     assert np.isfinite([r["bits"] for r in out.values()]).all()
+    alone = suggestion_information(["heuristic"], games=16, seed=2)
+    assert alone["teacher"] == out["teacher"] and alone["heuristic"] == out["heuristic"]  # the same games
     assert main(["deducer", "--games", "4", "--preset", "cards"]) == 0
 
 
