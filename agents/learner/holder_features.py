@@ -3,10 +3,9 @@
 Why: a suggestion is worth what it teaches, and that depends on who probably holds each named card. The belief
 features say only what is proved (holds, lacks), and the compact observation's ``envelope_prob`` only the
 envelope's row of the facts' own marginals, so a learner cannot tell a suggestion that will be answered by a card
-it almost knows from one that splits an open question. Measured on 256 expert games (4 players, classic): the
-expert's suggestions carry 0.90 bits of envelope information on average, an imitating network's 0.75, a random
-legal one's 0.42. The expert scores suggestions on its holder probabilities; these slots give the learner the
-same numbers.
+it almost knows from one that splits an open question. (``scripts/suggestion_information.py`` scores a player's
+suggestions by the expert's measure; docs/results.md has the figures.) The expert scores suggestions on its holder
+probabilities; these slots give the learner the same numbers.
 
 Source: an expert at its defaults that only perceives
 (:func:`cluedo_env.agents.learner.accusation_features.perception_expert`, the same per-seat expert that computes
