@@ -3,6 +3,8 @@
     python scripts/bench_single_agent.py --num-envs 1024 --opponents random --steps 200
     python scripts/bench_single_agent.py --num-envs 512 --opponents heuristic --belief   # + belief features
     python scripts/bench_single_agent.py --num-envs 512 --opponents heuristic --belief --observation compact
+    python scripts/bench_single_agent.py --num-envs 512 --opponents expert --belief --observation compact \
+        --holder-probabilities          # + a perceiving expert's slots (--accusation-features: the other kind)
 
 Two numbers per setting: ``env``: the env alone (the learner's actions are random legal ones,
 drawn from ``action_masks()``, which is built every step as MaskablePPO does); ``env+policy``: with
@@ -31,9 +33,10 @@ from cluedo_env.options import ArgumentParser  # noqa: E402
 
 
 def bench(num_envs: int, opponents: str, steps: int, macro: bool, seat, policy: bool, net_arch,
-          belief: bool = False, observation: str = "full") -> float:  # fmt: skip
+          belief: bool = False, observation: str = "full", **perceive: bool) -> float:  # fmt: skip
+    """Learner steps per second of one setting; ``perceive``: ``accusation_features``, ``holder_probabilities``."""
     venv = CluedoVecEnv(num_envs, "classic", seed=0, opponents=opponents, seat=seat, macro_moves=macro,
-                        belief=belief, macro_accuse=belief, observation=observation)  # fmt: skip
+                        belief=belief, macro_accuse=belief, observation=observation, **perceive)  # fmt: skip
     obs = venv.reset()
     rng = np.random.default_rng(0)
     fn = None
@@ -64,17 +67,22 @@ def main(argv: list[str] | None = None) -> None:
                     help="belief features and macro accusation (agents/learner/belief.py), every setting")  # fmt: skip
     ap.add_argument("--observation", choices=["full", "compact"], default="full",
                     help="the learner observation (compact needs --belief; agents/learner/compact_observation.py)")
+    for flag, what in (("--accusation-features", "the accusation slots"),
+                       ("--holder-probabilities", "the seat's holder probabilities")):  # fmt: skip
+        ap.add_argument(flag, action="store_true", help=f"{what} from a perceiving expert (needs --belief; "
+                                                        "agents/learner/inputs.py)")  # fmt: skip
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
+    perceive = {"accusation_features": args.accusation_features, "holder_probabilities": args.holder_probabilities}
     rows = []
     for opp in args.opponents:
         for macro in (False, True):
             for seat in (0, "random"):
                 for policy in (False, True):
                     sps = bench(args.num_envs, opp, args.steps, macro, seat, policy, args.net_arch, args.belief,
-                                args.observation)
+                                args.observation, **perceive)
                     row = {"opponents": opp, "macro_moves": macro, "belief": args.belief,
-                           "observation": args.observation, "seat": seat,
+                           "observation": args.observation, **perceive, "seat": seat,
                            "mode": "env+policy" if policy else "env", "num_envs": args.num_envs,
                            "learner_steps_per_s": round(sps)}  # fmt: skip
                     rows.append(row)
