@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
     perceive = {"accusation_features": args.accusation_features, "holder_probabilities": args.holder_probabilities}
+    perceive = {k: v for k, v in perceive.items() if v}  # only what is asked for: the env's defaults otherwise
     rows = []
     for opp in args.opponents:
         for macro in (False, True):
@@ -82,7 +83,8 @@ def main(argv: list[str] | None = None) -> None:
                     sps = bench(args.num_envs, opp, args.steps, macro, seat, policy, args.net_arch, args.belief,
                                 args.observation, **perceive)
                     row = {"opponents": opp, "macro_moves": macro, "belief": args.belief,
-                           "observation": args.observation, **perceive, "seat": seat,
+                           "observation": args.observation, "accusation_features": args.accusation_features,
+                           "holder_probabilities": args.holder_probabilities, "seat": seat,
                            "mode": "env+policy" if policy else "env", "num_envs": args.num_envs,
                            "learner_steps_per_s": round(sps)}  # fmt: skip
                     rows.append(row)
