@@ -183,6 +183,70 @@ def swap_hidden(snapshot: dict, seat: int, rng: np.random.Generator) -> dict | N
     return out
 
 
+def hidden_swaps(preset: str = "classic", players: int = 4, batch: int = 8, steps: int = 600, every: int = 7,
+                 seed: int = 5) -> Iterable[tuple[dict, dict, int]]:  # fmt: skip
+    """(snapshot, the same with hidden cards swapped (:func:`swap_hidden`), the seat to act) of positions from
+    heuristic players' games, every ``every`` steps, for tests that a seat's inputs ignore what it cannot know."""
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import seat_actions
+
+    from cluedo_env.engine.vector_engine import VectorEngine
+    from cluedo_env.engine.views import PlayerView
+    from cluedo_env.rules.config import make_config
+
+    eng = VectorEngine(make_config(preset, players=players), batch)
+    eng.reset(seed)
+    views = [PlayerView(eng, s) for s in range(players)]
+    agents = [make_agent("heuristic", seed=s) for s in range(players)]
+    for agent, view in zip(agents, views, strict=True):
+        agent.reset(view, np.arange(batch))
+    rng = np.random.default_rng(3)
+    for step in range(steps):
+        if step % every == 0:
+            for g in range(batch):
+                if eng.done[g]:
+                    continue
+                snap = eng.export_game(g)
+                seat = int(eng.actor[g])  # the seat to act: where an accusation may be open
+                alt = swap_hidden(snap, seat, rng)
+                if alt is not None:
+                    yield snap, alt, seat
+        if eng.done.all():
+            break
+        eng.step(seat_actions(eng, agents, views))
+
+
+def quiet_actions(core: Any, rng: np.random.Generator) -> np.ndarray:
+    """Random legal actions of a learner core that accuse only where nothing else is legal: the games go on and
+    facts pile up."""
+    mask = core.action_masks()
+    accusations = core.actions.mask(np.eye(A.NUM_ACTIONS, dtype=bool)[A.ACCUSE0 :]).any(0)
+    quiet = mask & ~accusations
+    quiet[~quiet.any(1)] = mask[~quiet.any(1)]
+    return np.array([rng.choice(np.flatnonzero(r)) for r in quiet])
+
+
+def train_tiny_perceiving_run(tmp_path: Any, **env: Any) -> tuple[Any, dict, Any]:
+    """A tiny run (imitation, then PPO) on the classic board against experts with the learner options ``env``;
+    returns (model.zip's path, its meta, a ``ckpt:`` player of it that has played 16 whole games against experts)."""
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import play_games
+    from cluedo_env.training.sb3.checkpoints import load_model
+    from cluedo_env.training.sb3.train import Trainer
+    from test_imitation import _tiny
+
+    from cluedo_env.rules.config import make_config
+
+    cfg = _tiny(tmp_path / "run", env={"preset": "classic", "opponents": "expert", **env})
+    Trainer(cfg, progress=False).run()
+    path = tmp_path / "run" / "model.zip"
+    player = make_agent(f'ckpt:{path}{{"deterministic": false}}', seed=0)
+    others = [make_agent("expert", seed=k) for k in range(3)]
+    records = play_games(make_config("classic", players=4), [player, *others], 16, batch_size=8, seed=1)
+    assert len(records) == 16
+    return path, load_model(path).cluedo_meta, player
+
+
 class LegalityChecked(Agent):
     """A player whose every action is checked against the legal mask (its fallback counter would hide an
     illegal choice that it replaced)."""

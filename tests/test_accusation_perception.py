@@ -18,6 +18,7 @@ from cluedo_env.agents.learner.accusation_features import ACCUSATION_SIZE, accus
 from cluedo_env.agents.learner.compact_observation import compact_size
 from cluedo_env.training.learner_core import LearnerCore
 from cluedo_env.training.learner_options import LearnerOptions
+from helpers import quiet_actions
 
 from cluedo_env.checks import OptionTypeError
 from cluedo_env.envs.learner_actions import num_actions
@@ -29,15 +30,6 @@ def _core(batch: int = 16, seed: int = 3, **over) -> LearnerCore:
     options = {"opponents": "expert", "seat": "random", "macro_moves": True, "belief": True,
                "observation": "compact", "accusation_features": True, "seed": seed, **over}  # fmt: skip
     return LearnerCore(LearnerOptions(batch, make_config("classic", players=4), **options))
-
-
-def _quiet_actions(core: LearnerCore, rng: np.random.Generator) -> np.ndarray:
-    """Random legal learner actions that accuse only where nothing else is legal: the games go on, facts pile up."""
-    mask = core.action_masks()
-    accusations = core.actions.mask(np.eye(A.NUM_ACTIONS, dtype=bool)[A.ACCUSE0 :]).any(0)
-    quiet = mask & ~accusations
-    quiet[~quiet.any(1)] = mask[~quiet.any(1)]
-    return np.array([rng.choice(np.flatnonzero(r)) for r in quiet])
 
 
 def test_the_slots_are_appended_and_the_policy_keeps_every_decision() -> None:
@@ -60,7 +52,7 @@ def test_the_slots_are_appended_and_the_policy_keeps_every_decision() -> None:
         sampled += int(feats[:, lay["sampled"][0]].sum())
         mask = core.action_masks()
         assert np.array_equal(mask[~core.unplayed], core.actions.mask(core.eng.legal_action_mask)[~core.unplayed])
-        obs, *_ = core.step(_quiet_actions(core, rng))
+        obs, *_ = core.step(quiet_actions(core, rng))
     assert sampled > 0
 
 
@@ -91,7 +83,7 @@ def test_the_env_slots_are_a_standalone_experts_of_the_same_view() -> None:
                 o, w = lay[name]
                 assert np.array_equal(mine[o : o + w], obs[g, start + o : start + o + w]), name
             checked += 1
-        obs, *_ = core.step(_quiet_actions(core, rng))
+        obs, *_ = core.step(quiet_actions(core, rng))
     assert checked > 0
 
 
@@ -120,26 +112,16 @@ def test_a_perceiving_checkpoint_plays_by_name(tmp_path) -> None:
     perceiving expert, the whole action space) and plays whole games; a checkpoint that claims the slots without
     the notebook they are read from is refused."""
     pytest.importorskip("sb3_contrib")
-    from cluedo_env.agents.play.registry import make_agent
-    from cluedo_env.agents.play.runner import play_games
     from cluedo_env.training.sb3.checkpoints import PolicyAgent, load_model, save_model_atomic
-    from cluedo_env.training.sb3.train import Trainer
-    from test_imitation import _tiny
+    from helpers import train_tiny_perceiving_run
 
     from cluedo_env.errors import CheckpointError
 
-    cfg = _tiny(tmp_path / "run", env={"preset": "classic", "opponents": "expert", "accusation_features": True})
-    Trainer(cfg, progress=False).run()
-    path = tmp_path / "run" / "model.zip"
-    model = load_model(path)
-    meta = model.cluedo_meta
+    path, meta, player = train_tiny_perceiving_run(tmp_path, accusation_features=True)
     assert meta["accusation_features"] is True and meta.get("advisor") is None
     assert meta["obs_size"] == compact_size(make_config("classic", players=4)) + ACCUSATION_SIZE
-    player = make_agent(f'ckpt:{path}{{"deterministic": false}}', seed=0)
-    others = [make_agent("expert", seed=k) for k in range(3)]
-    records = play_games(make_config("classic", players=4), [player, *others], 16, batch_size=8, seed=1)
-    assert len(records) == 16
     assert player._perceiver is not None and player._advisor is None
+    model = load_model(path)
     model.cluedo_meta = {**meta, "belief": False}
     save_model_atomic(model, tmp_path / "bad.zip")
     with pytest.raises(CheckpointError, match="accusation_features without belief"):

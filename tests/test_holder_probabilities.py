@@ -26,10 +26,10 @@ from cluedo_env.agents.learner.holder_features import (
 )
 from cluedo_env.training.learner_core import LearnerCore
 from cluedo_env.training.learner_options import LearnerOptions
+from helpers import quiet_actions
 
 from cluedo_env.checks import OptionTypeError
 from cluedo_env.envs.learner_actions import num_actions
-from cluedo_env.rules import actions as A
 from cluedo_env.rules.config import ConfigError, make_config
 
 
@@ -37,15 +37,6 @@ def _core(batch: int = 16, seed: int = 3, players: int = 4, **over) -> LearnerCo
     options = {"opponents": "expert", "seat": "random", "macro_moves": True, "belief": True,
                "observation": "compact", "holder_probabilities": True, "seed": seed, **over}  # fmt: skip
     return LearnerCore(LearnerOptions(batch, make_config("classic", players=players), **options))
-
-
-def _quiet_actions(core: LearnerCore, rng: np.random.Generator) -> np.ndarray:
-    """Random legal learner actions that accuse only where nothing else is legal: the games go on, facts pile up."""
-    mask = core.action_masks()
-    accusations = core.actions.mask(np.eye(A.NUM_ACTIONS, dtype=bool)[A.ACCUSE0 :]).any(0)
-    quiet = mask & ~accusations
-    quiet[~quiet.any(1)] = mask[~quiet.any(1)]
-    return np.array([rng.choice(np.flatnonzero(r)) for r in quiet])
 
 
 def test_seat_relative_puts_the_seat_first_and_the_envelope_last() -> None:
@@ -81,7 +72,7 @@ def test_the_slots_agree_with_what_the_seat_has_proved(players: int) -> None:
         proved += int((holds & live[:, None, None])[:, 1:].sum())
         mask = core.action_masks()
         assert np.array_equal(mask[~core.unplayed], core.actions.mask(core.eng.legal_action_mask)[~core.unplayed])
-        obs, *_ = core.step(_quiet_actions(core, rng))
+        obs, *_ = core.step(quiet_actions(core, rng))
     assert proved > 0  # opponents' cards were proved and checked, not only the seat's own hand
 
 
@@ -97,22 +88,12 @@ def test_holder_slots_do_not_depend_on_hidden_cards() -> None:
     """Swapping an unnamed envelope card with an unnamed card of another hand leaves the seat's holder slots
     unchanged: they come from its view only."""
     from cluedo_env.agents.learner.accusation_features import perception_expert
-    from cluedo_env.agents.play.registry import make_agent
-    from cluedo_env.agents.play.runner import seat_actions
-    from helpers import swap_hidden
+    from helpers import hidden_swaps
 
     from cluedo_env.engine.vector_engine import VectorEngine
     from cluedo_env.engine.views import PlayerView
 
     cfg = make_config("classic", players=4)
-    B = 8
-    eng = VectorEngine(cfg, B)
-    eng.reset(5)
-    views = [PlayerView(eng, s) for s in range(4)]
-    players = [make_agent("heuristic", seed=s) for s in range(4)]
-    for p, v in zip(players, views, strict=True):
-        p.reset(v, np.arange(B))
-    rng = np.random.default_rng(3)
     one = np.array([0])
 
     def slots(snap: dict, seat: int) -> np.ndarray:
@@ -124,23 +105,11 @@ def test_holder_slots_do_not_depend_on_hidden_cards() -> None:
         return encode_holders(expert, v, one)[0]
 
     checked = informed = 0
-    for step in range(600):
-        if step % 7 == 0:
-            for g in range(B):
-                if eng.done[g]:
-                    continue
-                snap = eng.export_game(g)
-                seat = int(eng.actor[g])
-                alt = swap_hidden(snap, seat, rng)
-                if alt is None:
-                    continue
-                s0 = slots(snap, seat)
-                assert np.array_equal(s0, slots(alt, seat))
-                checked += 1
-                informed += int(s0.reshape(holder_shape(4))[1:, :, -1].any())  # an opponent's card known
-        if eng.done.all():
-            break
-        eng.step(seat_actions(eng, players, views))
+    for snap, alt, seat in hidden_swaps():
+        s0 = slots(snap, seat)
+        assert np.array_equal(s0, slots(alt, seat))
+        checked += 1
+        informed += int(s0.reshape(holder_shape(4))[1:, :, -1].any())  # an opponent's card known
     assert checked >= 30 and informed >= 5
 
 
@@ -168,26 +137,16 @@ def test_a_checkpoint_with_holder_probabilities_plays_by_name(tmp_path) -> None:
     perceiving expert) and plays whole games; checkpoints that claim the slots without the notebook, or with an
     advisor, are refused."""
     pytest.importorskip("sb3_contrib")
-    from cluedo_env.agents.play.registry import make_agent
-    from cluedo_env.agents.play.runner import play_games
     from cluedo_env.training.sb3.checkpoints import PolicyAgent, load_model, save_model_atomic
-    from cluedo_env.training.sb3.train import Trainer
-    from test_imitation import _tiny
+    from helpers import train_tiny_perceiving_run
 
     from cluedo_env.errors import CheckpointError
 
-    cfg = _tiny(tmp_path / "run", env={"preset": "classic", "opponents": "expert", "holder_probabilities": True})
-    Trainer(cfg, progress=False).run()
-    path = tmp_path / "run" / "model.zip"
-    model = load_model(path)
-    meta = model.cluedo_meta
+    path, meta, player = train_tiny_perceiving_run(tmp_path, holder_probabilities=True)
     assert meta["holder_probabilities"] is True and meta["accusation_features"] is False
     assert meta["obs_size"] == compact_size(make_config("classic", players=4)) + holder_size(4)
-    player = make_agent(f'ckpt:{path}{{"deterministic": false}}', seed=0)
-    others = [make_agent("expert", seed=k) for k in range(3)]
-    records = play_games(make_config("classic", players=4), [player, *others], 16, batch_size=8, seed=1)
-    assert len(records) == 16
     assert player._perceiver is not None
+    model = load_model(path)
     for bad, match in (({"belief": False}, "holder_probabilities without belief"),
                        ({"advisor": "deducer"}, "holder_probabilities with an advisor")):  # fmt: skip
         model.cluedo_meta = {**meta, **bad}
