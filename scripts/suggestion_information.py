@@ -1,7 +1,7 @@
 """How much a player's suggestions teach, scored as the expert scores its own: where a learner loses to the expert.
 
     python scripts/suggestion_information.py pretrained:champion --games 256
-    python scripts/suggestion_information.py ckpt:runs/champion_4p_holders/checkpoints/step_0000000000.zip deducer
+    python scripts/suggestion_information.py ckpt:runs/champion/checkpoints/step_0000000000.zip deducer
 
 The expert (:class:`cluedo_env.agents.players.expert.ExpertAgent`) plays every seat of ``--games`` games. Wherever
 a seat suggests, each player named on the command line is shown the same position from that seat (its own notebook

@@ -272,7 +272,7 @@ def test_resume_takes_a_key_the_run_predates_as_its_default():
     from cluedo_env.training.sb3.config import load_train_config
     from cluedo_env.training.sb3.resume import check_resume_config
 
-    cfg = load_train_config("configs/champion.yaml")
+    cfg = load_train_config("configs/experiments/champion_4p.yaml")
     saved = cfg.to_dict()
     del saved["env"]["accusation_features"]
     check_resume_config(saved, cfg, Path("run"))
