@@ -6,6 +6,7 @@
   value targets that are the seat's discounted outcome;
 * the losses train: a small batch is learned by heart;
 * an imitation phase interrupted after a round and resumed ends with the same weights as one run straight through;
+* with ``learner_plays`` (DAgger) the network plays the seats drawn for it while the labels stay the teacher's;
 * config checks refuse what the phase cannot label.
 """
 
@@ -85,6 +86,78 @@ def test_recorders_label_every_decision_with_legal_targets_and_the_discounted_ou
     assert last_of_winner == wins  # one +1 per game won: the winner's winning decision
     decisions = sum(len(p["values"]) for p in parts)
     assert decisions == sum(len(k) for r in recorders for k in r.keys)  # every game ended: nothing dropped
+
+
+class _Spy:
+    """A player that remembers the actions it chose (the teacher's labels)."""
+
+    def __init__(self, inner):
+        self.inner, self.chosen = inner, []
+
+    def reset(self, view, idx):
+        self.inner.reset(view, idx)
+
+    def observe_step(self, view):
+        self.inner.observe_step(view)
+
+    def act(self, view, idx):
+        out = self.inner.act(view, idx)
+        self.chosen.append(np.array(out))
+        return out
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
+def test_the_network_plays_its_seats_and_the_teacher_labels_them(share):
+    """DAgger: where the network plays a seat, the engine gets the network's action (in the learner's space, turned
+    into an engine action) and the recorded label is still the teacher's choice; each game's seat is drawn once."""
+    from cluedo_env.agents.play.registry import make_agent
+    from cluedo_env.agents.play.runner import play_games
+    from cluedo_env.agents.players.base import sample_legal
+    from cluedo_env.training.sb3.config import EnvSettings
+    from cluedo_env.training.sb3.imitation import Recorder
+
+    from cluedo_env.envs.learner_actions import LearnerActions
+
+    rng = np.random.default_rng(0)
+    picks = []
+
+    def network(obs, legal):
+        assert obs.dtype == np.int8 and obs.shape[0] == legal.shape[0]
+        picks.append(sample_legal(legal.astype(bool), rng))
+        return picks[-1]
+
+    class Watched(Recorder):
+        def act(self, view, idx):
+            out = super().act(view, idx)
+            self.played.append((np.array(out), view.legal_action_mask_of(idx), self._network_plays[idx].copy()))
+            return out
+
+    inputs = EnvSettings(preset="cards", belief=True, observation="compact")
+    actions = LearnerActions(True)
+    spy = _Spy(make_agent("heuristic", seed=1))
+    seat0 = Watched(spy, actions, inputs, seed=3, network=network, share=share)
+    seat0.played = []
+    others = [Recorder(make_agent("heuristic", seed=s), actions, inputs, seed=s) for s in (4, 5, 6)]
+    play_games(config("cards"), [seat0, *others], 32, seed=2, batch_size=8)
+
+    taught = np.concatenate(spy.chosen)
+    played = np.concatenate([p[0] for p in seat0.played])
+    by_network = np.concatenate([p[2] for p in seat0.played])
+    assert seat0.network_decisions == by_network.sum()
+    assert (np.concatenate(seat0.targets) == engine_targets(taught, np.concatenate([p[1] for p in seat0.played]),
+                                                             True)).all()  # fmt: skip
+    assert (played[~by_network] == taught[~by_network]).all()
+    if share == 0.0:
+        assert not by_network.any() and not picks
+        return
+    from_network = actions.to_engine(np.concatenate(picks), np.concatenate([p[1] for p in seat0.played])[by_network])
+    assert (played[by_network] == from_network).all() and (played[by_network] != taught[by_network]).any()
+    games = np.concatenate(seat0.keys)[:, :2]  # (slot, episode): the draw holds for a whole game
+    per_game = {}
+    for key, net in zip(map(tuple, games), by_network, strict=True):
+        assert per_game.setdefault(key, net) == net
+    shares = np.mean(list(per_game.values()))
+    assert shares == 1.0 if share == 1.0 else 0.2 < shares < 0.8
 
 
 def test_imitation_losses_learn_a_batch_by_heart():
@@ -173,12 +246,24 @@ def test_an_interrupted_imitation_resumes_to_the_weights_of_a_straight_run(tmp_p
     ({"imitation": {"teacher": "no_such_player"}}, "no_such_player"),
     ({"imitation": {"games": 0}}, "imitation.games"),
     ({"imitation": {"learning_rate": 0}}, "imitation.learning_rate"),
+    ({"imitation": {"learner_plays": 1.5}}, "imitation.learner_plays"),
+    ({"imitation": {"learner_plays_after": -1}}, "imitation.learner_plays_after"),
 ])  # fmt: skip
 def test_imitation_settings_are_checked(tmp_path, over, match):
     from cluedo_env.training.sb3.train import Trainer
 
     with pytest.raises(TrainConfigError, match=match):
         Trainer(_tiny(tmp_path / "r", **over), progress=False)
+
+
+def test_the_network_plays_seats_once_its_games_are_imitated(tmp_path):
+    """``learner_plays_after``: the first round is the teacher's alone; from the second the network plays seats."""
+    from cluedo_env.training.sb3.train import Trainer
+
+    cfg = _tiny(tmp_path / "r", total_timesteps=0, imitation={"learner_plays": 0.5, "learner_plays_after": 8})
+    Trainer(cfg, progress=False).run()
+    log = [json.loads(x) for x in (tmp_path / "r" / "imitation" / "log.jsonl").read_text().splitlines()]
+    assert log[0]["network_played"] == 0 and all(0.1 < r["network_played"] < 0.9 for r in log[1:])
 
 
 def test_each_evaluation_lineup_is_played_and_logged(tmp_path):

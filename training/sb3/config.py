@@ -47,6 +47,9 @@ The YAML config (keys and defaults: the dataclasses below; an unknown key is an 
   each round's decisions (Adam, ``learning_rate``; the value head learns the discounted outcome, weighted
   ``value_coef``); then PPO starts from that network (the run's step-0 checkpoint). Needs the full or macro-move
   space (no ``env.advisor``, ``env.macro_accuse`` or ``env.packed_observation``). Resumable round by round.
+  ``learner_plays`` (0 to 1, default 0): once ``learner_plays_after`` games are imitated, each seat of each game is
+  played by the network with that probability while the teacher still labels every decision (DAgger): labels on
+  the positions the network reaches itself, not only on the teacher's.
 * ``torch_threads``: torch's intra-op threads (collection forward passes and the PPO update; the env and the
   players are single-threaded numba and numpy). ``null``: torch's default.
 * ``init_from``: a checkpoint whose policy weights start a new run (curriculum: e.g. the vs-random
@@ -295,6 +298,8 @@ class ImitationSettings:
     batch_size: int = 4096
     learning_rate: float = 1.0e-3
     value_coef: float = 0.5
+    learner_plays: float = 0.0
+    learner_plays_after: int = 0
 
     def __post_init__(self) -> None:
         if self.teacher is not None and not (isinstance(self.teacher, str) and self.teacher):
@@ -307,7 +312,10 @@ class ImitationSettings:
                  epochs=check_int("imitation.epochs", self.epochs, 1, 1000),
                  batch_size=check_int("imitation.batch_size", self.batch_size, 1, 1 << 20),
                  learning_rate=check_number("imitation.learning_rate", self.learning_rate, 0, None, above=True),
-                 value_coef=check_number("imitation.value_coef", self.value_coef, 0))  # fmt: skip
+                 value_coef=check_number("imitation.value_coef", self.value_coef, 0),
+                 learner_plays=check_number("imitation.learner_plays", self.learner_plays, 0, 1),
+                 learner_plays_after=check_int("imitation.learner_plays_after", self.learner_plays_after, 0,
+                                               10**9))  # fmt: skip
 
 
 SECTIONS = {"env": EnvSettings, "ppo": PpoSettings, "eval": EvalSettings, "league": LeagueSettings,

@@ -13,6 +13,11 @@ How (one *round*, repeated until ``imitation.games`` games have been played):
   notebook and compact pieces, from the seat's :class:`~cluedo_env.engine.views.PlayerView` only), asks the
   teacher, plays the teacher's action and records the inputs, the legal actions of the learner's space and the
   learner actions that play the teacher's choice (:func:`~cluedo_env.envs.learner_actions.engine_targets`).
+* With ``learner_plays`` (DAgger), once ``learner_plays_after`` games are imitated each seat of each game is played
+  by the network (its likeliest legal action, as at play time) with that probability; the teacher is still asked at
+  every decision and its choice is the label. Labels from the teacher's games alone do not cover the positions the
+  network reaches itself: an imitated network plays the teacher's choice less often in its own games than in the
+  teacher's.
 * When a game ends, each decision of a seat gets the value target ``gamma ** (decisions left) * reward``.
 * The network trains ``epochs`` passes over the round's decisions in shuffled minibatches of ``batch_size``: the
   cross-entropy of the teacher's choice (minus the log of the total probability of the learner actions that play
@@ -30,6 +35,7 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +44,7 @@ from cluedo_env.agents.learner.inputs import LearnerInputs
 from cluedo_env.agents.play.registry import make_agent
 from cluedo_env.agents.play.runner import play_games
 from cluedo_env.agents.players.base import Agent
+from cluedo_env.training.sb3.checkpoints import policy_fn
 from cluedo_env.training.sb3.config import EnvSettings, TrainConfig
 from cluedo_env.training.sb3.resume import check_resume_config, set_torch_rng_state, torch_rng_state
 
@@ -49,15 +56,23 @@ from cluedo_env.rules import actions as A
 _MASKED = -1e8  # as the policy's masked logits
 
 
+LearnerPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (learner inputs, legal learner actions) -> actions
+
+
 class Recorder(LearnerInputs, Agent):
     """Plays one seat as ``teacher`` does and records every decision it makes there (see the module docstring).
 
     ``inputs``: the learner inputs the policy takes (its ``belief``, ``observation``, ``packed_observation``,
-    ``accusation_features``, ``holder_probabilities``).
+    ``accusation_features``, ``holder_probabilities``). ``network`` (with ``share`` > 0): in that share of the
+    games, drawn at each game's start, the network plays the seat and the teacher only labels (DAgger).
     """
 
-    def __init__(self, teacher: Agent, actions: LearnerActions, inputs: EnvSettings, seed: int) -> None:
+    def __init__(self, teacher: Agent, actions: LearnerActions, inputs: EnvSettings, seed: int,
+                 network: LearnerPolicy | None = None, share: float = 0.0) -> None:  # fmt: skip
         self.teacher = teacher
+        self.network = network
+        self.share = share if network is not None else 0.0
+        self._draw = np.random.default_rng([seed, 1])
         self.name = f"recorder({getattr(teacher, 'name', type(teacher).__name__)})"
         self.actions = actions
         self.use_belief = inputs.belief
@@ -70,6 +85,7 @@ class Recorder(LearnerInputs, Agent):
         self._episode = np.zeros(0, np.int64)  # (B,) episode number of each slot's current game
         self._count = np.zeros(0, np.int64)  # (B,) this seat's decisions in it so far
         self._open = np.zeros(0, bool)  # (B,) the slot's game has not ended yet
+        self._network_plays = np.zeros(0, bool)  # (B,) the network plays this seat in the slot's current game
 
     def clear(self) -> None:
         """Drop the recorded decisions (their games must have ended)."""
@@ -78,12 +94,14 @@ class Recorder(LearnerInputs, Agent):
         self.targets: list[np.ndarray] = []
         self.keys: list[np.ndarray] = []  # (n, 3) slot, episode, decision number
         self.outcomes: list[tuple[int, int, float, int]] = []  # slot, episode, reward, decisions
+        self.network_decisions = 0  # decisions recorded where the network played
 
     def _grow(self, B: int) -> None:
         if len(self._episode) != B:
             self._episode = np.zeros(B, np.int64)
             self._count = np.zeros(B, np.int64)
             self._open = np.zeros(B, bool)
+            self._network_plays = np.zeros(B, bool)
 
     def reset(self, view: PlayerView, idx: np.ndarray) -> None:
         LearnerInputs.reset(self, view, idx)
@@ -92,6 +110,7 @@ class Recorder(LearnerInputs, Agent):
         self._episode[idx] += 1
         self._count[idx] = 0
         self._open[idx] = True
+        self._network_plays[idx] = self._draw.random(len(idx)) < self.share
 
     def observe_step(self, view: PlayerView) -> None:
         self.teacher.observe_step(view)
@@ -103,15 +122,23 @@ class Recorder(LearnerInputs, Agent):
             self._open[over] = False
 
     def act(self, view: PlayerView, idx: np.ndarray) -> np.ndarray:
-        obs, _ = self.learner_inputs(view, idx)
+        obs, accuse = self.learner_inputs(view, idx)
         chosen = self.teacher.act(view, idx)
         engine_mask = view.legal_action_mask_of(idx)
+        legal = self.actions.mask(engine_mask)
         self.obs.append(np.array(obs))
-        self.masks.append(self.actions.mask(engine_mask))
+        self.masks.append(legal)
         self.targets.append(engine_targets(chosen, engine_mask, self.actions.macro_moves))
         self.keys.append(np.stack([idx, self._episode[idx], self._count[idx]], 1))
         self._count[idx] += 1
-        return chosen
+        rows = np.flatnonzero(self._network_plays[idx])
+        if not len(rows):
+            return chosen
+        self.network_decisions += len(rows)
+        sub_accuse = None if accuse is None else lambda r, ok: accuse(rows[r], ok)
+        played = np.array(chosen, np.int64)
+        played[rows] = self.actions.to_engine(self.network(obs[rows], legal[rows]), engine_mask[rows], sub_accuse)
+        return played
 
     def samples(self, gamma: float) -> dict[str, np.ndarray]:
         """The decisions of ended games: ``obs``, ``masks``, ``targets`` and ``values`` (discounted outcome)."""
@@ -170,12 +197,12 @@ class Imitation:
         except FileNotFoundError:
             return None
 
-    def _recorders(self, seed: int) -> list[Recorder]:
+    def _recorders(self, seed: int, network: LearnerPolicy | None) -> list[Recorder]:
         env = self.cfg.env
         actions = LearnerActions(env.macro_moves)
         seeds = np.random.SeedSequence(seed).generate_state(2 * self.config.players)
-        return [Recorder(make_agent(self.im.teacher, seed=int(seeds[2 * s])), actions, env, int(seeds[2 * s + 1]))
-                for s in range(self.config.players)]  # fmt: skip
+        return [Recorder(make_agent(self.im.teacher, seed=int(seeds[2 * s])), actions, env, int(seeds[2 * s + 1]),
+                         network, self.im.learner_plays) for s in range(self.config.players)]  # fmt: skip
 
     def run(self, model) -> dict:
         """Train ``model.policy`` until the phase is done (continuing a saved one); returns the last round's line."""
@@ -203,7 +230,11 @@ class Imitation:
             games = min(per_round, total - state["games"])
             if bar is not None:
                 bar.set_description(f"imitation {r + 1}/{rounds}: {im.teacher} plays")
-            recorders = self._recorders(self.cfg.seed * 1_000_003 + r)
+            network = None
+            if im.learner_plays and state["games"] >= im.learner_plays_after:  # DAgger: the network plays seats too
+                policy.set_training_mode(False)
+                network = policy_fn(model, deterministic=True)
+            recorders = self._recorders(self.cfg.seed * 1_000_003 + r, network)
             play_games(self.config, recorders, games, seed=self.cfg.seed * 7919 + r,
                        batch_size=im.batch_games, progress=None if bar is None else bar.update)  # fmt: skip
             parts = [rec.samples(self.gamma) for rec in recorders]
@@ -211,13 +242,15 @@ class Imitation:
             if bar is not None:
                 bar.set_description(f"imitation {r + 1}/{rounds}: network learns")
             line = self._train(policy, optimizer, data, r)
+            line["network_played"] = sum(rec.network_decisions for rec in recorders) / max(1, len(data["values"]))
             state = {"games": state["games"] + games, "rounds": r + 1,
                      "elapsed_s": state["elapsed_s"] + time.perf_counter() - t0, "torch_rng": torch_rng_state(),
                      **line, "config": self.cfg.to_dict()}  # fmt: skip
             t0 = time.perf_counter()
             self._save(policy, optimizer, state)
             if bar is not None:
-                bar.set_postfix_str(f"loss {line['policy_loss']:.3f}, match {100 * line['accuracy']:.1f}%")
+                played = f", network played {100 * line['network_played']:.0f}%" if network is not None else ""
+                bar.set_postfix_str(f"loss {line['policy_loss']:.3f}, match {100 * line['accuracy']:.1f}%{played}")
         if bar is not None:
             bar.close()
         print(f"imitation: {state['games']:,} {im.teacher} games in {state['elapsed_s'] / 60:.1f} min; the "
