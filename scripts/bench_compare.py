@@ -2,6 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old_checkout --players deducer expert
     PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old --players deducer --pairs 30
+    PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old --players pretrained:champion --presets classic
     PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old --players engine:mask engine:packed \
         --presets classic seed000 --games 200 --batch 4096
 
@@ -56,6 +57,7 @@ if "cluedo_env.agents" in open("pyproject.toml").read():
         spec.loader.exec_module(module)
     from cluedo_env.agents.play.registry import make_agent
     from cluedo_env.agents.play.runner import play_games
+    import cluedo_env.training.pretrained  # registers ckpt: and pretrained: (the trained players)
 elif os.path.exists("agents/play/runner.py"):
     from agents.play.registry import make_agent
     from agents.play.runner import play_games
