@@ -2,7 +2,8 @@
 
     PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old_checkout --players deducer expert
     PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old --players deducer --pairs 30
-    PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old --players pretrained:champion --presets classic
+    PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old --players pretrained:champion \
+        --presets classic
     PYTHONPATH=. .venv/bin/python scripts/bench_compare.py --before /tmp/old --players engine:mask engine:packed \
         --presets classic seed000 --games 200 --batch 4096
 
