@@ -8,7 +8,8 @@ once as itself and once per swap, each on the same seed. In a swap, the ``--by``
 the seat too (its own notebook, the seat's :class:`~cluedo_env.engine.views.PlayerView` only) and its choice is
 played wherever it is of the swapped kind:
 
-* ``move``: everything before a suggestion (roll, secret passage, stay, end the turn, the square moved to);
+* ``move``: moving and ending the turn (roll, secret passage, stay, the square moved to, end the turn); in the card
+  game (no board) ending the turn is the only such choice, and this swap changes no game there;
 * ``suggest``: the suggestion; ``show``: the card shown to refute another player's suggestion;
 * ``accuse``: whether to accuse and what: wherever either player would accuse, the ``--by`` player decides;
 * ``all-but-accuse``: every decision but those.
