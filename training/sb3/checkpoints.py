@@ -18,6 +18,7 @@ import copy
 import os
 import sys
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,9 +129,15 @@ def _check_sizes(path: Path, record: dict, env, obs_size: int | None, n_actions:
         )
 
 
-def policy_fn(model, deterministic: bool = True):
-    """``fn(obs, mask) -> actions`` in the model's own action space, batched, without gradients."""
+def policy_fn(model, deterministic: bool = True, members: Sequence[Any] = ()):
+    """``fn(obs, mask) -> actions`` in the model's own action space, batched, without gradients.
+
+    With ``members`` (models with the same inputs and actions) the networks vote: their masked action
+    probabilities are averaged, and the action is the most probable one of the average (``deterministic``) or drawn
+    from it."""
     policy = model.policy
+    if members:
+        return _ensemble_fn([policy, *(m.policy for m in members)], deterministic)
 
     def fn(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         with torch.no_grad():
@@ -141,6 +148,32 @@ def policy_fn(model, deterministic: bool = True):
     return fn
 
 
+def _ensemble_fn(policies: list, deterministic: bool):
+    """:func:`policy_fn` of several networks: the mean of their masked action probabilities decides."""
+
+    def fn(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            mask = np.asarray(mask)
+            probs = None
+            for policy in policies:
+                obs_t = torch.as_tensor(np.asarray(obs), dtype=torch.float32, device=policy.device)
+                p = policy.get_distribution(obs_t, action_masks=mask).distribution.probs.cpu()
+                probs = p if probs is None else probs + p
+            probs = probs * torch.as_tensor(mask, dtype=probs.dtype)  # an illegal action stays at exactly 0
+            if deterministic:
+                return probs.argmax(dim=1).numpy().astype(np.int64)
+            return torch.multinomial(probs, 1)[:, 0].numpy().astype(np.int64)
+
+    return fn
+
+
+def same_inputs(meta: dict, other: dict) -> list[str]:
+    """The ``cluedo_meta`` keys (training settings aside) on which two checkpoints differ: an ensemble's networks
+    must read the same inputs and choose among the same actions under the same rules."""
+    keys = (set(meta) | set(other)) - {"train_config"}
+    return sorted(k for k in keys if meta.get(k) != other.get(k))
+
+
 class PolicyAgent(LearnerInputs, Agent):
     """A trained checkpoint as a batched player (Agent interface); sees only its PlayerView.
 
@@ -148,16 +181,21 @@ class PolicyAgent(LearnerInputs, Agent):
     them, ``packed_observation`` in its metadata), plus the belief
     features (:mod:`cluedo_env.agents.learner.belief`, its own notebook) when the checkpoint was trained with them;
     its actions go back to engine ids through :class:`~cluedo_env.envs.learner_actions.LearnerActions`.
+
+    ``ensemble`` names more checkpoints with the same inputs and actions (other seeds or widths of one recipe):
+    their networks vote with this one (:func:`policy_fn`), e.g. ``ckpt:a.zip{"ensemble": ["b.zip", "c.zip"]}``.
     """
 
     def __init__(self, path: str | os.PathLike | None = None, seed: int | None = None, deterministic: bool = True,
-                 model=None, out_of_distribution: bool = False) -> None:  # fmt: skip
+                 model=None, out_of_distribution: bool = False,
+                 ensemble: Sequence[str | os.PathLike] = ()) -> None:  # fmt: skip
         if (path is None) == (model is None):
             raise ValueError("PolicyAgent needs a checkpoint path or a model (one of them)")
         self.out_of_distribution = check_bool("out_of_distribution", out_of_distribution)
         self.path = str(path) if path is not None else "<live model>"
         self.model = load_model(path) if model is None else model
         self.meta = self.model.cluedo_meta
+        self.members = self._load_members(ensemble)
         self.macro_moves = bool(self.meta["macro_moves"])
         self.advisor_name = self.meta.get("advisor")  # advised checkpoints: the player that plays all but accusations
         # The holder probabilities (cluedo_env.agents.learner.holder_features): from an expert that only perceives.
@@ -192,8 +230,24 @@ class PolicyAgent(LearnerInputs, Agent):
         self.seed = seed
         if seed is not None:
             torch.manual_seed(seed)
-        self._fn = policy_fn(self.model, deterministic)
+        self._fn = policy_fn(self.model, deterministic, self.members)
         self._belief = None
+
+    def _load_members(self, ensemble: Sequence[str | os.PathLike]) -> list:
+        """The models that vote with this one (``ensemble``: checkpoint paths), each checked to read the same
+        inputs and choose among the same actions."""
+        if isinstance(ensemble, (str, os.PathLike)) or not all(isinstance(p, (str, os.PathLike)) for p in ensemble):
+            raise CheckpointError(f"checkpoint {self.path}: ensemble must be a list of checkpoint paths, got "
+                                  f"{ensemble!r}")  # fmt: skip
+        members = []
+        for other in ensemble:
+            model = load_model(other)
+            differ = same_inputs(self.meta, model.cluedo_meta)
+            if differ:
+                raise CheckpointError(f"checkpoint {other} cannot vote with {self.path}: their networks differ in "
+                                      f"{', '.join(differ)} (an ensemble's networks share inputs, actions and rules)")
+            members.append(model)
+        return members
 
     @classmethod
     def from_model(cls, model, deterministic: bool = True) -> PolicyAgent:
@@ -297,7 +351,7 @@ def register() -> None:
 
 register()
 
-__all__ = ["CheckpointError", "PolicyAgent", "load_model", "make_meta", "policy_fn", "save_model_atomic"]
+__all__ = ["CheckpointError", "PolicyAgent", "load_model", "make_meta", "policy_fn", "same_inputs", "save_model_atomic"]
 
 
 def rules_of(meta: dict) -> RulesConfig:
