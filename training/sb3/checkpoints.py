@@ -167,7 +167,7 @@ def _ensemble_fn(policies: list, deterministic: bool):
     return fn
 
 
-def same_inputs(meta: dict, other: dict) -> list[str]:
+def input_differences(meta: dict, other: dict) -> list[str]:
     """The ``cluedo_meta`` keys (training settings aside) on which two checkpoints differ: an ensemble's networks
     must read the same inputs and choose among the same actions under the same rules."""
     keys = (set(meta) | set(other)) - {"train_config"}
@@ -242,7 +242,7 @@ class PolicyAgent(LearnerInputs, Agent):
         members = []
         for other in ensemble:
             model = load_model(other)
-            differ = same_inputs(self.meta, model.cluedo_meta)
+            differ = input_differences(self.meta, model.cluedo_meta)
             if differ:
                 raise CheckpointError(f"checkpoint {other} cannot vote with {self.path}: their networks differ in "
                                       f"{', '.join(differ)} (an ensemble's networks share inputs, actions and rules)")
@@ -351,7 +351,8 @@ def register() -> None:
 
 register()
 
-__all__ = ["CheckpointError", "PolicyAgent", "load_model", "make_meta", "policy_fn", "same_inputs", "save_model_atomic"]
+__all__ = ["CheckpointError", "PolicyAgent", "input_differences", "load_model", "make_meta", "policy_fn",
+           "save_model_atomic"]  # fmt: skip
 
 
 def rules_of(meta: dict) -> RulesConfig:
