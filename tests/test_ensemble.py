@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import shutil
-
 import numpy as np
 import pytest
 
@@ -17,7 +14,7 @@ from cluedo_env.training import pretrained  # noqa: E402
 from cluedo_env.training.players import check_player_names  # noqa: E402
 from cluedo_env.training.sb3.checkpoints import PolicyAgent, load_model, policy_fn  # noqa: E402
 
-from cluedo_env.errors import CheckpointError, UsageError  # noqa: E402
+from cluedo_env.errors import CheckpointError  # noqa: E402
 from cluedo_env.rules.config import make_config  # noqa: E402
 
 CARDS = pretrained.path_of("cards_champion")
@@ -83,19 +80,7 @@ def test_networks_with_other_inputs_cannot_vote_together():
         PolicyAgent(CARDS, ensemble=["nowhere.zip"])
 
 
-def test_a_pretrained_entry_with_an_ensemble_loads_its_members(tmp_path, monkeypatch):
-    for name in ("a", "b", "c"):
-        shutil.copy(CARDS, tmp_path / f"{name}.zip")
-    index = {n: {"file": f"{n}.zip", "card": {}} for n in ("a", "b", "c")}
-    (tmp_path / "index.json").write_text(json.dumps(index))
-    pretrained.set_ensemble("a", ["b", "c"], directory=tmp_path)
-    assert pretrained.catalogue(tmp_path)["a"]["ensemble"] == ["b", "c"]
-    monkeypatch.setattr(pretrained, "DIRECTORY", tmp_path)
-    agent = make_agent("pretrained:a", seed=0)
-    assert agent.name == "pretrained:a" and len(agent.members) == 2
-    assert make_agent("pretrained:b", seed=0).members == []  # a member alone is one network
-    for bad in (["a"], ["nope"]):
-        with pytest.raises(UsageError, match="ensemble"):
-            pretrained.set_ensemble("b", bad, directory=tmp_path)
-    with pytest.raises(UsageError, match="ensemble"):  # a member that is itself an ensemble
-        pretrained.set_ensemble("c", ["a"], directory=tmp_path)
+
+def test_a_pretrained_player_takes_the_ensemble_option_too():
+    agent = make_agent(f'pretrained:cards_champion{{"ensemble": ["{CARDS}"]}}', seed=0)
+    assert agent.name == "pretrained:cards_champion" and len(agent.network_for(4).members) == 1

@@ -16,11 +16,6 @@ network of the table it sits at (:class:`TableSizedAgent`; a table it has no net
 size-specific entries stay playable by their own names, and ``init_from: pretrained:NAME`` in a training config
 takes the entry's own file.
 
-An entry may also be an ensemble: its ``ensemble`` lists other entries (networks with the same inputs and actions:
-other seeds or widths of one recipe) whose networks vote with its own, each decision the most probable action of
-their mean probabilities (:func:`cluedo_env.training.sb3.checkpoints.policy_fn`). Each member keeps its own model
-card and name.
-
 :func:`export` writes a shipped copy of a training checkpoint: the policy's weights in float16
 and a fresh optimizer (training state is not needed to play), which keeps a [256, 256] policy
 near 3.5 MB; the weights are read back into float32 when the player loads.
@@ -65,16 +60,7 @@ def catalogue(directory: Path | None = None) -> dict[str, dict[str, Any]]:
         if not isinstance(tables, dict) or not all(_table_ok(k, v, name, data) for k, v in tables.items()):
             raise CheckpointError(f"{path}: {name}'s tables must map a number of players (3 to 6) to a shipped "
                                   f"player without tables of its own, got {tables!r}")  # fmt: skip
-        ensemble = entry.get("ensemble", [])
-        if not isinstance(ensemble, list) or not all(_member_ok(m, name, data) for m in ensemble):
-            raise CheckpointError(f"{path}: {name}'s ensemble must list other shipped players without tables or an "
-                                  f"ensemble of their own, got {ensemble!r}")  # fmt: skip
     return data
-
-
-def _member_ok(member: Any, name: str, data: dict) -> bool:
-    """An ``ensemble`` item: another entry that is a single network (no tables, no ensemble of its own)."""
-    return member != name and member in data and not {"tables", "ensemble"} & set(data[member])
 
 
 def _table_ok(players: Any, member: Any, name: str, data: dict) -> bool:
@@ -117,7 +103,9 @@ class TableSizedAgent(Agent):
             networks = ", ".join(f"pretrained:{v}" for v in self.tables.values())
             raise CheckpointError(f"{self.name} plays tables of {sizes} players, not {players} ({networks})")
         if players not in self._agents:
-            self._agents[players] = network(self.tables[players], seed=self.seed, name=self.name, **self._kwargs)
+            agent = PolicyAgent(path_of(self.tables[players]), seed=self.seed, **self._kwargs)
+            agent.name = self.name
+            self._agents[players] = agent
         return self._agents[players]
 
     def __deepcopy__(self, memo: dict) -> TableSizedAgent:
@@ -141,21 +129,13 @@ class TableSizedAgent(Agent):
         return self._playing.act(view, idx)
 
 
-def network(entry: str, seed: int | None = None, name: str | None = None, **kwargs: Any) -> PolicyAgent:
-    """The player of one entry's file, with the networks its ``ensemble`` lists voting beside it (and any more
-    checkpoints ``kwargs["ensemble"]`` names); called ``name`` (default ``pretrained:entry``)."""
-    members = [path_of(m) for m in catalogue().get(entry, {}).get("ensemble", [])]
-    extra = kwargs.pop("ensemble", ())
-    agent = PolicyAgent(path_of(entry), seed=seed, ensemble=[*members, *extra], **kwargs)
-    agent.name = name or f"pretrained:{entry}"
-    return agent
-
-
 def _factory(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
     tables = tables_of(spec)
     if tables:
         return TableSizedAgent(spec, tables, seed=seed, **kwargs)
-    return network(spec, seed=seed, **kwargs)
+    agent = PolicyAgent(path_of(spec), seed=seed, **kwargs)
+    agent.name = f"pretrained:{spec}"
+    return agent
 
 
 def register() -> None:
@@ -200,20 +180,6 @@ def set_tables(name: str, tables: dict[int, str], directory: Path | None = None)
     write_text_atomic(directory / INDEX, json.dumps(players, indent=1, sort_keys=True) + "\n")
 
 
-def set_ensemble(name: str, members: list[str], directory: Path | None = None) -> None:
-    """Make ``pretrained:name`` a vote of its own network and those of the entries ``members`` (same inputs and
-    actions; checked when the player loads); the index is checked as it will be read before it is written."""
-    directory = directory or DIRECTORY
-    players = catalogue(directory)
-    path_of(name, directory)
-    players[name] = {**players[name], "ensemble": list(members)}
-    if not all(_member_ok(m, name, players) for m in members):
-        raise UsageError(f"{name}'s ensemble {members!r}: each must be another shipped player without tables or an "
-                         "ensemble of its own")  # fmt: skip
-    write_text_atomic(directory / INDEX, json.dumps(players, indent=1, sort_keys=True) + "\n")
-
-
 register()
 
-__all__ = ["DIRECTORY", "TableSizedAgent", "catalogue", "export", "network", "path_of", "register", "set_ensemble",
-           "set_tables", "tables_of"]  # fmt: skip
+__all__ = ["DIRECTORY", "TableSizedAgent", "catalogue", "export", "path_of", "register", "set_tables", "tables_of"]
