@@ -80,7 +80,6 @@ def test_networks_with_other_inputs_cannot_vote_together():
         PolicyAgent(CARDS, ensemble=["nowhere.zip"])
 
 
-
 def test_a_pretrained_player_takes_the_ensemble_option_too():
     agent = make_agent(f'pretrained:cards_champion{{"ensemble": ["{CARDS}"]}}', seed=0)
     assert agent.name == "pretrained:cards_champion" and len(agent.network_for(4).members) == 1

@@ -159,7 +159,7 @@ def _ensemble_fn(policies: list, deterministic: bool):
                 obs_t = torch.as_tensor(np.asarray(obs), dtype=torch.float32, device=policy.device)
                 p = policy.get_distribution(obs_t, action_masks=mask).distribution.probs.cpu()
                 probs = p if probs is None else probs + p
-            probs = probs * torch.as_tensor(mask, dtype=probs.dtype)  # an illegal action stays at exactly 0
+            probs = probs / len(policies) * torch.as_tensor(mask, dtype=probs.dtype)  # illegal: exactly 0
             if deterministic:
                 return probs.argmax(dim=1).numpy().astype(np.int64)
             return torch.multinomial(probs, 1)[:, 0].numpy().astype(np.int64)
