@@ -12,7 +12,7 @@ from cluedo_env.agents.play.registry import make_agent  # noqa: E402
 from cluedo_env.agents.play.runner import play_games  # noqa: E402
 from cluedo_env.training import pretrained  # noqa: E402
 from cluedo_env.training.players import check_player_names  # noqa: E402
-from cluedo_env.training.sb3.checkpoints import PolicyAgent, load_model, policy_fn  # noqa: E402
+from cluedo_env.training.sb3.checkpoints import PolicyAgent, input_differences, load_model, policy_fn  # noqa: E402
 
 from cluedo_env.errors import CheckpointError  # noqa: E402
 from cluedo_env.rules.config import make_config  # noqa: E402
@@ -66,7 +66,7 @@ def test_a_checkpoint_voting_with_itself_plays_as_it_does_alone():
     assert games[0] == games[1]
 
 
-def test_the_evaluator_names_an_ensemble_with_the_ensemble_option():
+def test_a_ckpt_name_takes_the_ensemble_option():
     agent = make_agent(f'ckpt:{CARDS}{{"ensemble": ["{CARDS}"]}}', seed=0)
     assert len(agent.members) == 1
 
@@ -83,3 +83,11 @@ def test_networks_with_other_inputs_cannot_vote_together():
 def test_a_pretrained_player_takes_the_ensemble_option_too():
     agent = make_agent(f'pretrained:cards_champion{{"ensemble": ["{CARDS}"]}}', seed=0)
     assert agent.name == "pretrained:cards_champion" and len(agent.network_for(4).members) == 1
+
+
+def test_members_may_differ_in_the_turn_limit_only_among_the_rules():
+    meta = load_model(CARDS).cluedo_meta
+    longer = {**meta, "rules": {**meta["rules"], "max_turns": 999}, "train_config": {}}
+    assert input_differences(meta, longer) == []
+    other = {**meta, "rules": {**meta["rules"], "refutation": "all"}}
+    assert input_differences(meta, other) == ["rules"]

@@ -169,9 +169,15 @@ def _ensemble_fn(policies: list, deterministic: bool):
 
 def input_differences(meta: dict, other: dict) -> list[str]:
     """The ``cluedo_meta`` keys (training settings aside) on which two checkpoints differ: an ensemble's networks
-    must read the same inputs and choose among the same actions under the same rules."""
-    keys = (set(meta) | set(other)) - {"train_config"}
-    return sorted(k for k in keys if meta.get(k) != other.get(k))
+    must read the same inputs and choose among the same actions under the same rules (the turn limit and the
+    preset's label aside, as for :meth:`PolicyAgent._check_rules`)."""
+
+    def rules(m: dict) -> dict:
+        return {k: v for k, v in (m.get("rules") or {}).items() if k not in RULES_FREE_TO_DIFFER}
+
+    keys = (set(meta) | set(other)) - {"train_config", "rules"}
+    differ = [k for k in keys if meta.get(k) != other.get(k)]
+    return sorted(differ + ["rules"] * (rules(meta) != rules(other)))
 
 
 class PolicyAgent(LearnerInputs, Agent):
