@@ -1,9 +1,10 @@
-"""Benchmark the rule-based players: games per second of four equal players, on one core.
+"""Benchmark the players: games per second of four equal players, on one core.
 
     PYTHONPATH=. .venv/bin/python scripts/bench_players.py     # deducer, expert, heuristic x classic, cards
     PYTHONPATH=. .venv/bin/python scripts/bench_players.py --players deducer --presets classic --games 2048
     PYTHONPATH=. .venv/bin/python scripts/bench_players.py --players deducer --profile    # cProfile, top 30
     PYTHONPATH=. .venv/bin/python scripts/bench_players.py --players deducer --kernels    # compiled vs Python time
+    PYTHONPATH=. .venv/bin/python scripts/bench_players.py --players pretrained:cards_champion --presets cards
 
 The speed of the rule-based players at the batch size the evaluator uses (1024). Each cell plays ``--games``
 games with :func:`cluedo_env.agents.play.runner.play_games` after a warm-up run (numba compilation, caches),
@@ -32,6 +33,7 @@ import time
 import numpy as np
 from cluedo_env.agents.play.registry import make_agent
 from cluedo_env.agents.play.runner import play_games
+from cluedo_env.training.players import check_player_names
 from numba import njit
 
 from cluedo_env.engine.numba_internals import is_kernel
@@ -160,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--top", type=int, default=30, help="profile lines to print")
     args = ap.parse_args(argv)
+    check_player_names(args.players)  # registers ckpt: and pretrained: where named; a bad name fails here
 
     print(f"# {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
     print(f"# cpus: {os.cpu_count()}, numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'default')}")
